@@ -1,0 +1,198 @@
+/**
+ * The one place a human's decision becomes a capability. `HumanConfirm.layer`
+ * provides `WriteCapability` and `SendCapability` from a UI that shows the
+ * human the exact payload and returns their decision.
+ *
+ * @since 0.1.0
+ */
+import { Data, Effect, Layer } from "effect"
+import * as Audit from "./Audit.js"
+import type { Confirmed, Request } from "./Capability.js"
+import { HumanTrigger, SendCapability, WriteCapability } from "./Capability.js"
+import { grant, mintConfirmed, OnlyGradedLayersGrantThis } from "./internal/capability.js"
+import * as Invocation from "./Invocation.js"
+import { type ConfirmError, InvalidEdit, Refused, Rejected } from "./ToolError.js"
+import { issueText } from "./internal/tool.js"
+
+/**
+ * What the human decided.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Decision = Data.TaggedEnum<{
+  /** Go ahead; with `payload`, go ahead with this edited payload instead. */
+  Approve: { readonly by: string; readonly payload?: unknown }
+  Reject: { readonly by: string; readonly reason: string }
+}>
+
+const Decision = Data.taggedEnum<Decision>()
+
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export const approve = (by: string, payload?: unknown): Decision =>
+  payload === undefined ? Decision.Approve({ by }) : Decision.Approve({ by, payload })
+
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export const reject = (by: string, reason: string): Decision => Decision.Reject({ by, reason })
+
+/**
+ * What the human is shown.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface View {
+  readonly tool: string
+  readonly grade: "write" | "send"
+  readonly title: string
+  readonly description: string
+  /** The exact payload, encoded with the tool's schema. */
+  readonly payload: unknown
+  readonly actor: string | undefined
+  readonly traceId: string | undefined
+}
+
+/**
+ * A user interface that asks a human.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface UI {
+  readonly confirm: (view: View) => Effect.Effect<Decision>
+}
+
+const autonomousRefusal = (tool: string) =>
+  new Refused({ tool, gate: "autonomous", reason: "a model chose this call; only a human may confirm a write or a send" })
+
+const confirmWith = (ui: UI) => <P>(request: Request<P>): Effect.Effect<Confirmed<P>, ConfirmError> =>
+  Effect.gen(function*() {
+    const context = yield* Invocation.current
+    if (context.autonomous) {
+      const refusal = autonomousRefusal(request.tool)
+      yield* Audit.record({ type: "refused", tool: request.tool, gate: refusal.gate, reason: refusal.reason })
+      return yield* refusal
+    }
+    yield* Audit.record({ type: "confirm-requested", tool: request.tool, grade: request.grade, payload: request.shown })
+    const decision = yield* ui.confirm({
+      tool: request.tool,
+      grade: request.grade,
+      title: request.title,
+      description: request.description,
+      payload: request.shown,
+      actor: context.actor,
+      traceId: context.traceId
+    })
+    if (decision._tag === "Reject") {
+      yield* Audit.record({
+        type: "decided",
+        tool: request.tool,
+        by: decision.by,
+        decision: "rejected",
+        edited: false,
+        reason: decision.reason
+      })
+      return yield* new Rejected({ tool: request.tool, by: decision.by, reason: decision.reason })
+    }
+    if (!("payload" in decision)) {
+      yield* Audit.record({ type: "decided", tool: request.tool, by: decision.by, decision: "approved", edited: false })
+      return mintConfirmed({ tool: request.tool, payload: request.payload, by: decision.by, edited: false })
+    }
+    const edited = yield* request.revalidate(decision.payload).pipe(
+      Effect.tapError((error) =>
+        Audit.record({
+          type: "decided",
+          tool: request.tool,
+          by: decision.by,
+          decision: "invalid-edit",
+          edited: true,
+          reason: issueText(error)
+        })
+      ),
+      Effect.mapError((error) => new InvalidEdit({ tool: request.tool, by: decision.by, issue: issueText(error) }))
+    )
+    yield* Audit.record({ type: "decided", tool: request.tool, by: decision.by, decision: "approved", edited: true })
+    return mintConfirmed({ tool: request.tool, payload: edited, by: decision.by, edited: true })
+  })
+
+/**
+ * Provides `WriteCapability` and `SendCapability` through a UI. Every write
+ * and every send asks the human; a fiber running for a model is refused
+ * whatever layer is in scope.
+ *
+ * @example
+ * import { Effect } from "effect"
+ * import { HumanConfirm } from "@graded/core"
+ *
+ * const ui = HumanConfirm.scripted([HumanConfirm.approve("agent:alice")])
+ * const layer = HumanConfirm.layer(ui)
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (ui: UI): Layer.Layer<WriteCapability | SendCapability> => {
+  const confirm = confirmWith(ui)
+  return Layer.merge(
+    Layer.succeed(WriteCapability, grant({ [OnlyGradedLayersGrantThis]: "WriteCapability", authorize: confirm })),
+    Layer.succeed(SendCapability, grant({ [OnlyGradedLayersGrantThis]: "SendCapability", confirm }))
+  )
+}
+
+/**
+ * A scripted UI: it answers with its decisions in order and keeps what it
+ * was shown. Past the last decision it rejects, so a script that runs short
+ * never approves by accident.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Scripted extends UI {
+  readonly seen: ReadonlyArray<View>
+}
+
+/**
+ * @example
+ * import { HumanConfirm } from "@graded/core"
+ * const ui = HumanConfirm.scripted([
+ *   HumanConfirm.approve("agent:alice"),
+ *   (view) => HumanConfirm.reject("agent:alice", `not sending ${view.tool} today`)
+ * ])
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const scripted = (decisions: ReadonlyArray<Decision | ((view: View) => Decision)>): Scripted => {
+  const seen: Array<View> = []
+  return {
+    seen,
+    confirm: (view) =>
+      Effect.sync(() => {
+        const next = decisions[seen.length]
+        seen.push(view)
+        if (next === undefined) return reject("scripted-ui", "the script has no decision left")
+        return typeof next === "function" ? next(view) : next
+      })
+  }
+}
+
+/**
+ * Provides `HumanTrigger`: for UI entry points (a shortcut, a CLI command, a
+ * click handler) that start work on a human's behalf.
+ *
+ * @example
+ * import { HumanConfirm } from "@graded/core"
+ * const started = HumanConfirm.trigger({ by: "agent:alice", via: "shortcut" })
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const trigger = (options: { readonly by: string; readonly via: string }): Layer.Layer<HumanTrigger> =>
+  Layer.sync(HumanTrigger, () =>
+    grant({ [OnlyGradedLayersGrantThis]: "HumanTrigger", by: options.by, via: options.via })
+  )

@@ -1,0 +1,72 @@
+/**
+ * The context of one invocation: who or what asked, from where, and whether
+ * a model chose the call on its own. Every gate reads it.
+ *
+ * @since 0.1.0
+ */
+import { Effect, FiberRef } from "effect"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Context {
+  /** True when a model, not a human, chose this call. Once set in a fiber it stays set. */
+  readonly autonomous: boolean
+  /** The page or screen type the caller is on; unknown pages never block a tool. */
+  readonly page?: string | undefined
+  /** Feature flags licensed for this caller. */
+  readonly features?: ReadonlyArray<string> | undefined
+  /** Who is acting: a user id, an agent id. */
+  readonly actor?: string | undefined
+  /** The actor's role, for context-dependent tool sets. */
+  readonly role?: string | undefined
+  /** Correlates every audit event of one piece of work. */
+  readonly traceId?: string | undefined
+}
+
+/**
+ * The context a fresh fiber starts with: a human, nothing more known.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const initial: Context = { autonomous: false }
+
+const currentRef: FiberRef.FiberRef<Context> = FiberRef.unsafeMake(initial)
+
+/**
+ * The invocation context of the current fiber.
+ *
+ * @since 0.1.0
+ * @category services
+ */
+export const current: Effect.Effect<Context> = FiberRef.get(currentRef)
+
+/**
+ * Merges two contexts. `autonomous` is sticky: code running for a model can
+ * never declare itself human again.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const merge = (outer: Context, inner: Partial<Context>): Context => ({
+  ...outer,
+  ...inner,
+  autonomous: outer.autonomous || inner.autonomous === true
+})
+
+/**
+ * Runs an effect within a context, merged into the current one.
+ *
+ * @example
+ * import { Effect } from "effect"
+ * import { Invocation } from "@graded/core"
+ * const program = Invocation.within({ actor: "agent:7", page: "ticket" })(Effect.void)
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const within = (context: Partial<Context>) =>
+<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.locallyWith(self, currentRef, (outer) => merge(outer, context))

@@ -1,0 +1,118 @@
+/**
+ * The model as a service: one turn, messages and function definitions in,
+ * text and tool calls out. `ScriptedModel` is the deterministic
+ * implementation; `@graded/openai` is the real one.
+ *
+ * @since 0.1.0
+ */
+import { Context, Schema } from "effect"
+import type { Effect } from "effect/Effect"
+
+/**
+ * A JSON Schema object, as sent to a model.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type JsonSchema = { readonly [key: string]: unknown }
+
+/**
+ * An OpenAI function definition. `name` is the wire name.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface FunctionSchema {
+  readonly type: "function"
+  readonly name: string
+  readonly description: string
+  readonly parameters: JsonSchema
+  readonly strict: boolean
+}
+
+/**
+ * A tool call as the model returned it: a wire name and the raw JSON text of
+ * its arguments, which may be malformed.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ToolCall {
+  readonly id: string
+  readonly name: string
+  readonly arguments: string
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Message =
+  | { readonly role: "system"; readonly content: string }
+  | { readonly role: "user"; readonly content: string }
+  | { readonly role: "assistant"; readonly content: string | undefined; readonly toolCalls: ReadonlyArray<ToolCall> }
+  | { readonly role: "tool"; readonly callId: string; readonly name: string; readonly content: string }
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Usage {
+  readonly inputTokens: number
+  readonly outputTokens: number
+}
+
+/**
+ * One model turn.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Response {
+  readonly text: string | undefined
+  readonly toolCalls: ReadonlyArray<ToolCall>
+  readonly usage?: Usage | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Request {
+  readonly messages: ReadonlyArray<Message>
+  readonly tools: ReadonlyArray<FunctionSchema>
+}
+
+/**
+ * The model could not answer.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ModelError extends Schema.TaggedError<ModelError>()("@graded/core/LanguageModel/ModelError", {
+  reason: Schema.String,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `The model failed (${this.reason}): ${this.detail}`
+  }
+}
+
+/**
+ * @since 0.1.0
+ * @category services
+ */
+export class LanguageModel extends Context.Tag("@graded/core/LanguageModel")<LanguageModel, LanguageModel.Service>() {}
+
+/**
+ * @since 0.1.0
+ */
+export declare namespace LanguageModel {
+  /**
+   * @since 0.1.0
+   * @category models
+   */
+  export interface Service {
+    readonly generate: (request: Request) => Effect<Response, ModelError>
+  }
+}

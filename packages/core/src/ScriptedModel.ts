@@ -1,0 +1,94 @@
+/**
+ * A deterministic `LanguageModel` for demos and tests: it plays a script of
+ * turns in order, like a model that always answers the same way.
+ *
+ * @since 0.1.0
+ */
+import { Effect, Layer } from "effect"
+import { type Request, type Response, type ToolCall, LanguageModel, ModelError } from "./LanguageModel.js"
+import { toWire } from "./Wire.js"
+
+/**
+ * A turn of the script: a fixed response, or one computed from what the
+ * model is shown (the messages so far and the offered tools).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Turn = Response | ((request: Request) => Response)
+
+/**
+ * A final answer.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const text = (text: string): Response => ({ text, toolCalls: [] })
+
+let nextCallId = 0
+
+/**
+ * A well-formed call: `name` is a tool name, sent as its wire form, and
+ * `args` is serialized as JSON.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const call = (name: string, args: unknown, id?: string): ToolCall => ({
+  id: id ?? `call_${++nextCallId}`,
+  name: toWire(name),
+  arguments: JSON.stringify(args)
+})
+
+/**
+ * A call exactly as a misbehaving model might send it: any name, any
+ * argument text.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const raw = (name: string, argumentsText: string, id?: string): ToolCall => ({
+  id: id ?? `call_${++nextCallId}`,
+  name,
+  arguments: argumentsText
+})
+
+/**
+ * A turn that calls tools, optionally with some text beside them.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const calls = (...toolCalls: ReadonlyArray<ToolCall>): Response => ({ text: undefined, toolCalls })
+
+/**
+ * The scripted model. Each time the layer is built it starts from the first
+ * turn; asking for a turn past the end fails with a `ModelError`.
+ *
+ * @example
+ * import { ScriptedModel } from "@graded/core"
+ * const model = ScriptedModel.layer([
+ *   ScriptedModel.calls(ScriptedModel.call("kb.search", { query: "invoice" })),
+ *   ScriptedModel.text("Yes, twice this year.")
+ * ])
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (turns: ReadonlyArray<Turn>): Layer.Layer<LanguageModel> =>
+  Layer.sync(LanguageModel, () => {
+    let next = 0
+    return {
+      generate: (request) =>
+        Effect.suspend(() => {
+          const turn = turns[next]
+          if (turn === undefined) {
+            return Effect.fail(
+              new ModelError({ reason: "script-exhausted", detail: `the script has ${turns.length} turn(s)` })
+            )
+          }
+          next++
+          return Effect.succeed(typeof turn === "function" ? turn(request) : turn)
+        })
+    }
+  })

@@ -1,0 +1,349 @@
+/**
+ * A tool is a named capability a model or a human can call, graded by its
+ * side effect. Its grade decides what `invoke` requires: nothing more for a
+ * `read`, `WriteCapability` for a `write`, `SendCapability` for a `send`.
+ *
+ * @since 0.1.0
+ */
+import type { Schema } from "effect"
+import type { Effect } from "effect/Effect"
+import type { Pipeable } from "effect/Pipeable"
+import type { Builtin, Confirmed, HumanTrigger, SendCapability, WriteCapability } from "./Capability.js"
+import type * as Grade_ from "./Grade.js"
+import * as internal from "./internal/tool.js"
+import type { ToolError } from "./ToolError.js"
+import type { ValidName } from "./Wire.js"
+
+/**
+ * @since 0.1.0
+ * @category symbols
+ */
+export const TypeId: typeof internal.TypeId = internal.TypeId
+
+/**
+ * @since 0.1.0
+ * @category symbols
+ */
+export type TypeId = typeof TypeId
+
+/**
+ * How much of a result reaches the model. Trimming happens inside the tool,
+ * never by cutting the JSON text.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Limits {
+  /** Longest array the model sees; longer arrays are cut with a marker. */
+  readonly maxItems?: number | undefined
+  /** Longest serialized result the model sees (default 4000). */
+  readonly maxChars?: number | undefined
+}
+
+/**
+ * What every grade's definition has in common.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /** A short name for people: panels and logs. */
+  readonly title: string
+  /** For the model: what the tool does and when to use it. */
+  readonly description: string
+  /** Feature flags: when none of the caller's licensed features matches, the tool is not exposed. */
+  readonly features?: ReadonlyArray<string> | undefined
+  /** Page types the tool is meant for. An unknown page never blocks it. */
+  readonly pages?: ReadonlyArray<string> | undefined
+  /** Compliance labels, carried into audit. */
+  readonly tags?: ReadonlyArray<string> | undefined
+  /** The fixed text a model or user sees for each failure, by error tag. */
+  readonly failureMessages?: Readonly<Record<string, string>> | undefined
+  readonly limits?: Limits | undefined
+}
+
+/**
+ * A graded tool.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Tool<Name extends string, G extends Grade_.Grade, I, O, E, R> extends Pipeable, Options {
+  readonly [TypeId]: TypeId
+  readonly name: Name
+  readonly grade: G
+  /** Decodes what a model or a form sends. */
+  readonly input: Schema.Schema<I, unknown>
+  /** Encodes what the tool returns; fields not declared here are dropped. */
+  readonly output: Schema.Schema<O, unknown>
+  /** Runs the tool. Write and send tools ask for their capability first. */
+  readonly invoke: (input: I) => Effect<O, ToolError<E>, R | Grade_.Capability<G>>
+}
+
+/**
+ * A send tool: `prepare` builds the payload and has no way to send; only
+ * `deliver`, given a `Confirmed` payload, sends.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SendTool<Name extends string, I, P, O, E, R> extends Tool<Name, "send", I, O, E, R> {
+  /** Decodes a payload a human edited. */
+  readonly payload: Schema.Schema<P, unknown>
+  /** Builds the payload a human will be asked to confirm. Sends nothing. */
+  readonly prepare: (input: I) => Effect<P, ToolError<E>, R>
+  /** Sends a confirmed payload; refuses one already delivered or made by hand. */
+  readonly deliver: (confirmed: Confirmed<P>) => Effect<O, ToolError<E>, R>
+}
+
+/**
+ * Any tool, for constraints.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Any extends Tool<string, Grade_.Grade, any, any, any, any> {}
+
+/**
+ * @since 0.1.0
+ * @category utility types
+ */
+export type Name<T> = T extends Tool<infer N, any, any, any, any, any> ? N : never
+
+/**
+ * @since 0.1.0
+ * @category utility types
+ */
+export type Grade<T> = T extends Tool<any, infer G, any, any, any, any> ? G : never
+
+/**
+ * @since 0.1.0
+ * @category utility types
+ */
+export type Input<T> = T extends Tool<any, any, infer I, any, any, any> ? I : never
+
+/**
+ * @since 0.1.0
+ * @category utility types
+ */
+export type Output<T> = T extends Tool<any, any, any, infer O, any, any> ? O : never
+
+/**
+ * @since 0.1.0
+ * @category utility types
+ */
+export type Error<T> = T extends Tool<any, any, any, any, infer E, any> ? E : never
+
+/**
+ * What a tool's own code needs, without the capability its grade adds.
+ *
+ * @since 0.1.0
+ * @category utility types
+ */
+export type Context<T> = T extends Tool<any, any, any, any, any, infer R> ? R : never
+
+/**
+ * Everything `tool.invoke` requires.
+ *
+ * @since 0.1.0
+ * @category utility types
+ */
+export type Requirements<T> = T extends Tool<any, infer G, any, any, any, infer R> ? R | Grade_.Capability<G> : never
+
+/**
+ * @since 0.1.0
+ * @category guards
+ */
+export const isTool = (u: unknown): u is Any => typeof u === "object" && u !== null && TypeId in u
+
+// ---------------------------------------------------------------------------
+// Grade honesty: what each part of a definition may not need.
+// ---------------------------------------------------------------------------
+
+type Join<A extends string, B extends string> = [A] extends [never] ? B : [B] extends [never] ? A : `${A} and ${B}`
+
+/**
+ * The names of the built-in capabilities found in `R`, joined with "and".
+ *
+ * @since 0.1.0
+ * @category utility types
+ */
+export type CapabilityNames<R> = Join<
+  Join<WriteCapability extends R ? "WriteCapability" : never, SendCapability extends R ? "SendCapability" : never>,
+  HumanTrigger extends R ? "HumanTrigger" : never
+>
+
+/**
+ * What a part of a definition may not require, by grade.
+ *
+ * @since 0.1.0
+ * @category utility types
+ */
+export type Forbidden<G extends Grade_.Grade, Part extends string> = G extends "read" ? Builtin
+  : G extends "write" ? SendCapability
+  : Part extends "prepare" ? WriteCapability | SendCapability
+  : never
+
+type Advice<G extends Grade_.Grade, Part extends string> = G extends "read" ? "grade it Tool.write or Tool.send, or remove that call"
+  : G extends "write" ? "grade it Tool.send, or remove that call"
+  : Part extends "prepare" ? "prepare only builds the payload; do the effect in deliver"
+  : "remove that call"
+
+/**
+ * The compile error for a dishonest grade.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type GradeViolation<Name extends string, G extends Grade_.Grade, Part extends string, Caps extends string> =
+  `${Name} is a ${G} tool, but its ${Part} needs ${Caps}: ${Advice<G, Part>}`
+
+/**
+ * The same message at run time.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const gradeViolation = <
+  const Name extends string,
+  const G extends Grade_.Grade,
+  const Part extends string,
+  const Caps extends string
+>(name: Name, grade: G, part: Part, caps: Caps): GradeViolation<Name, G, Part, Caps> =>
+  `${name} is a ${grade} tool, but its ${part} needs ${caps}: ${internal.advice(grade, part)}` as GradeViolation<
+    Name,
+    G,
+    Part,
+    Caps
+  >
+
+/**
+ * `F` when `R` holds nothing a `G` tool's `Part` may need; otherwise the
+ * message naming the tool and what it needs, so the error lands on that part.
+ *
+ * @since 0.1.0
+ * @category utility types
+ */
+export type Honest<Name extends string, G extends Grade_.Grade, Part extends string, R, F> =
+  [Extract<R, Forbidden<G, Part>>] extends [never] ? F
+    : GradeViolation<Name, G, Part, CapabilityNames<Extract<R, Forbidden<G, Part>>>>
+
+// ---------------------------------------------------------------------------
+// Definitions and constructors
+// ---------------------------------------------------------------------------
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface ReadDefinition<Name extends string, I, IE, O, OE, E, R> extends Options {
+  readonly input: Schema.Schema<I, IE>
+  readonly output: Schema.Schema<O, OE>
+  readonly run: Honest<Name, "read", "run", R, (input: I) => Effect<O, E, R>>
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface WriteDefinition<Name extends string, I, IE, O, OE, E, R> extends Options {
+  readonly input: Schema.Schema<I, IE>
+  readonly output: Schema.Schema<O, OE>
+  readonly run: Honest<Name, "write", "run", R, (input: I) => Effect<O, E, R>>
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface SendDefinition<Name extends string, I, IE, P, PE, O, OE, E1, R1, E2, R2> extends Options {
+  readonly input: Schema.Schema<I, IE>
+  /** The schema of the prepared payload; an edit by the human is decoded with it. */
+  readonly payload: Schema.Schema<P, PE>
+  readonly output: Schema.Schema<O, OE>
+  readonly prepare: Honest<Name, "send", "prepare", R1, (input: I) => Effect<P, E1, R1>>
+  readonly deliver: (confirmed: Confirmed<P>) => Effect<O, E2, R2>
+}
+
+/**
+ * Thrown where a tool is defined with a name the type system could not check
+ * (a name typed as `string`, or a cast): the message names the tool.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export { InvalidName } from "./internal/tool.js"
+
+/**
+ * A tool that only reads: an autonomous model may call it.
+ *
+ * @example
+ * import { Effect, Schema } from "effect"
+ * import { Tool } from "@graded/core"
+ *
+ * const KbSearch = Tool.read("kb.search", {
+ *   title: "Search the knowledge base",
+ *   description: "Find articles that answer a customer's question.",
+ *   input: Schema.Struct({ query: Schema.String }),
+ *   output: Schema.Array(Schema.Struct({ title: Schema.String })),
+ *   run: ({ query }) => Effect.succeed([{ title: `About ${query}` }])
+ * })
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const read = <const Name extends string, I, IE, O, OE, E = never, R = never>(
+  name: ValidName<Name>,
+  definition: ReadDefinition<Name, I, IE, O, OE, E, R>
+): Tool<Name, "read", I, O, E, R> => internal.makeRead(name as Name, definition)
+
+/**
+ * A tool that changes local state. Its `invoke` requires `WriteCapability`.
+ *
+ * @example
+ * import { Effect, Schema } from "effect"
+ * import { Tool } from "@graded/core"
+ *
+ * const SubmitTicket = Tool.write("ticket.submit", {
+ *   title: "Submit a ticket",
+ *   description: "File a support ticket.",
+ *   input: Schema.Struct({ subject: Schema.String }),
+ *   output: Schema.Struct({ id: Schema.String }),
+ *   run: () => Effect.succeed({ id: "T-1" })
+ * })
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const write = <const Name extends string, I, IE, O, OE, E = never, R = never>(
+  name: ValidName<Name>,
+  definition: WriteDefinition<Name, I, IE, O, OE, E, R>
+): Tool<Name, "write", I, O, E, R> => internal.makeWrite(name as Name, definition)
+
+/**
+ * A tool whose effect people outside see at once and that cannot be undone.
+ * Its `invoke` prepares the payload, asks `SendCapability` for a human's
+ * confirmation, and only then delivers.
+ *
+ * @example
+ * import { Effect, Schema } from "effect"
+ * import { Tool } from "@graded/core"
+ *
+ * const SendReply = Tool.send("chat.sendMessage", {
+ *   title: "Send a chat message",
+ *   description: "Send a message to the customer.",
+ *   input: Schema.Struct({ text: Schema.String }),
+ *   payload: Schema.Struct({ to: Schema.String, text: Schema.String }),
+ *   output: Schema.Struct({ delivered: Schema.Boolean }),
+ *   prepare: ({ text }) => Effect.succeed({ to: "customer:42", text }),
+ *   deliver: () => Effect.succeed({ delivered: true })
+ * })
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const send = <const Name extends string, I, IE, P, PE, O, OE, E1 = never, R1 = never, E2 = never, R2 = never>(
+  name: ValidName<Name>,
+  definition: SendDefinition<Name, I, IE, P, PE, O, OE, E1, R1, E2, R2>
+): SendTool<Name, I, P, O, E1 | E2, R1 | R2> => internal.makeSend(name as Name, definition)
+

@@ -1,0 +1,111 @@
+/**
+ * The ways a tool call can fail besides the tool's own errors. Each one
+ * crosses a boundary (to the model, the audit log, a UI), so each is a
+ * `Schema.TaggedError` whose message is computed from its fields.
+ *
+ * @since 0.1.0
+ */
+import { Schema } from "effect"
+
+/**
+ * The input did not decode with the tool's input schema.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidInput extends Schema.TaggedError<InvalidInput>()("@graded/core/ToolError/InvalidInput", {
+  tool: Schema.String,
+  issue: Schema.String
+}) {
+  override get message(): string {
+    return `Invalid input for ${this.tool}: ${this.issue}`
+  }
+}
+
+/**
+ * The tool produced a value its output schema does not accept.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidOutput extends Schema.TaggedError<InvalidOutput>()("@graded/core/ToolError/InvalidOutput", {
+  tool: Schema.String,
+  issue: Schema.String
+}) {
+  override get message(): string {
+    return `${this.tool} produced an invalid result: ${this.issue}`
+  }
+}
+
+/**
+ * A gate refused the call. `gate` names which one.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class Refused extends Schema.TaggedError<Refused>()("@graded/core/ToolError/Refused", {
+  tool: Schema.String,
+  gate: Schema.String,
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `${this.tool} was refused by the ${this.gate} gate: ${this.reason}`
+  }
+}
+
+/**
+ * A human saw the payload and said no.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class Rejected extends Schema.TaggedError<Rejected>()("@graded/core/ToolError/Rejected", {
+  tool: Schema.String,
+  by: Schema.String,
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `${this.tool} was rejected by ${this.by}: ${this.reason}`
+  }
+}
+
+/**
+ * A human edited the payload into something the tool's schema does not
+ * accept. Nothing was delivered.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidEdit extends Schema.TaggedError<InvalidEdit>()("@graded/core/ToolError/InvalidEdit", {
+  tool: Schema.String,
+  by: Schema.String,
+  issue: Schema.String
+}) {
+  override get message(): string {
+    return `The edit by ${this.by} to ${this.tool} is invalid, nothing was delivered: ${this.issue}`
+  }
+}
+
+/**
+ * Failures that a human confirmation can end in.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type ConfirmError = Rejected | InvalidEdit | Refused
+
+/**
+ * Every failure of `tool.invoke`: the tool's own errors `E` and graded's.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type ToolError<E> = E | InvalidInput | InvalidOutput | ConfirmError
+
+/**
+ * @since 0.1.0
+ * @category guards
+ */
+export const isToolError = (u: unknown): u is InvalidInput | InvalidOutput | ConfirmError =>
+  u instanceof InvalidInput || u instanceof InvalidOutput || u instanceof Refused ||
+  u instanceof Rejected || u instanceof InvalidEdit
