@@ -171,7 +171,7 @@ export type Options<T> = Input & {
  * @since 0.1.0
  * @category errors
  */
-export class InvalidOptions extends internal.InvalidOptions {}
+export { InvalidOptions } from "./internal/agent.js"
 
 /**
  * Every way the loop itself can fail. Tool failures are not here: they go
@@ -180,7 +180,7 @@ export class InvalidOptions extends internal.InvalidOptions {}
  * @since 0.1.0
  * @category errors
  */
-export type AgentError = ModelError | InvalidOptions
+export type AgentError = ModelError | internal.InvalidOptions
 
 /**
  * The default round limit.

@@ -83,13 +83,13 @@ export class InvalidToolkit extends Data.TaggedError("@graded/core/Toolkit/Inval
  * @category errors
  */
 export const duplicateMessage = <const Name extends string>(name: Name): DuplicateMessage<Name> =>
-  `Tool name "${name}" is used by more than one tool in this toolkit`
+  `Tool name '${name}' is used by more than one tool in this toolkit`
 
 /**
  * @since 0.1.0
  * @category errors
  */
-export type DuplicateMessage<Name extends string> = `Tool name "${Name}" is used by more than one tool in this toolkit`
+export type DuplicateMessage<Name extends string> = `Tool name '${Name}' is used by more than one tool in this toolkit`
 
 // One pass, accumulating the names seen: linear in the number of tools.
 type Duplicates<Tools, Seen = never, Dups = never> = Tools extends
@@ -168,10 +168,10 @@ export const make = <const Tools extends ReadonlyArray<Tool.Any>>(...tools: Vali
  */
 export type ReadTools<Tools extends ReadonlyArray<Tool.Any>> = number extends Tools["length"] ?
   ReadonlyArray<Extract<Tools[number], { readonly grade: "read" }>>
-  : KeepRead<Tools, []>
+  : KeepRead<Tools, readonly []>
 
 type KeepRead<Tools, Acc extends ReadonlyArray<Tool.Any>> = Tools extends
-  readonly [infer H extends Tool.Any, ...infer Rest] ? KeepRead<Rest, H["grade"] extends "read" ? [...Acc, H] : Acc>
+  readonly [infer H extends Tool.Any, ...infer Rest] ? KeepRead<Rest, H["grade"] extends "read" ? readonly [...Acc, H] : Acc>
   : Acc
 
 /**
@@ -188,4 +188,4 @@ type KeepRead<Tools, Acc extends ReadonlyArray<Tool.Any>> = Tools extends
  */
 export const readOnly = <Tools extends ReadonlyArray<Tool.Any>>(
   toolkit: Toolkit<Tools>
-): Toolkit<ReadTools<Tools>> => build(toolkit.tools.filter((tool) => tool.grade === "read") as ReadTools<Tools>)
+): Toolkit<ReadTools<Tools>> => build(toolkit.tools.filter((tool) => tool.grade === "read") as unknown as ReadTools<Tools>)

@@ -66,14 +66,14 @@ export const fromWire = (wire: string): string => wire.replaceAll("__", ".")
  * @category errors
  */
 export const invalidNameMessage = <const Name extends string>(name: Name): InvalidNameMessage<Name> =>
-  `Tool name "${name}" is invalid: write it as <domain>.<capability>, each segment letters and digits joined by single "-" or "_"`
+  `Tool name '${name}' is invalid: write it as <domain>.<capability>, each segment letters and digits joined by a single - or _`
 
 /**
  * @since 0.1.0
  * @category errors
  */
 export type InvalidNameMessage<Name extends string> =
-  `Tool name "${Name}" is invalid: write it as <domain>.<capability>, each segment letters and digits joined by single "-" or "_"`
+  `Tool name '${Name}' is invalid: write it as <domain>.<capability>, each segment letters and digits joined by a single - or _`
 
 /**
  * The message for a name whose wire form is longer than OpenAI accepts.
@@ -82,14 +82,14 @@ export type InvalidNameMessage<Name extends string> =
  * @category errors
  */
 export const tooLongMessage = <const Name extends string>(name: Name): TooLongMessage<Name> =>
-  `Tool name "${name}" is too long: its wire form must fit in 64 characters`
+  `Tool name '${name}' is too long: its wire form must fit in 64 characters`
 
 /**
  * @since 0.1.0
  * @category errors
  */
 export type TooLongMessage<Name extends string> =
-  `Tool name "${Name}" is too long: its wire form must fit in 64 characters`
+  `Tool name '${Name}' is too long: its wire form must fit in 64 characters`
 
 /**
  * Checks a tool name at run time; returns the message naming what is wrong,

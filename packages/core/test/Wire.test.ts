@@ -1,0 +1,44 @@
+import { describe, expect, it } from "@effect/vitest"
+import { FastCheck as fc } from "effect"
+import { Wire } from "@graded/core"
+
+const segment = fc.stringMatching(/^[A-Za-z0-9]{1,6}(?:[-_][A-Za-z0-9]{1,6}){0,2}$/)
+const validName = fc.array(segment, { minLength: 2, maxLength: 4 }).map((parts) => parts.join("."))
+
+describe("Wire", () => {
+  it("maps names to wire names that OpenAI accepts, and back", () => {
+    expect(Wire.toWire("kb.search")).toBe("kb__search")
+    expect(Wire.fromWire("kb__search")).toBe("kb.search")
+    expect(Wire.toWire("quick-ticket.fill_customer")).toBe("quick-ticket__fill_customer")
+  })
+
+  it("is one to one on every valid name", () => {
+    fc.assert(
+      fc.property(validName, (name) => {
+        const wire = Wire.toWire(name)
+        expect(Wire.fromWire(wire)).toBe(name)
+        if (wire.length <= Wire.maxWireLength) expect(wire).toMatch(Wire.wirePattern)
+      }),
+      { numRuns: 2000 }
+    )
+  })
+
+  it("two different valid names never share a wire name", () => {
+    fc.assert(
+      fc.property(validName, validName, (a, b) => {
+        if (a !== b) expect(Wire.toWire(a)).not.toBe(Wire.toWire(b))
+      }),
+      { numRuns: 2000 }
+    )
+  })
+
+  it("names what is wrong with a bad name", () => {
+    for (const name of ["kb..search", "a__b", "a_.b", "kb", ".kb.search", "kb.search.", "kb.sea rch", "kb.-x", "kb.x--y"]) {
+      expect(Wire.checkName(name)).toBe(Wire.invalidNameMessage(name))
+    }
+    const long = `${"a".repeat(40)}.${"b".repeat(23)}`
+    expect(long.length).toBe(64)
+    expect(Wire.checkName(long)).toBe(Wire.tooLongMessage(long))
+    expect(Wire.checkName(`${"a".repeat(40)}.${"b".repeat(22)}`)).toBeUndefined()
+  })
+})

@@ -1,0 +1,50 @@
+import { Effect } from "effect"
+import { expectError, expectType } from "tsd"
+import { Agent, LanguageModel, Toolkit } from "@graded/core"
+import { CurrentConversation, KbSearch, KnowledgeBase, SendReply, SubmitTicket, support } from "./fixtures.js"
+
+// Rejected: an autonomous loop handed a send tool, a write tool, or both.
+
+// error: Agent.run takes read tools only: chat.sendMessage (send) needs SendCapability. Pass Toolkit.readOnly(toolkit)
+expectError(Agent.run({ toolkit: Toolkit.make(KbSearch, SendReply), prompt: "?" }))
+
+// error: Agent.run takes read tools only: ticket.submit (write) needs WriteCapability. Pass Toolkit.readOnly(toolkit)
+expectError(Agent.run({ toolkit: Toolkit.make(KbSearch, SubmitTicket), prompt: "?" }))
+
+// error: Agent.run takes read tools only: ticket.submit (write) needs WriteCapability; chat.sendMessage (send) needs SendCapability.
+expectError(Agent.run({ toolkit: support, prompt: "?" }))
+
+// error: Agent.run takes read tools only: ticket.submit (write) needs WriteCapability
+expectError(Agent.run({ toolkit: Toolkit.make(SubmitTicket), messages: [{ role: "user", content: "?" }] }))
+
+// Accepted: the read-only view of the mixed toolkit. Its read tools' ordinary
+// services stay in R; the capabilities do not appear.
+const answered = Agent.run({ toolkit: Toolkit.readOnly(support), prompt: "Has this customer reported it before?" })
+expectType<
+  Effect.Effect<
+    Agent.Result<readonly [typeof KbSearch, typeof CurrentConversation]>,
+    Agent.AgentError,
+    LanguageModel.LanguageModel | KnowledgeBase
+  >
+>(answered)
+
+// Accepted: an empty toolkit, and one without requirements.
+expectType<Effect.Effect<Agent.Result<readonly []>, Agent.AgentError, LanguageModel.LanguageModel>>(
+  Agent.run({ toolkit: Toolkit.make(), prompt: "Hi" })
+)
+expectType<Effect.Effect<Agent.Result<readonly [typeof CurrentConversation]>, Agent.AgentError, LanguageModel.LanguageModel>>(
+  Agent.run({ toolkit: Toolkit.make(CurrentConversation), prompt: "Hi" })
+)
+
+// The typed results: a successful call's output is the tool's output type.
+declare const result: Agent.Result<readonly [typeof KbSearch]>
+const first = result.calls[0]
+if (first !== undefined && first.ok) {
+  expectType<"kb.search">(first.tool)
+  expectType<ReadonlyArray<string>>(first.output)
+}
+
+// The message type is the same text as the run-time message.
+expectType<Agent.AutonomousViolation<"x (send) needs SendCapability">>(
+  Agent.autonomousViolation("x (send) needs SendCapability")
+)

@@ -1,0 +1,89 @@
+// tsd's expectError proves that some error happened. This file proves it is
+// the right one: every expectError in type-tests/ carries a `// error: <text>`
+// comment just above it, and the compiler's diagnostic inside that call must
+// contain the text. It also proves that nothing outside expectError fails.
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import ts from "typescript"
+import { describe, expect, it } from "vitest"
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+
+interface Case {
+  readonly line: number
+  readonly pin: string | undefined
+  readonly start: number
+  readonly end: number
+}
+
+const compile = () => {
+  const config = ts.getParsedCommandLineOfConfigFile(path.join(here, "tsconfig.json"), {}, {
+    ...ts.sys,
+    onUnRecoverableConfigFileDiagnostic: (diagnostic) => {
+      throw new Error(ts.flattenDiagnosticMessageText(diagnostic.messageText, "\n"))
+    }
+  })
+  if (config === undefined) throw new Error("type-tests/tsconfig.json could not be read")
+  return ts.createProgram(config.fileNames, config.options)
+}
+
+const casesOf = (file: ts.SourceFile): Array<Case> => {
+  const cases: Array<Case> = []
+  const visit = (node: ts.Node) => {
+    if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === "expectError") {
+      const statement = node.parent
+      const comments = ts.getLeadingCommentRanges(file.text, statement.getFullStart()) ?? []
+      const last = comments.at(-1)
+      const text = last === undefined ? "" : file.text.slice(last.pos, last.end)
+      const match = /^\/\/ error: (.+)$/.exec(text)
+      cases.push({
+        line: file.getLineAndCharacterOfPosition(node.getStart()).line + 1,
+        pin: match?.[1]?.trim(),
+        start: node.getStart(),
+        end: node.getEnd()
+      })
+    }
+    ts.forEachChild(node, visit)
+  }
+  visit(file)
+  return cases
+}
+
+const program = compile()
+const files = program.getSourceFiles().filter((file) => file.fileName.endsWith(".test-d.ts"))
+
+describe("type-test messages", () => {
+  it("finds the type tests", () => {
+    expect(files.length).toBeGreaterThanOrEqual(4)
+  })
+
+  for (const file of files) {
+    const name = path.relative(here, file.fileName)
+    const diagnostics = program.getSemanticDiagnostics(file).concat(program.getSyntacticDiagnostics(file))
+    const cases = casesOf(file)
+
+    describe(name, () => {
+      it("has rejected cases, each with its message pinned", () => {
+        expect(cases.length).toBeGreaterThan(0)
+        expect(cases.filter((c) => c.pin === undefined).map((c) => `line ${c.line}`)).toEqual([])
+      })
+
+      it("compiles everywhere outside expectError", () => {
+        const stray = diagnostics
+          .filter((d) => d.start === undefined || !cases.some((c) => d.start! >= c.start && d.start! < c.end))
+          .map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"))
+        expect(stray).toEqual([])
+      })
+
+      for (const c of cases) {
+        it(`line ${c.line}: ${c.pin ?? "(no pin)"}`, () => {
+          const inside = diagnostics
+            .filter((d) => d.start !== undefined && d.start >= c.start && d.start < c.end)
+            .map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"))
+          expect(inside.length, "the rejected case compiled").toBeGreaterThan(0)
+          expect(inside.some((message) => message.includes(c.pin ?? "\u0000")), inside.join("\n---\n")).toBe(true)
+        })
+      }
+    })
+  }
+})
