@@ -102,8 +102,8 @@ const dispatch = (
       const known = toolkit.get(name) ?? toolkit.get(call.name)
       const reason = known !== undefined
         ? `${known.name} is not offered to the model here`
-        : `there is no tool named ${call.name}`
-      yield* Audit.record({ type: "refused", tool: call.name, gate: "offered", reason })
+        : `there is no tool named ${name}`
+      yield* Audit.record({ type: "refused", tool: name, gate: "offered", reason })
       return denied(call.id, name, known !== undefined ? "not-offered" : "unknown-tool", reason)
     }
     const { compiled, tool } = entry

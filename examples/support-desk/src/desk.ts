@@ -1,0 +1,78 @@
+// The support desk's own systems, in memory: the conversation on screen,
+// customers and their past tickets, the knowledge base, the ticket queue and
+// the chat channel. Each is an Effect service, as it would be in an app.
+import { Context, Effect, Layer } from "effect"
+
+export interface Customer {
+  readonly id: string
+  readonly name: string
+  readonly plan: string
+  readonly email: string
+  readonly pastTickets: ReadonlyArray<{ readonly id: string; readonly subject: string; readonly resolution: string }>
+}
+
+export interface Article {
+  readonly id: string
+  readonly title: string
+  readonly body: string
+  readonly internalNotes: string
+}
+
+export class Desk extends Context.Tag("support-desk/Desk")<Desk, {
+  readonly conversation: Effect.Effect<{ readonly customerId: string; readonly messages: ReadonlyArray<string> }>
+  readonly customer: (id: string) => Effect.Effect<Customer | undefined>
+  readonly searchArticles: (query: string) => Effect.Effect<ReadonlyArray<Article>>
+  readonly fileTicket: (subject: string, body: string) => Effect.Effect<string>
+  readonly postMessage: (to: string, text: string) => Effect.Effect<void>
+}>() {}
+
+export interface Outbox {
+  readonly tickets: Array<{ readonly id: string; readonly subject: string }>
+  readonly messages: Array<{ readonly to: string; readonly text: string }>
+}
+
+const customers: ReadonlyArray<Customer> = [{
+  id: "c-42",
+  name: "Mei Lin",
+  plan: "Business",
+  email: "mei.lin@example.com",
+  pastTickets: [
+    { id: "T-1031", subject: "Invoice shows the wrong VAT number", resolution: "Corrected in billing settings" },
+    { id: "T-1107", subject: "Password reset email never arrives", resolution: "Mail filter; whitelisted sender" }
+  ]
+}]
+
+const articles: ReadonlyArray<Article> = [
+  {
+    id: "kb-7",
+    title: "Changing the VAT number on invoices",
+    body: "Billing > Settings > Tax ID. New invoices use the new number; past invoices can be reissued.",
+    internalNotes: "Reissue needs finance approval"
+  },
+  {
+    id: "kb-9",
+    title: "Reissuing an invoice",
+    body: "Open the invoice and choose Reissue. The customer receives the corrected PDF.",
+    internalNotes: "none"
+  }
+]
+
+export const layer = (outbox: Outbox): Layer.Layer<Desk> =>
+  Layer.succeed(Desk, {
+    conversation: Effect.succeed({
+      customerId: "c-42",
+      messages: ["Mei Lin: Hi, my latest invoice has our old VAT number on it again. Can you fix it?"]
+    }),
+    customer: (id) => Effect.succeed(customers.find((customer) => customer.id === id)),
+    searchArticles: (query) =>
+      Effect.succeed(articles.filter((article) =>
+        query.toLowerCase().split(/\s+/).some((word) => `${article.title} ${article.body}`.toLowerCase().includes(word))
+      )),
+    fileTicket: (subject) =>
+      Effect.sync(() => {
+        const id = `T-${1200 + outbox.tickets.length}`
+        outbox.tickets.push({ id, subject })
+        return id
+      }),
+    postMessage: (to, text) => Effect.sync(() => void outbox.messages.push({ to, text }))
+  })
