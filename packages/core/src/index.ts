@@ -1,13 +1,18 @@
+/**
+ * @graded/core: LLM tools that carry their side-effect grade in their type.
+ *
+ * @since 0.1.0
+ */
+export * as Agent from "./Agent.js"
+export * as Audit from "./Audit.js"
 export * as Capability from "./Capability.js"
 export { HumanTrigger, SendCapability, WriteCapability } from "./Capability.js"
 export * as Grade from "./Grade.js"
-export * as Invocation from "./Invocation.js"
-export * as Tool from "./Tool.js"
-export * as ToolError from "./ToolError.js"
-export * as Wire from "./Wire.js"
-export * as Toolkit from "./Toolkit.js"
-export * as Agent from "./Agent.js"
-export * as Audit from "./Audit.js"
 export * as HumanConfirm from "./HumanConfirm.js"
+export * as Invocation from "./Invocation.js"
 export * as LanguageModel from "./LanguageModel.js"
 export * as ScriptedModel from "./ScriptedModel.js"
+export * as Tool from "./Tool.js"
+export * as Toolkit from "./Toolkit.js"
+export * as ToolError from "./ToolError.js"
+export * as Wire from "./Wire.js"
