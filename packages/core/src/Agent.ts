@@ -9,6 +9,7 @@
 import type { Effect } from "effect/Effect"
 import type { Builtin } from "./Capability.js"
 import type * as Invocation from "./Invocation.js"
+import type * as Registry from "./Registry.js"
 import * as internal from "./internal/agent.js"
 import type { LanguageModel, Message, ModelError, Usage } from "./LanguageModel.js"
 import type * as Tool from "./Tool.js"
@@ -80,14 +81,7 @@ export type Autonomous<T> = [T] extends [Toolkit.Toolkit<infer Tools>] ?
  * @category models
  */
 export interface Denial {
-  readonly code:
-    | "unknown-tool"
-    | "not-offered"
-    | "invalid-arguments"
-    | "refused"
-    | "rejected"
-    | "failed"
-    | "round-limit"
+  readonly code: Registry.Code | "round-limit"
   readonly message: string
 }
 

@@ -100,15 +100,15 @@ describe("Agent.run", () => {
       expect(result.stopped).toBe("answer")
       expect(effects.searches).toEqual([])
       expect(result.calls.map((c) => c.ok ? "ok" : c.error.code)).toEqual([
-        "invalid-arguments",
-        "invalid-arguments",
-        "invalid-arguments"
+        "invalid-input",
+        "invalid-input",
+        "invalid-input"
       ])
       const messages = result.calls.map((c) => c.ok ? "" : c.error.message)
       expect(messages[0]).toContain("not valid JSON")
       expect(messages[2]).toContain("password")
       const contents = result.messages.filter((m) => m.role === "tool").map((m) => JSON.parse(m.content))
-      expect(contents.every((c) => c.ok === false && typeof c.error.message === "string")).toBe(true)
+      expect(contents.every((c) => c.ok === false && c.code === "invalid-input" && typeof c.error === "string")).toBe(true)
     }))
 
   it.effect("a tool's failure reaches the model as its fixed message, never the raw text", () =>

@@ -1,69 +1,68 @@
-// OpenAI function definitions from Effect schemas, in the form strict mode
-// accepts: every property required, optional ones nullable, no additional
-// properties, no keywords strict mode rejects. A model that follows such a
-// schema sends `null` for an optional field it leaves out; `absentNulls`
-// turns those back into missing keys before decoding.
+// OpenAI function definitions from Effect schemas. Strict mode accepts a
+// subset of JSON Schema: every property required (optional ones nullable),
+// `additionalProperties: false` on every object, an object at the root, and
+// only a few keywords. Constraints strict mode cannot carry (lengths, ranges,
+// patterns) move into the description, and decoding still enforces them. A
+// schema that cannot be strict at all (a record, a tuple) is sent with
+// `strict: false` rather than misdescribed.
 import { JSONSchema } from "effect"
 import type { FunctionSchema, JsonSchema } from "../LanguageModel.js"
 import type { Any } from "../Tool.js"
 import { toWire } from "../Wire.js"
 
-// Keywords OpenAI's strict mode refuses; the schema still enforces them when
-// the arguments are decoded, and the model is told what was wrong.
-const unsupported = new Set([
-  "$schema",
-  "$id",
-  "title",
-  "default",
-  "examples",
-  "minLength",
-  "maxLength",
-  "minItems",
-  "maxItems",
-  "uniqueItems",
-  "minProperties",
-  "maxProperties",
-  "patternProperties",
-  "propertyNames",
-  "format",
-  "pattern",
-  "minimum",
-  "maximum",
-  "exclusiveMinimum",
-  "exclusiveMaximum",
-  "multipleOf",
-  "contentMediaType",
-  "contentEncoding",
-  "not",
-  "if",
-  "then",
-  "else"
-])
-
 type Node = { [key: string]: unknown }
 
 const isNode = (u: unknown): u is Node => typeof u === "object" && u !== null && !Array.isArray(u)
+
+// The keywords kept; everything else is dropped or becomes a hint.
+const kept = new Set(["type", "properties", "required", "additionalProperties", "items", "enum", "anyOf", "$ref", "$defs", "description"])
+
+const hints: Record<string, (value: unknown) => string> = {
+  minLength: (v) => `at least ${v} characters`,
+  maxLength: (v) => `at most ${v} characters`,
+  pattern: (v) => `matches /${v}/`,
+  format: (v) => `format ${v}`,
+  minimum: (v) => `at least ${v}`,
+  maximum: (v) => `at most ${v}`,
+  exclusiveMinimum: (v) => `more than ${v}`,
+  exclusiveMaximum: (v) => `less than ${v}`,
+  multipleOf: (v) => `a multiple of ${v}`,
+  minItems: (v) => `at least ${v} items`,
+  maxItems: (v) => `at most ${v} items`
+}
 
 const nullable = (schema: Node): Node => {
   if (typeof schema.type === "string" && schema.type !== "null" && schema.enum === undefined) {
     return { ...schema, type: [schema.type, "null"] }
   }
+  if (Array.isArray(schema.enum) && !schema.enum.includes(null)) {
+    const types = Array.isArray(schema.type) ? schema.type : schema.type === undefined ? [] : [schema.type]
+    return { ...schema, type: [...types, "null"], enum: [...schema.enum, null] }
+  }
+  if (Array.isArray(schema.anyOf)) return { ...schema, anyOf: [...schema.anyOf, { type: "null" }] }
   return { anyOf: [schema, { type: "null" }] }
 }
 
-export const strict = (schema: unknown): unknown => {
-  if (Array.isArray(schema)) return schema.map(strict)
+const strictNode = (schema: unknown): unknown => {
+  if (Array.isArray(schema)) return schema.map(strictNode)
   if (!isNode(schema)) return schema
   const out: Node = {}
+  const said: Array<string> = []
   for (const [key, value] of Object.entries(schema)) {
-    if (unsupported.has(key)) continue
-    if (key === "properties" || key === "$defs") {
+    if (key === "const") out.enum = [value]
+    else if (key in hints) said.push(hints[key]!(value))
+    else if (!kept.has(key)) continue
+    else if (key === "properties" || key === "$defs") {
       const properties: Node = {}
-      for (const [name, property] of Object.entries(value as Node)) properties[name] = strict(property)
+      for (const [name, property] of Object.entries(value as Node)) properties[name] = strictNode(property)
       out[key] = properties
-    } else {
-      out[key] = strict(value)
-    }
+    } else if (key === "additionalProperties" && isNode(value)) out[key] = strictNode(value)
+    else out[key] = strictNode(value)
+  }
+  if (said.length > 0) {
+    const text = said.join(", ")
+    const description = typeof out.description === "string" ? out.description : ""
+    out.description = description.includes(text) ? description : `${description}${description ? " " : ""}(${text})`
   }
   if (schema.type === "object" || isNode(schema.properties)) {
     const properties = (out.properties ?? {}) as Node
@@ -74,24 +73,56 @@ export const strict = (schema: unknown): unknown => {
     out.type = "object"
     out.properties = properties
     out.required = Object.keys(properties)
-    out.additionalProperties = false
+    if (!isNode(out.additionalProperties)) out.additionalProperties = false
   }
   return out
+}
+
+// What keeps a schema out of strict mode, with where it is.
+export const strictViolations = (parameters: unknown): Array<string> => {
+  const violations: Array<string> = []
+  const visit = (node: unknown, path: string, depth: number) => {
+    if (Array.isArray(node)) return node.forEach((item, i) => visit(item, `${path}[${i}]`, depth))
+    if (!isNode(node)) return
+    for (const key of Object.keys(node)) {
+      if (!kept.has(key)) violations.push(`${path}: keyword '${key}' is not allowed`)
+    }
+    if (node.type === "object" || isNode(node.properties)) {
+      if (depth > 10) violations.push(`${path}: nested deeper than 10 objects`)
+      if (node.additionalProperties !== false) violations.push(`${path}: additionalProperties must be false`)
+      const properties = isNode(node.properties) ? Object.keys(node.properties) : []
+      const required = Array.isArray(node.required) ? node.required : []
+      for (const name of properties) {
+        if (!required.includes(name)) violations.push(`${path}.${name}: every property must be required`)
+      }
+    }
+    if (node.items !== undefined && !isNode(node.items)) violations.push(`${path}: items must be one schema`)
+    if (isNode(node.properties)) {
+      for (const [name, child] of Object.entries(node.properties)) visit(child, `${path}.${name}`, depth + 1)
+    }
+    if (isNode(node.$defs)) for (const [name, child] of Object.entries(node.$defs)) visit(child, `$defs.${name}`, 1)
+    if (node.items !== undefined) visit(node.items, `${path}[]`, depth)
+    if (Array.isArray(node.anyOf)) node.anyOf.forEach((branch, i) => visit(branch, `${path}|${i}`, depth))
+    if (isNode(node.additionalProperties)) visit(node.additionalProperties, `${path}{}`, depth)
+  }
+  if (!isNode(parameters) || parameters.type !== "object") violations.push("the root must be an object")
+  else if (Array.isArray(parameters.anyOf)) violations.push("the root may not be anyOf")
+  visit(parameters, "$", 1)
+  return violations
 }
 
 // Removes `null` where the original schema had an optional property, so the
 // Effect schema sees a missing key, as it was written.
 export const absentNulls = (value: unknown, schema: unknown, defs: Node): unknown => {
   if (!isNode(schema)) return value
-  if (typeof schema.$ref === "string") {
-    const target = defs[schema.$ref.replace("#/$defs/", "")]
-    return absentNulls(value, target, defs)
-  }
+  if (typeof schema.$ref === "string") return absentNulls(value, defs[schema.$ref.replace("#/$defs/", "")], defs)
   if (Array.isArray(value) && isNode(schema.items)) return value.map((item) => absentNulls(item, schema.items, defs))
-  if (Array.isArray(schema.anyOf) && value !== null) {
-    // Only one branch can apply to an object cleanly; try the object branches.
+  if (Array.isArray(schema.anyOf) && isNode(value)) {
     for (const branch of schema.anyOf) {
-      if (isNode(branch) && isNode(branch.properties) && isNode(value)) return absentNulls(value, branch, defs)
+      const resolved = isNode(branch) && typeof branch.$ref === "string"
+        ? defs[branch.$ref.replace("#/$defs/", "")]
+        : branch
+      if (isNode(resolved) && isNode(resolved.properties)) return absentNulls(value, resolved, defs)
     }
     return value
   }
@@ -107,6 +138,8 @@ export const absentNulls = (value: unknown, schema: unknown, defs: Node): unknow
 
 export interface Compiled {
   readonly definition: FunctionSchema
+  /** Why the definition is not strict; empty when it is. */
+  readonly violations: ReadonlyArray<string>
   /** Prepares parsed arguments for decoding with the tool's input schema. */
   readonly normalize: (args: unknown) => unknown
 }
@@ -120,16 +153,20 @@ export const compile = (tool: Any): Compiled => {
   const defs = (isNode(made.$defs) ? made.$defs : {}) as Node
   // OpenAI wants an object at the top, not a reference to one.
   const original: Node = typeof made.$ref === "string"
-    ? { ...(defs[made.$ref.replace("#/$defs/", "")] as Node), $defs: defs }
+    ? { ...(defs[made.$ref.replace("#/$defs/", "")] as Node), ...(Object.keys(defs).length > 0 ? { $defs: defs } : {}) }
     : made
+  const parameters = strictNode(original) as Node
+  if (isNode(parameters.$defs) && Object.keys(parameters.$defs).length === 0) delete parameters.$defs
+  const violations = strictViolations(parameters)
   const compiled: Compiled = {
     definition: {
       type: "function",
       name: toWire(tool.name),
       description: tool.description,
-      parameters: strict(original) as JsonSchema,
-      strict: true
+      parameters: parameters as JsonSchema,
+      strict: violations.length === 0
     },
+    violations,
     normalize: (args) => absentNulls(args, original, defs)
   }
   cache.set(tool, compiled)
