@@ -46,6 +46,8 @@ const describe = (entry: Audit.Entry): string => {
       return `DELIVERED ${entry.tool}, confirmed by ${entry.by}`
     case "failed":
       return `${entry.tool} failed: ${entry.error}`
+    case "proposed":
+      return `proposed ${entry.tool} for a human to decide (${entry.proposal})`
     case "answered":
       return `the model answered after ${entry.rounds} round(s)`
     case "round-limit":

@@ -5,7 +5,9 @@
  *
  * @since 0.1.0
  */
-import { Clock, Context, Effect, Layer } from "effect"
+import { FileSystem } from "@effect/platform"
+import type { PlatformError } from "@effect/platform/Error"
+import { Clock, Context, Effect, Layer, Schema } from "effect"
 import * as Invocation from "./Invocation.js"
 
 /**
@@ -34,6 +36,7 @@ export type Event =
   }
   | { readonly type: "delivered"; readonly tool: string; readonly by: string }
   | { readonly type: "failed"; readonly tool: string; readonly error: string; readonly cause?: string | undefined }
+  | { readonly type: "proposed"; readonly tool: string; readonly proposal: string }
   | { readonly type: "answered"; readonly rounds: number }
   | { readonly type: "round-limit"; readonly rounds: number; readonly pending: ReadonlyArray<string> }
 
@@ -126,3 +129,81 @@ export const memory = (): Memory => {
   const entries: Array<Entry> = []
   return { entries, layer: layer((entry) => Effect.sync(() => void entries.push(entry))) }
 }
+
+/**
+ * A JSON Lines file sink: one entry a line, appended. Writes are serialized,
+ * so concurrent fibers never interleave lines. A write that fails is dropped
+ * rather than failing the tool call it records.
+ *
+ * @example
+ * import { NodeFileSystem } from "@effect/platform-node"
+ * import { Layer } from "effect"
+ * import { Audit } from "@graded/core"
+ * const audit = Audit.jsonl("audit.jsonl").pipe(Layer.provide(NodeFileSystem.layer))
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const jsonl = (path: string): Layer.Layer<Audit, PlatformError, FileSystem.FileSystem> =>
+  Layer.scoped(
+    Audit,
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const file = yield* fs.open(path, { flag: "a" })
+      const lock = yield* Effect.makeSemaphore(1)
+      const encoder = new TextEncoder()
+      return {
+        write: (entry) =>
+          lock.withPermits(1)(
+            Effect.suspend(() => file.writeAll(encoder.encode(`${JSON.stringify(entry, replacer)}\n`)))
+          ).pipe(Effect.ignore)
+      }
+    })
+  )
+
+// Audit entries carry tool inputs, which may hold values JSON cannot: keep
+// the line valid whatever they are.
+const replacer = (_key: string, value: unknown) => typeof value === "bigint" ? value.toString() : value
+
+/**
+ * A line of an audit file that is not a JSON object.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class CorruptLine extends Schema.TaggedError<CorruptLine>()("@graded/core/Audit/CorruptLine", {
+  path: Schema.String,
+  line: Schema.Number,
+  issue: Schema.String
+}) {
+  override get message(): string {
+    return `${this.path}, line ${this.line}: ${this.issue}`
+  }
+}
+
+/**
+ * Reads a JSON Lines audit file back.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const readJsonl = (
+  path: string
+): Effect.Effect<ReadonlyArray<Entry>, PlatformError | CorruptLine, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const lines = (yield* fs.readFileString(path)).split("\n")
+    const entries: Array<Entry> = []
+    for (const [index, line] of lines.entries()) {
+      if (line.trim() === "") continue
+      const entry = yield* Effect.try({
+        try: () => JSON.parse(line) as unknown,
+        catch: (error) => new CorruptLine({ path, line: index + 1, issue: String(error) })
+      })
+      if (typeof entry !== "object" || entry === null || !("type" in entry)) {
+        return yield* new CorruptLine({ path, line: index + 1, issue: "not an audit entry" })
+      }
+      entries.push(entry as Entry)
+    }
+    return entries
+  })

@@ -10,7 +10,9 @@ import type { Effect } from "effect/Effect"
 import type { Pipeable } from "effect/Pipeable"
 import type { Builtin, Confirmed, HumanTrigger, SendCapability, WriteCapability } from "./Capability.js"
 import type * as Grade_ from "./Grade.js"
+import * as internalProposal from "./internal/proposal.js"
 import * as internal from "./internal/tool.js"
+import type { ProposalStore } from "./ProposalStore.js"
 import type { ToolError } from "./ToolError.js"
 import type { ValidName } from "./Wire.js"
 
@@ -347,3 +349,50 @@ export const send = <const Name extends string, I, IE, P, PE, O, OE, E1 = never,
   definition: SendDefinition<Name, I, IE, P, PE, O, OE, E1, R1, E2, R2>
 ): SendTool<Name, I, P, O, E1 | E2, R1 | R2> => internal.makeSend(name as Name, definition)
 
+
+/**
+ * What a proposal tool returns to the model.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Proposed {
+  readonly proposal: string
+  readonly status: "pending"
+  readonly note: string
+}
+
+/**
+ * Turns a write or send tool into a read tool whose only effect is to record
+ * a proposal (the input, and for a send the prepared payload) for a human to
+ * approve or reject later. This is how an autonomous model may suggest an
+ * action. Its name is the tool's with `.propose` added.
+ *
+ * @example
+ * import { Effect, Schema } from "effect"
+ * import { Tool, Toolkit } from "@graded/core"
+ *
+ * const SubmitTicket = Tool.write("ticket.submit", {
+ *   title: "Submit a ticket", description: "File a ticket.",
+ *   input: Schema.Struct({ subject: Schema.String }), output: Schema.Struct({ id: Schema.String }),
+ *   run: () => Effect.succeed({ id: "T-1" })
+ * })
+ * const forTheAgent = Toolkit.make(Tool.proposal(SubmitTicket)) // ticket.submit.propose, a read tool
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export interface ProposalConstructor {
+  <Name extends string, I, P, O, E, R>(
+    tool: SendTool<Name, I, P, O, E, R>
+  ): Tool<`${Name}.propose`, "read", I, Proposed, E, R | ProposalStore>
+  <Name extends string, I, O, E, R>(
+    tool: Tool<Name, "write", I, O, E, R>
+  ): Tool<`${Name}.propose`, "read", I, Proposed, never, ProposalStore>
+}
+
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export const proposal: ProposalConstructor = internalProposal.make as unknown as ProposalConstructor

@@ -1,0 +1,166 @@
+/**
+ * Where proposals wait for a human. A proposal is a write or send a model
+ * suggested (through `Tool.proposal`) and nobody has decided yet. The store
+ * makes each decision happen once: `claim` moves a proposal out of `pending`
+ * atomically, so a second approval finds it taken.
+ *
+ * @since 0.1.0
+ */
+import { Context, Effect, Either, Layer, Schema } from "effect"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Status = "pending" | "approving" | "delivered" | "rejected" | "failed"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Decision {
+  readonly by: string
+  readonly at: string
+  readonly edited: boolean
+  readonly reason?: string | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Proposal {
+  readonly id: string
+  readonly tool: string
+  readonly grade: "write" | "send"
+  readonly title: string
+  /** The input the model gave, encoded. */
+  readonly input: unknown
+  /** What would go out: the write's input, or the send's prepared payload; encoded. */
+  readonly payload: unknown
+  readonly status: Status
+  readonly proposedAt: string
+  readonly actor: string | undefined
+  readonly traceId: string | undefined
+  readonly decision?: Decision | undefined
+  /** The tool's encoded output, once delivered. */
+  readonly output?: unknown
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type New = Omit<Proposal, "id" | "status" | "decision" | "output">
+
+/**
+ * No proposal has this id.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class NotFound extends Schema.TaggedError<NotFound>()("@graded/core/ProposalStore/NotFound", {
+  id: Schema.String
+}) {
+  override get message(): string {
+    return `There is no proposal ${this.id}`
+  }
+}
+
+/**
+ * The proposal was decided already; nothing is delivered again.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class AlreadyDecided extends Schema.TaggedError<AlreadyDecided>()("@graded/core/ProposalStore/AlreadyDecided", {
+  id: Schema.String,
+  status: Schema.String,
+  by: Schema.optional(Schema.String)
+}) {
+  override get message(): string {
+    return `Proposal ${this.id} was already decided (${this.status}${this.by !== undefined ? ` by ${this.by}` : ""}); nothing was delivered again`
+  }
+}
+
+/**
+ * @since 0.1.0
+ * @category services
+ */
+export class ProposalStore extends Context.Tag("@graded/core/ProposalStore")<ProposalStore, ProposalStore.Service>() {}
+
+/**
+ * @since 0.1.0
+ */
+export declare namespace ProposalStore {
+  /**
+   * @since 0.1.0
+   * @category models
+   */
+  export interface Service {
+    readonly add: (proposal: New) => Effect.Effect<Proposal>
+    readonly get: (id: string) => Effect.Effect<Proposal, NotFound>
+    readonly list: (filter?: { readonly status?: Status | undefined }) => Effect.Effect<ReadonlyArray<Proposal>>
+    /** Moves a pending proposal to `approving`, or fails: once per proposal. */
+    readonly claim: (id: string, by: string) => Effect.Effect<Proposal, NotFound | AlreadyDecided>
+    /** Moves a pending proposal to `rejected`, or fails. */
+    readonly reject: (id: string, decision: Decision) => Effect.Effect<Proposal, NotFound | AlreadyDecided>
+    /** Records how an approval ended. */
+    readonly settle: (
+      id: string,
+      outcome:
+        | { readonly status: "delivered"; readonly decision: Decision; readonly output: unknown }
+        | { readonly status: "failed"; readonly decision: Decision }
+        | { readonly status: "pending" }
+    ) => Effect.Effect<Proposal, NotFound>
+  }
+}
+
+/**
+ * An in-memory store, for tests, demos and single-process apps.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () => {
+  const proposals = new Map<string, Proposal>()
+  let next = 0
+  const put = (proposal: Proposal) => (proposals.set(proposal.id, proposal), proposal)
+  // Each operation checks and updates in one synchronous step: the runtime
+  // cannot switch fibers inside it, so two approvals never both claim one
+  // proposal.
+  const whenPending = (id: string, update: (proposal: Proposal) => Proposal) =>
+    Effect.suspend((): Either.Either<Proposal, NotFound | AlreadyDecided> => {
+      const proposal = proposals.get(id)
+      if (proposal === undefined) return Either.left(new NotFound({ id }))
+      if (proposal.status !== "pending") {
+        return Either.left(new AlreadyDecided({ id, status: proposal.status, by: proposal.decision?.by }))
+      }
+      return Either.right(put(update(proposal)))
+    })
+  const existing = (id: string, update: (proposal: Proposal) => Proposal) =>
+    Effect.suspend((): Either.Either<Proposal, NotFound> => {
+      const proposal = proposals.get(id)
+      return proposal === undefined ? Either.left(new NotFound({ id })) : Either.right(put(update(proposal)))
+    })
+  return {
+    add: (fields) => Effect.sync(() => put({ ...fields, id: `p-${++next}`, status: "pending" })),
+    get: (id) => existing(id, (proposal) => proposal),
+    list: (filter) =>
+      Effect.sync(() =>
+        [...proposals.values()].filter((proposal) => filter?.status === undefined || proposal.status === filter.status)
+      ),
+    claim: (id, by) =>
+      whenPending(id, (proposal) => ({
+        ...proposal,
+        status: "approving",
+        decision: { by, at: new Date().toISOString(), edited: false }
+      })),
+    reject: (id, decision) => whenPending(id, (proposal) => ({ ...proposal, status: "rejected", decision })),
+    settle: (id, outcome) =>
+      existing(id, (proposal) =>
+        outcome.status === "pending"
+          ? { ...proposal, status: "pending", decision: undefined }
+          : { ...proposal, ...outcome })
+  }
+})

@@ -1,0 +1,63 @@
+import { Effect, Schema } from "effect"
+import type { ParseError } from "effect/ParseResult"
+import * as Audit from "../Audit.js"
+import * as Invocation from "../Invocation.js"
+import { ProposalStore } from "../ProposalStore.js"
+import type { Any, SendTool } from "../Tool.js"
+import { InvalidOutput } from "../ToolError.js"
+import { issueText, makeRead } from "./tool.js"
+
+export const Proposed = Schema.Struct({
+  proposal: Schema.String,
+  status: Schema.Literal("pending"),
+  note: Schema.String
+})
+
+const isSend = (tool: Any): tool is SendTool<string, any, any, any, any, any> => tool.grade === "send"
+
+export const make = (tool: Any) => {
+  const encodeInput = Schema.encode(tool.input)
+  const invalid = (error: ParseError) => new InvalidOutput({ tool: tool.name, issue: issueText(error) })
+  return makeRead(`${tool.name}.propose`, {
+    title: `Propose: ${tool.title}`,
+    description: `${tool.description} This does not ${tool.grade} anything: it records a proposal that a human ` +
+      `approves or rejects later.`,
+    input: tool.input,
+    output: Proposed,
+    tags: tool.tags,
+    features: tool.features,
+    pages: tool.pages,
+    failureMessages: tool.failureMessages,
+    limits: tool.limits,
+    run: (input: unknown) =>
+      Effect.gen(function*() {
+        const store = yield* ProposalStore
+        const context = yield* Invocation.current
+        const encodedInput = yield* encodeInput(input).pipe(Effect.mapError(invalid))
+        // A send's payload is prepared now, so the human approves exactly what
+        // will go out; prepare has no way to send it.
+        const payload = isSend(tool)
+          ? yield* Effect.flatMap(
+            tool.prepare(input),
+            (prepared) => Schema.encode(tool.payload)(prepared).pipe(Effect.mapError(invalid))
+          )
+          : encodedInput
+        const proposal = yield* store.add({
+          tool: tool.name,
+          grade: tool.grade as "write" | "send",
+          title: tool.title,
+          input: encodedInput,
+          payload,
+          proposedAt: new Date().toISOString(),
+          actor: context.actor,
+          traceId: context.traceId
+        })
+        yield* Audit.record({ type: "proposed", tool: tool.name, proposal: proposal.id })
+        return {
+          proposal: proposal.id,
+          status: "pending" as const,
+          note: `Recorded for a human to approve or reject; nothing was ${tool.grade === "send" ? "sent" : "written"}.`
+        }
+      }) as Effect.Effect<typeof Proposed.Type, unknown, ProposalStore>
+  })
+}

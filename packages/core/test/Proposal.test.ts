@@ -1,0 +1,107 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { Agent, Invocation, Proposal, ProposalStore, ScriptedModel, Tool, Toolkit } from "@graded/core"
+import { makeDesk } from "./fixtures.js"
+
+const { call, calls, text } = ScriptedModel
+
+// The agent proposes; nothing is written or sent until a human approves.
+const proposeBoth = (desk: ReturnType<typeof makeDesk>) =>
+  Agent.run({
+    toolkit: Toolkit.make(desk.KbSearch, Tool.proposal(desk.SubmitTicket), Tool.proposal(desk.SendReply)),
+    prompt: "File it and tell the customer",
+    context: { actor: "agent:bot" }
+  }).pipe(
+    Effect.provide(ScriptedModel.layer([
+      calls(
+        call("ticket.submit.propose", { subject: "VAT number wrong" }),
+        call("chat.sendMessage.propose", { text: "We are on it." })
+      ),
+      text("Proposed both for a human.")
+    ]))
+  )
+
+describe("Tool.proposal and Proposal", () => {
+  it.effect("a model proposes a write and a send; nothing happens until a human decides", () =>
+    Effect.gen(function*() {
+      const desk = makeDesk()
+      const result = yield* proposeBoth(desk)
+      expect(result.calls.map((c) => c.ok)).toEqual([true, true])
+      expect(desk.effects).toMatchObject({ submitted: [], delivered: [], prepared: 1 })
+      const pending = yield* Proposal.list({ status: "pending" })
+      expect(pending.map((p) => [p.tool, p.grade, p.payload, p.actor])).toEqual([
+        ["ticket.submit", "write", { subject: "VAT number wrong" }, "agent:bot"],
+        ["chat.sendMessage", "send", { to: "customer:42", text: "We are on it." }, "agent:bot"]
+      ])
+    }).pipe(Effect.provide(ProposalStore.memory)))
+
+  it.effect("approval delivers exactly once; a second approval delivers nothing and says why", () =>
+    Effect.gen(function*() {
+      const desk = makeDesk()
+      yield* proposeBoth(desk)
+      const [ticket, message] = yield* Proposal.list()
+      const approved = yield* Proposal.approve(desk.support, message!.id, { by: "agent:alice" })
+      expect(approved.proposal).toMatchObject({ status: "delivered", decision: { by: "agent:alice", edited: false } })
+      expect(desk.effects.delivered).toEqual(["We are on it."])
+      const again = yield* Effect.flip(Proposal.approve(desk.support, message!.id, { by: "agent:bob" }))
+      expect(again).toBeInstanceOf(ProposalStore.AlreadyDecided)
+      expect(again.message).toBe(`Proposal ${message!.id} was already decided (delivered by agent:alice); nothing was delivered again`)
+      expect(desk.effects.delivered).toEqual(["We are on it."])
+      // The write, approved with an edit.
+      yield* Proposal.approve(desk.support, ticket!.id, { by: "agent:alice", payload: { subject: "VAT number (edited)" } })
+      expect(desk.effects.submitted).toEqual(["VAT number (edited)"])
+      expect((yield* ProposalStore.ProposalStore.pipe(Effect.flatMap((s) => s.get(ticket!.id)))).decision?.edited).toBe(true)
+    }).pipe(Effect.provide(ProposalStore.memory)))
+
+  it.effect("an invalid edit delivers nothing and leaves the proposal pending", () =>
+    Effect.gen(function*() {
+      const desk = makeDesk()
+      yield* proposeBoth(desk)
+      const [, message] = yield* Proposal.list()
+      const error = yield* Effect.flip(
+        Proposal.approve(desk.support, message!.id, { by: "agent:alice", payload: { to: "customer:42", text: "" } })
+      )
+      expect(error).toMatchObject({ _tag: "@graded/core/ToolError/InvalidEdit" })
+      expect(desk.effects.delivered).toEqual([])
+      expect((yield* Proposal.list({ status: "pending" })).map((p) => p.id)).toContain(message!.id)
+    }).pipe(Effect.provide(ProposalStore.memory)))
+
+  it.effect("rejection delivers nothing, and approval after it is refused", () =>
+    Effect.gen(function*() {
+      const desk = makeDesk()
+      yield* proposeBoth(desk)
+      const [, message] = yield* Proposal.list()
+      const rejected = yield* Proposal.reject(message!.id, { by: "agent:alice", reason: "not our tone" })
+      expect(rejected).toMatchObject({ status: "rejected", decision: { by: "agent:alice", reason: "not our tone" } })
+      const late = yield* Effect.flip(Proposal.approve(desk.support, message!.id, { by: "agent:bob" }))
+      expect(late).toBeInstanceOf(ProposalStore.AlreadyDecided)
+      expect(desk.effects.delivered).toEqual([])
+    }).pipe(Effect.provide(ProposalStore.memory)))
+
+  it.effect("fifty concurrent approvals of one proposal deliver once", () =>
+    Effect.gen(function*() {
+      const desk = makeDesk()
+      yield* proposeBoth(desk)
+      const [, message] = yield* Proposal.list()
+      const outcomes = yield* Effect.forEach(
+        Array.from({ length: 50 }, (_, i) => i),
+        (i) => Effect.either(Proposal.approve(desk.support, message!.id, { by: `agent:${i}` })),
+        { concurrency: "unbounded" }
+      )
+      expect(outcomes.filter((o) => o._tag === "Right")).toHaveLength(1)
+      expect(desk.effects.delivered).toHaveLength(1)
+    }).pipe(Effect.provide(ProposalStore.memory)))
+
+  it.effect("approving from a fiber running for a model is refused and leaves the proposal pending", () =>
+    Effect.gen(function*() {
+      const desk = makeDesk()
+      yield* proposeBoth(desk)
+      const [, message] = yield* Proposal.list()
+      const error = yield* Effect.flip(
+        Invocation.within({ autonomous: true })(Proposal.approve(desk.support, message!.id, { by: "agent:bot" }))
+      )
+      expect(error).toMatchObject({ _tag: "@graded/core/ToolError/Refused", gate: "autonomous" })
+      expect(desk.effects.delivered).toEqual([])
+      expect((yield* Proposal.list({ status: "pending" })).map((p) => p.id)).toContain(message!.id)
+    }).pipe(Effect.provide(ProposalStore.memory)))
+})
