@@ -152,6 +152,8 @@ export type Options<T> = Input & {
   readonly toolkit: Autonomous<T>
   /** Model turns allowed (default 4). */
   readonly maxRounds?: number | undefined
+  /** Longest argument text accepted from the model for one call (default 100,000 characters). */
+  readonly maxArgumentChars?: number | undefined
   /** A system message placed first. */
   readonly system?: string | undefined
   /** The invocation context; `autonomous` is always true here. */
@@ -183,6 +185,14 @@ export type AgentError = ModelError | internal.InvalidOptions
  * @category constructors
  */
 export const defaultMaxRounds = 4
+
+/**
+ * The default limit on one call's argument text.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const defaultMaxArgumentChars: number = internal.defaultMaxArgumentChars
 
 /**
  * Runs the autonomous loop.

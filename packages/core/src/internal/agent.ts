@@ -25,6 +25,7 @@ export interface RunOptions {
   readonly prompt?: string | undefined
   readonly messages?: ReadonlyArray<Message> | undefined
   readonly maxRounds?: number | undefined
+  readonly maxArgumentChars?: number | undefined
   readonly system?: string | undefined
   readonly context?: Partial<Invocation.Context> | undefined
 }
@@ -61,6 +62,8 @@ const parse = (text: string): Either.Either<unknown, string> => {
     return Either.left("the arguments are not valid JSON")
   }
 }
+
+export const defaultMaxArgumentChars = 100_000
 
 const refusals = new Set<DenialCode>(["refused", "rejected", "requires-confirm"])
 
@@ -102,6 +105,12 @@ const loop = (options: RunOptions, maxRounds: number) =>
           const reason = "this exact call was already refused in this run; it is not asked again"
           yield* Audit.record({ type: "refused", tool: tool.name, gate: "repeat", reason })
           return denied(call.id, tool.name, "refused", reason)
+        }
+        const maxArgumentChars = options.maxArgumentChars ?? defaultMaxArgumentChars
+        if (call.arguments.length > maxArgumentChars) {
+          const reason = `the arguments are ${call.arguments.length} characters; at most ${maxArgumentChars} are accepted`
+          yield* Audit.record({ type: "refused", tool: tool.name, gate: "input", reason })
+          return denied(call.id, tool.name, "invalid-input", `Invalid input for ${tool.name}: ${reason}`)
         }
         const parsed = parse(call.arguments)
         if (Either.isLeft(parsed)) {
