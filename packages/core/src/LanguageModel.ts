@@ -84,17 +84,24 @@ export interface Request {
 }
 
 /**
- * The model could not answer.
+ * The model could not answer. `reason` says what kind of failure: the known
+ * ones are `bad-request` (400, say a gateway rejecting a definition),
+ * `unauthorized` (401), `forbidden` (403), `not-found` (404), `rate-limited`
+ * (429), `server` (5xx), `timeout`, `connection`, `malformed-response` and
+ * `script-exhausted`. `detail` is the provider's own message.
  *
  * @since 0.1.0
  * @category errors
  */
 export class ModelError extends Schema.TaggedError<ModelError>()("@graded/core/LanguageModel/ModelError", {
   reason: Schema.String,
-  detail: Schema.String
+  detail: Schema.String,
+  status: Schema.optional(Schema.Number),
+  /** How long the provider asked to wait before trying again. */
+  retryAfterMillis: Schema.optional(Schema.Number)
 }) {
   override get message(): string {
-    return `The model failed (${this.reason}): ${this.detail}`
+    return `The model failed (${this.reason}${this.status !== undefined ? `, HTTP ${this.status}` : ""}): ${this.detail}`
   }
 }
 

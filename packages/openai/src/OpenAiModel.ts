@@ -1,0 +1,100 @@
+/**
+ * graded's `LanguageModel` over the official `openai` client, for OpenAI and
+ * any OpenAI-compatible server (Azure, vLLM, Ollama, LiteLLM). Both the Chat
+ * Completions and the Responses API; tool definitions go out with their wire
+ * names and strict schemas, exactly as the registry made them.
+ *
+ * @since 0.1.0
+ */
+import { Duration, Effect, Either, Layer } from "effect"
+import { LanguageModel } from "@graded/core"
+import OpenAI from "openai"
+import * as chat from "./internal/chat.js"
+import { retryPolicy, toModelError } from "./internal/errors.js"
+import * as responses from "./internal/responses.js"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /** A client you made; otherwise one is made from `apiKey` and `baseURL`. */
+  readonly client?: OpenAI | undefined
+  readonly apiKey?: string | undefined
+  /** An OpenAI-compatible server, e.g. `http://127.0.0.1:8000/v1` for vLLM. */
+  readonly baseURL?: string | undefined
+  readonly model: string
+  /** Which API to call (default `"chat"`). */
+  readonly api?: "chat" | "responses" | undefined
+  /** Per request (default 60 seconds). */
+  readonly timeout?: Duration.DurationInput | undefined
+  /** Retries of 429, 5xx, timeouts and dropped connections (default 3). */
+  readonly maxRetries?: number | undefined
+  /** The first backoff delay, doubled each retry (default 500 ms); a longer retry-after wins. */
+  readonly retryBase?: Duration.DurationInput | undefined
+  /** Let the model call several tools in one turn (default true). */
+  readonly parallelToolCalls?: boolean | undefined
+  /** Responses API only: whether the server keeps the response. */
+  readonly store?: boolean | undefined
+}
+
+/**
+ * Makes the service.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (options: Options): LanguageModel.LanguageModel.Service => {
+  // The client refuses to be made without an API key; that becomes a typed
+  // error on every turn rather than a throw where the layer is built.
+  const made = Either.try({
+    try: () => options.client ?? new OpenAI({ apiKey: options.apiKey, baseURL: options.baseURL, maxRetries: 0 }),
+    catch: (error) => new LanguageModel.ModelError({ reason: "configuration", detail: String(error) })
+  })
+  const timeout = Duration.toMillis(Duration.decode(options.timeout ?? "60 seconds"))
+  const policy = retryPolicy({
+    maxRetries: options.maxRetries ?? 3,
+    base: options.retryBase ?? "500 millis",
+    cap: "30 seconds"
+  })
+  const parallelToolCalls = options.parallelToolCalls ?? true
+  // The client's own retries are off: the schedule above is the only policy.
+  const requestOptions = (signal: AbortSignal) => ({ signal, timeout, maxRetries: 0 })
+
+  const once = (client: OpenAI, request: LanguageModel.Request) =>
+    Effect.tryPromise({
+      try: (signal) =>
+        options.api === "responses"
+          ? client.responses.create(
+            responses.body(options.model, request, { parallelToolCalls, store: options.store }),
+            requestOptions(signal)
+          ).then(responses.response)
+          : client.chat.completions.create(chat.body(options.model, request, { parallelToolCalls }), requestOptions(signal))
+            .then(chat.response),
+      catch: toModelError
+    }).pipe(
+      Effect.flatMap((response) =>
+        typeof response === "string"
+          ? Effect.fail(new LanguageModel.ModelError({ reason: "malformed-response", detail: response }))
+          : Effect.succeed(response)
+      )
+    )
+
+  return {
+    generate: (request) =>
+      Either.isLeft(made) ? Effect.fail(made.left) : Effect.retry(once(made.right, request), policy)
+  }
+}
+
+/**
+ * The layer.
+ *
+ * @example
+ * import { OpenAiModel } from "@graded/openai"
+ * const model = OpenAiModel.layer({ apiKey: process.env.OPENAI_API_KEY, model: "gpt-4o-mini", api: "responses" })
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options: Options): Layer.Layer<LanguageModel.LanguageModel> =>
+  Layer.sync(LanguageModel.LanguageModel, () => make(options))

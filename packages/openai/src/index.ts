@@ -1,0 +1,6 @@
+/**
+ * @graded/openai: graded's LanguageModel over the official openai client.
+ *
+ * @since 0.1.0
+ */
+export * as OpenAiModel from "./OpenAiModel.js"

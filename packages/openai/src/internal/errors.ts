@@ -1,0 +1,83 @@
+// From whatever the openai client throws to a typed ModelError, and the retry
+// policy: 429, 5xx, timeouts and dropped connections are retried with
+// exponential backoff, waiting at least as long as the server's retry-after.
+// The client's own retries are off, so this is the only policy.
+import { Duration, Schedule } from "effect"
+import { LanguageModel } from "@graded/core"
+
+type Fields = ConstructorParameters<typeof LanguageModel.ModelError>[0]
+
+const reasonOf = (status: number): string =>
+  status === 400 ? "bad-request"
+  : status === 401 ? "unauthorized"
+  : status === 403 ? "forbidden"
+  : status === 404 ? "not-found"
+  : status === 408 ? "timeout"
+  : status === 409 ? "conflict"
+  : status === 422 ? "bad-request"
+  : status === 429 ? "rate-limited"
+  : status >= 500 ? "server"
+  : "http"
+
+// retry-after-ms (OpenAI's), else retry-after in seconds or as an HTTP date.
+export const retryAfterMillis = (headers: unknown, now: number = Date.now()): number | undefined => {
+  const get = (name: string): string | null | undefined =>
+    typeof headers === "object" && headers !== null && "get" in headers && typeof headers.get === "function"
+      ? headers.get(name)
+      : undefined
+  const ms = Number(get("retry-after-ms"))
+  if (get("retry-after-ms") != null && Number.isFinite(ms) && ms >= 0) return ms
+  const after = get("retry-after")
+  if (after == null) return undefined
+  const seconds = Number(after)
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000
+  const date = Date.parse(after)
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now)
+}
+
+const messageOf = (error: unknown): string => {
+  if (typeof error === "object" && error !== null) {
+    const body = "error" in error ? (error as { error?: unknown }).error : undefined
+    if (typeof body === "object" && body !== null && "message" in body && typeof body.message === "string") {
+      return body.message
+    }
+    if ("message" in error && typeof error.message === "string") return error.message
+  }
+  return String(error)
+}
+
+export const toModelError = (error: unknown): LanguageModel.ModelError => {
+  if (error instanceof LanguageModel.ModelError) return error
+  // By class name, not instanceof: a client the user made may come from
+  // another copy of the openai package.
+  const name = typeof error === "object" && error !== null ? error.constructor?.name ?? "" : ""
+  const status = typeof error === "object" && error !== null && "status" in error && typeof error.status === "number"
+    ? error.status
+    : undefined
+  if (name === "APIConnectionTimeoutError") return new LanguageModel.ModelError({ reason: "timeout", detail: messageOf(error) })
+  if (name === "APIConnectionError") return new LanguageModel.ModelError({ reason: "connection", detail: messageOf(error) })
+  if (status === undefined) return new LanguageModel.ModelError({ reason: "malformed-response", detail: messageOf(error) })
+  const fields: Fields = { reason: reasonOf(status), detail: messageOf(error), status }
+  const wait = retryAfterMillis((error as { headers?: unknown }).headers)
+  return new LanguageModel.ModelError(wait === undefined ? fields : { ...fields, retryAfterMillis: wait })
+}
+
+export const isRetryable = (error: LanguageModel.ModelError): boolean =>
+  error.reason === "rate-limited" || error.reason === "server" || error.reason === "timeout" ||
+  error.reason === "connection" || error.reason === "conflict"
+
+export interface RetryOptions {
+  readonly maxRetries: number
+  readonly base: Duration.DurationInput
+  readonly cap: Duration.DurationInput
+}
+
+export const retryPolicy = (options: RetryOptions) =>
+  Schedule.identity<LanguageModel.ModelError>().pipe(
+    Schedule.whileInput(isRetryable),
+    Schedule.intersect(Schedule.recurs(options.maxRetries)),
+    Schedule.addDelay(([error, attempt]) => {
+      const backoff = Duration.min(Duration.times(Duration.decode(options.base), 2 ** attempt), Duration.decode(options.cap))
+      return error.retryAfterMillis !== undefined ? Duration.max(Duration.millis(error.retryAfterMillis), backoff) : backoff
+    })
+  )

@@ -1,0 +1,140 @@
+// An OpenAI-compatible server on loopback for tests: an @effect/platform HTTP
+// server that answers each request with the next scripted reply and records
+// what it was sent.
+import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { NodeHttpServer, NodeHttpServerRequest } from "@effect/platform-node"
+import { Effect } from "effect"
+import { createServer } from "node:http"
+
+export interface Reply {
+  readonly status?: number
+  readonly headers?: Record<string, string>
+  /** JSON to send; `text` sends a raw body instead. */
+  readonly json?: unknown
+  readonly text?: string
+  /** Hold the reply this long (ms), to test timeouts and interruption. */
+  readonly delay?: number
+}
+
+export interface Recorded {
+  readonly method: string
+  readonly path: string
+  readonly headers: Record<string, string>
+  readonly body: any
+}
+
+export interface Replay {
+  readonly baseURL: string
+  readonly requests: ReadonlyArray<Recorded>
+  /** Requests whose handling was cut short because the client went away. */
+  readonly abandoned: () => number
+}
+
+export const make = (script: ReadonlyArray<Reply>) =>
+  Effect.gen(function*() {
+    const requests: Array<Recorded> = []
+    let abandoned = 0
+    const server = yield* NodeHttpServer.make(() => createServer(), { port: 0, host: "127.0.0.1" })
+    const app = Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const text = yield* Effect.orElseSucceed(request.text, () => "")
+      let body: unknown = text
+      try {
+        body = JSON.parse(text)
+      } catch {
+        // recorded as text
+      }
+      requests.push({ method: request.method, path: request.url, headers: { ...request.headers }, body })
+      // Count a client that goes away before its reply: the socket closes early.
+      const incoming = NodeHttpServerRequest.toIncomingMessage(request)
+      let replied = false
+      incoming.socket.once("close", () => {
+        if (!replied) abandoned++
+      })
+      const reply = script[requests.length - 1] ?? { status: 500, json: { error: { message: "the replay script is exhausted" } } }
+      if (reply.delay !== undefined) yield* Effect.sleep(reply.delay)
+      replied = true
+      const options = { status: reply.status ?? 200, headers: reply.headers ?? {} }
+      return reply.text !== undefined
+        ? HttpServerResponse.text(reply.text, options)
+        : HttpServerResponse.unsafeJson(reply.json ?? {}, options)
+    })
+    yield* server.serve(app)
+    const address = server.address
+    if (address._tag !== "TcpAddress") return yield* Effect.die("expected a TCP address")
+    return {
+      baseURL: `http://127.0.0.1:${address.port}/v1`,
+      requests,
+      abandoned: () => abandoned
+    } satisfies Replay
+  })
+
+// Canned replies in each API's shape.
+export const chatReply = (message: {
+  content?: string | null
+  toolCalls?: ReadonlyArray<{ id: string; name: string; arguments: string }>
+}): Reply => ({
+  json: {
+    id: "chatcmpl-1",
+    object: "chat.completion",
+    created: 0,
+    model: "test-model",
+    choices: [{
+      index: 0,
+      finish_reason: message.toolCalls !== undefined ? "tool_calls" : "stop",
+      message: {
+        role: "assistant",
+        content: message.content ?? null,
+        ...(message.toolCalls !== undefined
+          ? {
+            tool_calls: message.toolCalls.map((call) => ({
+              id: call.id,
+              type: "function",
+              function: { name: call.name, arguments: call.arguments }
+            }))
+          }
+          : {})
+      }
+    }],
+    usage: { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 }
+  }
+})
+
+export const responsesReply = (output: {
+  text?: string
+  calls?: ReadonlyArray<{ callId: string; name: string; arguments: string }>
+}): Reply => ({
+  json: {
+    id: "resp-1",
+    object: "response",
+    created_at: 0,
+    model: "test-model",
+    status: "completed",
+    output: [
+      ...(output.text !== undefined
+        ? [{
+          type: "message",
+          id: "msg-1",
+          role: "assistant",
+          status: "completed",
+          content: [{ type: "output_text", text: output.text, annotations: [] }]
+        }]
+        : []),
+      ...(output.calls ?? []).map((call, i) => ({
+        type: "function_call",
+        id: `fc-${i}`,
+        call_id: call.callId,
+        name: call.name,
+        arguments: call.arguments,
+        status: "completed"
+      }))
+    ],
+    usage: { input_tokens: 13, output_tokens: 5, total_tokens: 18 }
+  }
+})
+
+export const errorReply = (status: number, message: string, headers: Record<string, string> = {}): Reply => ({
+  status,
+  headers,
+  json: { error: { message, type: "invalid_request_error", param: null, code: null } }
+})
