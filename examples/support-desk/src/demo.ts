@@ -2,8 +2,9 @@
 // sends the reply, which goes out only after they confirm it; a second send
 // is rejected. Every step is printed as it happens, from the audit trail.
 import { Effect, Layer } from "effect"
-import { Agent, Audit, HumanConfirm, Invocation, LanguageModel, ScriptedModel, Toolkit } from "@graded/core"
+import { Agent, Audit, HumanConfirm, Invocation, LanguageModel, Plan, ScriptedModel, Toolkit } from "@graded/core"
 import * as Desk from "./desk.js"
+import { QuickTicket } from "./quickTicket.js"
 import { desk, SendMessage } from "./tools.js"
 
 const question = "Has this customer reported a similar problem before?"
@@ -48,6 +49,9 @@ const describe = (entry: Audit.Entry): string => {
       return `${entry.tool} failed: ${entry.error}`
     case "proposed":
       return `proposed ${entry.tool} for a human to decide (${entry.proposal})`
+    case "step":
+      return `plan ${entry.plan}, step ${entry.index} (${entry.step}, ${entry.kind}): ${entry.status}` +
+        (entry.reason !== undefined ? `: ${entry.reason}` : "")
     case "answered":
       return `the model answered after ${entry.rounds} round(s)`
     case "round-limit":
@@ -65,7 +69,7 @@ export interface Options {
 
 export const run = (options: Options) => {
   const { log } = options
-  const outbox: Desk.Outbox = { tickets: [], messages: [] }
+  const outbox: Desk.Outbox = { tickets: [], messages: [], form: undefined }
   const audit = Audit.layer((entry) =>
     Effect.sync(() => log(`  ${entry.autonomous ? "[agent]" : "[human]"} ${describe(entry)}`))
   )
@@ -112,9 +116,17 @@ export const run = (options: Options) => {
     if (second._tag === "Left") log(`   Denied: ${second.left.message}`)
 
     log("")
+    log("4. Alice presses the quick-ticket shortcut: a fixed flow she started, which may write.")
+    const ticket = yield* Plan.run(QuickTicket, {}).pipe(
+      Effect.provide(HumanConfirm.trigger({ by: "agent:alice", via: "shortcut" })),
+      Effect.provide(options.model ?? ScriptedModel.layer([ScriptedModel.text("Invoice shows the old VAT number again")]))
+    )
+    log(`   Filed ${ticket.id} with the form ${show(outbox.form)}`)
+
+    log("")
     log(`Messages that reached the customer: ${outbox.messages.length}`)
     for (const message of outbox.messages) log(`  to ${message.to}: ${message.text}`)
     log(`Tickets filed: ${outbox.tickets.length}`)
-    return { result, outbox, second }
+    return { result, outbox, second, ticket }
   }).pipe(Effect.provide(Layer.merge(Desk.layer(outbox), audit)))
 }

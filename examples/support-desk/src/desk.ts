@@ -24,10 +24,14 @@ export class Desk extends Context.Tag("support-desk/Desk")<Desk, {
   readonly searchArticles: (query: string) => Effect.Effect<ReadonlyArray<Article>>
   readonly fileTicket: (subject: string, body: string) => Effect.Effect<string>
   readonly postMessage: (to: string, text: string) => Effect.Effect<void>
+  readonly openForm: Effect.Effect<void>
+  readonly fillForm: (fields: Readonly<Record<string, string>>) => Effect.Effect<Readonly<Record<string, string>>>
 }>() {}
 
 export interface Outbox {
   readonly tickets: Array<{ readonly id: string; readonly subject: string }>
+  /** The ticket form on screen: undefined while closed. */
+  form: Record<string, string> | undefined
   readonly messages: Array<{ readonly to: string; readonly text: string }>
 }
 
@@ -74,5 +78,7 @@ export const layer = (outbox: Outbox): Layer.Layer<Desk> =>
         outbox.tickets.push({ id, subject })
         return id
       }),
-    postMessage: (to, text) => Effect.sync(() => void outbox.messages.push({ to, text }))
+    postMessage: (to, text) => Effect.sync(() => void outbox.messages.push({ to, text })),
+    openForm: Effect.sync(() => void (outbox.form = {})),
+    fillForm: (fields) => Effect.sync(() => (outbox.form = { ...outbox.form, ...fields }))
   })

@@ -6,12 +6,15 @@ describe("support-desk demo", () => {
   it.effect("answers with read tools, sends once after confirmation, and refuses the rest", () =>
     Effect.gen(function*() {
       const lines: Array<string> = []
-      const { outbox, result, second } = yield* run({ log: (line) => lines.push(line) })
+      const { outbox, result, second, ticket } = yield* run({ log: (line) => lines.push(line) })
       expect(result.stopped).toBe("answer")
       expect(result.answer).toContain("T-1031")
       // The model reached for ticket.submit; it was refused and nothing was filed.
       expect(lines).toContain("  [agent] REFUSED ticket.submit at the offered gate: there is no tool named ticket.submit")
-      expect(outbox.tickets).toEqual([])
+      // The only ticket is the quick-ticket plan's, started by Alice's shortcut.
+      expect(outbox.tickets).toEqual([{ id: ticket.id, subject: "Invoice shows the old VAT number again" }])
+      expect(outbox.form).toMatchObject({ customer: "Mei Lin", plan: "Business" })
+      expect(lines).toContain("  [human] plan quick-ticket, step 7 (submit, write): completed")
       // Exactly one message went out: the one Alice approved.
       expect(outbox.messages).toHaveLength(1)
       expect(outbox.messages[0]?.text).toContain("reissued your invoice")

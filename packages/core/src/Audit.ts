@@ -37,6 +37,15 @@ export type Event =
   | { readonly type: "delivered"; readonly tool: string; readonly by: string }
   | { readonly type: "failed"; readonly tool: string; readonly error: string; readonly cause?: string | undefined }
   | { readonly type: "proposed"; readonly tool: string; readonly proposal: string }
+  | {
+    readonly type: "step"
+    readonly plan: string
+    readonly index: number
+    readonly step: string
+    readonly kind: "read" | "write" | "send" | "generate" | "validate"
+    readonly status: "started" | "completed" | "failed"
+    readonly reason?: string | undefined
+  }
   | { readonly type: "answered"; readonly rounds: number }
   | { readonly type: "round-limit"; readonly rounds: number; readonly pending: ReadonlyArray<string> }
 
