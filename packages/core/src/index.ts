@@ -5,6 +5,7 @@
  */
 export * as Agent from "./Agent.js"
 export * as Audit from "./Audit.js"
+export * as Bridge from "./Bridge.js"
 export * as Capability from "./Capability.js"
 export { HumanTrigger, SendCapability, WriteCapability } from "./Capability.js"
 export * as Grade from "./Grade.js"
