@@ -27,38 +27,6 @@ export const script: ReadonlyArray<ScriptedModel.Turn> = [
 
 const show = (value: unknown) => JSON.stringify(value)
 
-const describe = (entry: Audit.Entry): string => {
-  switch (entry.type) {
-    case "offered":
-      return `offered to the model: ${entry.tools.join(", ")}` +
-        (entry.suppressed.length > 0 ? `; withheld: ${entry.suppressed.map((s) => s.reason).join("; ")}` : "")
-    case "called":
-      return `runs ${entry.tool} ${show(entry.input)}`
-    case "completed":
-      return `${entry.tool} returned ${entry.chars} characters to the model`
-    case "refused":
-      return `REFUSED ${entry.tool} at the ${entry.gate} gate: ${entry.reason}`
-    case "confirm-requested":
-      return `asks a human to confirm ${entry.tool} (${entry.grade}) with ${show(entry.payload)}`
-    case "decided":
-      return `${entry.by} ${entry.decision} ${entry.tool}${entry.edited ? " (edited)" : ""}` +
-        (entry.reason !== undefined ? `: ${entry.reason}` : "")
-    case "delivered":
-      return `DELIVERED ${entry.tool}, confirmed by ${entry.by}`
-    case "failed":
-      return `${entry.tool} failed: ${entry.error}`
-    case "proposed":
-      return `proposed ${entry.tool} for a human to decide (${entry.proposal})`
-    case "step":
-      return `plan ${entry.plan}, step ${entry.index} (${entry.step}, ${entry.kind}): ${entry.status}` +
-        (entry.reason !== undefined ? `: ${entry.reason}` : "")
-    case "answered":
-      return `the model answered after ${entry.rounds} round(s)`
-    case "round-limit":
-      return `stopped at the round limit (${entry.rounds}); not run: ${entry.pending.join(", ")}`
-  }
-}
-
 export interface Options {
   readonly log: (line: string) => void
   /** The model; the scripted one when absent. */
@@ -71,7 +39,7 @@ export const run = (options: Options) => {
   const { log } = options
   const outbox: Desk.Outbox = { tickets: [], messages: [], form: undefined }
   const audit = Audit.layer((entry) =>
-    Effect.sync(() => log(`  ${entry.autonomous ? "[agent]" : "[human]"} ${describe(entry)}`))
+    Effect.sync(() => log(`  ${entry.autonomous ? "[agent]" : "[human]"} ${Audit.describe(entry)}`))
   )
   return Effect.gen(function*() {
     log(`Model: ${options.modelName ?? "scripted (no API key needed)"}`)

@@ -216,3 +216,43 @@ export const readJsonl = (
     }
     return entries
   })
+
+const show = (value: unknown) => JSON.stringify(value)
+
+/**
+ * One entry as a line a person reads.
+ *
+ * @since 0.1.0
+ * @category utility types
+ */
+export const describe = (entry: Event): string => {
+  switch (entry.type) {
+    case "offered":
+      return `offered to the model: ${entry.tools.join(", ") || "nothing"}` +
+        (entry.suppressed.length > 0 ? `; withheld: ${entry.suppressed.map((s) => s.reason).join("; ")}` : "")
+    case "called":
+      return `runs ${entry.tool} ${show(entry.input)}`
+    case "completed":
+      return `${entry.tool} returned ${entry.chars} characters`
+    case "refused":
+      return `REFUSED ${entry.tool} at the ${entry.gate} gate: ${entry.reason}`
+    case "confirm-requested":
+      return `asks a human to confirm ${entry.tool} (${entry.grade}) with ${show(entry.payload)}`
+    case "decided":
+      return `${entry.by} ${entry.decision} ${entry.tool}${entry.edited ? " (edited)" : ""}` +
+        (entry.reason !== undefined ? `: ${entry.reason}` : "")
+    case "delivered":
+      return `DELIVERED ${entry.tool}, confirmed by ${entry.by}`
+    case "failed":
+      return `${entry.tool} failed: ${entry.error}`
+    case "proposed":
+      return `proposed ${entry.tool} for a human to decide (${entry.proposal})`
+    case "step":
+      return `plan ${entry.plan}, step ${entry.index} (${entry.step}, ${entry.kind}): ${entry.status}` +
+        (entry.reason !== undefined ? `: ${entry.reason}` : "")
+    case "answered":
+      return `the model answered after ${entry.rounds} round(s)`
+    case "round-limit":
+      return `stopped at the round limit (${entry.rounds}); not run: ${entry.pending.join(", ")}`
+  }
+}

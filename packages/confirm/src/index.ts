@@ -1,0 +1,6 @@
+/**
+ * @graded/confirm: HumanConfirm user interfaces.
+ *
+ * @since 0.1.0
+ */
+export * as TerminalConfirm from "./TerminalConfirm.js"
