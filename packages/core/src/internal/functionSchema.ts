@@ -149,7 +149,13 @@ const cache = new WeakMap<Any, Compiled>()
 export const compile = (tool: Any): Compiled => {
   const cached = cache.get(tool)
   if (cached !== undefined) return cached
-  const made = JSONSchema.make(tool.input) as unknown as Node
+  // An empty struct means "no arguments"; Effect describes it as "any object
+  // or array", which no model needs and strict mode refuses.
+  const ast = tool.input.ast
+  const empty = ast._tag === "TypeLiteral" && ast.propertySignatures.length === 0 && ast.indexSignatures.length === 0
+  const made = empty
+    ? { type: "object", properties: {}, required: [], additionalProperties: false }
+    : JSONSchema.make(tool.input) as unknown as Node
   const defs = (isNode(made.$defs) ? made.$defs : {}) as Node
   // OpenAI wants an object at the top, not a reference to one.
   const original: Node = typeof made.$ref === "string"

@@ -125,6 +125,6 @@ export const run = (plan: Plan<string, any, any, any>, input: unknown): Effect.E
     }
     return yield* plan.steps(decoded, steps).pipe(
       Effect.provideService(WriteCapability, writes),
-      Invocation.within({ actor: context.actor ?? trigger.by })
+      Invocation.within({ actor: context.actor ?? trigger.by, traceId: context.traceId ?? crypto.randomUUID() })
     )
   })

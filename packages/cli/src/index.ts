@@ -1,0 +1,6 @@
+/**
+ * @graded/cli: the debug bridge as a command.
+ *
+ * @since 0.1.0
+ */
+export * as Cli from "./Cli.js"

@@ -1,0 +1,29 @@
+// Loads the user's module and checks that it exports what the CLI needs,
+// naming what is missing rather than failing somewhere deeper.
+import { Data, Effect, Layer } from "effect"
+import { Toolkit } from "@graded/core"
+import * as path from "node:path"
+import { pathToFileURL } from "node:url"
+import type { Config } from "../Cli.js"
+
+export class ConfigError extends Data.TaggedError("@graded/cli/ConfigError")<{ readonly message: string }> {}
+
+export const load = (file: string): Effect.Effect<Config, ConfigError> =>
+  Effect.gen(function*() {
+    const resolved = path.resolve(process.cwd(), file)
+    const module = yield* Effect.tryPromise({
+      try: () => import(pathToFileURL(resolved).href) as Promise<Record<string, unknown>>,
+      catch: (error) => new ConfigError({ message: `Cannot load ${file}: ${String(error)}` })
+    })
+    const exports = (module.default ?? module) as Record<string, unknown>
+    if (!Toolkit.isToolkit(exports.toolkit)) {
+      return yield* new ConfigError({ message: `${file} must export a toolkit (Toolkit.make(...)) named "toolkit"` })
+    }
+    if (exports.plans !== undefined && !Array.isArray(exports.plans)) {
+      return yield* new ConfigError({ message: `${file}: "plans" must be an array of plans` })
+    }
+    if (exports.layer !== undefined && !Layer.isLayer(exports.layer)) {
+      return yield* new ConfigError({ message: `${file}: "layer" must be a Layer` })
+    }
+    return exports as unknown as Config
+  })

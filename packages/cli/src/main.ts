@@ -1,0 +1,11 @@
+import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import { Effect } from "effect"
+import { run } from "./Cli.js"
+
+// `graded audit file | head` closes the pipe early: that is the reader's choice, not an error.
+process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+  if (error.code === "EPIPE") process.exit(0)
+  throw error
+})
+
+run(process.argv).pipe(Effect.provide(NodeContext.layer), NodeRuntime.runMain({ disableErrorReporting: false }))
