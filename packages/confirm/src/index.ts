@@ -4,3 +4,4 @@
  * @since 0.1.0
  */
 export * as TerminalConfirm from "./TerminalConfirm.js"
+export * as WebConfirm from "./WebConfirm.js"

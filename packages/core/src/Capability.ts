@@ -32,6 +32,8 @@ export interface Request<P> {
   readonly shown: unknown
   /** Decodes an edited payload with the tool's schema again. */
   readonly revalidate: (edited: unknown) => Effect<P, ParseError>
+  /** The JSON Schema of the payload, for a UI that builds an edit form. */
+  readonly schema?: unknown
 }
 
 /**

@@ -56,6 +56,10 @@ export interface View {
   readonly payload: unknown
   readonly actor: string | undefined
   readonly traceId: string | undefined
+  /** The JSON Schema of the payload, for a UI that builds an edit form. */
+  readonly schema: unknown
+  /** Checks an edit before answering; HumanConfirm checks it again regardless. */
+  readonly check: (edited: unknown) => Effect.Effect<void, string>
 }
 
 /**
@@ -87,7 +91,9 @@ const confirmWith = (ui: UI) => <P>(request: Request<P>): Effect.Effect<Confirme
       description: request.description,
       payload: request.shown,
       actor: context.actor,
-      traceId: context.traceId
+      traceId: context.traceId,
+      schema: request.schema,
+      check: (edited) => Effect.mapError(Effect.asVoid(request.revalidate(edited)), issueText)
     })
     if (decision._tag === "Reject") {
       yield* Audit.record({

@@ -12,15 +12,21 @@ describe("HumanConfirm", () => {
         Invocation.within({ actor: "agent:alice", traceId: "t-9" }),
         Effect.provide(HumanConfirm.layer(ui))
       )
-      expect(ui.seen).toEqual([{
+      expect(ui.seen).toMatchObject([{
         tool: "chat.sendMessage",
         grade: "send",
         title: "Send a chat message",
         description: "Send a message to the customer.",
         payload: { to: "customer:42", text: "Hi" },
         actor: "agent:alice",
-        traceId: "t-9"
+        traceId: "t-9",
+        schema: { type: "object", required: ["to", "text"] }
       }])
+      // The UI can check an edit before answering.
+      const view = ui.seen[0]!
+      expect(yield* Effect.either(view.check({ to: "customer:42", text: "ok" }))).toMatchObject({ _tag: "Right" })
+      const bad = yield* Effect.flip(view.check({ to: "customer:42", text: "" }))
+      expect(bad).toContain("text")
     }))
 
   it.effect("a scripted UI that runs out of decisions rejects", () =>

@@ -1,4 +1,4 @@
-import { Data, Effect, ParseResult, Schema } from "effect"
+import { Data, Effect, JSONSchema, ParseResult, Schema } from "effect"
 import { pipeArguments } from "effect/Pipeable"
 import type { Confirmed, Request } from "../Capability.js"
 import * as Audit from "../Audit.js"
@@ -69,6 +69,21 @@ const shown = <P>(tool: string, schema: Schema.Schema<P, unknown>, payload: P) =
 const revalidate = <P>(tool: string, schema: Schema.Schema<P, unknown>) => (edited: unknown) =>
   Schema.decodeUnknown(schema, strict)(edited)
 
+// The payload's JSON Schema, for UIs that build an edit form; made once.
+const jsonSchemas = new WeakMap<object, unknown>()
+export const jsonSchemaOf = (schema: Schema.Schema<any, any>): unknown => {
+  if (!jsonSchemas.has(schema)) {
+    let made: unknown
+    try {
+      made = JSONSchema.make(schema)
+    } catch {
+      made = undefined
+    }
+    jsonSchemas.set(schema, made)
+  }
+  return jsonSchemas.get(schema)
+}
+
 const forged = (tool: string, capability: string) =>
   new Refused({ tool, gate: "capability", reason: `this ${capability} was not granted by graded` })
 
@@ -118,7 +133,8 @@ export const makeWrite = <Name extends string, I, IE, O, OE, E, R>(
           description: definition.description,
           payload,
           shown: yield* shown(name, input, payload),
-          revalidate: revalidate(name, input)
+          revalidate: revalidate(name, input),
+          schema: jsonSchemaOf(input)
         }
         const confirmed = yield* capability.authorize(request)
         if (confirmed.tool !== name || !consumeConfirmed(confirmed)) return yield* spent(name)
@@ -166,7 +182,8 @@ export const makeSend = <Name extends string, I, IE, P, PE, O, OE, E1, R1, E2, R
           description: definition.description,
           payload,
           shown: yield* shown(name, payloadSchema, payload),
-          revalidate: revalidate(name, payloadSchema)
+          revalidate: revalidate(name, payloadSchema),
+          schema: jsonSchemaOf(payloadSchema)
         })
         return yield* deliver(confirmed)
       })

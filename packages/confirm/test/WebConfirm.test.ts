@@ -1,0 +1,132 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Fiber, Layer } from "effect"
+import { HumanConfirm } from "@graded/core"
+import { WebConfirm } from "@graded/confirm"
+import { makeSend } from "./desk.js"
+
+// A send waiting on the web page, and a way to talk to the page's API.
+const waiting = (options: WebConfirm.Options = {}) =>
+  Effect.gen(function*() {
+    const { server, ui } = yield* WebConfirm.make(options)
+    const desk = makeSend()
+    const send = (text: string) => Effect.fork(desk.SendReply.invoke({ text }).pipe(Effect.provide(HumanConfirm.layer(ui))))
+    const api = (path: string, init: RequestInit = {}, auth = true) =>
+      Effect.promise(async () => {
+        const response = await fetch(`${server.origin}${path}`, {
+          ...init,
+          headers: { ...(auth ? { authorization: `Bearer ${server.token}` } : {}), "content-type": "application/json", ...init.headers }
+        })
+        return { status: response.status, body: await response.json().catch(() => undefined) as any }
+      })
+    const cards = Effect.gen(function*() {
+      for (let i = 0; i < 200; i++) {
+        const { body } = yield* api("/api/requests")
+        if (body.requests.length > 0) return body.requests as Array<any>
+        yield* Effect.sleep("10 millis")
+      }
+      return []
+    })
+    const decide = (card: any, body: unknown, headers: Record<string, string> = { "x-graded-csrf": card.csrf }) =>
+      api(`/api/requests/${card.id}/decision`, { method: "POST", body: JSON.stringify(body), headers })
+    return { server, desk, send, api, cards, decide }
+  })
+
+describe("WebConfirm", () => {
+  it.scopedLive("binds to 127.0.0.1 and serves the page with a strict CSP", () =>
+    Effect.gen(function*() {
+      const { server } = yield* waiting()
+      expect(server.origin).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
+      expect(server.url).toBe(`${server.origin}/#token=${server.token}`)
+      const response = yield* Effect.promise(() => fetch(server.origin))
+      expect(response.headers.get("content-security-policy")).toContain("script-src 'nonce-")
+      expect(yield* Effect.promise(() => response.text())).toContain("graded: waiting for a human")
+    }))
+
+  it.scopedLive("an API call without the token gets 401 and changes nothing", () =>
+    Effect.gen(function*() {
+      const { api, cards, decide, desk, send, server } = yield* waiting()
+      yield* send("Hello")
+      const [card] = yield* cards
+      expect((yield* api("/api/requests", {}, false)).status).toBe(401)
+      const forged = yield* api(`/api/requests/${card.id}/decision`, {
+        method: "POST",
+        body: JSON.stringify({ by: "x", action: "approve" }),
+        headers: { "x-graded-csrf": card.csrf, authorization: "Bearer wrong" }
+      }, false)
+      expect(forged.status).toBe(401)
+      expect(server.pending()).toBe(1)
+      expect(desk.delivered).toEqual([])
+      expect((yield* decide(card, { by: "alice", action: "approve" })).status).toBe(200)
+    }))
+
+  it.scopedLive("decisions need the card's CSRF value and this page's origin", () =>
+    Effect.gen(function*() {
+      const { cards, decide, send, server } = yield* waiting()
+      yield* send("Hello")
+      const [card] = yield* cards
+      expect((yield* decide(card, { by: "a", action: "approve" }, {})).status).toBe(403)
+      expect((yield* decide(card, { by: "a", action: "approve" }, { "x-graded-csrf": "nope" })).status).toBe(403)
+      expect((yield* decide(card, { by: "a", action: "approve" }, { "x-graded-csrf": card.csrf, origin: "http://evil.example" })).status).toBe(403)
+      expect(server.pending()).toBe(1)
+    }))
+
+  it.scopedLive("each card is decided once: a second decision is told who decided, nothing is sent twice", () =>
+    Effect.gen(function*() {
+      const { cards, decide, desk, send } = yield* waiting()
+      const fiber = yield* send("Hello")
+      const [card] = yield* cards
+      const [first, second] = yield* Effect.all([
+        decide(card, { by: "tab-1", action: "approve" }),
+        decide(card, { by: "tab-2", action: "approve" })
+      ], { concurrency: 2 })
+      expect([first.status, second.status].sort()).toEqual([200, 409])
+      const loser = first.status === 409 ? first : second
+      expect(loser.body.error).toMatch(/already decided: approved by tab-/)
+      expect(yield* Fiber.join(fiber)).toEqual({ sent: true })
+      expect(desk.delivered).toHaveLength(1)
+    }))
+
+  it.scopedLive("an invalid edit is refused on the server and the card stays; a valid one is sent", () =>
+    Effect.gen(function*() {
+      const { cards, decide, desk, send, server } = yield* waiting()
+      const fiber = yield* send("Helo")
+      const [card] = yield* cards
+      const bad = yield* decide(card, { by: "alice", action: "edit", payload: { to: "c-42", text: "  " } })
+      expect(bad.status).toBe(400)
+      expect(bad.body.error).toContain("the edit is invalid")
+      const extra = yield* decide(card, { by: "alice", action: "edit", payload: { to: "c-42", text: "Hi", bcc: "all" } })
+      expect(extra.status).toBe(400)
+      expect(server.pending()).toBe(1)
+      const good = yield* decide(card, { by: "alice", action: "edit", payload: { to: "c-42", text: "Hello" } })
+      expect(good.status).toBe(200)
+      yield* Fiber.join(fiber)
+      expect(desk.delivered).toEqual([{ to: "c-42", text: "Hello" }])
+    }))
+
+  it.scopedLive("a rejection reaches the caller as a structured denial: who and why", () =>
+    Effect.gen(function*() {
+      const { cards, decide, desk, send } = yield* waiting()
+      const fiber = yield* send("Hello")
+      const [card] = yield* cards
+      yield* decide(card, { by: "alice", action: "reject", reason: "wrong customer" })
+      const error = yield* Effect.flip(Fiber.join(fiber))
+      expect(error).toMatchObject({ _tag: "@graded/core/ToolError/Rejected", by: "alice", reason: "wrong customer" })
+      expect(desk.delivered).toEqual([])
+    }))
+
+  it.scopedLive("nobody deciding in time is a rejection: timed out", () =>
+    Effect.gen(function*() {
+      const { desk, send, server } = yield* waiting({ timeout: "100 millis" })
+      const fiber = yield* send("Hello")
+      const error = yield* Effect.flip(Fiber.join(fiber))
+      expect(error).toMatchObject({ _tag: "@graded/core/ToolError/Rejected", by: "web-confirm", reason: "timed out" })
+      expect(server.decided()).toMatchObject([{ decision: "timed out" }])
+      expect(desk.delivered).toEqual([])
+    }))
+
+  it.scopedLive("the layer provides HumanConfirm and tells the URL", () =>
+    Effect.gen(function*() {
+      const server = yield* Effect.provide(WebConfirm.WebConfirm, Layer.fresh(WebConfirm.layer()))
+      expect(server.url).toContain("#token=")
+    }))
+})
