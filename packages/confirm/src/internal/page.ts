@@ -12,7 +12,8 @@ export const page = (nonce: string): string => `<!doctype html>
 <style nonce="${nonce}">
   body { font: 15px/1.45 system-ui, sans-serif; margin: 0; background: #f4f4f5; color: #18181b; }
   header { padding: 12px 20px; background: #18181b; color: #fafafa; display: flex; gap: 16px; align-items: center; }
-  header h1 { font-size: 16px; margin: 0; flex: 1; }
+  header h1 { font-size: 16px; margin: 0; flex: 1; white-space: nowrap; }
+  header label { margin: 0; color: #d4d4d8; } header input#by { width: 180px; flex: none; }
   main { max-width: 860px; margin: 20px auto; padding: 0 16px; }
   .card { background: #fff; border: 1px solid #d4d4d8; border-radius: 8px; padding: 14px 16px; margin-bottom: 16px; }
   .card h2 { font-size: 16px; margin: 0 0 4px; }
@@ -30,7 +31,7 @@ export const page = (nonce: string): string => `<!doctype html>
 </style>
 </head>
 <body>
-<header><h1>graded: waiting for a human</h1><label for="by" style="margin:0">Deciding as</label><input id="by" style="width:180px" value="web-user"></header>
+<header><h1>graded: waiting for a human</h1><label for="by">Deciding as</label><input id="by" value="web-user"></header>
 <main><div id="cards"><p class="empty">Nothing waits for a decision.</p></div></main>
 <script nonce="${nonce}">
 const token = new URLSearchParams(location.hash.slice(1)).get("token") || ""
@@ -53,8 +54,12 @@ const api = (path, init = {}) => fetch(path, { ...init, headers: { ...(init.head
 // An edit form from the payload's JSON Schema: one field per property, or
 // the whole payload as JSON when the shape is not a flat object.
 const editor = (card) => {
-  const schema = card.schema && card.schema.$defs && card.schema.$ref ? card.schema.$defs[card.schema.$ref.split("/").pop()] : card.schema
-  const properties = schema && schema.type === "object" && schema.properties ? schema.properties : undefined
+  const defs = (card.schema && card.schema.$defs) || {}
+  const resolve = (node) => node && node.$ref ? defs[node.$ref.split("/").pop()] : node
+  const schema = resolve(card.schema)
+  const properties = schema && schema.type === "object" && schema.properties
+    ? Object.fromEntries(Object.entries(schema.properties).map(([name, property]) => [name, resolve(property) || {}]))
+    : undefined
   const flat = properties && Object.values(properties).every((p) => ["string", "number", "integer", "boolean"].includes(p.type))
   const form = el("form", { class: "edit" })
   const read = []

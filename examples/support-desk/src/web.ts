@@ -1,0 +1,45 @@
+// The demo with a person in the loop: the agent answers with read tools, then
+// the reply waits on the web confirm page until you approve, edit or reject
+// it. Run `pnpm demo:web` and open the URL it prints (PORT picks the port).
+import { Effect, Layer } from "effect"
+import { Agent, Audit, Invocation, ScriptedModel, Toolkit } from "@graded/core"
+import { WebConfirm } from "@graded/confirm"
+import { script } from "./demo.js"
+import * as Desk from "./desk.js"
+import { fromEnv } from "./model.js"
+import { desk, SendMessage } from "./tools.js"
+
+const outbox: Desk.Outbox = { tickets: [], messages: [], form: undefined }
+const model = fromEnv(process.env)
+
+const program = Effect.gen(function*() {
+  const server = yield* WebConfirm.WebConfirm
+  console.log(`Model: ${model.name}`)
+  console.log(`Confirm page: ${server.url}`)
+  const result = yield* Agent.run({
+    toolkit: Toolkit.readOnly(desk),
+    prompt: "Has this customer reported a similar problem before?",
+    context: { actor: "agent:alice" }
+  }).pipe(Effect.provide(model.layer ?? ScriptedModel.layer(script)))
+  console.log(`The agent: ${result.answer}`)
+  console.log("Sending a reply to the customer: it waits for your decision on the confirm page...")
+  const sent = yield* SendMessage.invoke({
+    text: "Hi Mei, sorry about this: the VAT number comes from Billing > Settings > Tax ID. I have corrected it."
+  }).pipe(Invocation.within({ actor: "agent:alice" }), Effect.either)
+  if (sent._tag === "Right") console.log(`Sent: ${JSON.stringify(outbox.messages.at(-1))}`)
+  else console.log(`Not sent: ${sent.left.message}`)
+})
+
+const audit = Audit.layer((entry) => Effect.sync(() => console.log(`  [${entry.autonomous ? "agent" : "human"}] ${Audit.describe(entry)}`)))
+
+Effect.runPromise(
+  program.pipe(
+    Effect.provide(Layer.mergeAll(WebConfirm.layer({ port: Number(process.env.PORT ?? 0) }), Desk.layer(outbox), audit))
+  )
+).then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error("The demo failed:", error)
+    process.exit(1)
+  }
+)
