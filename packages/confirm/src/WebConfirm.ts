@@ -18,7 +18,7 @@ import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import type { ServeError } from "@effect/platform/HttpServerError"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Deferred, Duration, Effect, Layer, Option, type Scope } from "effect"
-import { HumanConfirm, type SendCapability, type WriteCapability } from "@graded/core"
+import { HumanConfirm, Proposal, ProposalStore, type SendCapability, type Toolkit, type WriteCapability } from "@graded/core"
 import { randomBytes, timingSafeEqual } from "node:crypto"
 import { createServer } from "node:http"
 import { page } from "./internal/page.js"
@@ -37,6 +37,37 @@ export interface Options {
   /** Rejects a confirmation nobody decided in this time, as "timed out". */
   readonly timeout?: Duration.DurationInput | undefined
 }
+
+/**
+ * Pending proposals shown as cards too; approving one delivers it through
+ * `Proposal.approve` with this toolkit (the one holding the write and send
+ * tools themselves).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Proposals<T extends Toolkit.Any> {
+  readonly toolkit: T
+}
+
+/**
+ * What the server needs beyond itself: nothing, or, with proposals, what
+ * serving them needs.
+ *
+ * @since 0.1.0
+ * @category utility types
+ */
+export type Needs<O> = O extends { readonly proposals: Proposals<infer T> } ? ProposalServices<T> : never
+
+/**
+ * What serving proposals needs: the store, and the tools' own services.
+ *
+ * @since 0.1.0
+ * @category utility types
+ */
+export type ProposalServices<T extends Toolkit.Any> =
+  | ProposalStore.ProposalStore
+  | Exclude<Toolkit.Requirements<T>, WriteCapability | SendCapability>
 
 /**
  * A decided card, for the record.
@@ -98,9 +129,10 @@ const json = (status: number, body: unknown) =>
  * @since 0.1.0
  * @category constructors
  */
-export const make = (
-  options: Options = {}
-): Effect.Effect<{ readonly ui: HumanConfirm.UI; readonly server: Server }, ServeError, Scope.Scope> =>
+export const make = <const O extends Options & { readonly proposals?: Proposals<Toolkit.Any> | undefined }>(
+  options: O = {} as O
+): Effect.Effect<{ readonly ui: HumanConfirm.UI; readonly server: Server }, ServeError, Scope.Scope | Needs<O>> =>
+  // Written once for any toolkit; the signature says what the proposals need.
   Effect.gen(function*() {
     const token = options.token ?? secret()
     const host = options.host ?? "127.0.0.1"
@@ -163,6 +195,47 @@ export const make = (
         }
       })
 
+    const proposalSecrets = new Map<string, string>()
+    const proposalCsrf = (id: string) => {
+      if (!proposalSecrets.has(id)) proposalSecrets.set(id, secret())
+      return proposalSecrets.get(id)!
+    }
+
+    // A proposal is decided by the store, which claims it atomically: a
+    // second approval is told who decided and delivers nothing.
+    const decideProposal = (request: HttpServerRequest.HttpServerRequest, id: string, toolkit: Toolkit.Any) =>
+      Effect.gen(function*() {
+        const requestOrigin = request.headers.origin
+        if (requestOrigin !== undefined && requestOrigin !== origin) {
+          return json(403, { error: "decisions are only taken from this page's origin" })
+        }
+        if (!sameSecret(request.headers["x-graded-csrf"] ?? "", proposalCsrf(id))) {
+          return json(403, { error: "missing or wrong CSRF value" })
+        }
+        const body = yield* Effect.orElseSucceed(request.json, () => undefined) as Effect.Effect<any>
+        const by = typeof body?.by === "string" ? body.by.trim() : ""
+        if (by === "") return json(400, { error: "say who decides: a non-empty \"by\"" })
+        const outcome = body?.action === "reject"
+          ? Effect.as(
+            Proposal.reject(id, { by, reason: typeof body.reason === "string" && body.reason !== "" ? body.reason : "rejected on the confirm page" }),
+            { message: `Rejected by ${by}.` }
+          )
+          : Effect.as(
+            Proposal.approve(toolkit, id, body?.action === "edit" ? { by, payload: body.payload } : { by }),
+            { message: body?.action === "edit" ? `Approved with an edit by ${by}.` : `Approved by ${by}.` }
+          )
+        return yield* outcome.pipe(
+          Effect.map((answer) => json(200, answer)),
+          Effect.catchAll((error: { _tag?: string; message?: string }) =>
+            Effect.succeed(
+              error._tag === "@graded/core/ProposalStore/AlreadyDecided" ? json(409, { error: error.message })
+              : error._tag === "@graded/core/ProposalStore/NotFound" ? json(404, { error: error.message })
+              : json(400, { error: error.message ?? "the proposal could not be delivered" })
+            )
+          )
+        )
+      }) as Effect.Effect<HttpServerResponse.HttpServerResponse>
+
     const app = Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
       const url = new URL(request.url, origin)
@@ -170,6 +243,19 @@ export const make = (
         const auth = request.headers.authorization ?? ""
         if (!sameSecret(auth, `Bearer ${token}`)) return json(401, { error: "a valid token is required" })
         if (request.method === "GET" && url.pathname === "/api/requests") {
+          const proposals = options.proposals === undefined ? [] : (yield* Proposal.list({ status: "pending" })).map((p) => ({
+            id: p.id,
+            kind: "proposal",
+            csrf: proposalCsrf(p.id),
+            createdAt: p.proposedAt,
+            tool: p.tool,
+            grade: p.grade,
+            title: `Proposed: ${p.title}`,
+            description: `A model proposed this ${p.grade}; nothing happens unless you approve it.`,
+            actor: p.actor,
+            payload: p.payload,
+            schema: undefined
+          }))
           const requests = [...cards.values()].filter((card) => card.decided === undefined).map((card) => ({
             id: card.id,
             csrf: card.csrf,
@@ -182,10 +268,14 @@ export const make = (
             payload: card.view.payload,
             schema: card.view.schema
           }))
-          return json(200, { requests })
+          return json(200, { requests: [...requests, ...proposals] })
         }
         const match = /^\/api\/requests\/([^/]+)\/decision$/.exec(url.pathname)
         if (request.method === "POST" && match !== null) return yield* decide(request, decodeURIComponent(match[1]!))
+        const proposal = /^\/api\/proposals\/([^/]+)\/decision$/.exec(url.pathname)
+        if (request.method === "POST" && proposal !== null && options.proposals !== undefined) {
+          return yield* decideProposal(request, decodeURIComponent(proposal[1]!), options.proposals.toolkit)
+        }
         return json(404, { error: "no such endpoint" })
       }
       if (request.method === "GET" && url.pathname === "/") {
@@ -248,7 +338,7 @@ export const make = (
         decided: () => [...decided]
       }
     }
-  })
+  }) as Effect.Effect<{ readonly ui: HumanConfirm.UI; readonly server: Server }, ServeError, Scope.Scope | Needs<O>>
 
 /**
  * `HumanConfirm.layer` over the web page, and the `WebConfirm` service that
@@ -262,7 +352,9 @@ export const make = (
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options: Options = {}): Layer.Layer<WriteCapability | SendCapability | WebConfirm, ServeError> =>
+export const layer = <const O extends Options & { readonly proposals?: Proposals<Toolkit.Any> | undefined }>(
+  options: O = {} as O
+): Layer.Layer<WriteCapability | SendCapability | WebConfirm, ServeError, Needs<O>> =>
   Layer.unwrapScoped(
     Effect.map(make(options), ({ server, ui }) => Layer.merge(HumanConfirm.layer(ui), Layer.succeed(WebConfirm, server)))
   )

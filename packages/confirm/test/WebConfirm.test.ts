@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer } from "effect"
-import { HumanConfirm } from "@graded/core"
+import { HumanConfirm, ProposalStore } from "@graded/core"
 import { WebConfirm } from "@graded/confirm"
 import { makeSend } from "./desk.js"
 
@@ -129,4 +129,32 @@ describe("WebConfirm", () => {
       const server = yield* Effect.provide(WebConfirm.WebConfirm, Layer.fresh(WebConfirm.layer()))
       expect(server.url).toContain("#token=")
     }))
+})
+
+describe("WebConfirm with proposals", () => {
+  it.scopedLive("a second approval of a proposal is told who decided and delivers nothing", () =>
+    Effect.gen(function*() {
+      const { Proposal, Tool, Toolkit } = yield* Effect.promise(() => import("@graded/core"))
+      const desk = makeSend()
+      const { server } = yield* WebConfirm.make({ proposals: { toolkit: Toolkit.make(desk.SendReply) } })
+      yield* Tool.proposal(desk.SendReply).invoke({ text: "From a model" })
+      const [pending] = yield* Proposal.list({ status: "pending" })
+      const headers = { authorization: `Bearer ${server.token}`, "content-type": "application/json" }
+      const listed = yield* Effect.promise(() => fetch(`${server.origin}/api/requests`, { headers }).then((r) => r.json())) as Effect.Effect<any>
+      const card = listed.requests.find((r: any) => r.kind === "proposal")
+      expect(card).toMatchObject({ id: pending!.id, tool: "chat.sendMessage", payload: { to: "c-42", text: "From a model" } })
+      const decide = (by: string) =>
+        Effect.promise(() =>
+          fetch(`${server.origin}/api/proposals/${card.id}/decision`, {
+            method: "POST",
+            headers: { ...headers, "x-graded-csrf": card.csrf },
+            body: JSON.stringify({ by, action: "approve" })
+          }).then(async (r) => ({ status: r.status, body: await r.json() as any }))
+        )
+      expect((yield* decide("alice")).status).toBe(200)
+      const second = yield* decide("bob")
+      expect(second.status).toBe(409)
+      expect(second.body.error).toContain("already decided (delivered by alice)")
+      expect(desk.delivered).toHaveLength(1)
+    }).pipe(Effect.provide(ProposalStore.memory)))
 })

@@ -135,3 +135,40 @@ describe("the confirm page in chromium", () => {
     await page.close()
   }, 60_000)
 })
+
+describe("proposals on the confirm page", () => {
+  it("a model's pending proposal shows as a card; approving it delivers once", async () => {
+    const { Agent, ProposalStore, ScriptedModel, Tool, Toolkit } = await import("@graded/core")
+    const { Layer } = await import("effect")
+    const desk = makeSend()
+    const toolkit = Toolkit.make(desk.SendReply)
+    const proposalScope = Effect.runSync(Scope.make())
+    const store = await Effect.runPromise(Scope.extend(Layer.build(ProposalStore.memory), proposalScope))
+    const run = <A, E>(effect: Effect.Effect<A, E, any>) => Effect.runPromise(Effect.provide(effect, store) as Effect.Effect<A, E>)
+    const { server: page } = await run(Scope.extend(WebConfirm.make({ proposals: { toolkit } }), proposalScope))
+    await run(
+      Agent.run({ toolkit: Toolkit.make(Tool.proposal(desk.SendReply)), prompt: "Tell the customer" }).pipe(
+        Effect.provide(ScriptedModel.layer([
+          ScriptedModel.calls(ScriptedModel.call("chat.sendMessage.propose", { text: "Proposed by a model" })),
+          ScriptedModel.text("Proposed.")
+        ]))
+      )
+    )
+    const tab = await browser.newPage()
+    await tab.goto(page.url)
+    const proposal = tab.locator("section.card.proposal", { hasText: "Proposed by a model" })
+    await proposal.waitFor()
+    expect(await proposal.locator("h2").textContent()).toContain("Proposed: Send a chat message")
+    await tab.screenshot({ path: path.join(artifacts, "confirm-proposal.png"), fullPage: true })
+    await proposal.getByRole("button", { name: "Approve" }).click()
+    await proposal.locator(".status", { hasText: "Approved by web-user." }).waitFor()
+    expect(desk.delivered).toEqual([{ to: "c-42", text: "Proposed by a model" }])
+    const again = await tab.evaluate(async ({ token }) => {
+      const listed = await (await fetch("/api/requests", { headers: { authorization: `Bearer ${token}` } })).json() as { requests: Array<unknown> }
+      return listed.requests.length
+    }, { token: page.token })
+    expect(again).toBe(0)
+    await tab.close()
+    await Effect.runPromise(Scope.close(proposalScope, Exit.void))
+  }, 60_000)
+})

@@ -83,7 +83,7 @@ const render = (card) => {
   const decide = async (body) => {
     status.className = "status"
     status.textContent = "sending…"
-    const response = await api("/api/requests/" + encodeURIComponent(card.id) + "/decision", {
+    const response = await api((card.kind === "proposal" ? "/api/proposals/" : "/api/requests/") + encodeURIComponent(card.id) + "/decision", {
       method: "POST",
       headers: { "x-graded-csrf": card.csrf },
       body: JSON.stringify({ by: by.value, ...body })
@@ -117,7 +117,7 @@ const render = (card) => {
     actions.replaceWith(form)
   })
   actions.append(approve, edit, reject)
-  const node = el("section", { class: "card", "data-id": card.id, "data-tool": card.tool },
+  const node = el("section", { class: "card" + (card.kind === "proposal" ? " proposal" : ""), "data-id": card.id, "data-tool": card.tool },
     el("h2", {}, el("span", { class: "grade " + card.grade, text: card.grade }), el("span", { text: card.title })),
     el("div", { class: "meta", text: card.tool + " · " + (card.actor || "unknown actor") + " · " + new Date(card.createdAt).toLocaleString() }),
     el("div", { text: card.description }),
