@@ -56,6 +56,19 @@ export type Services<Tools extends ReadonlyArray<Tool.Any>, Plans extends Readon
 >
 
 /**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options<Tools extends ReadonlyArray<Tool.Any>, Plans extends ReadonlyArray<Plan.Any>, E> {
+  /** Provides the tools' and plans' services, and the app's HumanConfirm. */
+  readonly layer: Layer.Layer<Services<Tools, Plans>, E>
+  /** Who the console stands for, in audit and as the plans' trigger (default "console"). */
+  readonly by?: string | undefined
+  /** The name on `globalThis` (default "__graded"); `expose` only. */
+  readonly name?: string | undefined
+}
+
+/**
  * Makes a bridge without touching `globalThis`.
  *
  * @since 0.1.0
@@ -64,12 +77,7 @@ export type Services<Tools extends ReadonlyArray<Tool.Any>, Plans extends Readon
 export const make = <Tools extends ReadonlyArray<Tool.Any>, Plans extends ReadonlyArray<Plan.Any>, E>(
   registry: Registry.Registry<Tools>,
   plans: Plans,
-  options: {
-    /** Provides the tools' and plans' services, and the app's HumanConfirm. */
-    readonly layer: Layer.Layer<Services<Tools, Plans>, E>
-    /** Who the console stands for, in audit and as the plans' trigger (default "console"). */
-    readonly by?: string | undefined
-  }
+  options: Options<Tools, Plans, E>
 ): Bridge => {
   const runtime = ManagedRuntime.make(options.layer)
   const by = options.by ?? "console"
@@ -122,11 +130,7 @@ export const make = <Tools extends ReadonlyArray<Tool.Any>, Plans extends Readon
 export const expose = <Tools extends ReadonlyArray<Tool.Any>, Plans extends ReadonlyArray<Plan.Any>, E>(
   registry: Registry.Registry<Tools>,
   plans: Plans,
-  options: {
-    readonly layer: Layer.Layer<Services<Tools, Plans>, E>
-    readonly by?: string | undefined
-    readonly name?: string | undefined
-  }
+  options: Options<Tools, Plans, E>
 ): Bridge => {
   const bridge = make(registry, plans, options)
   ;(globalThis as Record<string, unknown>)[options.name ?? "__graded"] = bridge
