@@ -22,7 +22,7 @@ expectError(Agent.run({ toolkit: Toolkit.make(SubmitTicket), messages: [{ role: 
 const answered = Agent.run({ toolkit: Toolkit.readOnly(support), prompt: "Has this customer reported it before?" })
 expectType<
   Effect.Effect<
-    Agent.Result<readonly [typeof KbSearch, typeof CurrentConversation]>,
+    Agent.Result<ReadonlyArray<typeof KbSearch | typeof CurrentConversation>>,
     Agent.AgentError,
     LanguageModel.LanguageModel | KnowledgeBase
   >

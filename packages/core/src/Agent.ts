@@ -34,7 +34,9 @@ type Join<A extends string, B extends string> = [A] extends [never] ? B : [B] ex
  * @since 0.1.0
  * @category utility types
  */
-export type Offenses<Tools extends ReadonlyArray<Tool.Any>> = number extends Tools["length"] ? Offense<Tools[number]>
+export type Offenses<Tools extends ReadonlyArray<Tool.Any>> = [Offense<Tools[number]>] extends [never] ? never
+  // Only a toolkit that fails the check pays for listing its offenders in order.
+  : number extends Tools["length"] ? Offense<Tools[number]>
   : Collect<Tools, never>
 
 type Collect<Tools, Acc extends string> = Tools extends readonly [infer H, ...infer Rest] ?

@@ -116,9 +116,14 @@ type Mark<Tools, Dups> = {
  * @since 0.1.0
  * @category utility types
  */
-export type Valid<Tools extends ReadonlyArray<Tool.Any>> = Duplicates<Tools> extends infer Dups ?
-  [Dups | Invalid<Tools>] extends [never] ? Tools : Mark<Tools, Dups>
+export type Valid<Tools extends ReadonlyArray<Tool.Any>> = [Tools] extends [{ readonly 100: unknown }] ? Tools
+  : Duplicates<Tools> extends infer Dups ? [Dups | Invalid<Tools>] extends [never] ? Tools : Mark<Tools, Dups>
   : never
+
+// The check above costs the compiler time in the square of the number of
+// tools. Past 100, a toolkit is checked where it is made instead (names
+// are still checked where each tool is defined): 500 tools must compile.
+
 
 const Proto = {
   [TypeId]: TypeId,
@@ -161,18 +166,15 @@ export const make = <const Tools extends ReadonlyArray<Tool.Any>>(...tools: Vali
   build(tools as Tools)
 
 /**
- * The read tools of a tuple of tools, in order.
+ * The read tools of a list of tools. Kept as a list, not a tuple: filtering a
+ * tuple costs the compiler time in the square of its length.
  *
  * @since 0.1.0
  * @category utility types
  */
-export type ReadTools<Tools extends ReadonlyArray<Tool.Any>> = number extends Tools["length"] ?
-  ReadonlyArray<Extract<Tools[number], { readonly grade: "read" }>>
-  : KeepRead<Tools, readonly []>
-
-type KeepRead<Tools, Acc extends ReadonlyArray<Tool.Any>> = Tools extends
-  readonly [infer H extends Tool.Any, ...infer Rest] ? KeepRead<Rest, H["grade"] extends "read" ? readonly [...Acc, H] : Acc>
-  : Acc
+export type ReadTools<Tools extends ReadonlyArray<Tool.Any>> = ReadonlyArray<
+  Extract<Tools[number], { readonly grade: "read" }>
+>
 
 /**
  * The same toolkit with its read tools only: what an autonomous loop may be
