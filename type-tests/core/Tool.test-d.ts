@@ -139,3 +139,9 @@ expectType<"kb.search">(KbSearch.name)
 expectType<"send">(SendReply.grade)
 expectType<Tool.Grade<typeof SubmitTicket>>("write")
 expectType<Tool.Requirements<typeof SendReply>>(SendCapability.of as unknown as SendCapability)
+
+// Accepted: a name built from a pattern is checked where the tool is made.
+declare const domain: string
+expectType<`${string}.search`>(
+  Tool.read(`${domain}.search`, { title: "t", description: "d", input: Query, output: Schema.String, run: () => Effect.succeed("x") }).name
+)

@@ -128,12 +128,15 @@ type Scan<S extends string, Prev extends string, Dot extends boolean, Wire exten
 
 /**
  * `Name` when it is a valid tool name, otherwise the message that says why.
- * A name typed as plain `string` is checked at construction instead.
+ * A name typed as plain `string`, or as a pattern like `${string}.search`, is
+ * checked at construction instead.
  *
  * @since 0.1.0
  * @category utility types
  */
 export type ValidName<Name extends string> = string extends Name ? Name
+  // A pattern such as `${string}.search` is not one name: it is checked at construction.
+  : {} extends Record<Name, 1> ? Name
   : Scan<Name, "start", false, []> extends infer Verdict ?
     Verdict extends "ok" ? Name
     : Verdict extends "long" ? TooLongMessage<Name>
