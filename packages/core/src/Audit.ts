@@ -68,8 +68,10 @@ export type Entry = Event & {
  * @since 0.1.0
  * @category services
  */
+const discard: Audit.Service = { write: () => Effect.void }
+
 export class Audit extends Context.Reference<Audit>()("@graded/core/Audit", {
-  defaultValue: (): Audit.Service => ({ write: () => Effect.void })
+  defaultValue: (): Audit.Service => discard
 }) {}
 
 /**
@@ -92,8 +94,11 @@ export declare namespace Audit {
  * @category constructors
  */
 export const record = (event: Event): Effect.Effect<void> =>
+  Effect.flatMap(Audit, (audit) => audit === discard ? Effect.void : stamp(audit, event))
+
+// With no sink in scope there is nothing to stamp: the check above skips it.
+const stamp = (audit: Audit.Service, event: Event): Effect.Effect<void> =>
   Effect.gen(function*() {
-    const audit = yield* Audit
     const context = yield* Invocation.current
     const now = yield* Clock.currentTimeMillis
     yield* audit.write({

@@ -69,4 +69,5 @@ export const merge = (outer: Context, inner: Partial<Context>): Context => ({
  */
 export const within = (context: Partial<Context>) =>
 <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.locallyWith(self, currentRef, (outer) => merge(outer, context))
+  // Nothing to add is the common case on a hot path: skip the FiberRef dance.
+  Object.keys(context).length === 0 ? self : Effect.locallyWith(self, currentRef, (outer) => merge(outer, context))
