@@ -135,6 +135,23 @@ describe("Registry.invoke", () => {
       expect(effects.searches).toEqual(["x"])
     }))
 
+  it.effect("null means absent for an optional field nested in a list, even when every top-level field is required", () =>
+    Effect.gen(function*() {
+      const Tag = Tool.write("tickets.tag", {
+        title: "Tag tickets",
+        description: "Tags tickets.",
+        input: Schema.Struct({
+          tags: Schema.Array(Schema.Struct({ ticket: Schema.String, note: Schema.optional(Schema.String) }))
+        }),
+        output: Schema.Number,
+        run: ({ tags }) => Effect.succeed(tags.filter((tag) => tag.note === undefined).length)
+      })
+      const registry = Registry.make(Toolkit.make(Tag))
+      const result = yield* registry.invoke("tickets.tag", { tags: [{ ticket: "T-1", note: null }, { ticket: "T-2", note: "vip" }] })
+        .pipe(Effect.provide(HumanConfirm.layer(HumanConfirm.scripted([HumanConfirm.approve("agent:ann")]))))
+      expect(result).toEqual({ ok: true, data: 1 })
+    }))
+
   it.effect("gate 5: a defect becomes a fixed message; its cause goes to audit only", () =>
     Effect.gen(function*() {
       const Boom = Tool.read("kb.boom", {

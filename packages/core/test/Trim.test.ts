@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
-import { Registry, Tool, Toolkit, Trim } from "@graded/core"
+import { Audit, Registry, Tool, Toolkit, Trim } from "@graded/core"
 
 // A page of a query API that returns 511 KB, as in the first article.
 const bigPage = () =>
@@ -52,6 +52,33 @@ describe("trimming inside tools", () => {
       expect(result.data).toEqual(["article 0", "article 1", "article 2", "article 3", "article 4", "[45 more items cut]"])
       expect(result.truncated).toBe("The result was trimmed: 45 array item(s) cut (at most 5 per list).")
       expect(JSON.stringify(result).length).toBeLessThanOrEqual(200)
+    }))
+
+  it.effect("a result at the limit is kept whole, one character over is trimmed; audit counts what the model sees", () =>
+    Effect.gen(function*() {
+      const echo = (maxChars: number) =>
+        Tool.read("echo.text", {
+          title: "Echo",
+          description: "Returns the text.",
+          input: Schema.Struct({ text: Schema.String }),
+          output: Schema.String,
+          limits: { maxChars },
+          run: ({ text }) => Effect.succeed(text)
+        })
+      const text = "y".repeat(100)
+      const exact = JSON.stringify({ ok: true, data: text }).length
+      const audit = Audit.memory()
+      const atLimit = yield* Registry.make(Toolkit.make(echo(exact))).invoke("echo.text", { text }).pipe(
+        Effect.provide(audit.layer)
+      )
+      expect(atLimit).toEqual({ ok: true, data: text })
+      const over = yield* Registry.make(Toolkit.make(echo(exact - 1))).invoke("echo.text", { text }).pipe(
+        Effect.provide(audit.layer)
+      )
+      expect(over.truncated).toMatch(/character\(s\) of text cut/)
+      expect(JSON.stringify(over).length).toBeLessThanOrEqual(exact - 1)
+      const chars = audit.entries.flatMap((entry) => entry.type === "completed" ? [entry.chars] : [])
+      expect(chars).toEqual([exact, JSON.stringify(over).length])
     }))
 
   it("a result small enough is left alone", () => {

@@ -87,54 +87,52 @@ const loop = (options: RunOptions, maxRounds: number) =>
     const tools = registry.functionSchemas(context)
     const refusedBefore = new Set<string>()
 
-    const dispatch = (call: ToolCall) =>
-      Effect.gen(function*() {
-        const name = fromWire(call.name)
-        // Defence 2: nothing outside the offered set runs, whatever its name.
-        const tool = offered.get(call.name)
-        if (tool === undefined) {
-          const known = options.toolkit.get(name)
-          const reason = known !== undefined
-            ? `${known.name} is not offered to the model here`
-            : `there is no tool named ${name}`
-          yield* Audit.record({ type: "refused", tool: name, gate: "offered", reason })
-          return denied(call.id, name, known !== undefined ? "not-offered" : "unknown-tool", reason)
-        }
-        const key = `${call.name}\u0000${call.arguments}`
-        if (refusedBefore.has(key)) {
-          const reason = "this exact call was already refused in this run; it is not asked again"
-          yield* Audit.record({ type: "refused", tool: tool.name, gate: "repeat", reason })
-          return denied(call.id, tool.name, "refused", reason)
-        }
-        const maxArgumentChars = options.maxArgumentChars ?? defaultMaxArgumentChars
-        if (call.arguments.length > maxArgumentChars) {
-          const reason = `the arguments are ${call.arguments.length} characters; at most ${maxArgumentChars} are accepted`
-          yield* Audit.record({ type: "refused", tool: tool.name, gate: "input", reason })
-          return denied(call.id, tool.name, "invalid-input", `Invalid input for ${tool.name}: ${reason}`)
-        }
-        const parsed = parse(call.arguments)
-        if (Either.isLeft(parsed)) {
-          yield* Audit.record({ type: "refused", tool: tool.name, gate: "input", reason: parsed.left })
-          return denied(call.id, tool.name, "invalid-input", `Invalid input for ${tool.name}: ${parsed.left}`)
-        }
-        // Defence 3: the registry's gates again, with capabilities that refuse.
-        const { result, success } = yield* Registry.withoutCapabilities(registry.dispatch(tool.name, parsed.right))
-        const content = JSON.stringify(forModel(result))
+    const refuse = (id: string, tool: string, gate: string, code: DenialCode, reason: string, message = reason) =>
+      Effect.as(Audit.record({ type: "refused", tool, gate, reason }), denied(id, tool, code, message))
+
+    // Runs for every call a model makes: checks first, then one registry
+    // dispatch, as plain effects rather than a generator.
+    const dispatch = (call: ToolCall): Effect.Effect<Outcome, never, any> => {
+      const name = fromWire(call.name)
+      // Defence 2: nothing outside the offered set runs, whatever its name.
+      const tool = offered.get(call.name)
+      if (tool === undefined) {
+        const known = options.toolkit.get(name)
+        return known !== undefined
+          ? refuse(call.id, name, "offered", "not-offered", `${known.name} is not offered to the model here`)
+          : refuse(call.id, name, "offered", "unknown-tool", `there is no tool named ${name}`)
+      }
+      const key = `${call.name}\u0000${call.arguments}`
+      if (refusedBefore.has(key)) {
+        const reason = "this exact call was already refused in this run; it is not asked again"
+        return refuse(call.id, tool.name, "repeat", "refused", reason)
+      }
+      const maxArgumentChars = options.maxArgumentChars ?? defaultMaxArgumentChars
+      if (call.arguments.length > maxArgumentChars) {
+        const reason = `the arguments are ${call.arguments.length} characters; at most ${maxArgumentChars} are accepted`
+        return refuse(call.id, tool.name, "input", "invalid-input", reason, `Invalid input for ${tool.name}: ${reason}`)
+      }
+      const parsed = parse(call.arguments)
+      if (Either.isLeft(parsed)) {
+        return refuse(call.id, tool.name, "input", "invalid-input", parsed.left, `Invalid input for ${tool.name}: ${parsed.left}`)
+      }
+      // Defence 3: the registry's gates again, under capabilities that refuse
+      // (provided once around the whole loop, in `run`).
+      return Effect.map(registry.dispatch(tool.name, parsed.right), ({ result, success, text }): Outcome => {
         if (success !== undefined) {
-          const outcome: Outcome = {
+          return {
             call: { ok: true, id: call.id, tool: tool.name, input: success.input, output: success.output },
-            content
+            content: text ?? JSON.stringify(forModel(result))
           }
-          return outcome
         }
         const code = result.code ?? "failed"
         if (refusals.has(code)) refusedBefore.add(key)
-        const outcome: Outcome = {
+        return {
           call: { ok: false, id: call.id, tool: tool.name, error: { code, message: result.error ?? "failed" } },
-          content
+          content: JSON.stringify(forModel(result))
         }
-        return outcome
       })
+    }
 
     const messages: Array<Message> = []
     if (options.system !== undefined) messages.push({ role: "system", content: options.system })
@@ -196,5 +194,7 @@ export const run = (options: RunOptions) =>
       autonomous: true,
       traceId: options.context?.traceId ?? outer.traceId ?? crypto.randomUUID()
     }
-    return yield* Invocation.within(context)(loop(options, maxRounds))
+    // Every tool call of the loop sees capabilities that refuse, whatever an
+    // outer layer provided; provided once here rather than for each call.
+    return yield* Invocation.within(context)(Registry.withoutCapabilities(loop(options, maxRounds)))
   })

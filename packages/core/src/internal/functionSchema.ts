@@ -136,6 +136,25 @@ export const absentNulls = (value: unknown, schema: unknown, defs: Node): unknow
   return out
 }
 
+const identity = <A>(a: A): A => a
+
+// Whether any object in the schema has a property that is not required.
+const hasOptional = (schema: unknown, defs: Node): boolean => {
+  const seen = new Set<unknown>()
+  const visit = (node: unknown): boolean => {
+    if (Array.isArray(node)) return node.some(visit)
+    if (!isNode(node) || seen.has(node)) return false
+    seen.add(node)
+    if (isNode(node.properties)) {
+      const required = Array.isArray(node.required) ? node.required : []
+      if (Object.keys(node.properties).some((name) => !required.includes(name))) return true
+    }
+    if (typeof node.$ref === "string" && visit(defs[node.$ref.replace("#/$defs/", "")])) return true
+    return Object.values(node).some(visit)
+  }
+  return visit(schema)
+}
+
 export interface Compiled {
   readonly definition: FunctionSchema
   /** Why the definition is not strict; empty when it is. */
@@ -164,6 +183,7 @@ export const compile = (tool: Any): Compiled => {
   const parameters = strictNode(original) as Node
   if (isNode(parameters.$defs) && Object.keys(parameters.$defs).length === 0) delete parameters.$defs
   const violations = strictViolations(parameters)
+  let normalizer: ((args: unknown) => unknown) | undefined
   const compiled: Compiled = {
     definition: {
       type: "function",
@@ -173,7 +193,12 @@ export const compile = (tool: Any): Compiled => {
       strict: violations.length === 0
     },
     violations,
-    normalize: (args) => absentNulls(args, original, defs)
+    normalize: (args) => {
+      // Most inputs have no optional field: then there is no null to remove.
+      // Decided on the first call, so listing cold tools does not pay for it.
+      normalizer ??= hasOptional(original, defs) ? (value) => absentNulls(value, original, defs) : identity
+      return normalizer(args)
+    }
   }
   cache.set(tool, compiled)
   return compiled

@@ -1,7 +1,9 @@
-import { Cause, Effect, Either, Exit, Option, Schema } from "effect"
+import { Cause, Effect, Either, Option, Schema } from "effect"
+import type { ParseError } from "effect/ParseResult"
 import * as Audit from "../Audit.js"
 import { type Request, SendCapability, WriteCapability } from "../Capability.js"
 import * as Invocation from "../Invocation.js"
+import { currentRef } from "./invocation.js"
 import type { Code, Listing, Options, ToolResult } from "../Registry.js"
 import type { Any as AnyTool, SendTool } from "../Tool.js"
 import type { Any as AnyToolkit } from "../Toolkit.js"
@@ -54,6 +56,8 @@ export interface Dispatched {
   readonly result: ToolResult
   /** The decoded input and typed output, when the tool ran and succeeded. */
   readonly success?: { readonly input: unknown; readonly output: unknown } | undefined
+  /** The result as JSON, when it was serialized already (a success). */
+  readonly text?: string | undefined
 }
 
 const refusal = (tool: string, verdict: Verdict, extra: Partial<ToolResult> = {}): Effect.Effect<Dispatched> =>
@@ -113,8 +117,9 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
     list(partial).filter((listing) => listing.offered).map((listing) => compile(toolkit.get(listing.name)!).definition)
 
   const decode = (tool: AnyTool, input: unknown) =>
-    Schema.decodeUnknownEither(tool.input, strict)(compile(tool).normalize(input)).pipe(
-      Either.mapLeft((error) => `Invalid input for ${tool.name}: ${issueText(error)}`)
+    Either.mapLeft(
+      prepared(tool).decode(compile(tool).normalize(input)),
+      (error) => `Invalid input for ${tool.name}: ${issueText(error)}`
     )
 
   // A write or send a model chose: nothing runs or is sent. For a send, the
@@ -140,59 +145,68 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
       })
     })
 
-  const run = (tool: AnyTool, input: unknown) =>
-    Effect.gen(function*() {
-      const decoded = decode(tool, input)
-      if (Either.isLeft(decoded)) {
-        return yield* refusal(tool.name, { code: "invalid-input", gate: "input", reason: decoded.left })
-      }
-      yield* Audit.record({ type: "called", tool: tool.name, input })
-      const exit = yield* Effect.exit(Effect.flatMap(
-        tool.invoke(decoded.right),
-        (output) =>
-          Schema.encode(tool.output)(output).pipe(
-            Effect.mapError((error) => new InvalidOutput({ tool: tool.name, issue: issueText(error) })),
-            Effect.map((encoded) => ({ output, encoded }))
-          )
-      ))
-      if (Exit.isSuccess(exit)) {
-        const trimmed = Trim.fit(exit.value.encoded ?? null, {
-          maxItems: tool.limits?.maxItems,
-          maxChars: tool.limits?.maxChars,
-          render: (data, truncated) => JSON.stringify(success(data, truncated))
-        })
-        const result = success(trimmed.value, trimmed.truncated)
-        yield* Audit.record({ type: "completed", tool: tool.name, chars: JSON.stringify(result).length })
-        return { result, success: { input: decoded.right, output: exit.value.output } }
-      }
-      const failure = Cause.failureOption(exit.cause)
-      if (Option.isSome(failure)) {
-        const { code, gate, message } = failureOf(tool, failure.value)
-        if (failure.value instanceof Refused) {
-          yield* Audit.record({ type: "refused", tool: tool.name, gate: failure.value.gate, reason: failure.value.reason })
-        } else {
-          yield* Audit.record({ type: "failed", tool: tool.name, error: message })
+  // The hot path: plain flatMaps rather than a generator, since every step of
+  // a generator costs a little and this runs for every call.
+  const run = (tool: AnyTool, input: unknown): Effect.Effect<Dispatched, never, any> => {
+    const decoded = decode(tool, input)
+    if (Either.isLeft(decoded)) {
+      return refusal(tool.name, { code: "invalid-input", gate: "input", reason: decoded.left })
+    }
+    const { encodeOutput } = prepared(tool)
+    return Effect.zipRight(
+      Audit.record({ type: "called", tool: tool.name, input }),
+      Effect.matchCauseEffect(
+        Effect.flatMap(tool.invoke(decoded.right), (output) =>
+          Effect.mapBoth(encodeOutput(output), {
+            onFailure: (error) => new InvalidOutput({ tool: tool.name, issue: issueText(error) }),
+            onSuccess: (encoded) => ({ output, encoded })
+          })),
+        {
+          onFailure: (cause) => failed(tool, cause),
+          onSuccess: ({ encoded, output }) => completed(tool, decoded.right, output, encoded)
         }
-        return { result: { ok: false, code, error: message, ...(gate !== undefined ? { gate } : {}) } }
-      }
-      return yield* defect(tool.name, exit.cause)
-    })
+      )
+    )
+  }
+
+  const completed = (tool: AnyTool, input: unknown, output: unknown, encoded: unknown): Effect.Effect<Dispatched> => {
+    const result = fitted(tool, encoded ?? null)
+    return Effect.as(
+      Audit.record({ type: "completed", tool: tool.name, chars: result.text.length }),
+      { result: result.result, success: { input, output }, text: result.text }
+    )
+  }
+
+  const failed = (tool: AnyTool, cause: Cause.Cause<unknown>): Effect.Effect<Dispatched> => {
+    const failure = Cause.failureOption(cause)
+    if (Option.isNone(failure)) return defect(tool.name, cause)
+    const { code, gate, message } = failureOf(tool, failure.value)
+    const result: ToolResult = gate !== undefined ? { ok: false, code, error: message, gate } : { ok: false, code, error: message }
+    return Effect.as(
+      failure.value instanceof Refused
+        ? Audit.record({ type: "refused", tool: tool.name, gate: failure.value.gate, reason: failure.value.reason })
+        : Audit.record({ type: "failed", tool: tool.name, error: message }),
+      { result }
+    )
+  }
 
   const dispatch = (name: string, input: unknown): Effect.Effect<Dispatched, never, any> =>
-    Effect.gen(function*() {
-      const tool = toolkit.get(name)
-      if (tool === undefined) {
-        return yield* refusal(name, { code: "unknown-tool", gate: "unknown", reason: `there is no tool named ${name}` })
-      }
-      const context = yield* Invocation.current
-      const verdict = gates(tool, context)
-      if (verdict !== undefined) return yield* refusal(tool.name, verdict)
-      if (context.autonomous && tool.grade !== "read") return yield* requiresConfirm(tool, input)
-      return yield* run(tool, input)
-    }).pipe(
+    Effect.catchAllCause(
+      // Reads the invocation context straight from the fiber: one step, not three.
+      Effect.withFiberRuntime((fiber): Effect.Effect<Dispatched, never, any> => {
+        const tool = toolkit.get(name)
+        if (tool === undefined) {
+          return refusal(name, { code: "unknown-tool", gate: "unknown", reason: `there is no tool named ${name}` })
+        }
+        const context = fiber.getFiberRef(currentRef)
+        const verdict = gates(tool, context)
+        if (verdict !== undefined) return refusal(tool.name, verdict)
+        if (context.autonomous && tool.grade !== "read") return requiresConfirm(tool, input)
+        return run(tool, input)
+      }),
       // Last line: whatever escaped above (a throwing getter in the input, a
       // result that cannot be serialized) becomes a fixed message.
-      Effect.catchAllCause((cause) => defect(name, cause))
+      (cause) => defect(name, cause)
     )
 
   const invoke = (name: string, input: unknown, partial: Partial<Invocation.Context> = {}) =>
@@ -203,6 +217,43 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
 
 const success = (data: unknown, truncated: string | undefined): ToolResult =>
   truncated === undefined ? { ok: true, data } : { ok: true, data, truncated }
+
+// A tool's decoder and encoder, made once: building them per call costs more
+// than the decoding.
+interface Prepared {
+  readonly decode: (input: unknown) => Either.Either<unknown, ParseError>
+  readonly encodeOutput: (output: unknown) => Effect.Effect<unknown, ParseError>
+}
+
+const preparedTools = new WeakMap<AnyTool, Prepared>()
+
+const prepared = (tool: AnyTool): Prepared => {
+  let made = preparedTools.get(tool)
+  if (made === undefined) {
+    made = { decode: Schema.decodeUnknownEither(tool.input, strict), encodeOutput: Schema.encode(tool.output) }
+    preparedTools.set(tool, made)
+  }
+  return made
+}
+
+// The result as the model will see it, within the tool's limits, and its
+// length for audit. Most results fit as they are: serialize once and keep
+// them; only a result that is too long, or may have lists to cut, is trimmed.
+const fitted = (tool: AnyTool, encoded: unknown): { readonly result: ToolResult; readonly text: string } => {
+  const maxChars = tool.limits?.maxChars ?? Trim.defaultMaxChars
+  if (tool.limits?.maxItems === undefined) {
+    const result = success(encoded, undefined)
+    const text = JSON.stringify(result)
+    if (text.length <= maxChars) return { result, text }
+  }
+  const trimmed = Trim.fit(encoded, {
+    maxItems: tool.limits?.maxItems,
+    maxChars,
+    render: (data, truncated) => JSON.stringify(success(data, truncated))
+  })
+  const result = success(trimmed.value, trimmed.truncated)
+  return { result, text: JSON.stringify(result) }
+}
 
 const defect = (tool: string, cause: Cause.Cause<unknown>): Effect.Effect<Dispatched> => {
   const message = `${tool} failed unexpectedly.`
