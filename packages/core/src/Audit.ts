@@ -101,15 +101,17 @@ export const record = (event: Event): Effect.Effect<void> =>
     if (audit === discard) return Effect.void
     const context = fiber.getFiberRef(currentRef)
     const now = Context.get(fiber.currentDefaultServices, Clock.Clock).unsafeCurrentTimeMillis()
-    // Object.assign, not `{ ...event, at }`: on Node 20 a spread followed by
-    // more properties costs about a microsecond a property.
-    return audit.write(Object.assign({}, event, {
-      at: isoTime(now),
-      traceId: context.traceId,
-      actor: context.actor,
-      autonomous: context.autonomous
-    }))
+    // Copied, then stamped: on Node 20 `{ ...event, at }` (a spread followed
+    // by more properties) costs about a microsecond a property.
+    const entry: Mutable<Entry> = Object.assign({}, event) as Mutable<Entry>
+    entry.at = isoTime(now)
+    entry.traceId = context.traceId
+    entry.actor = context.actor
+    entry.autonomous = context.autonomous
+    return audit.write(entry)
   })
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] }
 
 // Formatting a date is slow next to the rest; calls in the same millisecond
 // share one string.

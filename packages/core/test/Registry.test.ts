@@ -135,6 +135,16 @@ describe("Registry.invoke", () => {
       expect(effects.searches).toEqual(["x"])
     }))
 
+  it.effect("a bad input is reported whole: every wrong field is named, not just the first", () =>
+    Effect.gen(function*() {
+      const { registry } = gated()
+      const result = yield* registry.invoke("kb.search", { query: 42, limit: "ten", password: "hunter2" })
+      expect(result).toMatchObject({ ok: false, code: "invalid-input" })
+      expect(result.error).toContain(`["password"]`)
+      expect(result.error).toContain("actual 42")
+      expect(result.error).toContain(`actual "ten"`)
+    }))
+
   it.effect("null means absent for an optional field nested in a list, even when every top-level field is required", () =>
     Effect.gen(function*() {
       const Tag = Tool.write("tickets.tag", {

@@ -230,7 +230,17 @@ const preparedTools = new WeakMap<AnyTool, Prepared>()
 const prepared = (tool: AnyTool): Prepared => {
   let made = preparedTools.get(tool)
   if (made === undefined) {
-    made = { decode: Schema.decodeUnknownEither(tool.input, strict), encodeOutput: Schema.encode(tool.output) }
+    // Stopping at the first error is faster; only a failed input is decoded
+    // again to name every error (the outcome is the same either way).
+    const first = Schema.decodeUnknownEither(tool.input, { onExcessProperty: "error" })
+    const all = Schema.decodeUnknownEither(tool.input, strict)
+    made = {
+      decode: (input) => {
+        const decoded = first(input)
+        return Either.isRight(decoded) ? decoded : all(input)
+      },
+      encodeOutput: Schema.encode(tool.output)
+    }
     preparedTools.set(tool, made)
   }
   return made
