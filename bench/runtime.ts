@@ -1,36 +1,53 @@
 // Runtime cost, side by side: one dispatch of a trivial tool (look up,
 // gates, decode, run, encode, audit to memory) through graded's registry,
-// against bare effect Schema and @effect/ai's toolkit handle.
+// against bare effect Schema, @effect/ai's toolkit handle, ai's (Vercel AI
+// SDK) own parse-and-execute steps and @openai/agents' FunctionTool.invoke.
+//
+// graded is loaded from its compiled build (packages/core/dist, which run.ts
+// builds first), as a user installing the package would run it: running the
+// TypeScript sources through tsx would add tsx's own wrappers to every closure.
+import { executeTool, safeParseJSON, safeValidateTypes } from "@ai-sdk/provider-utils"
 import { Tool as AiTool, Toolkit as AiToolkit } from "@effect/ai"
+import type * as Graded from "@graded/core"
+import { RunContext, tool as agentsTool } from "@openai/agents"
+import { asSchema, tool as vercelTool } from "ai"
 import { Effect, Schema } from "effect"
-import { Agent, Audit, Registry, ScriptedModel, Tool, Toolkit } from "@graded/core"
+import * as path from "node:path"
+import { fileURLToPath, pathToFileURL } from "node:url"
+import { z } from "zod"
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+export const gradedBuild = path.join(here, "../packages/core/dist/index.js")
 
 const Fields = { a: Schema.String, b: Schema.Number, c: Schema.Boolean }
 const input = { a: "x", b: 1, c: true }
 
 const median = (values: ReadonlyArray<number>) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!
 
-// Microseconds per call: the median over repetitions of `calls` calls each.
-const perCall = async (calls: number, repetitions: number, run: (calls: number) => Promise<void> | void) => {
-  await run(Math.min(calls, 1000)) // warm up
-  const samples: Array<number> = []
-  for (let r = 0; r < repetitions; r++) {
-    const start = performance.now()
-    await run(calls)
-    samples.push(((performance.now() - start) * 1000) / calls)
-  }
-  return median(samples)
+const gc = (globalThis as { gc?: () => void }).gc
+
+interface Case {
+  readonly what: string
+  /** Runs `calls` dispatches. */
+  readonly run: (calls: number) => Promise<void> | void
 }
 
-const makeGraded = (n: number, prefix = "d") =>
-  Array.from({ length: n }, (_, i) =>
-    Tool.read(`${prefix}${i}.t`, {
-      title: "t",
-      description: `Tool ${i}.`,
-      input: Schema.Struct(Fields),
-      output: Schema.String,
-      run: ({ a }) => Effect.succeed(a)
-    }))
+// Microseconds per call for every case. Repetitions are interleaved (each
+// repetition runs every case once) so that a noisy stretch of the machine
+// falls on all cases alike; the figure is each case's median.
+const perCall = async (cases: ReadonlyArray<Case>, calls: number, repetitions: number) => {
+  for (const c of cases) await c.run(Math.min(calls, 2000)) // warm up
+  const samples = cases.map(() => [] as Array<number>)
+  for (let r = 0; r < repetitions; r++) {
+    for (const [i, c] of cases.entries()) {
+      gc?.()
+      const start = performance.now()
+      await c.run(calls)
+      samples[i]!.push(((performance.now() - start) * 1000) / calls)
+    }
+  }
+  return cases.map((c, i) => ({ what: c.what, micros: median(samples[i]!) }))
+}
 
 export interface Runtime {
   readonly rows: ReadonlyArray<{ readonly what: string; readonly micros: number }>
@@ -39,39 +56,72 @@ export interface Runtime {
   readonly auditBytesPerEvent: number
 }
 
+export const rowNames = {
+  bareSync: "bare Schema.decodeUnknown + run, Effect.runSync per call",
+  barePromise: "bare Schema.decodeUnknown + run, Effect.runPromise per call",
+  bareFiber: "bare Schema.decodeUnknown + run, in one fiber",
+  gradedPromise: "graded registry.invoke, Effect.runPromise per call",
+  gradedFiber: "graded registry.invoke, in one fiber (as the agent loop calls it)",
+  effectAiPromise: "@effect/ai toolkit handle, Effect.runPromise per call",
+  effectAiFiber: "@effect/ai toolkit handle, in one fiber",
+  aiValidated: "ai: lookup + safeValidateTypes + execute",
+  aiParsed: "ai: lookup + safeParseJSON (JSON text) + executeTool",
+  agents: "@openai/agents tool.invoke (JSON text)"
+} as const
+
 export const measureRuntime = async (repetitions: number, log: (line: string) => void): Promise<Runtime> => {
+  const { Agent, Audit, Registry, ScriptedModel, Tool, Toolkit } = await import(
+    pathToFileURL(gradedBuild).href
+  ) as typeof Graded
+  const makeGraded = (n: number, prefix = "d") =>
+    Array.from({ length: n }, (_, i) =>
+      Tool.read(`${prefix}${i}.t`, {
+        title: "t",
+        description: `Tool ${i}.`,
+        input: Schema.Struct(Fields),
+        output: Schema.String,
+        run: ({ a }) => Effect.succeed(a)
+      }))
+
   const calls = 20_000
-  const rows: Array<{ what: string; micros: number }> = []
-  const row = (what: string, micros: number) => {
-    rows.push({ what, micros })
-    log(`  ${what.padEnd(58)} ${micros.toFixed(2)} µs`)
-  }
+  const cases: Array<Case> = []
 
   // bare effect Schema: decode, run.
-  const Struct = Schema.Struct(Fields)
-  const decode = Schema.decodeUnknown(Struct)
+  const decode = Schema.decodeUnknown(Schema.Struct(Fields))
   const bare = (u: unknown) => Effect.flatMap(decode(u), ({ a }) => Effect.succeed(a))
-  row("bare Schema.decodeUnknown + run, Effect.runSync per call", await perCall(calls, repetitions, (n) => {
+  cases.push({ what: rowNames.bareSync, run: (n) => {
     for (let i = 0; i < n; i++) Effect.runSync(bare(input))
-  }))
-  row("bare Schema.decodeUnknown + run, in one fiber", await perCall(calls, repetitions, (n) => {
+  } })
+  cases.push({ what: rowNames.barePromise, run: async (n) => {
+    for (let i = 0; i < n; i++) await Effect.runPromise(bare(input))
+  } })
+  cases.push({ what: rowNames.bareFiber, run: (n) => {
     Effect.runSync(Effect.forEach(Array.from({ length: n }), () => bare(input), { discard: true }))
-  }))
+  } })
 
-  // graded: the registry, gates and all, auditing to memory.
+  // graded: the registry, gates and all, auditing to memory. Standalone, the
+  // sink is provided to each call; in a fiber, once around all of them, as an
+  // application provides its audit layer.
   const [graded] = makeGraded(1)
   const registry = Registry.make(Toolkit.make(graded!))
-  const audit = Audit.memory()
-  const auditService = { write: (entry: Audit.Entry) => Effect.sync(() => void (audit.entries as Array<Audit.Entry>).push(entry)) }
-  const invoke = registry.invoke("d0.t", input).pipe(Effect.provideService(Audit.Audit, auditService))
-  row("graded registry.invoke, Effect.runPromise per call", await perCall(calls, repetitions, async (n) => {
-    for (let i = 0; i < n; i++) await Effect.runPromise(invoke)
-    ;(audit.entries as Array<Audit.Entry>).length = 0
-  }))
-  row("graded registry.invoke, in one fiber (as the agent loop calls it)", await perCall(calls, repetitions, async (n) => {
-    await Effect.runPromise(Effect.forEach(Array.from({ length: n }), () => invoke, { discard: true }))
-    ;(audit.entries as Array<Audit.Entry>).length = 0
-  }))
+  const entries: Array<Graded.Audit.Entry> = []
+  const sink = { write: (entry: Graded.Audit.Entry) => Effect.sync(() => void entries.push(entry)) }
+  const invoke = registry.invoke("d0.t", input)
+  const check = await Effect.runPromise(invoke.pipe(Effect.provideService(Audit.Audit, sink)))
+  if (!check.ok || check.data !== "x" || entries.length !== 2) throw new Error("graded: the trivial tool did not run and audit")
+  cases.push({ what: rowNames.gradedPromise, run: async (n) => {
+    const standalone = invoke.pipe(Effect.provideService(Audit.Audit, sink))
+    for (let i = 0; i < n; i++) await Effect.runPromise(standalone)
+    entries.length = 0
+  } })
+  cases.push({ what: rowNames.gradedFiber, run: async (n) => {
+    await Effect.runPromise(
+      Effect.forEach(Array.from({ length: n }), () => invoke, { discard: true }).pipe(
+        Effect.provideService(Audit.Audit, sink)
+      )
+    )
+    entries.length = 0
+  } })
 
   // @effect/ai: Toolkit handle.
   const AiT = AiTool.make("t", { parameters: Fields, success: Schema.String })
@@ -80,25 +130,75 @@ export const measureRuntime = async (repetitions: number, log: (line: string) =>
     Effect.provide(aiToolkit, aiToolkit.toLayer({ t: ({ a }) => Effect.succeed(a) }))
   )
   const handle = handler.handle("t", input)
-  row("@effect/ai toolkit handle, Effect.runPromise per call", await perCall(calls, repetitions, async (n) => {
+  cases.push({ what: rowNames.effectAiPromise, run: async (n) => {
     for (let i = 0; i < n; i++) await Effect.runPromise(handle)
-  }))
-  row("@effect/ai toolkit handle, in one fiber", await perCall(calls, repetitions, async (n) => {
+  } })
+  cases.push({ what: rowNames.effectAiFiber, run: async (n) => {
     await Effect.runPromise(Effect.forEach(Array.from({ length: n }), () => handle, { discard: true }))
-  }))
+  } })
 
-  // functionSchemas, cold: fresh tools each time, so nothing is cached.
+  // ai (Vercel AI SDK): the steps generateText takes for one tool call. Its
+  // parseToolCall looks the tool up with an own-property check and validates
+  // with safeValidateTypes (via safeParseJSON when the input is the model's
+  // JSON text) over asSchema(tool.inputSchema), made afresh on every call; its
+  // executeToolCall then runs the tool through executeTool's async generator.
+  const ZodFields = z.object({ a: z.string(), b: z.number(), c: z.boolean() })
+  const vercelTools = { t: vercelTool({ description: "Tool 0.", inputSchema: ZodFields, execute: async ({ a }) => a }) }
+  const lookup = (name: string) => Object.hasOwn(vercelTools, name) ? vercelTools[name as keyof typeof vercelTools] : undefined
+  const text = JSON.stringify(input)
+  // generateText passes getOwn(toolsContext, name) as the context: undefined for a tool without one.
+  const options = { toolCallId: "call", messages: [], context: undefined as never }
+  const vercelValidated = async () => {
+    const t = lookup("t")!
+    const parsed = await safeValidateTypes({ value: input, schema: asSchema(t.inputSchema) })
+    if (!parsed.success) throw parsed.error
+    return await t.execute(parsed.value, options)
+  }
+  const vercelParsed = async () => {
+    const t = lookup("t")!
+    const parsed = await safeParseJSON({ text, schema: asSchema(t.inputSchema) })
+    if (!parsed.success) throw parsed.error
+    let output: unknown
+    for await (const part of executeTool({ tool: t, input: parsed.value, options })) output = part.output
+    return output
+  }
+  if (await vercelValidated() !== "x" || await vercelParsed() !== "x") throw new Error("ai: the trivial tool did not return its input")
+  cases.push({ what: rowNames.aiValidated, run: async (n) => {
+    for (let i = 0; i < n; i++) await vercelValidated()
+  } })
+  cases.push({ what: rowNames.aiParsed, run: async (n) => {
+    for (let i = 0; i < n; i++) await vercelParsed()
+  } })
+
+  // @openai/agents: FunctionTool.invoke parses the model's JSON text with the
+  // tool's zod schema, runs execute and turns a failure into a model-visible
+  // string (so check the result: a failed parse would not throw).
+  const agentsT = agentsTool({ name: "t", description: "Tool 0.", parameters: ZodFields, execute: async ({ a }) => a })
+  const runContext = new RunContext()
+  if (await agentsT.invoke(runContext, text) !== "x") throw new Error("@openai/agents: the trivial tool did not return its input")
+  cases.push({ what: rowNames.agents, run: async (n) => {
+    for (let i = 0; i < n; i++) await agentsT.invoke(runContext, text)
+  } })
+
+  const rows = await perCall(cases, calls, repetitions)
+  for (const r of rows) log(`  ${r.what.padEnd(66)} ${r.micros.toFixed(2)} µs`)
+
+  // functionSchemas, cold: fresh tools each time, so nothing is cached. The
+  // garbage of building the tools is collected first: it is not the cost
+  // being measured.
   const functionSchemas: Array<{ n: number; millis: number }> = []
   for (const n of [100, 1000]) {
     const samples: Array<number> = []
     for (let r = 0; r < repetitions; r++) {
       const reg = Registry.make(Toolkit.make(...makeGraded(n, `r${r}x`)))
+      gc?.()
       const start = performance.now()
-      reg.functionSchemas({ autonomous: true })
+      const schemas = reg.functionSchemas({ autonomous: true })
       samples.push(performance.now() - start)
+      if (schemas.length !== n || schemas[0]?.strict !== true) throw new Error("functionSchemas: wrong result")
     }
     functionSchemas.push({ n, millis: median(samples) })
-    log(`  functionSchemas for ${n} tools (cold)`.padEnd(60) + ` ${median(samples).toFixed(2)} ms`)
+    log(`  functionSchemas for ${n} tools (cold)`.padEnd(68) + ` ${median(samples).toFixed(2)} ms`)
   }
 
   // The agent loop per round: a scripted model asking for one trivial call a round.
@@ -106,28 +206,43 @@ export const measureRuntime = async (repetitions: number, log: (line: string) =>
   const toolkit = Toolkit.make(graded!)
   const turn = ScriptedModel.calls(ScriptedModel.call("d0.t", input))
   const roundSamples: Array<number> = []
-  for (let r = 0; r < repetitions; r++) {
+  const agentRun = () => {
     const script = [...Array.from({ length: rounds - 1 }, () => turn), ScriptedModel.text("done")]
+    return Effect.runPromise(
+      Agent.run({ toolkit, prompt: "?", maxRounds: rounds }).pipe(Effect.provide(ScriptedModel.layer(script)))
+    )
+  }
+  const done = await agentRun() // check it does what is measured
+  if (done.stopped !== "answer" || done.calls.length !== rounds - 1 || !done.calls.every((c) => c.ok)) {
+    throw new Error("agent loop: the scripted run did not make its calls")
+  }
+  // Warm up as the call cases do (about 2,000 rounds): the first runs are
+  // many times slower while the JIT compiles the loop. A run is a few
+  // milliseconds, so take more samples than for the call cases, and no forced
+  // collection before each: a full collection before so short a run slows it
+  // several times over, which no real loop sees.
+  for (let w = 0; w < 10; w++) await agentRun()
+  for (let r = 0; r < Math.max(repetitions, 25); r++) {
     const start = performance.now()
-    await Effect.runPromise(Agent.run({ toolkit, prompt: "?", maxRounds: rounds }).pipe(Effect.provide(ScriptedModel.layer(script))))
+    await agentRun()
     roundSamples.push(((performance.now() - start) * 1000) / rounds)
   }
   const roundMicros = median(roundSamples)
-  log(`  agent loop, per round (model turn + one call)`.padEnd(60) + ` ${roundMicros.toFixed(1)} µs`)
+  log(`  agent loop, per round (model turn + one call)`.padEnd(68) + ` ${roundMicros.toFixed(1)} µs`)
 
   // Memory of 10,000 audit events in the memory sink.
-  const gc = (globalThis as { gc?: () => void }).gc
   gc?.()
   const before = process.memoryUsage().heapUsed
-  const sink = Audit.memory()
+  const memory = Audit.memory()
   await Effect.runPromise(
     Effect.forEach(Array.from({ length: 10_000 }, (_, i) => i), (i) =>
       Audit.record({ type: "called", tool: "d0.t", input: { a: `x${i}`, b: i, c: true } }), { discard: true }).pipe(
-        Effect.provide(sink.layer)
+        Effect.provide(memory.layer)
       )
   )
   gc?.()
   const auditBytesPerEvent = (process.memoryUsage().heapUsed - before) / 10_000
-  log(`  memory of 10,000 audit events (memory sink)`.padEnd(60) + ` ${Math.round(auditBytesPerEvent)} bytes each${gc ? "" : " (no --expose-gc: rough)"}`)
+  if (memory.entries.length !== 10_000) throw new Error("audit: events were lost")
+  log(`  memory of 10,000 audit events (memory sink)`.padEnd(68) + ` ${Math.round(auditBytesPerEvent)} bytes each${gc ? "" : " (no --expose-gc: rough)"}`)
   return { rows, functionSchemas, roundMicros, auditBytesPerEvent }
 }

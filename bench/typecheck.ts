@@ -1,6 +1,7 @@
 // Type-check cost, side by side: the same N tools (3-field inputs) written
-// with graded, with @effect/ai, with bare effect Schema and handlers, and in
-// plain TypeScript, each checked by tsc 6 and by the native tsc 7.
+// with graded, with @effect/ai, with bare effect Schema and handlers, in
+// plain TypeScript, with ai (Vercel AI SDK) and with @openai/agents (both on
+// zod 4), each checked by tsc 6 and by the native tsc 7.
 import { execFileSync } from "node:child_process"
 import { mkdirSync, rmSync, writeFileSync } from "node:fs"
 import * as path from "node:path"
@@ -10,6 +11,35 @@ const here = path.dirname(fileURLToPath(import.meta.url))
 const generated = path.join(here, ".generated")
 
 const fields = `{ a: Schema.String, b: Schema.Number, c: Schema.Boolean }`
+
+const zodFields = `z.object({ a: z.string(), b: z.number(), c: z.boolean() })`
+
+const gradedProgram = (n: number) => {
+  const lines = [`import { Effect, Schema } from "effect"`, `import { Agent, HumanConfirm, Tool, Toolkit } from "@graded/core"`]
+  const sends: Array<string> = []
+  for (let i = 0; i < n; i++) {
+    const common = `title: "t${i}", description: "Tool ${i}.", input: Schema.Struct(${fields})`
+    if (i % 3 === 0) lines.push(`export const t${i} = Tool.read("d${i}.t${i}", { ${common}, output: Schema.String, run: ({ a }) => Effect.succeed(a) })`)
+    else if (i % 3 === 1) lines.push(`export const t${i} = Tool.write("d${i}.t${i}", { ${common}, output: Schema.String, run: ({ a }) => Effect.succeed(a) })`)
+    else {
+      lines.push(`export const t${i} = Tool.send("d${i}.t${i}", { ${common}, payload: Schema.Struct(${fields}), output: Schema.String, prepare: (input) => Effect.succeed(input), deliver: (c) => Effect.succeed(c.payload.a) })`)
+    }
+    if (i % 3 !== 0) sends.push(`t${i}.invoke({ a: "x", b: 1, c: true })`)
+  }
+  lines.push(`export const toolkit = Toolkit.make(${Array.from({ length: n }, (_, i) => `t${i}`).join(", ")})`)
+  lines.push(`export const agent = Agent.run({ toolkit: Toolkit.readOnly(toolkit), prompt: "?" })`)
+  lines.push(`export const confirmed = Effect.all([${sends.join(", ")}]).pipe(Effect.provide(HumanConfirm.layer(HumanConfirm.scripted([]))))`)
+  return lines.join("\n")
+}
+
+// graded as a user installs it: the compiled declaration files (run.ts
+// builds them first). The sources row is what this workspace checks.
+export const gradedVariant = "graded (Agent.run + HumanConfirm)"
+export const gradedSourcesVariant = "graded, from its TypeScript sources"
+const gradedBuildTypes = path.join(here, "../packages/core/dist/index.d.ts")
+const extraOptions: Record<string, object> = {
+  [gradedVariant]: { paths: { "@graded/core": [gradedBuildTypes] } }
+}
 
 const variants: Record<string, (n: number) => string> = {
   "plain TypeScript": (n) => {
@@ -34,21 +64,24 @@ const variants: Record<string, (n: number) => string> = {
     lines.push(`export const layer = toolkit.toLayer({ ${Array.from({ length: n }, (_, i) => `t${i}: ({ a }) => Effect.succeed(a)`).join(", ")} })`)
     return lines.join("\n")
   },
-  "graded (Agent.run + HumanConfirm)": (n) => {
-    const lines = [`import { Effect, Schema } from "effect"`, `import { Agent, HumanConfirm, Tool, Toolkit } from "@graded/core"`]
-    const sends: Array<string> = []
+  [gradedVariant]: (n) => gradedProgram(n),
+  [gradedSourcesVariant]: (n) => gradedProgram(n),
+  "ai tool() + generateText": (n) => {
+    const lines = [`import { generateText, tool, type LanguageModel } from "ai"`, `import { z } from "zod"`]
     for (let i = 0; i < n; i++) {
-      const common = `title: "t${i}", description: "Tool ${i}.", input: Schema.Struct(${fields})`
-      if (i % 3 === 0) lines.push(`export const t${i} = Tool.read("d${i}.t${i}", { ${common}, output: Schema.String, run: ({ a }) => Effect.succeed(a) })`)
-      else if (i % 3 === 1) lines.push(`export const t${i} = Tool.write("d${i}.t${i}", { ${common}, output: Schema.String, run: ({ a }) => Effect.succeed(a) })`)
-      else {
-        lines.push(`export const t${i} = Tool.send("d${i}.t${i}", { ${common}, payload: Schema.Struct(${fields}), output: Schema.String, prepare: (input) => Effect.succeed(input), deliver: (c) => Effect.succeed(c.payload.a) })`)
-      }
-      if (i % 3 !== 0) sends.push(`t${i}.invoke({ a: "x", b: 1, c: true })`)
+      lines.push(`export const t${i} = tool({ description: "Tool ${i}.", inputSchema: ${zodFields}, execute: async ({ a }) => a })`)
     }
-    lines.push(`export const toolkit = Toolkit.make(${Array.from({ length: n }, (_, i) => `t${i}`).join(", ")})`)
-    lines.push(`export const agent = Agent.run({ toolkit: Toolkit.readOnly(toolkit), prompt: "?" })`)
-    lines.push(`export const confirmed = Effect.all([${sends.join(", ")}]).pipe(Effect.provide(HumanConfirm.layer(HumanConfirm.scripted([]))))`)
+    lines.push(`export const tools = { ${Array.from({ length: n }, (_, i) => `t${i}`).join(", ")} }`)
+    lines.push(`declare const model: LanguageModel`)
+    lines.push(`export const result = generateText({ model, tools, prompt: "?" })`)
+    return lines.join("\n")
+  },
+  "@openai/agents tool() + Agent": (n) => {
+    const lines = [`import { Agent, tool } from "@openai/agents"`, `import { z } from "zod"`]
+    for (let i = 0; i < n; i++) {
+      lines.push(`export const t${i} = tool({ name: "t${i}", description: "Tool ${i}.", parameters: ${zodFields}, execute: async ({ a }) => a })`)
+    }
+    lines.push(`export const agent = new Agent({ name: "a", instructions: "?", tools: [${Array.from({ length: n }, (_, i) => `t${i}`).join(", ")}] })`)
     return lines.join("\n")
   }
 }
@@ -88,7 +121,7 @@ export const measure = (sizes: ReadonlyArray<number>, repetitions: number, log: 
       writeFileSync(path.join(dir, "index.ts"), write(n))
       writeFileSync(path.join(dir, "tsconfig.json"), JSON.stringify({
         extends: "../../../tsconfig.base.json",
-        compilerOptions: { skipLibCheck: true },
+        compilerOptions: { skipLibCheck: true, ...extraOptions[variant] },
         include: ["index.ts"]
       }))
       for (const [compiler, bin] of Object.entries(compilers)) {
