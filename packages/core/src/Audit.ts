@@ -7,8 +7,8 @@
  */
 import { FileSystem } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
-import { Clock, Context, Effect, Layer, Schema } from "effect"
-import { currentRef } from "./internal/invocation.js"
+import { Context, Effect, Layer, Schema } from "effect"
+import { discard, recorder } from "./internal/audit.js"
 
 /**
  * What happened.
@@ -68,8 +68,6 @@ export type Entry = Event & {
  * @since 0.1.0
  * @category services
  */
-const discard: Audit.Service = { write: () => Effect.void }
-
 export class Audit extends Context.Reference<Audit>()("@graded/core/Audit", {
   defaultValue: (): Audit.Service => discard
 }) {}
@@ -95,35 +93,11 @@ export declare namespace Audit {
  */
 export const record = (event: Event): Effect.Effect<void> =>
   // One read of the fiber for the sink, the context and the clock: this runs
-  // twice for every tool call, so it avoids a chain of effects.
+  // for every tool call, so it avoids a chain of effects.
   Effect.withFiberRuntime((fiber) => {
-    const audit = Context.get(fiber.currentContext, Audit)
-    if (audit === discard) return Effect.void
-    const context = fiber.getFiberRef(currentRef)
-    const now = Context.get(fiber.currentDefaultServices, Clock.Clock).unsafeCurrentTimeMillis()
-    // Copied, then stamped: on Node 20 `{ ...event, at }` (a spread followed
-    // by more properties) costs about a microsecond a property.
-    const entry: Mutable<Entry> = Object.assign({}, event) as Mutable<Entry>
-    entry.at = isoTime(now)
-    entry.traceId = context.traceId
-    entry.actor = context.actor
-    entry.autonomous = context.autonomous
-    return audit.write(entry)
+    const write = recorder(Context.get(fiber.currentContext, Audit), fiber)
+    return write === undefined ? Effect.void : write(event)
   })
-
-type Mutable<T> = { -readonly [K in keyof T]: T[K] }
-
-// Formatting a date is slow next to the rest; calls in the same millisecond
-// share one string.
-let lastMillis = Number.NaN
-let lastIso = ""
-const isoTime = (millis: number): string => {
-  if (millis !== lastMillis) {
-    lastMillis = millis
-    lastIso = new Date(millis).toISOString()
-  }
-  return lastIso
-}
 
 /**
  * A sink from a function.

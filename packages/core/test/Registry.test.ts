@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Schema } from "effect"
+import { Effect, Layer, ParseResult, Schema } from "effect"
 import { Audit, HumanConfirm, Registry, Tool, Toolkit } from "@graded/core"
 import { makeDesk } from "./fixtures.js"
 
@@ -143,6 +143,29 @@ describe("Registry.invoke", () => {
       expect(result.error).toContain(`["password"]`)
       expect(result.error).toContain("actual 42")
       expect(result.error).toContain(`actual "ten"`)
+    }))
+
+  it.effect("an output schema that needs an effect to encode still encodes, and a bad output is refused", () =>
+    Effect.gen(function*() {
+      // Encoding upper-cases the text, asynchronously, inside a struct.
+      const Shout = Schema.transformOrFail(Schema.String, Schema.String, {
+        decode: (text) => ParseResult.succeed(text.toLowerCase()),
+        encode: (text) => Effect.promise(async () => text.toUpperCase())
+      })
+      const Echo = Tool.read("echo.shout", {
+        title: "Shout",
+        description: "Echoes the text.",
+        input: Schema.Struct({ text: Schema.String }),
+        output: Schema.Struct({ said: Shout, length: Schema.Number.pipe(Schema.nonNegative()) }),
+        run: ({ text }) => Effect.succeed({ said: text, length: text === "bad" ? -1 : text.length })
+      })
+      const registry = Registry.make(Toolkit.make(Echo))
+      expect(yield* registry.invoke("echo.shout", { text: "hi" })).toEqual({ ok: true, data: { said: "HI", length: 2 } })
+      expect(yield* registry.invoke("echo.shout", { text: "bad" })).toEqual({
+        ok: false,
+        code: "failed",
+        error: "echo.shout produced a result it may not return."
+      })
     }))
 
   it.effect("null means absent for an optional field nested in a list, even when every top-level field is required", () =>

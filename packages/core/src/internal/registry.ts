@@ -1,8 +1,10 @@
-import { Cause, Effect, Either, Option, Schema } from "effect"
-import type { ParseError } from "effect/ParseResult"
+import { Cause, Context, Effect, Either, Option, Schema } from "effect"
+import type { RuntimeFiber } from "effect/Fiber"
+import type { ParseError, ParseIssue } from "effect/ParseResult"
 import * as Audit from "../Audit.js"
 import { type Request, SendCapability, WriteCapability } from "../Capability.js"
 import * as Invocation from "../Invocation.js"
+import { recorder } from "./audit.js"
 import { currentRef } from "./invocation.js"
 import type { Code, Listing, Options, ToolResult } from "../Registry.js"
 import type { Any as AnyTool, SendTool } from "../Tool.js"
@@ -147,34 +149,40 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
 
   // The hot path: plain flatMaps rather than a generator, since every step of
   // a generator costs a little and this runs for every call.
-  const run = (tool: AnyTool, input: unknown): Effect.Effect<Dispatched, never, any> => {
+  // The hot path: plain effects rather than a generator (every step of a
+  // generator costs a little), the audit sink bound once for the call, and
+  // the output encoded without an effect when its schema is synchronous.
+  const run = (tool: AnyTool, input: unknown, fiber: RuntimeFiber<unknown, unknown>): Effect.Effect<Dispatched, never, any> => {
     const decoded = decode(tool, input)
     if (Either.isLeft(decoded)) {
       return refusal(tool.name, { code: "invalid-input", gate: "input", reason: decoded.left })
     }
-    const { encodeOutput } = prepared(tool)
-    return Effect.zipRight(
-      Audit.record({ type: "called", tool: tool.name, input }),
-      Effect.matchCauseEffect(
-        Effect.flatMap(tool.invoke(decoded.right), (output) =>
-          Effect.mapBoth(encodeOutput(output), {
-            onFailure: (error) => new InvalidOutput({ tool: tool.name, issue: issueText(error) }),
-            onSuccess: (encoded) => ({ output, encoded })
-          })),
-        {
+    const record = recorder(Context.get(fiber.currentContext, Audit.Audit), fiber)
+    const { encodeOutput, encodeOutputSync } = prepared(tool)
+    const completed = (output: unknown, encoded: unknown): Effect.Effect<Dispatched> => {
+      const { result, text } = fitted(tool, encoded ?? null)
+      const dispatched: Dispatched = { result, success: { input: decoded.right, output }, text }
+      return record === undefined
+        ? Effect.succeed(dispatched)
+        : Effect.as(record({ type: "completed", tool: tool.name, chars: text.length }), dispatched)
+    }
+    const invalidOutput = (error: ParseError) => new InvalidOutput({ tool: tool.name, issue: issueText(error) })
+    const invoked = Effect.matchCauseEffect(tool.invoke(decoded.right), {
+      onFailure: (cause) => failed(tool, cause),
+      onSuccess: (output): Effect.Effect<Dispatched> => {
+        const encoded = encodeOutputSync(output)
+        if (Either.isRight(encoded)) return completed(output, encoded.right)
+        if (!needsEffect(encoded.left.issue)) return failed(tool, Cause.fail(invalidOutput(encoded.left)))
+        // An output schema that needs an effect to encode.
+        return Effect.matchCauseEffect(Effect.mapError(encodeOutput(output), invalidOutput), {
           onFailure: (cause) => failed(tool, cause),
-          onSuccess: ({ encoded, output }) => completed(tool, decoded.right, output, encoded)
-        }
-      )
-    )
-  }
-
-  const completed = (tool: AnyTool, input: unknown, output: unknown, encoded: unknown): Effect.Effect<Dispatched> => {
-    const result = fitted(tool, encoded ?? null)
-    return Effect.as(
-      Audit.record({ type: "completed", tool: tool.name, chars: result.text.length }),
-      { result: result.result, success: { input, output }, text: result.text }
-    )
+          onSuccess: (encoded) => completed(output, encoded)
+        })
+      }
+    })
+    return record === undefined
+      ? invoked
+      : Effect.zipRight(record({ type: "called", tool: tool.name, input }), invoked)
   }
 
   const failed = (tool: AnyTool, cause: Cause.Cause<unknown>): Effect.Effect<Dispatched> => {
@@ -202,7 +210,7 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
         const verdict = gates(tool, context)
         if (verdict !== undefined) return refusal(tool.name, verdict)
         if (context.autonomous && tool.grade !== "read") return requiresConfirm(tool, input)
-        return run(tool, input)
+        return run(tool, input, fiber)
       }),
       // Last line: whatever escaped above (a throwing getter in the input, a
       // result that cannot be serialized) becomes a fixed message.
@@ -223,6 +231,8 @@ const success = (data: unknown, truncated: string | undefined): ToolResult =>
 interface Prepared {
   readonly decode: (input: unknown) => Either.Either<unknown, ParseError>
   readonly encodeOutput: (output: unknown) => Effect.Effect<unknown, ParseError>
+  /** Fails with a `Forbidden` issue when the schema needs an effect. */
+  readonly encodeOutputSync: (output: unknown) => Either.Either<unknown, ParseError>
 }
 
 const preparedTools = new WeakMap<AnyTool, Prepared>()
@@ -239,11 +249,22 @@ const prepared = (tool: AnyTool): Prepared => {
         const decoded = first(input)
         return Either.isRight(decoded) ? decoded : all(input)
       },
-      encodeOutput: Schema.encode(tool.output)
+      encodeOutput: Schema.encode(tool.output),
+      encodeOutputSync: Schema.encodeEither(tool.output)
     }
     preparedTools.set(tool, made)
   }
   return made
+}
+
+// Whether a synchronous parse failed only because some part of the schema
+// needs an effect (an asynchronous transformation, however deep).
+const needsEffect = (issue: ParseIssue): boolean => {
+  if (issue._tag === "Forbidden") return true
+  const nested = issue as { readonly issue?: ParseIssue; readonly issues?: ParseIssue | ReadonlyArray<ParseIssue> }
+  if (nested.issue !== undefined && needsEffect(nested.issue)) return true
+  if (nested.issues === undefined) return false
+  return Array.isArray(nested.issues) ? nested.issues.some(needsEffect) : needsEffect(nested.issues as ParseIssue)
 }
 
 // The result as the model will see it, within the tool's limits, and its

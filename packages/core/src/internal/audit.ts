@@ -1,0 +1,47 @@
+import { Clock, Context, Effect } from "effect"
+import type { RuntimeFiber } from "effect/Fiber"
+import type { Entry, Event } from "../Audit.js"
+import { currentRef } from "./invocation.js"
+
+export interface Sink {
+  readonly write: (entry: Entry) => Effect.Effect<void>
+}
+
+// The sink in scope when no layer provides one.
+export const discard: Sink = { write: () => Effect.void }
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] }
+
+// Records into `sink`, stamped with the fiber's invocation context and clock;
+// `undefined` when the sink discards, so callers skip the work. The registry
+// binds one per call rather than reading the fiber for every entry.
+export const recorder = (
+  sink: Sink,
+  fiber: RuntimeFiber<unknown, unknown>
+): ((event: Event) => Effect.Effect<void>) | undefined => {
+  if (sink === discard) return undefined
+  const context = fiber.getFiberRef(currentRef)
+  const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
+  return (event) => {
+    // Copied, then stamped: on Node 20 `{ ...event, at }` (a spread followed
+    // by more properties) costs about a microsecond a property.
+    const entry = Object.assign({}, event) as Mutable<Entry>
+    entry.at = isoTime(clock.unsafeCurrentTimeMillis())
+    entry.traceId = context.traceId
+    entry.actor = context.actor
+    entry.autonomous = context.autonomous
+    return sink.write(entry)
+  }
+}
+
+// Formatting a date is slow next to the rest; entries in the same
+// millisecond share one string.
+let lastMillis = Number.NaN
+let lastIso = ""
+const isoTime = (millis: number): string => {
+  if (millis !== lastMillis) {
+    lastMillis = millis
+    lastIso = new Date(millis).toISOString()
+  }
+  return lastIso
+}
