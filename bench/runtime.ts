@@ -11,7 +11,7 @@ import { Tool as AiTool, Toolkit as AiToolkit } from "@effect/ai"
 import type * as Graded from "@graded/core"
 import { RunContext, tool as agentsTool } from "@openai/agents"
 import { asSchema, tool as vercelTool } from "ai"
-import { Effect, Schema } from "effect"
+import { Effect, ManagedRuntime, Schema } from "effect"
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { z } from "zod"
@@ -60,7 +60,7 @@ export const rowNames = {
   bareSync: "bare Schema.decodeUnknown + run, Effect.runSync per call",
   barePromise: "bare Schema.decodeUnknown + run, Effect.runPromise per call",
   bareFiber: "bare Schema.decodeUnknown + run, in one fiber",
-  gradedPromise: "graded registry.invoke, Effect.runPromise per call",
+  gradedPromise: "graded registry.invoke, runPromise per call (the app's ManagedRuntime holds the audit sink)",
   gradedFiber: "graded registry.invoke, in one fiber (as the agent loop calls it)",
   effectAiPromise: "@effect/ai toolkit handle, Effect.runPromise per call",
   effectAiFiber: "@effect/ai toolkit handle, in one fiber",
@@ -99,9 +99,10 @@ export const measureRuntime = async (repetitions: number, log: (line: string) =>
     Effect.runSync(Effect.forEach(Array.from({ length: n }), () => bare(input), { discard: true }))
   } })
 
-  // graded: the registry, gates and all, auditing to memory. Standalone, the
-  // sink is provided to each call; in a fiber, once around all of them, as an
-  // application provides its audit layer.
+  // graded: the registry, gates and all, auditing to memory. The sink is
+  // provided once, as an application provides its audit layer: standalone,
+  // in the application's ManagedRuntime, each call its own runPromise; in a
+  // fiber, around all the calls.
   const [graded] = makeGraded(1)
   const registry = Registry.make(Toolkit.make(graded!))
   const entries: Array<Graded.Audit.Entry> = []
@@ -109,9 +110,9 @@ export const measureRuntime = async (repetitions: number, log: (line: string) =>
   const invoke = registry.invoke("d0.t", input)
   const check = await Effect.runPromise(invoke.pipe(Effect.provideService(Audit.Audit, sink)))
   if (!check.ok || check.data !== "x" || entries.length !== 2) throw new Error("graded: the trivial tool did not run and audit")
+  const app = ManagedRuntime.make(Audit.layer(sink.write))
   cases.push({ what: rowNames.gradedPromise, run: async (n) => {
-    const standalone = invoke.pipe(Effect.provideService(Audit.Audit, sink))
-    for (let i = 0; i < n; i++) await Effect.runPromise(standalone)
+    for (let i = 0; i < n; i++) await app.runPromise(invoke)
     entries.length = 0
   } })
   cases.push({ what: rowNames.gradedFiber, run: async (n) => {
@@ -181,6 +182,7 @@ export const measureRuntime = async (repetitions: number, log: (line: string) =>
   } })
 
   const rows = await perCall(cases, calls, repetitions)
+  await app.dispose()
   for (const r of rows) log(`  ${r.what.padEnd(66)} ${r.micros.toFixed(2)} µs`)
 
   // functionSchemas, cold: fresh tools each time, so nothing is cached. The
