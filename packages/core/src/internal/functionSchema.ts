@@ -5,10 +5,11 @@
 // patterns) move into the description, and decoding still enforces them. A
 // schema that cannot be strict at all (a record, a tuple) is sent with
 // `strict: false` rather than misdescribed.
-import { JSONSchema } from "effect"
+import { JSONSchema, type Schema } from "effect"
 import type { FunctionSchema, JsonSchema } from "../LanguageModel.js"
 import type { Any } from "../Tool.js"
 import { toWire } from "../Wire.js"
+import { fastStrict } from "./fastSchema.js"
 
 type Node = { [key: string]: unknown }
 
@@ -165,16 +166,15 @@ export interface Compiled {
 
 const cache = new WeakMap<Any, Compiled>()
 
-export const compile = (tool: Any): Compiled => {
-  const cached = cache.get(tool)
-  if (cached !== undefined) return cached
+// The general path: Effect's JSON Schema, made strict where it can be.
+export const general = (input: Schema.Schema<any, any>) => {
   // An empty struct means "no arguments"; Effect describes it as "any object
   // or array", which no model needs and strict mode refuses.
-  const ast = tool.input.ast
+  const ast = input.ast
   const empty = ast._tag === "TypeLiteral" && ast.propertySignatures.length === 0 && ast.indexSignatures.length === 0
   const made = empty
     ? { type: "object", properties: {}, required: [], additionalProperties: false }
-    : JSONSchema.make(tool.input) as unknown as Node
+    : JSONSchema.make(input) as unknown as Node
   const defs = (isNode(made.$defs) ? made.$defs : {}) as Node
   // OpenAI wants an object at the top, not a reference to one.
   const original: Node = typeof made.$ref === "string"
@@ -182,7 +182,16 @@ export const compile = (tool: Any): Compiled => {
     : made
   const parameters = strictNode(original) as Node
   if (isNode(parameters.$defs) && Object.keys(parameters.$defs).length === 0) delete parameters.$defs
-  const violations = strictViolations(parameters)
+  return { original, defs, parameters, violations: strictViolations(parameters) }
+}
+
+export const compile = (tool: Any): Compiled => {
+  const cached = cache.get(tool)
+  if (cached !== undefined) return cached
+  const fast = fastStrict(tool.input.ast)
+  let slow = fast === undefined ? general(tool.input) : undefined
+  const parameters = fast ?? slow!.parameters
+  const violations = slow?.violations ?? []
   let normalizer: ((args: unknown) => unknown) | undefined
   const compiled: Compiled = {
     definition: {
@@ -196,7 +205,11 @@ export const compile = (tool: Any): Compiled => {
     normalize: (args) => {
       // Most inputs have no optional field: then there is no null to remove.
       // Decided on the first call, so listing cold tools does not pay for it.
-      normalizer ??= hasOptional(original, defs) ? (value) => absentNulls(value, original, defs) : identity
+      if (normalizer === undefined) {
+        slow ??= general(tool.input)
+        const { defs, original } = slow
+        normalizer = hasOptional(original, defs) ? (value) => absentNulls(value, original, defs) : identity
+      }
       return normalizer(args)
     }
   }

@@ -115,8 +115,12 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
     })
   }
 
-  const functionSchemas = (partial: Partial<Invocation.Context> = {}) =>
-    list(partial).filter((listing) => listing.offered).map((listing) => compile(toolkit.get(listing.name)!).definition)
+  const functionSchemas = (partial: Partial<Invocation.Context> = {}) => {
+    const context = Invocation.merge(Invocation.initial, partial)
+    const definitions = []
+    for (const tool of toolkit.tools) if (offense(tool, context) === undefined) definitions.push(compile(tool).definition)
+    return definitions
+  }
 
   const decode = (tool: AnyTool, input: unknown) =>
     Either.mapLeft(
