@@ -141,7 +141,8 @@ also type-checks \`Agent.run\` and one \`HumanConfirm\` program over every write
 grade-honesty check from the declarations of 167 read tools (by hand, outside this run) took instantiations from
 about 108,000 to 80,000 and did not move the check time beyond the noise: the cost is in inferring each definition, not in graded's checks.
 Shipping declaration files (the build above) removed the cost of checking graded's own sources (compare the last
-column). What is left to try: fewer inferred type parameters per definition.
+column). What is left to try is making a definition cheaper to infer; dropping the encoded-side type parameters
+(\`IE\`, \`OE\`) did not help (also by hand).
 
 What changed to get here: \`Toolkit.readOnly\` and \`Agent.run\`'s check used to recurse over the toolkit's tuple, which
 costs the compiler the square of its length; at 500 tools the toolkit line alone passed five million instantiations
@@ -165,6 +166,7 @@ ${runtime.rows.map((r) => `| ${r.what} | ${r.micros.toFixed(2)} |`).join("\n")}
 |---|---|
 | functionSchemas, 100 tools (cold) | ${runtime.functionSchemas[0]!.millis.toFixed(1)} ms |
 | functionSchemas, 1,000 tools (cold) | ${runtime.functionSchemas[1]!.millis.toFixed(1)} ms |
+| functionSchemas, the same 1,000 tools again | ${runtime.functionSchemasWarm.toFixed(1)} ms |
 | agent loop per round (scripted model turn + one call) | ${runtime.roundMicros.toFixed(1)} µs |
 | memory per audit event (memory sink, 10,000 events) | ${Math.round(runtime.auditBytesPerEvent)} bytes |
 
@@ -193,13 +195,17 @@ in. Timestamps are formatted once per millisecond. The output is encoded without
 The result is serialized once rather than twice, and trimmed only when it does not fit. Decoders are made once per
 tool, and the input is decoded stopping at the first error, then again collecting every error only when it failed.
 Inputs without optional fields skip the null-to-absent pass. The agent loop provides its refusing capabilities once
-rather than per call and reuses the registry's serialized result.
+rather than per call and reuses the registry's serialized result. The standalone row runs the call in the
+application's runtime: providing the audit sink to every call instead (\`Effect.provideService\` per call) copies the
+fiber's context each time and roughly doubles it.
 
-Cold function schemas: Effect's \`JSONSchema.make\` alone costs about 12 µs per fresh schema on this machine (12 ms
-for 1,000), before graded turns it into a strict-mode definition, so the 10 ms target cannot be met while graded
-derives definitions from Effect's generator; a definition is made once per tool and cached, and the same 1,000 tools
-listed again take about a millisecond. A generator of graded's own for the common schema shapes would meet it, at the
-price of a second JSON Schema path to keep in step with Effect's.
+Function schemas: graded builds strict-mode parameters straight from the schema's AST for the shapes most tools use
+(structs of strings, numbers, booleans and arrays of them, optional fields, descriptions) and goes through Effect's
+\`JSONSchema.make\` and a strict rewrite for the rest; a property test keeps the two paths' output byte for byte
+equal. Effect's generator alone costs about 12 µs per fresh schema on this machine (12 ms for 1,000 tools; measured
+by hand, not in this run), so tools with unusual input schemas cost more when first listed. A cold figure swings with
+garbage collection: a collection during the call can double it. Definitions are made once per tool and kept: the
+same 1,000 tools listed again take ${runtime.functionSchemasWarm.toFixed(1)} ms.
 
 ## What the peer rows measure
 
