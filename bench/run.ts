@@ -92,7 +92,7 @@ const doc = `# Performance
 
 Written by \`pnpm bench\` (bench/run.ts); every figure on this page was measured side by side in one run on the
 machine below, so compare figures within the page, not with another machine's. Medians of ${repetitions} repetitions
-(more for the agent loop); instantiation counts are exact and repeat; times are noisy (the machine is shared).
+(more for the agent loop and cold function schemas); instantiation counts are exact and repeat; times are noisy (the machine is shared).
 
 - machine: ${os.cpus()[0]?.model ?? "unknown"}, ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}
 - compilers: TypeScript 6.0.3 (\`tsc\`) and TypeScript 7.0.2 (native \`tsc\`)

@@ -192,7 +192,8 @@ export const measureRuntime = async (repetitions: number, log: (line: string) =>
   const functionSchemas: Array<{ n: number; millis: number }> = []
   for (const n of [100, 1000]) {
     const samples: Array<number> = []
-    for (let r = 0; r < repetitions; r++) {
+    // Cheap to take and noisy (a collection during one doubles it): more samples.
+    for (let r = 0; r < Math.max(repetitions, 15); r++) {
       const reg = Registry.make(Toolkit.make(...makeGraded(n, `r${r}x`)))
       gc?.()
       const start = performance.now()

@@ -9,10 +9,14 @@ import { SchemaAST as AST } from "effect"
 
 type Node = { [key: string]: unknown }
 
+// A keyword with no annotations of its own is the same small node in every
+// definition: shared, and frozen so that no caller can change it for all.
+const keyword = (type: string, builtIn: AST.AST) => ({ type, builtIn, plain: Object.freeze({ type }) as Node })
+
 const keywords = {
-  StringKeyword: { type: "string", builtIn: AST.stringKeyword },
-  NumberKeyword: { type: "number", builtIn: AST.numberKeyword },
-  BooleanKeyword: { type: "boolean", builtIn: AST.booleanKeyword }
+  StringKeyword: keyword("string", AST.stringKeyword),
+  NumberKeyword: keyword("number", AST.numberKeyword),
+  BooleanKeyword: keyword("boolean", AST.booleanKeyword)
 } as const
 
 // Only a title and a description: anything else (an identifier, examples, a
@@ -34,7 +38,7 @@ const strictOf = (ast: AST.AST, depth: number): Node | undefined => {
   // The common case first, and without allocating: a keyword as Effect made it.
   if (ast._tag in keywords) {
     const keyword = keywords[ast._tag as keyof typeof keywords]
-    if (ast.annotations === keyword.builtIn.annotations) return { type: keyword.type }
+    if (ast.annotations === keyword.builtIn.annotations) return keyword.plain
   }
   if (!plain(ast.annotations)) return undefined
   const description = ast.annotations[AST.DescriptionAnnotationId]
