@@ -60,7 +60,7 @@ export const merge = (outer: Context, inner: Partial<Context>): Context =>
  * Runs an effect within a context, merged into the current one.
  *
  * @example
- * import { Effect, FiberRef } from "effect"
+ * import { Effect } from "effect"
  * import { Invocation } from "@graded/core"
  * const program = Invocation.within({ actor: "agent:7", page: "ticket" })(Effect.void)
  *

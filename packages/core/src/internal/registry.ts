@@ -151,8 +151,6 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
       })
     })
 
-  // The hot path: plain flatMaps rather than a generator, since every step of
-  // a generator costs a little and this runs for every call.
   // The hot path: plain effects rather than a generator (every step of a
   // generator costs a little), the audit sink bound once for the call, and
   // the output encoded without an effect when its schema is synchronous.
