@@ -67,6 +67,7 @@ export type Needs<O> = O extends { readonly proposals: Proposals<infer T> } ? Pr
  */
 export type ProposalServices<T extends Toolkit.Any> =
   | ProposalStore.ProposalStore
+  // The page itself is the HumanConfirm that approves a proposal.
   | Exclude<Toolkit.Requirements<T>, WriteCapability | SendCapability>
 
 /**
@@ -119,6 +120,8 @@ const secret = () => randomBytes(24).toString("hex")
 
 const sameSecret = (a: string, b: string) =>
   a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b))
+
+const samePayload = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
 
 const json = (status: number, body: unknown) =>
   HttpServerResponse.unsafeJson(body, { status, headers: { "cache-control": "no-store" } })
@@ -221,7 +224,23 @@ export const make = <const O extends Options & { readonly proposals?: Proposals<
             { message: `Rejected by ${by}.` }
           )
           : Effect.as(
-            Proposal.approve(toolkit, id, body?.action === "edit" ? { by, payload: body.payload } : { by }),
+            Effect.flatMap(Proposal.get(id), (shown) =>
+              // The person decided on the card that showed the stored payload;
+              // HumanConfirm asks this page again with what it computed from
+              // that payload, and the answer stands only if the two agree.
+              Effect.provide(
+                Proposal.approve(toolkit, id),
+                HumanConfirm.layer({
+                  confirm: (view) =>
+                    Effect.succeed(
+                      view.tool !== shown.tool || !samePayload(view.payload, shown.payload)
+                        ? HumanConfirm.reject(by, "the payload to confirm is not the one shown on the card")
+                        : body?.action === "edit"
+                        ? HumanConfirm.approve(by, body.payload)
+                        : HumanConfirm.approve(by)
+                    )
+                })
+              )),
             { message: body?.action === "edit" ? `Approved with an edit by ${by}.` : `Approved by ${by}.` }
           )
         return yield* outcome.pipe(

@@ -1,51 +1,31 @@
 /**
  * Capabilities are Effect services. A tool that writes needs
  * `WriteCapability` in its requirements, one that sends needs
- * `SendCapability`, and a fixed flow needs `HumanTrigger`. Their service
- * shapes carry a brand that no code outside graded can write, so only
- * graded's layers (`HumanConfirm.layer`, `Plan.run`, a UI entry point) can
- * provide them.
+ * `SendCapability`, and a fixed flow needs `HumanTrigger`. The built-in ones
+ * are types only: their tags are internal, their services are opaque tokens
+ * with nothing to call, and only graded's layers (`HumanConfirm.layer`,
+ * `Plan.run`, `HumanConfirm.trigger`) provide them.
  *
  * @since 0.1.0
  */
-import { Context, Layer } from "effect"
-import type { Effect } from "effect/Effect"
-import type { ParseError } from "effect/ParseResult"
+import { Context, Data, Effect, Layer } from "effect"
 import * as internal from "./internal/capability.js"
-import type { ConfirmError } from "./ToolError.js"
+import { Refused } from "./ToolError.js"
 
 /**
- * What a human is asked to confirm: a write's input or a send's prepared
- * payload.
+ * A payload a human saw and approved, for one send tool. Only `HumanConfirm`
+ * makes these; each is bound to the tool it was made for and the exact
+ * payload shown (an edit makes a new one), and can be delivered once, by that
+ * tool, in a fiber that is not autonomous.
  *
  * @since 0.1.0
  * @category models
  */
-export interface Request<P> {
-  readonly tool: string
-  readonly grade: "write" | "send"
-  readonly title: string
-  readonly description: string
-  /** The payload as the tool will use it. */
-  readonly payload: P
-  /** The payload as the human sees it: encoded with the tool's schema, plain JSON. */
-  readonly shown: unknown
-  /** Decodes an edited payload with the tool's schema again. */
-  readonly revalidate: (edited: unknown) => Effect<P, ParseError>
-  /** The JSON Schema of the payload, for a UI that builds an edit form. */
-  readonly schema?: unknown
-}
-
-/**
- * A payload a human saw and approved. Only `HumanConfirm` makes these; each is
- * bound to one tool and the exact payload shown, and can be delivered once.
- *
- * @since 0.1.0
- * @category models
- */
-export interface Confirmed<P> {
+export interface Confirmed<P, Name extends string = string> {
   readonly [internal.MadeByHumanConfirmOnly]: internal.MadeByHumanConfirmOnly
-  readonly tool: string
+  /** The tool it was made for. */
+  readonly tool: Name
+  readonly grade: "write" | "send"
   readonly payload: P
   /** Who approved. */
   readonly by: string
@@ -54,66 +34,69 @@ export interface Confirmed<P> {
 }
 
 /**
- * Authorizes one write call: a human approves (and may edit) the input.
+ * Authorizes one write call: a human approves (and may edit) the input, or a
+ * fixed flow a human started declared this write. A type only: graded's
+ * layers provide it (`HumanConfirm.layer`, `Plan.run`); user code cannot look
+ * it up or call it.
  *
  * @since 0.1.0
- * @category services
+ * @category models
  */
-export class WriteCapability extends Context.Tag("@graded/core/WriteCapability")<
-  WriteCapability,
-  WriteCapability.Service
->() {}
+export interface WriteCapability {
+  readonly [internal.CapabilityId]: "WriteCapability"
+}
 
 /**
  * @since 0.1.0
  */
 export declare namespace WriteCapability {
   /**
+   * An opaque token: what it does is kept inside graded.
+   *
    * @since 0.1.0
    * @category models
    */
   export interface Service {
     readonly [internal.OnlyGradedLayersGrantThis]: "WriteCapability"
-    readonly authorize: <P>(request: Request<P>) => Effect<Confirmed<P>, ConfirmError>
   }
 }
 
 /**
- * Turns a prepared payload into a `Confirmed<P>`: a human saw it and said yes.
+ * Turns a prepared payload into a `Confirmed` one: a human saw it and said
+ * yes. A type only: `HumanConfirm.layer` alone provides it.
  *
  * @since 0.1.0
- * @category services
+ * @category models
  */
-export class SendCapability extends Context.Tag("@graded/core/SendCapability")<
-  SendCapability,
-  SendCapability.Service
->() {}
+export interface SendCapability {
+  readonly [internal.CapabilityId]: "SendCapability"
+}
 
 /**
  * @since 0.1.0
  */
 export declare namespace SendCapability {
   /**
+   * An opaque token: what it does is kept inside graded.
+   *
    * @since 0.1.0
    * @category models
    */
   export interface Service {
     readonly [internal.OnlyGradedLayersGrantThis]: "SendCapability"
-    readonly confirm: <P>(request: Request<P>) => Effect<Confirmed<P>, ConfirmError>
   }
 }
 
 /**
  * Proof that a human started the current work: a shortcut, a CLI command, a
- * click.
+ * click. A type only: `HumanConfirm.trigger` provides it.
  *
  * @since 0.1.0
- * @category services
+ * @category models
  */
-export class HumanTrigger extends Context.Tag("@graded/core/HumanTrigger")<
-  HumanTrigger,
-  HumanTrigger.Service
->() {}
+export interface HumanTrigger {
+  readonly [internal.CapabilityId]: "HumanTrigger"
+}
 
 /**
  * @since 0.1.0
@@ -162,20 +145,40 @@ export interface Grant<Id extends string> {
 }
 
 /**
- * A user-defined capability: a tag tools can require, and the one way to
- * grant it. Keep `layer` where your authorization lives; whoever holds it can
- * grant the capability.
+ * A user-defined capability: an effect tools yield to require it (it fails
+ * with `Refused` when what is in scope was not granted by this definition's
+ * `layer`), and the one way to grant it. Keep `layer` where your
+ * authorization lives; whoever holds it can grant the capability.
  *
  * @since 0.1.0
  * @category models
  */
-export interface Definition<Id extends string> extends Context.Tag<Custom<Id>, Grant<Id>> {
+export interface Definition<Id extends string> extends Effect.Effect<Grant<Id>, Refused, Custom<Id>> {
   readonly id: Id
+  /** The service key; unique to this definition. */
+  readonly key: string
   readonly layer: (by: string) => Layer.Layer<Custom<Id>>
 }
 
 /**
+ * Thrown when a second capability is made with a key already in use: two
+ * definitions of one key would grant each other's capability.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class DuplicateCapability extends Data.TaggedError("@graded/core/Capability/DuplicateCapability")<{
+  readonly id: string
+}> {
+  override get message(): string {
+    return `Capability '${this.id}' is already defined: make each capability once and import it where it is needed`
+  }
+}
+
+/**
  * Defines a capability of your own (a role, a consent) that tools can require.
+ * Each id can be made once per process; a second `make` throws
+ * `DuplicateCapability`.
  *
  * @example
  * import { Effect } from "effect"
@@ -192,8 +195,19 @@ export interface Definition<Id extends string> extends Context.Tag<Custom<Id>, G
  * @category constructors
  */
 export const make = <const Id extends string>(id: Id): Definition<Id> => {
-  const tag = Context.GenericTag<Custom<Id>, Grant<Id>>(`@graded/core/Capability/${id}`)
-  const layer = (by: string) =>
-    Layer.sync(tag, () => internal.grant({ [internal.OnlyGradedLayersGrantThis]: id, by }))
-  return Object.assign(tag, { id, layer })
+  const key = `@graded/core/Capability/${id}`
+  if (!internal.claimCustomKey(key)) throw new DuplicateCapability({ id })
+  const tag = Context.GenericTag<Custom<Id>, Grant<Id>>(key)
+  const definition: Definition<Id> = Object.assign(
+    Effect.flatMap(tag, (grant) =>
+      internal.isCustomGrant(grant, definition)
+        ? Effect.succeed(grant)
+        : Effect.fail(new Refused({ tool: id, gate: "capability", reason: `this ${id} was not granted by its Capability.make layer` }))),
+    {
+      id,
+      key,
+      layer: (by: string) => Layer.sync(tag, () => internal.grantCustom(definition, id, by))
+    }
+  )
+  return definition
 }

@@ -5,14 +5,24 @@
  *
  * @since 0.1.0
  */
-import { Data, Effect, Layer } from "effect"
+import { Data, Effect, Layer, Schema } from "effect"
 import * as Audit from "./Audit.js"
-import type { Confirmed, Request } from "./Capability.js"
-import { HumanTrigger, SendCapability, WriteCapability } from "./Capability.js"
-import { grant, mintConfirmed, OnlyGradedLayersGrantThis } from "./internal/capability.js"
+import type { Confirmed, HumanTrigger, SendCapability, WriteCapability } from "./Capability.js"
+import {
+  grant,
+  HumanTriggerTag,
+  mintConfirmed,
+  OnlyGradedLayersGrantThis,
+  type Request,
+  sendCapability,
+  SendCapabilityTag,
+  writeCapability,
+  WriteCapabilityTag
+} from "./internal/capability.js"
+import { refusalHere } from "./internal/invocation.js"
+import { issueText, jsonSchemaOf, refuse, strict } from "./internal/tool.js"
 import * as Invocation from "./Invocation.js"
 import { type ConfirmError, InvalidEdit, Refused, Rejected } from "./ToolError.js"
-import { issueText } from "./internal/tool.js"
 
 /**
  * What the human decided.
@@ -72,59 +82,46 @@ export interface UI {
   readonly confirm: (view: View) => Effect.Effect<Decision>
 }
 
-const autonomousRefusal = (tool: string) =>
-  new Refused({ tool, gate: "autonomous", reason: "a model chose this call; only a human may confirm a write or a send" })
-
-const confirmWith = (ui: UI) => <P>(request: Request<P>): Effect.Effect<Confirmed<P>, ConfirmError> =>
+// What the human is shown is computed here, from the tool and the payload
+// itself: nothing a caller passes in decides it.
+const confirmWith = (ui: UI) => (request: Request): Effect.Effect<Confirmed<unknown>, ConfirmError> =>
   Effect.gen(function*() {
+    const tool = request.tool.name
+    const refusal = yield* refusalHere(tool, request.grade)
+    if (refusal !== undefined) return yield* refuse(refusal)
     const context = yield* Invocation.current
-    if (context.autonomous) {
-      const refusal = autonomousRefusal(request.tool)
-      yield* Audit.record({ type: "refused", tool: request.tool, gate: refusal.gate, reason: refusal.reason })
-      return yield* refusal
-    }
-    yield* Audit.record({ type: "confirm-requested", tool: request.tool, grade: request.grade, payload: request.shown })
+    const shown = yield* Schema.encode(request.schema)(request.payload).pipe(
+      Effect.mapError((error) => new Refused({ tool, gate: "confirmation", reason: `the payload cannot be shown: ${issueText(error)}` }))
+    )
+    const revalidate = (edited: unknown) => Schema.decodeUnknown(request.schema, strict)(edited)
+    yield* Audit.record({ type: "confirm-requested", tool, grade: request.grade, payload: shown })
     const decision = yield* ui.confirm({
-      tool: request.tool,
+      tool,
       grade: request.grade,
-      title: request.title,
-      description: request.description,
-      payload: request.shown,
+      title: request.tool.title,
+      description: request.tool.description,
+      payload: shown,
       actor: context.actor,
       traceId: context.traceId,
-      schema: request.schema,
-      check: (edited) => Effect.mapError(Effect.asVoid(request.revalidate(edited)), issueText)
+      schema: jsonSchemaOf(request.schema),
+      check: (edited) => Effect.mapError(Effect.asVoid(revalidate(edited)), issueText)
     })
     if (decision._tag === "Reject") {
-      yield* Audit.record({
-        type: "decided",
-        tool: request.tool,
-        by: decision.by,
-        decision: "rejected",
-        edited: false,
-        reason: decision.reason
-      })
-      return yield* new Rejected({ tool: request.tool, by: decision.by, reason: decision.reason })
+      yield* Audit.record({ type: "decided", tool, by: decision.by, decision: "rejected", edited: false, reason: decision.reason })
+      return yield* new Rejected({ tool, by: decision.by, reason: decision.reason })
     }
     if (!("payload" in decision)) {
-      yield* Audit.record({ type: "decided", tool: request.tool, by: decision.by, decision: "approved", edited: false })
-      return mintConfirmed({ tool: request.tool, payload: request.payload, by: decision.by, edited: false })
+      yield* Audit.record({ type: "decided", tool, by: decision.by, decision: "approved", edited: false })
+      return mintConfirmed(request.tool, { payload: request.payload, by: decision.by, edited: false })
     }
-    const edited = yield* request.revalidate(decision.payload).pipe(
+    const edited = yield* revalidate(decision.payload).pipe(
       Effect.tapError((error) =>
-        Audit.record({
-          type: "decided",
-          tool: request.tool,
-          by: decision.by,
-          decision: "invalid-edit",
-          edited: true,
-          reason: issueText(error)
-        })
+        Audit.record({ type: "decided", tool, by: decision.by, decision: "invalid-edit", edited: true, reason: issueText(error) })
       ),
-      Effect.mapError((error) => new InvalidEdit({ tool: request.tool, by: decision.by, issue: issueText(error) }))
+      Effect.mapError((error) => new InvalidEdit({ tool, by: decision.by, issue: issueText(error) }))
     )
-    yield* Audit.record({ type: "decided", tool: request.tool, by: decision.by, decision: "approved", edited: true })
-    return mintConfirmed({ tool: request.tool, payload: edited, by: decision.by, edited: true })
+    yield* Audit.record({ type: "decided", tool, by: decision.by, decision: "approved", edited: true })
+    return mintConfirmed(request.tool, { payload: edited, by: decision.by, edited: true })
   })
 
 /**
@@ -143,10 +140,10 @@ const confirmWith = (ui: UI) => <P>(request: Request<P>): Effect.Effect<Confirme
  * @category layers
  */
 export const layer = (ui: UI): Layer.Layer<WriteCapability | SendCapability> => {
-  const confirm = confirmWith(ui)
+  const authority = { confirm: confirmWith(ui) }
   return Layer.merge(
-    Layer.succeed(WriteCapability, grant({ [OnlyGradedLayersGrantThis]: "WriteCapability", authorize: confirm })),
-    Layer.succeed(SendCapability, grant({ [OnlyGradedLayersGrantThis]: "SendCapability", confirm }))
+    Layer.succeed(WriteCapabilityTag, writeCapability(authority)),
+    Layer.succeed(SendCapabilityTag, sendCapability(authority))
   )
 }
 
@@ -199,6 +196,6 @@ export const scripted = (decisions: ReadonlyArray<Decision | ((view: View) => De
  * @category layers
  */
 export const trigger = (options: { readonly by: string; readonly via: string }): Layer.Layer<HumanTrigger> =>
-  Layer.sync(HumanTrigger, () =>
+  Layer.sync(HumanTriggerTag, () =>
     grant({ [OnlyGradedLayersGrantThis]: "HumanTrigger", by: options.by, via: options.via })
   )

@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { Effect, FiberRef } from "effect"
+import { Effect } from "effect"
 import * as internal from "./internal/invocation.js"
 
 /**
@@ -37,12 +37,18 @@ export const initial: Context = internal.initial
 const currentRef = internal.currentRef
 
 /**
- * The invocation context of the current fiber.
+ * The invocation context of the current fiber. `autonomous` comes from
+ * graded's own mark of the fiber, which code running in it cannot lift.
  *
  * @since 0.1.0
  * @category services
  */
-export const current: Effect.Effect<Context> = FiberRef.get(currentRef)
+export const current: Effect.Effect<Context> = Effect.withFiberRuntime((fiber) => {
+  const context = fiber.getFiberRef(currentRef)
+  return Effect.succeed(
+    context.autonomous || !internal.isAutonomous(fiber) ? context : Object.assign({}, context, { autonomous: true })
+  )
+})
 
 /**
  * Merges two contexts. `autonomous` is sticky: code running for a model can
@@ -68,6 +74,10 @@ export const merge = (outer: Context, inner: Partial<Context>): Context =>
  * @category combinators
  */
 export const within = (context: Partial<Context>) =>
-<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
   // Nothing to add is the common case on a hot path: skip the FiberRef dance.
-  Object.keys(context).length === 0 ? self : Effect.locallyWith(self, currentRef, (outer) => merge(outer, context))
+  if (Object.keys(context).length === 0) return self
+  const merged = Effect.locallyWith(self, currentRef, (outer) => merge(outer, context))
+  // Marking the fiber itself is what the gates trust.
+  return context.autonomous === true ? internal.restrict({ autonomous: true })(merged) : merged
+}

@@ -1,20 +1,20 @@
 /**
  * The human side of proposals: list them, approve one (possibly edited), or
- * reject it. An approval goes through `HumanConfirm` like any other write or
- * send, delivers exactly once, and a second approval of the same proposal
- * delivers nothing and says why.
+ * reject it. An approval asks the human through the caller's `HumanConfirm`
+ * like any other write or send, delivers exactly once, and a second approval
+ * of the same proposal delivers nothing and says why.
  *
  * @since 0.1.0
  */
-import { Effect, Schema } from "effect"
-import { SendCapability, type WriteCapability } from "./Capability.js"
-import * as HumanConfirm from "./HumanConfirm.js"
-import { strict } from "./internal/tool.js"
+import { Clock, Effect, Schema } from "effect"
+import { refusalHere } from "./internal/invocation.js"
+import { confirmerOf, refuse, strict } from "./internal/tool.js"
+import * as Invocation from "./Invocation.js"
+import { type AlreadyDecided, type NotFound, type Proposal, ProposalStore, type Status } from "./ProposalStore.js"
 import type { SendTool } from "./Tool.js"
 import type * as Tool from "./Tool.js"
 import type * as Toolkit from "./Toolkit.js"
-import { type AlreadyDecided, type NotFound, type Proposal, ProposalStore, type Status } from "./ProposalStore.js"
-import { type ToolError, Refused } from "./ToolError.js"
+import { InvalidEdit, Refused, Rejected, type ToolError } from "./ToolError.js"
 
 /**
  * Lists proposals, optionally by status.
@@ -29,6 +29,15 @@ export const list = (filter?: { readonly status?: Status | undefined }): Effect.
 > => Effect.flatMap(ProposalStore, (store) => store.list(filter))
 
 /**
+ * One proposal, by id.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const get = (id: string): Effect.Effect<Proposal, NotFound, ProposalStore> =>
+  Effect.flatMap(ProposalStore, (store) => store.get(id))
+
+/**
  * @since 0.1.0
  * @category models
  */
@@ -38,99 +47,84 @@ export interface Approved {
   readonly output: unknown
 }
 
-const isSend = (tool: Tool.Any): tool is SendTool<string, any, any, any, any, any> => tool.grade === "send"
+const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis).toISOString())
 
 /**
- * Approves a proposal and delivers it: a write runs with the proposed input, a
- * send delivers the payload prepared when it was proposed. `payload` is the
- * human's edit, validated again with the tool's schema; an invalid edit
- * delivers nothing and leaves the proposal pending. The toolkit is the one the
- * human works with, holding the write or send tool itself.
+ * Approves a proposal through the caller's `HumanConfirm`: the human is asked,
+ * through the caller's UI, with the stored payload (a write's input, a send's
+ * payload prepared when it was proposed), and may approve, edit (validated
+ * again with the tool's schema) or reject it. An approval delivers exactly
+ * once; a rejection is final; an invalid edit or a refusal delivers nothing
+ * and leaves the proposal pending. The toolkit is the one the human works
+ * with, holding the write or send tool itself. A model's fiber, or a read
+ * tool's own code, is refused before the proposal is touched.
  *
  * @example
  * import { Effect } from "effect"
- * import { Proposal, Toolkit } from "@graded/core"
+ * import { HumanConfirm, Proposal, ProposalStore, Toolkit } from "@graded/core"
  * declare const desk: Toolkit.Any
- * const approve = Proposal.approve(desk, "p-1", { by: "agent:alice" })
+ * const approve = Proposal.approve(desk, "p-1").pipe(
+ *   Effect.provide(HumanConfirm.layer(HumanConfirm.scripted([HumanConfirm.approve("agent:alice")])))
+ * )
  *
  * @since 0.1.0
  * @category constructors
  */
 export const approve = <T extends Toolkit.Any>(
   toolkit: T,
-  id: string,
-  decision: { readonly by: string; readonly payload?: unknown }
+  id: string
 ): Effect.Effect<
   Approved,
   NotFound | AlreadyDecided | ToolError<Tool.Error<Toolkit.Tools<T>[number]>>,
-  ProposalStore | Exclude<Toolkit.Requirements<T>, WriteCapability | SendCapability>
+  ProposalStore | Toolkit.Requirements<T>
 > =>
   // Written once for any toolkit; the signature restores what its type knows.
-  // The capabilities leave R because HumanConfirm provides them here.
   Effect.gen(function*() {
     const store = yield* ProposalStore
-    const proposal = yield* store.claim(id, decision.by)
-    const tool = toolkit.get(proposal.tool)
-    if (tool === undefined || tool.grade === "read") {
-      yield* store.settle(id, { status: "pending" })
-      return yield* new Refused({ tool: proposal.tool, gate: "unknown", reason: `this toolkit has no ${proposal.tool} to deliver it` })
+    const stored = yield* store.get(id)
+    const tool = toolkit.get(stored.tool)
+    const confirm = tool === undefined || tool.grade !== stored.grade ? undefined : confirmerOf(tool)
+    if (tool === undefined || confirm === undefined) {
+      return yield* refuse(
+        new Refused({ tool: stored.tool, gate: "unknown", reason: `this toolkit has no ${stored.grade} tool ${stored.tool} to deliver it` })
+      )
     }
-    // The human decided already; this UI only repeats their decision to HumanConfirm.
-    const human = HumanConfirm.layer({
-      confirm: () =>
-        Effect.succeed(
-          "payload" in decision && decision.payload !== undefined
-            ? HumanConfirm.approve(decision.by, decision.payload)
-            : HumanConfirm.approve(decision.by)
-        )
-    })
-    const deliver = isSend(tool)
-      ? Effect.gen(function*() {
-        const payload = yield* Schema.decodeUnknown(tool.payload, strict)(proposal.payload).pipe(
-          Effect.mapError(() => new Refused({ tool: tool.name, gate: "proposal", reason: "the stored payload no longer fits the tool's schema" }))
-        )
-        const capability = yield* SendCapability
-        const confirmed = yield* capability.confirm({
-          tool: tool.name,
-          grade: "send",
-          title: tool.title,
-          description: tool.description,
-          payload,
-          shown: proposal.payload,
-          revalidate: (edited) => Schema.decodeUnknown(tool.payload, strict)(edited)
-        })
-        return { output: yield* tool.deliver(confirmed), edited: confirmed.edited }
-      })
-      : Effect.gen(function*() {
-        const input = yield* Schema.decodeUnknown(tool.input, strict)(proposal.input).pipe(
-          Effect.mapError(() => new Refused({ tool: tool.name, gate: "proposal", reason: "the stored input no longer fits the tool's schema" }))
-        )
-        const edited = "payload" in decision && decision.payload !== undefined
-        return { output: yield* tool.invoke(input), edited }
-      })
-    const exit = yield* Effect.exit(Effect.provide(deliver, human))
+    // Refused before the proposal is claimed: a model's fiber or a read
+    // tool's own code leaves it pending for a human.
+    const refusal = yield* refusalHere(tool.name, stored.grade)
+    if (refusal !== undefined) return yield* refuse(refusal)
+    const context = yield* Invocation.current
+    yield* store.claim(id, context.actor ?? "human")
+    const schema = stored.grade === "send" ? (tool as SendTool<string, any, any, any, any, any>).payload : tool.input
+    const exit = yield* Effect.exit(
+      Effect.flatMap(
+        Schema.decodeUnknown(schema, strict)(stored.grade === "send" ? stored.payload : stored.input).pipe(
+          Effect.mapError(() =>
+            new Refused({ tool: tool.name, gate: "proposal", reason: `the stored ${stored.grade === "send" ? "payload" : "input"} no longer fits the tool's schema` })
+          )
+        ),
+        confirm
+      )
+    )
+    const at = yield* now
     if (exit._tag === "Success") {
-      const encoded = yield* Effect.orElseSucceed(Schema.encode(tool.output)(exit.value.output), () => undefined)
-      const settled = yield* store.settle(id, {
-        status: "delivered",
-        decision: { by: decision.by, at: new Date().toISOString(), edited: exit.value.edited },
-        output: encoded
-      })
-      return { proposal: settled, output: exit.value.output }
+      const { by, edited, output } = exit.value
+      const encoded = yield* Effect.orElseSucceed(Schema.encode(tool.output)(output), () => undefined)
+      const settled = yield* store.settle(id, { status: "delivered", decision: { by, at, edited }, output: encoded })
+      return { proposal: settled, output }
     }
-    // Nothing was delivered on an invalid edit or a refusal: the proposal
-    // waits for a better decision. Any other failure is final.
     const failure = exit.cause._tag === "Fail" ? exit.cause.error : undefined
-    const retry = failure instanceof Refused || (typeof failure === "object" && failure !== null && "_tag" in failure &&
-      failure._tag === "@graded/core/ToolError/InvalidEdit")
     yield* store.settle(
       id,
-      retry ? { status: "pending" } : {
-        status: "failed",
-        decision: { by: decision.by, at: new Date().toISOString(), edited: false }
-      }
+      failure instanceof Rejected
+        ? { status: "rejected", decision: { by: failure.by, at, edited: false, reason: failure.reason } }
+        // Nothing was delivered on an invalid edit or a refusal: the proposal
+        // waits for a better decision. Any other failure is final.
+        : failure instanceof Refused || failure instanceof InvalidEdit
+        ? { status: "pending" }
+        : { status: "failed", decision: { by: context.actor ?? "human", at, edited: false } }
     )
-    return yield* exit
+    return yield* Effect.failCause(exit.cause)
   }) as Effect.Effect<Approved, never, ProposalStore>
 
 /**
@@ -144,4 +138,4 @@ export const reject = (
   decision: { readonly by: string; readonly reason: string }
 ): Effect.Effect<Proposal, NotFound | AlreadyDecided, ProposalStore> =>
   Effect.flatMap(ProposalStore, (store) =>
-    store.reject(id, { by: decision.by, reason: decision.reason, at: new Date().toISOString(), edited: false }))
+    Effect.flatMap(now, (at) => store.reject(id, { by: decision.by, reason: decision.reason, at, edited: false })))

@@ -2,11 +2,13 @@
  * Where proposals wait for a human. A proposal is a write or send a model
  * suggested (through `Tool.proposal`) and nobody has decided yet. The store
  * makes each decision happen once: `claim` moves a proposal out of `pending`
- * atomically, so a second approval finds it taken.
+ * atomically, so a second approval finds it taken; `delivered`, `failed` and
+ * `rejected` are final. Only `Tool.proposal` makes the records it accepts.
  *
  * @since 0.1.0
  */
 import { Context, Effect, Either, Layer, Schema } from "effect"
+import * as internal from "./internal/capability.js"
 
 /**
  * @since 0.1.0
@@ -48,10 +50,29 @@ export interface Proposal {
 }
 
 /**
+ * A proposal as `Tool.proposal` records it. Only `Tool.proposal` makes these
+ * (the brand cannot be written by hand), so a store holds no payload that a
+ * tool did not prepare.
+ *
  * @since 0.1.0
  * @category models
  */
-export type New = Omit<Proposal, "id" | "status" | "decision" | "output">
+export type New = Omit<Proposal, "id" | "status" | "decision" | "output"> & {
+  readonly [internal.MadeByToolProposalOnly]: internal.MadeByToolProposalOnly
+}
+
+/**
+ * How an approval ended. `delivered`, `failed` and `rejected` are final;
+ * `pending` hands the proposal back (nothing was delivered).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Outcome =
+  | { readonly status: "delivered"; readonly decision: Decision; readonly output: unknown }
+  | { readonly status: "failed"; readonly decision: Decision }
+  | { readonly status: "rejected"; readonly decision: Decision }
+  | { readonly status: "pending" }
 
 /**
  * No proposal has this id.
@@ -98,6 +119,7 @@ export declare namespace ProposalStore {
    * @category models
    */
   export interface Service {
+    /** Records a proposal made by `Tool.proposal`; any other record is refused. */
     readonly add: (proposal: New) => Effect.Effect<Proposal>
     readonly get: (id: string) => Effect.Effect<Proposal, NotFound>
     readonly list: (filter?: { readonly status?: Status | undefined }) => Effect.Effect<ReadonlyArray<Proposal>>
@@ -105,14 +127,11 @@ export declare namespace ProposalStore {
     readonly claim: (id: string, by: string) => Effect.Effect<Proposal, NotFound | AlreadyDecided>
     /** Moves a pending proposal to `rejected`, or fails. */
     readonly reject: (id: string, decision: Decision) => Effect.Effect<Proposal, NotFound | AlreadyDecided>
-    /** Records how an approval ended. */
-    readonly settle: (
-      id: string,
-      outcome:
-        | { readonly status: "delivered"; readonly decision: Decision; readonly output: unknown }
-        | { readonly status: "failed"; readonly decision: Decision }
-        | { readonly status: "pending" }
-    ) => Effect.Effect<Proposal, NotFound>
+    /**
+     * Records how an approval ended. Only a proposal being approved can be
+     * settled: a final state is never left.
+     */
+    readonly settle: (id: string, outcome: Outcome) => Effect.Effect<Proposal, NotFound | AlreadyDecided>
   }
 }
 
@@ -138,14 +157,28 @@ export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () =
       }
       return Either.right(put(update(proposal)))
     })
-  const existing = (id: string, update: (proposal: Proposal) => Proposal) =>
-    Effect.suspend((): Either.Either<Proposal, NotFound> => {
+  const inState = (id: string, status: Status, update: (proposal: Proposal) => Proposal) =>
+    Effect.suspend((): Either.Either<Proposal, NotFound | AlreadyDecided> => {
       const proposal = proposals.get(id)
-      return proposal === undefined ? Either.left(new NotFound({ id })) : Either.right(put(update(proposal)))
+      if (proposal === undefined) return Either.left(new NotFound({ id }))
+      if (proposal.status !== status) {
+        return Either.left(new AlreadyDecided({ id, status: proposal.status, by: proposal.decision?.by }))
+      }
+      return Either.right(put(update(proposal)))
     })
   return {
-    add: (fields) => Effect.sync(() => put({ ...fields, id: `p-${++next}`, status: "pending" })),
-    get: (id) => existing(id, (proposal) => proposal),
+    add: (fields) =>
+      internal.isProposalRecord(fields)
+        ? Effect.sync(() => {
+          const { [internal.MadeByToolProposalOnly]: _, ...record } = fields
+          return put({ ...record, id: `p-${++next}`, status: "pending" })
+        })
+        : Effect.die(new Error("ProposalStore.add: this record was not made by Tool.proposal")),
+    get: (id) =>
+      Effect.suspend(() => {
+        const proposal = proposals.get(id)
+        return proposal === undefined ? Effect.fail(new NotFound({ id })) : Effect.succeed(proposal)
+      }),
     list: (filter) =>
       Effect.sync(() =>
         [...proposals.values()].filter((proposal) => filter?.status === undefined || proposal.status === filter.status)
@@ -158,7 +191,7 @@ export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () =
       })),
     reject: (id, decision) => whenPending(id, (proposal) => ({ ...proposal, status: "rejected", decision })),
     settle: (id, outcome) =>
-      existing(id, (proposal) =>
+      inState(id, "approving", (proposal) =>
         outcome.status === "pending"
           ? { ...proposal, status: "pending", decision: undefined }
           : { ...proposal, ...outcome })

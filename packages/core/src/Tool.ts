@@ -94,8 +94,12 @@ export interface SendTool<Name extends string, I, P, O, E, R> extends Tool<Name,
   readonly payload: Schema.Schema<P, unknown>
   /** Builds the payload a human will be asked to confirm. Sends nothing. */
   readonly prepare: (input: I) => Effect<P, ToolError<E>, R>
-  /** Sends a confirmed payload; refuses one already delivered or made by hand. */
-  readonly deliver: (confirmed: Confirmed<P>) => Effect<O, ToolError<E>, R>
+  /**
+   * Sends a confirmed payload. Refuses one already delivered, made for
+   * another tool or by hand, and any call from a fiber that may not send (a
+   * model's, or a read tool's own code).
+   */
+  readonly deliver: (confirmed: Confirmed<P, Name>) => Effect<O, ToolError<E>, R>
 }
 
 /**
@@ -220,15 +224,62 @@ export const gradeViolation = <
   >
 
 /**
- * `F` when `R` holds nothing a `G` tool's `Part` may need; otherwise the
- * message naming the tool and what it needs, so the error lands on that part.
+ * The capabilities of `C` that `R` may need: each one found in `R`, and each
+ * one `R` is too wide to rule out (`{}`, `unknown`, `any`, or any other
+ * supertype of it). `never` when `R` certainly needs none of them.
+ *
+ * @example
+ * import type { SendCapability, Tool, WriteCapability } from "@graded/core"
+ *
+ * type Found = Tool.Needed<WriteCapability | string, WriteCapability | SendCapability> // WriteCapability
+ * type Wide = Tool.Needed<{}, WriteCapability | SendCapability> // WriteCapability | SendCapability
  *
  * @since 0.1.0
  * @category utility types
  */
-export type Honest<Name extends string, G extends Grade_.Grade, Part extends string, R, F> =
-  [Extract<R, Forbidden<G, Part>>] extends [never] ? F
-    : GradeViolation<Name, G, Part, CapabilityNames<Extract<R, Forbidden<G, Part>>>>
+export type Needed<R, C> = C extends unknown ?
+  // Found in R (C itself, or a subtype of it), or R is a supertype of C.
+  [Extract<R, C>] extends [never] ? [C] extends [R] ? C : never : C
+  : never
+
+/**
+ * The compile error for a part whose requirements are a type parameter (a
+ * tool defined inside a generic function): it could stand for any capability,
+ * so the grade cannot be checked.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type GenericViolation<Name extends string, G extends Grade_.Grade, Part extends string> =
+  `${Name} is a ${G} tool, but its ${Part} needs a type parameter that could hold ${CapabilityNames<
+    Forbidden<G, Part>
+  >}: name the services it needs instead`
+
+/**
+ * `F` when `Found` is empty, otherwise `Message`. While `Found` cannot be
+ * computed (it depends on a type parameter), the compiler shows this type
+ * with its first argument: the rule, as a sentence.
+ *
+ * @since 0.1.0
+ * @category utility types
+ */
+export type Verdict<Rule extends string, Found, F, Message> = [Found] extends [never] ? F : Message
+
+/**
+ * `F` when `R` holds nothing a `G` tool's `Part` may need; otherwise the
+ * message naming the tool and what it needs, so the error lands on that part.
+ * A requirement too wide to rule a capability out (`{}`, `unknown`) counts as
+ * needing it.
+ *
+ * @since 0.1.0
+ * @category utility types
+ */
+export type Honest<Name extends string, G extends Grade_.Grade, Part extends string, R, F> = Verdict<
+  GenericViolation<Name, G, Part>,
+  Needed<R, Forbidden<G, Part>>,
+  F,
+  GradeViolation<Name, G, Part, CapabilityNames<Needed<R, Forbidden<G, Part>>>>
+>
 
 // ---------------------------------------------------------------------------
 // Definitions and constructors
@@ -264,7 +315,7 @@ export interface SendDefinition<Name extends string, I, IE, P, PE, O, OE, E1, R1
   readonly payload: Schema.Schema<P, PE>
   readonly output: Schema.Schema<O, OE>
   readonly prepare: Honest<Name, "send", "prepare", R1, (input: I) => Effect<P, E1, R1>>
-  readonly deliver: (confirmed: Confirmed<P>) => Effect<O, E2, R2>
+  readonly deliver: (confirmed: Confirmed<P, Name>) => Effect<O, E2, R2>
 }
 
 /**

@@ -7,6 +7,7 @@
  */
 import { Data } from "effect"
 import { pipeArguments, type Pipeable } from "effect/Pipeable"
+import { isMade } from "./internal/tool.js"
 import * as Tool from "./Tool.js"
 import { checkName, type ValidName } from "./Wire.js"
 
@@ -86,43 +87,98 @@ export const duplicateMessage = <const Name extends string>(name: Name): Duplica
   `Tool name '${name}' is used by more than one tool in this toolkit`
 
 /**
+ * The message for a tool that Tool.read, Tool.write or Tool.send did not make
+ * (a copy, or a tool with a part replaced).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const notMadeMessage = (name: string): string =>
+  `Tool '${name}' was not made by Tool.read, Tool.write or Tool.send: a copy or a changed tool loses its gates`
+
+/**
  * @since 0.1.0
  * @category errors
  */
 export type DuplicateMessage<Name extends string> = `Tool name '${Name}' is used by more than one tool in this toolkit`
 
+/**
+ * The compile error for a tool whose grade is `never`: two tools merged into
+ * one (`Object.assign`, an intersection) have no single grade.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type NoGradeMessage<Name extends string> =
+  `${Name} has no single grade (its grade is never): make each tool with Tool.read, Tool.write or Tool.send, and do not merge tools`
+
+/**
+ * The compile error for a place in the toolkit whose tool has type `never`
+ * (two tools merged so that nothing is left of either).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type NeverToolMessage<Index extends string> =
+  `The tool at index ${Index} has type never: make each tool with Tool.read, Tool.write or Tool.send, and do not merge tools`
+
 // One pass, accumulating the names seen: linear in the number of tools.
+// Extract, not `extends`: a tool named by a union of literals repeats a name
+// when any member of its union was seen, in either order.
 type Duplicates<Tools, Seen = never, Dups = never> = Tools extends
   readonly [infer H extends Tool.Any, ...infer Rest] ?
-  Duplicates<Rest, Seen | H["name"], H["name"] extends Seen ? Dups | H["name"] : Dups>
+  Duplicates<Rest, Seen | H["name"], Dups | Extract<H["name"], Seen>>
   : Dups
 
 type Invalid<Tools extends ReadonlyArray<Tool.Any>> = Tools[number] extends infer T ?
   T extends Tool.Any ? ValidName<T["name"]> extends T["name"] ? never : T["name"] : never
   : never
 
+type NoGrade<Tools extends ReadonlyArray<Tool.Any>> = Tools[number] extends infer T ?
+  T extends Tool.Any ? [T["grade"]] extends [never] ? T["name"] : never : never
+  : never
+
+// The places of a tuple whose tool is `never`. `Tools[number]` cannot show
+// them: a union drops `never`.
+type NeverPlaces<Tools extends ReadonlyArray<unknown>> = Exclude<keyof Tools, keyof ReadonlyArray<unknown>> extends
+  infer K ? K extends `${number}` & keyof Tools ? [Tools[K]] extends [never] ? K : never : never
+  : never
+
 type Mark<Tools, Dups> = {
   [K in keyof Tools]: Tools[K] extends Tool.Any ?
-    Tools[K]["name"] extends Dups ? DuplicateMessage<Tools[K]["name"]>
-    : ValidName<Tools[K]["name"]> extends Tools[K]["name"] ? Tools[K]
-    : ValidName<Tools[K]["name"]>
+    [Tools[K]["grade"]] extends [never] ? NoGradeMessage<Tools[K]["name"]>
+    : [Extract<Tools[K]["name"], Dups>] extends [never] ?
+      ValidName<Tools[K]["name"]> extends Tools[K]["name"] ? Tools[K] : ValidName<Tools[K]["name"]>
+    : DuplicateMessage<Extract<Tools[K]["name"], Dups>>
     : Tools[K]
 }
 
+// Past 100 tools only the cheap checks run (see below).
+type Checked<Tools extends ReadonlyArray<Tool.Any>> = [Tools] extends [{ readonly 100: unknown }] ?
+  [NoGrade<Tools>] extends [never] ? Tools : Mark<Tools, never>
+  : Duplicates<Tools> extends infer Dups ? [Dups | Invalid<Tools> | NoGrade<Tools>] extends [never] ? Tools
+    : Mark<Tools, Dups>
+  : never
+
 /**
- * `Tools` when every name is valid and unique; otherwise each offending tool
- * is replaced by the message that names it, so the error lands on that tool.
+ * `Tools` when every name is valid and unique and every tool has one grade;
+ * otherwise each offending tool is replaced by the message that names it, so
+ * the error lands on that tool. A tool of type `never` cannot be refused
+ * where it stands (`never` fits any parameter), so the argument list is
+ * asked for a property named by the message instead.
  *
  * @since 0.1.0
  * @category utility types
  */
-export type Valid<Tools extends ReadonlyArray<Tool.Any>> = [Tools] extends [{ readonly 100: unknown }] ? Tools
-  : Duplicates<Tools> extends infer Dups ? [Dups | Invalid<Tools>] extends [never] ? Tools : Mark<Tools, Dups>
+export type Valid<Tools extends ReadonlyArray<Tool.Any>> = NeverPlaces<Tools> extends infer Places extends string ?
+  [Places] extends [never] ? Checked<Tools>
+  : Checked<Tools> & { readonly [P in Places as NeverToolMessage<P>]: P }
   : never
 
-// The check above costs the compiler time in the square of the number of
-// tools. Past 100, a toolkit is checked where it is made instead (names
-// are still checked where each tool is defined): 500 tools must compile.
+// The duplicate check above costs the compiler time in the square of the
+// number of tools. Past 100, names are checked where the toolkit is made
+// instead (and still where each tool is defined); the grade and `never`
+// checks, linear, still run: 500 tools must compile.
 
 
 const Proto = {
@@ -135,12 +191,15 @@ const Proto = {
 const build = <Tools extends ReadonlyArray<Tool.Any>>(tools: Tools): Toolkit<Tools> => {
   const byName = new Map<string, Tools[number]>()
   for (const tool of tools) {
+    // A copy of a tool, or a tool with a part swapped, lost the gates its
+    // constructor built in: only tools made by Tool.read/write/send count.
+    if (!isMade(tool)) throw new InvalidToolkit({ tool: String(tool?.name), message: notMadeMessage(String(tool?.name)) })
     const problem = checkName(tool.name)
     if (problem !== undefined) throw new InvalidToolkit({ tool: tool.name, message: problem })
     if (byName.has(tool.name)) throw new InvalidToolkit({ tool: tool.name, message: duplicateMessage(tool.name) })
     byName.set(tool.name, tool)
   }
-  return Object.assign(Object.create(Proto), { tools, get: (name: string) => byName.get(name) })
+  return Object.freeze(Object.assign(Object.create(Proto), { tools: Object.freeze([...tools]), get: (name: string) => byName.get(name) }))
 }
 
 /**

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { Audit, HumanConfirm, HumanTrigger, Invocation } from "@graded/core"
+import { Audit, HumanConfirm, Invocation } from "@graded/core"
+import { HumanTriggerTag } from "../src/internal/capability.js"
 import { makeDesk } from "./fixtures.js"
 
 describe("HumanConfirm", () => {
@@ -62,7 +63,7 @@ describe("HumanConfirm", () => {
 
   it.effect("trigger provides HumanTrigger with who and how", () =>
     Effect.gen(function*() {
-      const trigger = yield* Effect.provide(HumanTrigger, HumanConfirm.trigger({ by: "agent:alice", via: "shortcut" }))
+      const trigger = yield* Effect.provide(HumanTriggerTag, HumanConfirm.trigger({ by: "agent:alice", via: "shortcut" }))
       expect(trigger).toMatchObject({ by: "agent:alice", via: "shortcut" })
     }))
 })

@@ -3,13 +3,13 @@ import { Effect, Layer, Schema } from "effect"
 import {
   Audit,
   HumanConfirm,
-  HumanTrigger,
   Invocation,
   type LanguageModel,
   Plan,
   ScriptedModel,
   Tool
 } from "@graded/core"
+import { HumanTriggerTag } from "../src/internal/capability.js"
 import { makeDesk } from "./fixtures.js"
 
 const alice = HumanConfirm.trigger({ by: "agent:alice", via: "shortcut" })
@@ -148,7 +148,7 @@ describe("Plan.run", () => {
   it.effect("cast past the compiler: a forged trigger or a model's fiber cannot start a plan", () =>
     Effect.gen(function*() {
       const { effects, QuickTicket } = makePlan()
-      const forged = Layer.succeed(HumanTrigger, { by: "model", via: "forged" } as unknown as HumanTrigger["Type"])
+      const forged = Layer.succeed(HumanTriggerTag, { by: "model", via: "forged" } as unknown as HumanTriggerTag["Type"])
       const first = yield* Effect.flip(Plan.run(QuickTicket, { query: "x" }).pipe(Effect.provide(Layer.merge(forged, model()))))
       expect(first.reason).toBe("the HumanTrigger was not granted by graded")
       const second = yield* Effect.flip(

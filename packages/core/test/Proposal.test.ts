@@ -1,9 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { Agent, Invocation, Proposal, ProposalStore, ScriptedModel, Tool, Toolkit } from "@graded/core"
+import { Agent, HumanConfirm, Invocation, Proposal, ProposalStore, ScriptedModel, Tool, Toolkit } from "@graded/core"
 import { makeDesk } from "./fixtures.js"
 
 const { call, calls, text } = ScriptedModel
+
+// The human, through a UI: approving a proposal asks them like any other write or send.
+const as = (...decisions: ReadonlyArray<HumanConfirm.Decision>) =>
+  Effect.provide(HumanConfirm.layer(HumanConfirm.scripted(decisions)))
 
 // The agent proposes; nothing is written or sent until a human approves.
 const proposeBoth = (desk: ReturnType<typeof makeDesk>) =>
@@ -40,15 +44,15 @@ describe("Tool.proposal and Proposal", () => {
       const desk = makeDesk()
       yield* proposeBoth(desk)
       const [ticket, message] = yield* Proposal.list()
-      const approved = yield* Proposal.approve(desk.support, message!.id, { by: "agent:alice" })
+      const approved = yield* Proposal.approve(desk.support, message!.id).pipe(as(HumanConfirm.approve("agent:alice")))
       expect(approved.proposal).toMatchObject({ status: "delivered", decision: { by: "agent:alice", edited: false } })
       expect(desk.effects.delivered).toEqual(["We are on it."])
-      const again = yield* Effect.flip(Proposal.approve(desk.support, message!.id, { by: "agent:bob" }))
+      const again = yield* Effect.flip(Proposal.approve(desk.support, message!.id).pipe(as(HumanConfirm.approve("agent:bob"))))
       expect(again).toBeInstanceOf(ProposalStore.AlreadyDecided)
       expect(again.message).toBe(`Proposal ${message!.id} was already decided (delivered by agent:alice); nothing was delivered again`)
       expect(desk.effects.delivered).toEqual(["We are on it."])
       // The write, approved with an edit.
-      yield* Proposal.approve(desk.support, ticket!.id, { by: "agent:alice", payload: { subject: "VAT number (edited)" } })
+      yield* Proposal.approve(desk.support, ticket!.id).pipe(as(HumanConfirm.approve("agent:alice", { subject: "VAT number (edited)" })))
       expect(desk.effects.submitted).toEqual(["VAT number (edited)"])
       expect((yield* ProposalStore.ProposalStore.pipe(Effect.flatMap((s) => s.get(ticket!.id)))).decision?.edited).toBe(true)
     }).pipe(Effect.provide(ProposalStore.memory)))
@@ -59,7 +63,7 @@ describe("Tool.proposal and Proposal", () => {
       yield* proposeBoth(desk)
       const [, message] = yield* Proposal.list()
       const error = yield* Effect.flip(
-        Proposal.approve(desk.support, message!.id, { by: "agent:alice", payload: { to: "customer:42", text: "" } })
+        Proposal.approve(desk.support, message!.id).pipe(as(HumanConfirm.approve("agent:alice", { to: "customer:42", text: "" })))
       )
       expect(error).toMatchObject({ _tag: "@graded/core/ToolError/InvalidEdit" })
       expect(desk.effects.delivered).toEqual([])
@@ -73,7 +77,7 @@ describe("Tool.proposal and Proposal", () => {
       const [, message] = yield* Proposal.list()
       const rejected = yield* Proposal.reject(message!.id, { by: "agent:alice", reason: "not our tone" })
       expect(rejected).toMatchObject({ status: "rejected", decision: { by: "agent:alice", reason: "not our tone" } })
-      const late = yield* Effect.flip(Proposal.approve(desk.support, message!.id, { by: "agent:bob" }))
+      const late = yield* Effect.flip(Proposal.approve(desk.support, message!.id).pipe(as(HumanConfirm.approve("agent:bob"))))
       expect(late).toBeInstanceOf(ProposalStore.AlreadyDecided)
       expect(desk.effects.delivered).toEqual([])
     }).pipe(Effect.provide(ProposalStore.memory)))
@@ -85,7 +89,7 @@ describe("Tool.proposal and Proposal", () => {
       const [, message] = yield* Proposal.list()
       const outcomes = yield* Effect.forEach(
         Array.from({ length: 50 }, (_, i) => i),
-        (i) => Effect.either(Proposal.approve(desk.support, message!.id, { by: `agent:${i}` })),
+        (i) => Effect.either(Proposal.approve(desk.support, message!.id).pipe(as(HumanConfirm.approve(`agent:${i}`)))),
         { concurrency: "unbounded" }
       )
       expect(outcomes.filter((o) => o._tag === "Right")).toHaveLength(1)
@@ -98,7 +102,7 @@ describe("Tool.proposal and Proposal", () => {
       yield* proposeBoth(desk)
       const [, message] = yield* Proposal.list()
       const error = yield* Effect.flip(
-        Invocation.within({ autonomous: true })(Proposal.approve(desk.support, message!.id, { by: "agent:bot" }))
+        Invocation.within({ autonomous: true })(Proposal.approve(desk.support, message!.id).pipe(as(HumanConfirm.approve("agent:bot"))))
       )
       expect(error).toMatchObject({ _tag: "@graded/core/ToolError/Refused", gate: "autonomous" })
       expect(desk.effects.delivered).toEqual([])

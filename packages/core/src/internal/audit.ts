@@ -1,7 +1,7 @@
 import { Clock, Context, Effect } from "effect"
 import type { RuntimeFiber } from "effect/Fiber"
 import type { Entry, Event } from "../Audit.js"
-import { currentRef } from "./invocation.js"
+import { currentRef, isAutonomous } from "./invocation.js"
 
 export interface Sink {
   readonly write: (entry: Entry) => Effect.Effect<void>
@@ -21,6 +21,7 @@ export const recorder = (
 ): ((event: Event) => Effect.Effect<void>) | undefined => {
   if (sink === discard) return undefined
   const context = fiber.getFiberRef(currentRef)
+  const autonomous = isAutonomous(fiber)
   const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
   return (event) => {
     // Copied, then stamped: on Node 20 `{ ...event, at }` (a spread followed
@@ -29,7 +30,7 @@ export const recorder = (
     entry.at = isoTime(clock.unsafeCurrentTimeMillis())
     entry.traceId = context.traceId
     entry.actor = context.actor
-    entry.autonomous = context.autonomous
+    entry.autonomous = autonomous
     return sink.write(entry)
   }
 }
@@ -45,3 +46,15 @@ const isoTime = (millis: number): string => {
   }
   return lastIso
 }
+
+// Refusals already written to audit where they happened, so the registry,
+// which records every refusal it sees, does not record them twice.
+const audited = new WeakSet<object>()
+
+export const markAudited = <E extends object>(error: E): E => {
+  audited.add(error)
+  return error
+}
+
+export const wasAudited = (error: unknown): boolean =>
+  typeof error === "object" && error !== null && audited.has(error)

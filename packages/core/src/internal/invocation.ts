@@ -1,7 +1,140 @@
-import { FiberRef } from "effect"
+// The invocation context, and the mark that says what the current fiber may
+// cause: whether a model chose the work (autonomous), and the highest grade
+// the code running now may cause (inside a read tool's run: nothing above
+// read). Every gate that lets a write or a send happen asks `refusal` here.
+//
+// The mark is kept twice, so that code running in a fiber cannot lift it:
+// - a fiber-local value, inherited by every fiber forked from this one (the
+//   fork also reads the record below, so resetting the value first does not
+//   help), read with the values its ancestors set (so a forked fiber setting
+//   it back does not help either); a value graded did not make counts as the
+//   strictest mark;
+// - for every fiber graded restricts, a record keyed by the fiber itself:
+//   code can change its fiber-locals, but not which fiber it runs in.
+// Who may import this: graded's own modules only.
+import { Effect, Fiber, FiberRef, Option } from "effect"
+import type { RuntimeFiber } from "effect/Fiber"
 import type { Context } from "../Invocation.js"
+import { Refused } from "../ToolError.js"
 
-export const initial: Context = { autonomous: false }
+export const initial: Context = Object.freeze({ autonomous: false })
 
 // Shared with Audit, which reads it straight from the fiber on its hot path.
+// Descriptive only (page, actor, trace): no gate trusts its `autonomous`
+// without the mark below.
 export const currentRef: FiberRef.FiberRef<Context> = FiberRef.unsafeMake(initial)
+
+export type Ceiling = "read" | "write" | "send"
+
+export interface Mark {
+  readonly autonomous: boolean
+  readonly ceiling: Ceiling
+  /** The tool whose own code is running, for messages. */
+  readonly within: string | undefined
+}
+
+const rank: Record<Ceiling, number> = { read: 0, write: 1, send: 2 }
+
+const made = new WeakSet<object>()
+
+const makeMark = (autonomous: boolean, ceiling: Ceiling, within: string | undefined): Mark => {
+  const mark = Object.freeze({ autonomous, ceiling, within })
+  made.add(mark)
+  return mark
+}
+
+export const free: Mark = makeMark(false, "send", undefined)
+
+// What a value graded did not make stands for: nothing may be caused.
+const lockdown: Mark = makeMark(true, "read", undefined)
+
+const trusted = (value: unknown): Mark =>
+  typeof value === "object" && value !== null && made.has(value) ? value as Mark : lockdown
+
+const strictest = (a: Mark, b: Mark | undefined): Mark => {
+  if (b === undefined || b === a) return a
+  const autonomous = a.autonomous || b.autonomous
+  const lower = rank[b.ceiling] < rank[a.ceiling] ? b : a
+  if (autonomous === lower.autonomous) return lower
+  return makeMark(autonomous, lower.ceiling, lower.within)
+}
+
+const held = new WeakMap<object, Array<Mark>>()
+
+const heldBy = (fiber: object): Mark | undefined => held.get(fiber)?.at(-1)
+
+const markRef: FiberRef.FiberRef<Mark> = FiberRef.unsafeMake<Mark>(free, {
+  // Runs in the parent fiber while it forks: the child starts at least as
+  // restricted as its parent is, whatever the parent did to this value.
+  fork: (value) => {
+    const parent = Option.getOrUndefined(Fiber.getCurrentFiber())
+    return strictest(trusted(value), parent === undefined ? undefined : heldBy(parent))
+  },
+  // A child never lifts its parent's mark on join.
+  join: (parent) => parent
+})
+
+// Every value this fiber and the fibers it descends from set, not only the
+// current one: a fiber forked in a restricted region that sets the value back
+// still carries its parent's entry underneath.
+const inherited = (fiber: RuntimeFiber<unknown, unknown>): Mark => {
+  const stack = fiber.getFiberRefs().locals.get(markRef)
+  if (stack === undefined) return free
+  let mark = trusted(stack[0][1])
+  for (let i = 1; i < stack.length; i++) mark = strictest(mark, trusted(stack[i]![1]))
+  return mark
+}
+
+export const markOf = (fiber: RuntimeFiber<unknown, unknown>): Mark => strictest(inherited(fiber), heldBy(fiber))
+
+export const isAutonomous = (fiber: RuntimeFiber<unknown, unknown>): boolean =>
+  fiber.getFiberRef(currentRef).autonomous || markOf(fiber).autonomous
+
+/**
+ * Runs `self` with the current fiber's mark restricted further: autonomous,
+ * or a lower ceiling. Restrictions only add up; nothing here lifts one.
+ */
+export const restrict = (patch: { readonly autonomous?: true; readonly ceiling?: Ceiling; readonly within?: string }) =>
+<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.withFiberRuntime<A, E, R>((fiber) => {
+    const before = markOf(fiber)
+    const wanted = makeMark(
+      patch.autonomous === true || before.autonomous,
+      patch.ceiling !== undefined && rank[patch.ceiling] < rank[before.ceiling] ? patch.ceiling : before.ceiling,
+      patch.ceiling !== undefined && rank[patch.ceiling] < rank[before.ceiling] ? patch.within : before.within
+    )
+    if (wanted.autonomous === before.autonomous && wanted.ceiling === before.ceiling) return self
+    return Effect.uninterruptibleMask((restore) =>
+      Effect.suspend(() => {
+        let stack = held.get(fiber)
+        if (stack === undefined) held.set(fiber, stack = [])
+        stack.push(wanted)
+        return Effect.ensuring(
+          Effect.locally(restore(self), markRef, wanted),
+          Effect.sync(() => stack.pop())
+        )
+      })
+    )
+  })
+
+/**
+ * Why the current fiber may not cause a `grade` effect of `tool`, or
+ * undefined when it may.
+ */
+export const refusal = (mark: Mark, tool: string, grade: "write" | "send"): Refused | undefined => {
+  if (mark.autonomous) {
+    return new Refused({ tool, gate: "autonomous", reason: "a model chose this call; only a human may confirm a write or a send" })
+  }
+  if (rank[mark.ceiling] < rank[grade]) {
+    return new Refused({
+      tool,
+      gate: "grade",
+      reason: `it was called from inside ${mark.within ?? "a tool"}, a ${mark.ceiling} tool, which may not cause a ${grade}`
+    })
+  }
+  return undefined
+}
+
+/** The refusal for the current fiber, read in one step. */
+export const refusalHere = (tool: string, grade: "write" | "send"): Effect.Effect<Refused | undefined> =>
+  Effect.withFiberRuntime((fiber) => Effect.succeed(refusal(markOf(fiber), tool, grade)))

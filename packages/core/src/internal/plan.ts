@@ -1,14 +1,14 @@
 import { Cause, Effect, Option, Schema } from "effect"
 import { pipeArguments } from "effect/Pipeable"
 import * as Audit from "../Audit.js"
-import { HumanTrigger, WriteCapability, type Request } from "../Capability.js"
 import * as Invocation from "../Invocation.js"
 import { LanguageModel } from "../LanguageModel.js"
 import type { Plan, Steps } from "../Plan.js"
 import type { Any as AnyTool } from "../Tool.js"
 import { Refused } from "../ToolError.js"
-import { grant, isGranted, mintConfirmed, OnlyGradedLayersGrantThis } from "./capability.js"
-import { issueText, strict } from "./tool.js"
+import { HumanTriggerTag, isGranted, mintConfirmed, writeCapability, WriteCapabilityTag } from "./capability.js"
+import { refusalHere } from "./invocation.js"
+import { issueText, refuse, strict } from "./tool.js"
 
 export class PlanError extends Schema.TaggedError<PlanError>()("@graded/core/Plan/PlanError", {
   plan: Schema.String,
@@ -27,17 +27,25 @@ const Proto = {
   }
 }
 
+// The write tools each plan declared, by identity: a tool named like a
+// declared one is not declared, and a plan not made by Plan.make declares
+// nothing.
+const declaredWrites = new WeakMap<object, ReadonlySet<AnyTool>>()
+
 export const make = (name: string, definition: {
   readonly input: Schema.Schema<any, any>
   readonly writes: ReadonlyArray<AnyTool>
   readonly steps: (input: any, step: Steps) => Effect.Effect<any, PlanError, any>
-}): any =>
-  Object.assign(Object.create(Proto), {
+}): any => {
+  const plan = Object.freeze(Object.assign(Object.create(Proto), {
     name,
     input: definition.input,
     writes: definition.writes.map((tool) => tool.name),
     steps: definition.steps
-  })
+  }))
+  declaredWrites.set(plan, new Set(definition.writes.filter((tool) => tool.grade === "write")))
+  return plan
+}
 
 const messageOf = (error: unknown): string =>
   typeof error === "object" && error !== null && "message" in error && typeof error.message === "string" &&
@@ -51,29 +59,45 @@ export const run = (plan: Plan<string, any, any, any>, input: unknown): Effect.E
   Effect.gen(function*() {
     const fail = (index: number, step: string, reason: string) =>
       new PlanError({ plan: plan.name, step, index, reason })
-    const trigger = yield* HumanTrigger
-    const context = yield* Invocation.current
-    // Cast past the compiler, a forged trigger or a model's fiber still cannot start a plan.
+    const trigger = yield* HumanTriggerTag
+    // Cast past the compiler, a forged trigger, a model's fiber or a read
+    // tool's own code still cannot start a plan.
     if (!isGranted(trigger)) return yield* fail(0, "start", "the HumanTrigger was not granted by graded")
-    if (context.autonomous) return yield* fail(0, "start", "a model cannot start a plan; a human must")
+    const refusal = yield* refusalHere(plan.name, "write")
+    if (refusal !== undefined) {
+      const reason = refusal.gate === "autonomous" ? "a model cannot start a plan; a human must" : refusal.reason
+      yield* Audit.record({ type: "refused", tool: plan.name, gate: refusal.gate, reason })
+      return yield* fail(0, "start", reason)
+    }
+    const declared = declaredWrites.get(plan)
+    if (declared === undefined) return yield* fail(0, "start", "this plan was not made by Plan.make")
+    const context = yield* Invocation.current
     const decoded = yield* Schema.decodeUnknown(plan.input, strict)(input).pipe(
       Effect.mapError((error) => fail(0, "input", issueText(error)))
     )
-    const declared = new Set(plan.writes)
-    // The plan's own WriteCapability: its declared write tools, nothing else.
-    const writes = grant({
-      [OnlyGradedLayersGrantThis]: "WriteCapability" as const,
-      authorize: <P>(request: Request<P>) =>
-        declared.has(request.tool)
-          ? Effect.succeed(mintConfirmed({
-            tool: request.tool,
+    // The plan's own WriteCapability: its declared write tools, nothing else,
+    // and only while the plan runs.
+    let running = true
+    const writes = writeCapability({
+      confirm: (request) =>
+        Effect.flatMap(refusalHere(request.tool.name, "write"), (refused) => {
+          if (refused !== undefined) return refuse(refused)
+          if (!running) {
+            return refuse(
+              new Refused({ tool: request.tool.name, gate: "plan", reason: `plan ${plan.name} has ended; its authorization ended with it` })
+            )
+          }
+          if (request.grade !== "write" || !declared.has(request.tool)) {
+            return refuse(
+              new Refused({ tool: request.tool.name, gate: "plan", reason: `plan ${plan.name} does not declare ${request.tool.name}` })
+            )
+          }
+          return Effect.succeed(mintConfirmed(request.tool, {
             payload: request.payload,
             by: `${trigger.by} (plan ${plan.name})`,
             edited: false
           }))
-          : Effect.fail(
-            new Refused({ tool: request.tool, gate: "plan", reason: `plan ${plan.name} does not declare ${request.tool}` })
-          )
+        })
     })
 
     let index = 0
@@ -124,7 +148,8 @@ export const run = (plan: Plan<string, any, any, any>, input: unknown): Effect.E
       validate: (name, check, reason) => step(name, "validate", check ? Effect.void : Effect.fail({ message: reason }))
     }
     return yield* plan.steps(decoded, steps).pipe(
-      Effect.provideService(WriteCapability, writes),
+      Effect.provideService(WriteCapabilityTag, writes),
+      Effect.ensuring(Effect.sync(() => running = false)),
       Invocation.within({ actor: context.actor ?? trigger.by, traceId: context.traceId ?? crypto.randomUUID() })
     )
   })

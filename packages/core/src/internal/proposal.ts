@@ -5,6 +5,7 @@ import * as Invocation from "../Invocation.js"
 import { ProposalStore } from "../ProposalStore.js"
 import type { Any, SendTool } from "../Tool.js"
 import { InvalidOutput } from "../ToolError.js"
+import { mintProposal } from "./capability.js"
 import { issueText, makeRead } from "./tool.js"
 
 export const Proposed = Schema.Struct({
@@ -42,7 +43,7 @@ export const make = (tool: Any) => {
             (prepared) => Schema.encode(tool.payload)(prepared).pipe(Effect.mapError(invalid))
           )
           : encodedInput
-        const proposal = yield* store.add({
+        const proposal = yield* store.add(mintProposal({
           tool: tool.name,
           grade: tool.grade as "write" | "send",
           title: tool.title,
@@ -51,7 +52,7 @@ export const make = (tool: Any) => {
           proposedAt: new Date().toISOString(),
           actor: context.actor,
           traceId: context.traceId
-        })
+        }))
         yield* Audit.record({ type: "proposed", tool: tool.name, proposal: proposal.id })
         return {
           proposal: proposal.id,

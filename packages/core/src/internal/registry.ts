@@ -2,17 +2,16 @@ import { Cause, Context, Effect, Either, Option, Schema } from "effect"
 import type { RuntimeFiber } from "effect/Fiber"
 import type { ParseError, ParseIssue } from "effect/ParseResult"
 import * as Audit from "../Audit.js"
-import { type Request, SendCapability, WriteCapability } from "../Capability.js"
 import * as Invocation from "../Invocation.js"
-import { recorder } from "./audit.js"
-import { currentRef } from "./invocation.js"
+import { recorder, wasAudited } from "./audit.js"
+import { currentRef, isAutonomous } from "./invocation.js"
 import type { Code, Listing, Options, ToolResult } from "../Registry.js"
 import type { Any as AnyTool, SendTool } from "../Tool.js"
 import type { Any as AnyToolkit } from "../Toolkit.js"
 import { InvalidEdit, InvalidInput, InvalidOutput, Refused, Rejected } from "../ToolError.js"
 import * as Trim from "../Trim.js"
 import { toWire } from "../Wire.js"
-import { grant, OnlyGradedLayersGrantThis } from "./capability.js"
+import { type Request, sendCapability, SendCapabilityTag, writeCapability, WriteCapabilityTag } from "./capability.js"
 import { compile } from "./functionSchema.js"
 import { issueText, strict } from "./tool.js"
 
@@ -26,17 +25,19 @@ interface Verdict {
 
 // Services that refuse every write and send: what a fiber running for a model
 // gets, whatever an outer layer provided.
-const refuse = <P>(request: Request<P>) =>
-  Effect.fail(
-    new Refused({ tool: request.tool, gate: "autonomous", reason: "a model chose this call; it needs a human" })
-  )
-export const refusingWrite = grant({ [OnlyGradedLayersGrantThis]: "WriteCapability" as const, authorize: refuse })
-export const refusingSend = grant({ [OnlyGradedLayersGrantThis]: "SendCapability" as const, confirm: refuse })
+const refusing = {
+  confirm: (request: Request) =>
+    Effect.fail(
+      new Refused({ tool: request.tool.name, gate: "autonomous", reason: "a model chose this call; it needs a human" })
+    )
+}
+const refusingWrite = writeCapability(refusing)
+const refusingSend = sendCapability(refusing)
 
 export const withoutCapabilities = <A, E, R>(self: Effect.Effect<A, E, R>) =>
   self.pipe(
-    Effect.provideService(WriteCapability, refusingWrite),
-    Effect.provideService(SendCapability, refusingSend)
+    Effect.provideService(WriteCapabilityTag, refusingWrite),
+    Effect.provideService(SendCapabilityTag, refusingSend)
   )
 
 export const capabilityFor = (grade: string) => grade === "write" ? "WriteCapability" : "SendCapability"
@@ -194,7 +195,7 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
     const result: ToolResult = gate !== undefined ? { ok: false, code, error: message, gate } : { ok: false, code, error: message }
     return Effect.as(
       failure.value instanceof Refused
-        ? Audit.record({ type: "refused", tool: tool.name, gate: failure.value.gate, reason: failure.value.reason })
+        ? wasAudited(failure.value) ? Effect.void : Audit.record({ type: "refused", tool: tool.name, gate: failure.value.gate, reason: failure.value.reason })
         : Audit.record({ type: "failed", tool: tool.name, error: message }),
       { result }
     )
@@ -211,7 +212,7 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
         const context = fiber.getFiberRef(currentRef)
         const verdict = gates(tool, context)
         if (verdict !== undefined) return refusal(tool.name, verdict)
-        if (context.autonomous && tool.grade !== "read") return requiresConfirm(tool, input)
+        if (tool.grade !== "read" && isAutonomous(fiber)) return requiresConfirm(tool, input)
         return run(tool, input, fiber)
       }),
       // Last line: whatever escaped above (a throwing getter in the input, a

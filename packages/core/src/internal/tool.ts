@@ -1,13 +1,14 @@
-import { Data, Effect, JSONSchema, ParseResult, Schema } from "effect"
+import { Data, Effect, JSONSchema, ParseResult, type Schema } from "effect"
 import { pipeArguments } from "effect/Pipeable"
-import type { Confirmed, Request } from "../Capability.js"
 import * as Audit from "../Audit.js"
-import { SendCapability, WriteCapability } from "../Capability.js"
+import type { Confirmed, SendCapability, WriteCapability } from "../Capability.js"
 import type { Grade } from "../Grade.js"
 import type { Any, Options, ReadDefinition, SendDefinition, SendTool, Tool, WriteDefinition } from "../Tool.js"
-import { InvalidInput, InvalidOutput, Refused } from "../ToolError.js"
+import { type ConfirmError, InvalidInput, Refused } from "../ToolError.js"
 import { checkName } from "../Wire.js"
-import { consumeConfirmed, isGranted } from "./capability.js"
+import { authorityOf, consumeConfirmed, SendCapabilityTag, WriteCapabilityTag } from "./capability.js"
+import { markAudited } from "./audit.js"
+import { type Ceiling, refusalHere, restrict } from "./invocation.js"
 
 export const TypeId: unique symbol = Symbol.for("@graded/core/Tool")
 
@@ -55,19 +56,19 @@ const checked = (name: string): string => {
   return name
 }
 
-const make = <T extends Any>(fields: Omit<T, typeof TypeId | "pipe">): T =>
-  Object.assign(Object.create(Proto), fields)
+// Tools made here, frozen: a structural copy or a tool with its invoke
+// swapped is not one of them, and a toolkit refuses it.
+const madeTools = new WeakSet<object>()
+
+const make = <T extends Any>(fields: Omit<T, typeof TypeId | "pipe">): T => {
+  const tool = Object.freeze(Object.assign(Object.create(Proto), fields))
+  madeTools.add(tool)
+  return tool
+}
+
+export const isMade = (tool: unknown): boolean => typeof tool === "object" && tool !== null && madeTools.has(tool)
 
 export const issueText = (error: ParseResult.ParseError): string => ParseResult.TreeFormatter.formatErrorSync(error)
-
-// What the human sees: the payload encoded with its schema, plain JSON.
-const shown = <P>(tool: string, schema: Schema.Schema<P, unknown>, payload: P) =>
-  Schema.encode(schema)(payload).pipe(
-    Effect.mapError((error) => new InvalidOutput({ tool, issue: issueText(error) }))
-  )
-
-const revalidate = <P>(tool: string, schema: Schema.Schema<P, unknown>) => (edited: unknown) =>
-  Schema.decodeUnknown(schema, strict)(edited)
 
 // The payload's JSON Schema, for UIs that build an edit form; made once.
 const jsonSchemas = new WeakMap<object, unknown>()
@@ -84,28 +85,58 @@ export const jsonSchemaOf = (schema: Schema.Schema<any, any>): unknown => {
   return jsonSchemas.get(schema)
 }
 
+// Fails with a refusal, written to audit where it happened.
+export const refuse = (refusal: Refused): Effect.Effect<never, Refused> =>
+  Effect.zipRight(
+    Audit.record({ type: "refused", tool: refusal.tool, gate: refusal.gate, reason: refusal.reason }),
+    Effect.fail(markAudited(refusal))
+  )
+
 const forged = (tool: string, capability: string) =>
-  new Refused({ tool, gate: "capability", reason: `this ${capability} was not granted by graded` })
+  refuse(new Refused({ tool, gate: "capability", reason: `this ${capability} was not granted by graded` }))
 
 const spent = (tool: string) =>
-  new Refused({
-    tool,
-    gate: "confirmation",
-    reason: "this confirmation was already delivered, belongs to another tool, or was not made by HumanConfirm"
-  })
+  refuse(
+    new Refused({
+      tool,
+      gate: "confirmation",
+      reason: "this confirmation was already delivered, belongs to another tool, or was not made by HumanConfirm"
+    })
+  )
+
+/** What a write or send that went through ended in: its output, and who approved it. */
+export interface Outcome {
+  readonly output: unknown
+  readonly by: string
+  readonly edited: boolean
+}
+
+// For each write or send tool: confirm a value and then run or deliver it.
+// `Proposal.approve` uses it with a stored payload; nothing else outside the
+// tool does.
+const confirmers = new WeakMap<object, (payload: unknown) => Effect.Effect<Outcome, unknown, unknown>>()
+
+export const confirmerOf = (tool: Any): ((payload: unknown) => Effect.Effect<Outcome, unknown, unknown>) | undefined =>
+  confirmers.get(tool)
+
+// Where a tool's own code runs, the fiber may cause nothing above `ceiling`:
+// a read tool that provides its own HumanConfirm, starts a plan or delivers a
+// confirmation it kept is refused, whatever it provides.
+const within = (tool: string, ceiling: Ceiling) => restrict({ ceiling, within: tool })
 
 export const makeRead = <Name extends string, I, IE, O, OE, E, R>(
   name: Name,
   definition: ReadDefinition<Name, I, IE, O, OE, E, R>
 ): Tool<Name, "read", I, O, E, R> => {
   const run = definition.run as (input: I) => Effect.Effect<O, E, R>
+  const guard = within(checked(name), "read")
   return make<Tool<Name, "read", I, O, E, R>>({
     ...options(definition),
-    name: checked(name) as Name,
+    name,
     grade: "read",
     input: erase(definition.input),
     output: erase(definition.output),
-    invoke: (input) => Effect.suspend(() => run(input))
+    invoke: (input) => guard(Effect.suspend(() => run(input)))
   })
 }
 
@@ -115,34 +146,31 @@ export const makeWrite = <Name extends string, I, IE, O, OE, E, R>(
 ): Tool<Name, "write", I, O, E, R> => {
   const run = definition.run as (input: I) => Effect.Effect<O, E, R>
   const input = erase(definition.input)
-  checked(name)
-  return make<Tool<Name, "write", I, O, E, R>>({
+  const guard = within(checked(name), "write")
+  const confirmAndRun = (payload: I): Effect.Effect<Outcome, E | ConfirmError, R | WriteCapability> =>
+    Effect.gen(function*() {
+      const capability = yield* WriteCapabilityTag
+      const authority = authorityOf(capability)
+      if (authority === undefined) return yield* forged(name, "WriteCapability")
+      const confirmed = yield* authority.confirm({ tool, grade: "write", payload, schema: input })
+      // Whoever authorized it, the write itself is refused where none may happen.
+      const refusal = yield* refusalHere(name, "write")
+      if (refusal !== undefined) return yield* refuse(refusal)
+      if (!consumeConfirmed(confirmed, tool)) return yield* spent(name)
+      const output = yield* guard(Effect.suspend(() => run(confirmed.payload as I)))
+      yield* Audit.record({ type: "delivered", tool: name, by: confirmed.by })
+      return { output, by: confirmed.by, edited: confirmed.edited }
+    })
+  const tool: Tool<Name, "write", I, O, E, R> = make<Tool<Name, "write", I, O, E, R>>({
     ...options(definition),
     name,
     grade: "write",
     input,
     output: erase(definition.output),
-    invoke: (payload) =>
-      Effect.gen(function*() {
-        const capability = yield* WriteCapability
-        if (!isGranted(capability)) return yield* forged(name, "WriteCapability")
-        const request: Request<I> = {
-          tool: name,
-          grade: "write",
-          title: definition.title,
-          description: definition.description,
-          payload,
-          shown: yield* shown(name, input, payload),
-          revalidate: revalidate(name, input),
-          schema: jsonSchemaOf(input)
-        }
-        const confirmed = yield* capability.authorize(request)
-        if (confirmed.tool !== name || !consumeConfirmed(confirmed)) return yield* spent(name)
-        const output = yield* Effect.suspend(() => run(confirmed.payload))
-        yield* Audit.record({ type: "delivered", tool: name, by: confirmed.by })
-        return output
-      })
+    invoke: (payload) => Effect.map(confirmAndRun(payload), (outcome) => outcome.output as O)
   })
+  confirmers.set(tool, confirmAndRun as (payload: unknown) => Effect.Effect<Outcome, unknown, unknown>)
+  return tool
 }
 
 export const makeSend = <Name extends string, I, IE, P, PE, O, OE, E1, R1, E2, R2>(
@@ -151,43 +179,43 @@ export const makeSend = <Name extends string, I, IE, P, PE, O, OE, E1, R1, E2, R
 ): SendTool<Name, I, P, O, E1 | E2, R1 | R2> => {
   const prepare = definition.prepare as (input: I) => Effect.Effect<P, E1, R1>
   const payloadSchema = erase(definition.payload)
-  checked(name)
-  const deliver = (confirmed: Confirmed<P>): Effect.Effect<O, E2 | Refused, R2> =>
-    Effect.suspend((): Effect.Effect<O, E2 | Refused, R2> =>
-      confirmed.tool === name && consumeConfirmed(confirmed)
-        ? Effect.tap(
-          definition.deliver(confirmed),
-          () => Audit.record({ type: "delivered", tool: name, by: confirmed.by })
-        )
-        : Effect.fail(spent(name))
-    )
-  return make<SendTool<Name, I, P, O, E1 | E2, R1 | R2>>({
+  // prepare builds the payload and may cause nothing: it runs as a read.
+  const preparing = within(checked(name), "read")
+  const deliver = (confirmed: Confirmed<P, Name>): Effect.Effect<O, E2 | Refused, R2> =>
+    Effect.flatMap(refusalHere(name, "send"), (refusal): Effect.Effect<O, E2 | Refused, R2> => {
+      if (refusal !== undefined) return refuse(refusal)
+      if (!consumeConfirmed(confirmed, tool)) return spent(name)
+      return Effect.tap(
+        Effect.suspend(() => definition.deliver(confirmed)),
+        () => Audit.record({ type: "delivered", tool: name, by: confirmed.by })
+      )
+    })
+  const confirmAndDeliver = (payload: P): Effect.Effect<Outcome, E2 | ConfirmError, R2 | SendCapability> =>
+    Effect.gen(function*() {
+      const capability = yield* SendCapabilityTag
+      const authority = authorityOf(capability)
+      if (authority === undefined) return yield* forged(name, "SendCapability")
+      const confirmed = yield* authority.confirm({ tool, grade: "send", payload, schema: payloadSchema })
+      const output = yield* deliver(confirmed as Confirmed<P, Name>)
+      return { output, by: confirmed.by, edited: confirmed.edited }
+    })
+  const tool: SendTool<Name, I, P, O, E1 | E2, R1 | R2> = make<SendTool<Name, I, P, O, E1 | E2, R1 | R2>>({
     ...options(definition),
     name,
     grade: "send",
     input: erase(definition.input),
     payload: payloadSchema,
     output: erase(definition.output),
-    prepare: (input) => Effect.suspend(() => prepare(input)),
+    prepare: (input) => preparing(Effect.suspend(() => prepare(input))),
     deliver,
     invoke: (input) =>
-      Effect.gen(function*() {
-        const capability = yield* SendCapability
-        if (!isGranted(capability)) return yield* forged(name, "SendCapability")
-        const payload = yield* Effect.suspend(() => prepare(input))
-        const confirmed = yield* capability.confirm({
-          tool: name,
-          grade: "send",
-          title: definition.title,
-          description: definition.description,
-          payload,
-          shown: yield* shown(name, payloadSchema, payload),
-          revalidate: revalidate(name, payloadSchema),
-          schema: jsonSchemaOf(payloadSchema)
-        })
-        return yield* deliver(confirmed)
-      })
+      Effect.flatMap(
+        preparing(Effect.suspend(() => prepare(input))),
+        (payload) => Effect.map(confirmAndDeliver(payload), (outcome) => outcome.output as O)
+      )
   })
+  confirmers.set(tool, confirmAndDeliver as (payload: unknown) => Effect.Effect<Outcome, unknown, unknown>)
+  return tool
 }
 
 export const invalidInput = (tool: string, error: ParseResult.ParseError) =>
