@@ -1,32 +1,44 @@
 import { Effect, Layer, Schema } from "effect"
 import { expectError, expectType } from "tsd"
-import { Capability, HumanTrigger, SendCapability, Tool, ToolError, WriteCapability } from "@graded/core"
+import * as Core from "@graded/core"
+import { Capability, type SendCapability, Tool, ToolError, type WriteCapability } from "@graded/core"
 import { SendReply, SubmitTicket } from "./fixtures.js"
 
-// Rejected: capabilities made by hand, with Layer.succeed or provideService.
+// Rejected: the built-in capabilities are types only. There is no tag to
+// provide, look up or rebuild a service with.
 
-// error: Property '[internal.OnlyGradedLayersGrantThis]' is missing
-expectError(Layer.succeed(WriteCapability, { authorize: () => Effect.die("forged") }))
+// error: Property 'WriteCapability' does not exist on type
+expectError(Core.WriteCapability)
 
-// error: Property '[internal.OnlyGradedLayersGrantThis]' is missing
-expectError(Layer.succeed(SendCapability, { confirm: () => Effect.die("forged") }))
+// error: Property 'SendCapability' does not exist on type
+expectError(Core.SendCapability)
 
-// error: Property '[internal.OnlyGradedLayersGrantThis]' is missing
-expectError(Layer.succeed(HumanTrigger, { by: "model", via: "hallucination" }))
+// error: Property 'HumanTrigger' does not exist on type
+expectError(Core.HumanTrigger)
 
-// error: Property '[internal.OnlyGradedLayersGrantThis]' is missing
-expectError(Effect.provideService(SendReply.invoke({ text: "Hi" }), SendCapability, { confirm: () => Effect.die("forged") }))
+// error: Property 'SendCapability' does not exist on type
+expectError(Capability.SendCapability)
 
-// error: Property '[internal.OnlyGradedLayersGrantThis]' is missing
-expectError(Effect.provideService(SubmitTicket.invoke({ subject: "x" }), WriteCapability, { authorize: () => Effect.die("forged") }))
+// error: Property 'WriteCapability' does not exist on type
+expectError(Capability.WriteCapability)
 
-// error: Property '[internal.OnlyGradedLayersGrantThis]' is missing
-expectError(Effect.provideService(Effect.void, HumanTrigger, { by: "model", via: "hallucination" }))
+// The types stay nameable: they are what tools require.
+expectType<Effect.Effect<{ readonly delivered: boolean }, ToolError.ToolError<never>, SendCapability>>(
+  SendReply.invoke({ text: "Hi" })
+)
+expectType<Effect.Effect<{ readonly id: string }, ToolError.ToolError<never>, WriteCapability>>(
+  SubmitTicket.invoke({ subject: "x" })
+)
 
-// User capabilities follow the same rule.
+// Rejected: a confirmation written by hand.
+
+// error: Property '[internal.MadeByHumanConfirmOnly]' is missing
+expectError(SendReply.deliver({ tool: "chat.sendMessage", grade: "send", payload: { to: "x", text: "forged" }, by: "me", edited: false }))
+
+// User capabilities follow the same rule: only their layer grants them.
 const Consent = Capability.make("Consent")
 
-// error: Property '[internal.OnlyGradedLayersGrantThis]' is missing
+// error: is not assignable to parameter of type 'Tag<
 expectError(Layer.succeed(Consent, { by: "model" }))
 
 // Accepted: a user capability required by a tool and provided by its layer.
@@ -38,7 +50,7 @@ const CreditScore = Tool.read("credit.score", {
   run: () => Effect.as(Consent, 700)
 })
 const scored = CreditScore.invoke({ customer: "c-1" })
-expectType<Effect.Effect<number, ToolError.ToolError<never>, Capability.Custom<"Consent">>>(scored)
-expectType<Effect.Effect<number, ToolError.ToolError<never>, never>>(
+expectType<Effect.Effect<number, ToolError.ToolError<ToolError.Refused>, Capability.Custom<"Consent">>>(scored)
+expectType<Effect.Effect<number, ToolError.ToolError<ToolError.Refused>, never>>(
   Effect.provide(scored, Consent.layer("customer:c-1"))
 )

@@ -1,6 +1,6 @@
 import { Effect, Schema } from "effect"
 import { expectError, expectType } from "tsd"
-import { Agent, HumanConfirm, HumanTrigger, Plan, SendCapability, Tool, Toolkit } from "@graded/core"
+import { Agent, HumanConfirm, type HumanTrigger, Plan, type SendCapability, Tool, Toolkit } from "@graded/core"
 import { CurrentConversation, KnowledgeBase, KbSearch, SendReply, SubmitTicket } from "./fixtures.js"
 
 const QuickTicket = Plan.make("quick-ticket", {

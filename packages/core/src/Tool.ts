@@ -434,13 +434,38 @@ export interface Proposed {
  * @category constructors
  */
 export interface ProposalConstructor {
-  <Name extends string, I, P, O, E, R>(
-    tool: SendTool<Name, I, P, O, E, R>
-  ): Tool<`${Name}.propose`, "read", I, Proposed, E, R | ProposalStore>
-  <Name extends string, I, O, E, R>(
-    tool: Tool<Name, "write", I, O, E, R>
-  ): Tool<`${Name}.propose`, "read", I, Proposed, never, ProposalStore>
+  <const T extends Any>(tool: Proposable<T>): ProposalOf<T>
 }
+
+/**
+ * The compile error for a proposal of a read tool.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type ReadProposal<Name extends string> =
+  `${Name} is a read tool: Tool.proposal takes a write or send tool (a model may call a read tool directly)`
+
+/**
+ * `T` when it is a write or send tool; otherwise the message naming it.
+ *
+ * @since 0.1.0
+ * @category utility types
+ */
+export type Proposable<T> = [T] extends [Tool<infer N, infer G, any, any, any, any>] ?
+  [G] extends ["read"] ? ReadProposal<N> : T
+  : T
+
+/**
+ * The read tool `Tool.proposal` makes of a write or send tool.
+ *
+ * @since 0.1.0
+ * @category utility types
+ */
+export type ProposalOf<T> = T extends SendTool<infer Name, infer I, any, any, infer E, infer R> ?
+  Tool<`${Name}.propose`, "read", I, Proposed, E, R | ProposalStore>
+  : T extends Tool<infer Name, "write", infer I, any, any, any> ? Tool<`${Name}.propose`, "read", I, Proposed, never, ProposalStore>
+  : never
 
 /**
  * @since 0.1.0
