@@ -1,7 +1,7 @@
 import { Clock, Context, Effect } from "effect"
 import type { RuntimeFiber } from "effect/Fiber"
 import type { Entry, Event } from "../Audit.js"
-import { currentRef, isAutonomous } from "./invocation.js"
+import { currentRef, looksAutonomous } from "./invocation.js"
 
 export interface Sink {
   readonly write: (entry: Entry) => Effect.Effect<void>
@@ -21,7 +21,7 @@ export const recorder = (
 ): ((event: Event) => Effect.Effect<void>) | undefined => {
   if (sink === discard) return undefined
   const context = fiber.getFiberRef(currentRef)
-  const autonomous = isAutonomous(fiber)
+  const autonomous = looksAutonomous(fiber)
   const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
   return (event) => {
     // Copied, then stamped: on Node 20 `{ ...event, at }` (a spread followed

@@ -48,9 +48,6 @@ export const free: Mark = makeMark(false, "send", undefined)
 // What a value graded did not make stands for: nothing may be caused.
 const lockdown: Mark = makeMark(true, "read", undefined)
 
-const trusted = (value: unknown): Mark =>
-  typeof value === "object" && value !== null && made.has(value) ? value as Mark : lockdown
-
 const strictest = (a: Mark, b: Mark | undefined): Mark => {
   if (b === undefined || b === a) return a
   const autonomous = a.autonomous || b.autonomous
@@ -59,13 +56,31 @@ const strictest = (a: Mark, b: Mark | undefined): Mark => {
   return makeMark(autonomous, lower.ceiling, lower.within)
 }
 
+// The record code cannot reach: for each fiber graded restricted, its
+// restrictions, innermost last.
 const held = new WeakMap<object, Array<Mark>>()
 
 const heldBy = (fiber: object): Mark | undefined => held.get(fiber)?.at(-1)
 
-const markRef: FiberRef.FiberRef<Mark> = FiberRef.unsafeMake<Mark>(free, {
+// A fiber-local value that stands for "whatever the record says of this
+// fiber": set once in a fiber, so that the fork below runs for its children
+// without setting the fiber-local value on every read tool call (each set
+// copies the fiber's map of locals).
+interface Anchor {
+  readonly fiber: object
+}
+const anchors = new WeakSet<object>()
+
+const trusted = (value: unknown): Mark => {
+  if (typeof value !== "object" || value === null) return lockdown
+  if (made.has(value)) return value as Mark
+  if (anchors.has(value)) return heldBy((value as Anchor).fiber) ?? free
+  return lockdown
+}
+
+const markRef: FiberRef.FiberRef<unknown> = FiberRef.unsafeMake<unknown>(free, {
   // Runs in the parent fiber while it forks: the child starts at least as
-  // restricted as its parent is, whatever the parent did to this value.
+  // restricted as its parent is now, whatever the parent did to this value.
   fork: (value) => {
     const parent = Option.getOrUndefined(Fiber.getCurrentFiber())
     return strictest(trusted(value), parent === undefined ? undefined : heldBy(parent))
@@ -87,8 +102,33 @@ const inherited = (fiber: RuntimeFiber<unknown, unknown>): Mark => {
 
 export const markOf = (fiber: RuntimeFiber<unknown, unknown>): Mark => strictest(inherited(fiber), heldBy(fiber))
 
+// The current value and the fiber's own record, without the ancestors'
+// entries: reading those costs more, and only the gates need them.
+const quickMark = (fiber: RuntimeFiber<unknown, unknown>): Mark =>
+  strictest(trusted(fiber.getFiberRef(markRef)), heldBy(fiber))
+
 export const isAutonomous = (fiber: RuntimeFiber<unknown, unknown>): boolean =>
   fiber.getFiberRef(currentRef).autonomous || markOf(fiber).autonomous
+
+/** For stamping audit entries on every call: the cheap reading. */
+export const looksAutonomous = (fiber: RuntimeFiber<unknown, unknown>): boolean =>
+  fiber.getFiberRef(currentRef).autonomous || quickMark(fiber).autonomous
+
+// Marks are made once for each combination: restricting is on the hot path
+// of every read tool call.
+const marks = new Map<string, Mark>()
+const markFor = (autonomous: boolean, ceiling: Ceiling, within: string | undefined): Mark => {
+  const key = `${autonomous ? 1 : 0}${ceiling}\u0000${within ?? ""}`
+  let mark = marks.get(key)
+  if (mark === undefined) marks.set(key, mark = makeMark(autonomous, ceiling, within))
+  return mark
+}
+
+const anchorOf = (fiber: object): Anchor => {
+  const anchor = Object.freeze({ fiber })
+  anchors.add(anchor)
+  return anchor
+}
 
 /**
  * Runs `self` with the current fiber's mark restricted further: autonomous,
@@ -97,24 +137,42 @@ export const isAutonomous = (fiber: RuntimeFiber<unknown, unknown>): boolean =>
 export const restrict = (patch: { readonly autonomous?: true; readonly ceiling?: Ceiling; readonly within?: string }) =>
 <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.withFiberRuntime<A, E, R>((fiber) => {
-    const before = markOf(fiber)
-    const wanted = makeMark(
-      patch.autonomous === true || before.autonomous,
-      patch.ceiling !== undefined && rank[patch.ceiling] < rank[before.ceiling] ? patch.ceiling : before.ceiling,
-      patch.ceiling !== undefined && rank[patch.ceiling] < rank[before.ceiling] ? patch.within : before.within
+    // The cheap reading is enough here: restricting more than needed is safe.
+    const before = quickMark(fiber)
+    const lower = patch.ceiling !== undefined && rank[patch.ceiling] < rank[before.ceiling]
+    // An autonomous fiber may cause no write or send already: a lower
+    // ceiling would change nothing it is allowed.
+    if (before.autonomous || (patch.autonomous !== true && !lower)) return self
+    const wanted = markFor(
+      patch.autonomous === true,
+      lower ? patch.ceiling! : before.ceiling,
+      lower ? patch.within : before.within
     )
-    if (wanted.autonomous === before.autonomous && wanted.ceiling === before.ceiling) return self
-    return Effect.uninterruptibleMask((restore) =>
-      Effect.suspend(() => {
-        let stack = held.get(fiber)
-        if (stack === undefined) held.set(fiber, stack = [])
-        stack.push(wanted)
-        return Effect.ensuring(
-          Effect.locally(restore(self), markRef, wanted),
-          Effect.sync(() => stack.pop())
-        )
-      })
-    )
+    let stack = held.get(fiber)
+    if (stack === undefined) held.set(fiber, stack = [])
+    const entries = stack
+    if (patch.autonomous === true) {
+      // Once per agent run: the fiber-local value is set too, so fibers
+      // forked from here carry it in their own entries.
+      return Effect.acquireUseRelease(
+        Effect.sync(() => (entries.push(wanted), fiber.getFiberRef(markRef))),
+        () => Effect.locally(self, markRef, wanted),
+        () => Effect.sync(() => entries.pop())
+      )
+    }
+    const current = fiber.getFiberRef(markRef)
+    const anchored = typeof current === "object" && current !== null && anchors.has(current) &&
+      (current as Anchor).fiber === fiber
+    entries.push(wanted)
+    // Lifted on success and failure. An interruption while `self` runs may
+    // leave the fiber restricted until it ends: that fails closed, and it is
+    // cheaper on this hot path than a finalizer.
+    const lift = Effect.sync(() => entries.pop())
+    const guarded = Effect.matchCauseEffect(self, {
+      onFailure: (cause) => Effect.zipRight(lift, Effect.failCause(cause)),
+      onSuccess: (value) => Effect.as(lift, value)
+    })
+    return anchored ? guarded : Effect.zipRight(FiberRef.set(markRef, anchorOf(fiber)), guarded)
   })
 
 /**
