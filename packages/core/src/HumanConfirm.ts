@@ -126,8 +126,10 @@ const confirmWith = (ui: UI) => (request: Request): Effect.Effect<Confirmed<unkn
 
 /**
  * Provides `WriteCapability` and `SendCapability` through a UI. Every write
- * and every send asks the human; a fiber running for a model is refused
- * whatever layer is in scope.
+ * and every send asks the human, shown what graded computed from the tool and
+ * the payload. A fiber running for a model is refused whatever layer is in
+ * scope, and so is a read tool's own code (a read tool that provides this
+ * layer itself gains nothing).
  *
  * @example
  * import { Effect } from "effect"

@@ -12,7 +12,11 @@ import * as internal from "./internal/invocation.js"
  * @category models
  */
 export interface Context {
-  /** True when a model, not a human, chose this call. Once set in a fiber it stays set. */
+  /**
+   * True when a model, not a human, chose this call. Once set it stays set for
+   * the work inside: the gates read graded's own mark of the fiber, which code
+   * running in it cannot lift, not this field.
+   */
   readonly autonomous: boolean
   /** The page or screen type the caller is on; unknown pages never block a tool. */
   readonly page?: string | undefined
