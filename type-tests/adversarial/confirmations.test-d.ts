@@ -35,7 +35,7 @@ expectError(Mail.deliver({ tool: "mail.send" as const, grade: "send" as const, p
 // scope, the capabilities are left over.
 const withStoreOnly = <A, E>(effect: Effect.Effect<A, E, ProposalStore.ProposalStore>) => effect
 
-// error: Type 'WriteCapability' is not assignable to type 'ProposalStore'
+// error: Type 'WriteCapability' is missing the following properties from type 'ProposalStore'
 expectError(withStoreOnly(Proposal.approve(support, "p-1")))
 
 // Accepted: with a HumanConfirm layer, only the store and the tools' own services remain.

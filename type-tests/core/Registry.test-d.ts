@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { expectError, expectType } from "tsd"
-import { Agent, LanguageModel, ProposalStore, Registry, SendCapability, Tool, Toolkit, WriteCapability } from "@graded/core"
+import { Agent, LanguageModel, ProposalStore, Registry, type SendCapability, Tool, Toolkit, type WriteCapability } from "@graded/core"
 import { KbSearch, KnowledgeBase, SendReply, SubmitTicket, support } from "./fixtures.js"
 
 const registry = Registry.make(support)

@@ -1,6 +1,10 @@
 import { Effect, Schema } from "effect"
 import { expectError, expectType } from "tsd"
-import { HumanConfirm, HumanTrigger, SendCapability, Tool, ToolError, WriteCapability } from "@graded/core"
+import { HumanConfirm, type HumanTrigger, type SendCapability, Tool, ToolError, type WriteCapability } from "@graded/core"
+
+// What a UI entry point's code sees: the human who started the work. The
+// HumanTrigger tag is internal, so tools reach it through code like this.
+declare const startedBy: Effect.Effect<string, never, HumanTrigger>
 import { KbSearch, KnowledgeBase, Payload, SendReply, SubmitTicket } from "./fixtures.js"
 
 const Query = Schema.Struct({ query: Schema.String })
@@ -36,7 +40,7 @@ expectError(Tool.read("kb.triggered", {
   description: "d",
   input: Query,
   output: Schema.String,
-  run: () => Effect.map(HumanTrigger, (trigger) => trigger.by)
+  run: () => startedBy
 }))
 
 // Rejected: both at once are named together.
@@ -89,7 +93,7 @@ expectError(Tool.send("chat.double", {
 // Rejected: a hand-made Confirmed<P> passed to deliver.
 
 // error: Property '[internal.MadeByHumanConfirmOnly]' is missing
-expectError(SendReply.deliver({ tool: "chat.sendMessage", payload: { to: "c", text: "x" }, by: "me", edited: false }))
+expectError(SendReply.deliver({ tool: "chat.sendMessage", grade: "send", payload: { to: "c", text: "x" }, by: "me", edited: false }))
 
 // Rejected: running a send with no HumanConfirm in scope.
 
@@ -128,7 +132,7 @@ const started = Tool.write("ticket.escalate", {
   description: "d",
   input: Query,
   output: Schema.String,
-  run: () => Effect.map(HumanTrigger, (trigger) => trigger.by)
+  run: () => startedBy
 })
 expectType<Effect.Effect<string, ToolError.ToolError<never>, HumanTrigger | WriteCapability>>(
   started.invoke({ query: "x" })
@@ -138,7 +142,8 @@ expectType<Effect.Effect<string, ToolError.ToolError<never>, HumanTrigger | Writ
 expectType<"kb.search">(KbSearch.name)
 expectType<"send">(SendReply.grade)
 expectType<Tool.Grade<typeof SubmitTicket>>("write")
-expectType<Tool.Requirements<typeof SendReply>>(SendCapability.of as unknown as SendCapability)
+declare const sendCapability: SendCapability
+expectType<Tool.Requirements<typeof SendReply>>(sendCapability)
 
 // Accepted: a name built from a pattern is checked where the tool is made.
 declare const domain: string

@@ -1,6 +1,6 @@
 import { Effect, Schema } from "effect"
 import { expectError, expectType } from "tsd"
-import { Tool, Toolkit, WriteCapability } from "@graded/core"
+import { Tool, Toolkit, type WriteCapability } from "@graded/core"
 import { CurrentConversation, KbSearch, KnowledgeBase, SendReply, SubmitTicket, support } from "./fixtures.js"
 
 // Rejected: two tools of one name.

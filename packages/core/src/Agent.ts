@@ -19,13 +19,58 @@ import type * as Toolkit from "./Toolkit.js"
 // The compile-time check
 // ---------------------------------------------------------------------------
 
-type Offense<T> = T extends Tool.Tool<infer N, infer G, any, any, any, infer R> ?
-  G extends "read" ? [Extract<R, Builtin>] extends [never] ? never
-    : `${N} (read) needs ${Tool.CapabilityNames<Extract<R, Builtin>>}`
-  : `${N} (${G}) needs ${G extends "write" ? "WriteCapability" : "SendCapability"}`
+/**
+ * The offense of a tool that has no single grade: `never` (two tools merged
+ * by `Object.assign` or an intersection), or a union of grades.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type NoGrade<Name extends string, Grade extends string = "never"> =
+  `${Name} has no single grade (its grade is ${Grade})`
+
+/**
+ * The offense of a place in a toolkit whose tool has type `never`.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type NeverTool<Index extends string | number> = `the tool at index ${Index} has type never`
+
+// What the tool's own code needs is read off its invoke: the requirements the
+// loop would have to run it with, whatever the type parameters say.
+type Own<T extends Tool.Any> = ReturnType<T["invoke"]> extends Effect<any, any, infer R> ? R : never
+
+type ByGrade<N extends string, G, R> = G extends "read" ?
+  [Tool.Needed<R, Builtin>] extends [never] ? never : `${N} (read) needs ${Tool.CapabilityNames<Tool.Needed<R, Builtin>>}`
+  : `${N} (${G & string}) needs ${G extends "write" ? "WriteCapability" : "SendCapability"}`
+
+type Single<G> = [G] extends ["read"] ? true : [G] extends ["write"] ? true : [G] extends ["send"] ? true : false
+
+type Either<A extends string, B extends string> = [A] extends [never] ? B : [B] extends [never] ? A : `${A} | ${B}`
+
+type GradeNames<G> = Either<
+  Either<"read" extends G ? "read" : never, "write" extends G ? "write" : never>,
+  "send" extends G ? "send" : never
+>
+
+type Offense<T> = T extends Tool.Any ?
+  [T["grade"]] extends [never] ? NoGrade<T["name"]>
+  : Single<T["grade"]> extends true ? ByGrade<T["name"], T["grade"], Own<T>>
+  : NoGrade<T["name"], GradeNames<T["grade"]>>
   : never
 
 type Join<A extends string, B extends string> = [A] extends [never] ? B : [B] extends [never] ? A : `${A}; ${B}`
+
+// The places of a tuple (not of an array), as keys. Each place is checked on
+// its own: a union drops `never`, and an intersection of toolkits may be
+// `never` in `Tools[number]` while a place still holds a tool.
+type Places<Tools extends ReadonlyArray<unknown>> = number extends Tools["length"] ? never
+  : Exclude<keyof Tools, keyof ReadonlyArray<unknown>> & `${number}`
+
+type PlaceOffense<Tools extends ReadonlyArray<unknown>, K> = K extends keyof Tools ?
+  [Tools[K]] extends [never] ? NeverTool<K & string> : Offense<Tools[K]>
+  : never
 
 /**
  * What makes each tool unfit for an autonomous loop, in toolkit order;
@@ -34,14 +79,26 @@ type Join<A extends string, B extends string> = [A] extends [never] ? B : [B] ex
  * @since 0.1.0
  * @category utility types
  */
-export type Offenses<Tools extends ReadonlyArray<Tool.Any>> = [Offense<Tools[number]>] extends [never] ? never
+export type Offenses<Tools extends ReadonlyArray<Tool.Any>> =
+  // The tools of two toolkits of different lengths, intersected, are never.
+  [Tools] extends [never] ? NoTools
+  // One list of tools at a time, when the toolkit's type is a union of toolkits.
+  : Tools extends unknown ? OffensesOf<Tools>
+  : never
+
+type NoTools = "the toolkit's tools have type never"
+
+type OffensesOf<Tools extends ReadonlyArray<Tool.Any>> =
+  [Offense<Tools[number]> | PlaceOffense<Tools, Places<Tools>>] extends [never] ? never
   // Only a toolkit that fails the check pays for listing its offenders in order.
   : number extends Tools["length"] ? Offense<Tools[number]>
-  : Collect<Tools, never>
+  : Collect<Tools, never, []>
 
-type Collect<Tools, Acc extends string> = Tools extends readonly [infer H, ...infer Rest] ?
-  Collect<Rest, Join<Acc, Offense<H>>>
-  : Acc
+// By index rather than by `[infer H, ...infer Rest]`: inferring from an
+// intersection of tuples picks one of them.
+type Collect<Tools extends ReadonlyArray<unknown>, Acc extends string, I extends ReadonlyArray<0>> =
+  I["length"] extends Tools["length"] ? Acc
+    : Collect<Tools, Join<Acc, [Tools[I["length"]]] extends [never] ? NeverTool<I["length"]> : Offense<Tools[I["length"]]>>, [...I, 0]>
 
 /**
  * The compile error for a toolkit an autonomous loop may not have.
@@ -68,8 +125,12 @@ export const autonomousViolation: <const Offenses extends string>(offenses: Offe
  * @since 0.1.0
  * @category utility types
  */
-export type Autonomous<T> = [T] extends [Toolkit.Toolkit<infer Tools>] ?
-  [Offenses<Tools>] extends [never] ? T : AutonomousViolation<Offenses<Tools>>
+export type Autonomous<T> = [T] extends [Toolkit.Any] ?
+  // `T["tools"]`, not a `Toolkit<infer Tools>` match: an intersection of two
+  // toolkits matches no single one, and inferring from it picks one of them.
+  T["tools"] extends infer Tools extends ReadonlyArray<Tool.Any> ?
+    [Offenses<Tools>] extends [never] ? T : AutonomousViolation<Offenses<Tools>>
+  : AutonomousViolation<NoTools>
   : T
 
 // ---------------------------------------------------------------------------

@@ -13,7 +13,7 @@
  * @since 0.1.0
  */
 import { Cause, Effect, Exit, type Layer, ManagedRuntime } from "effect"
-import type { HumanTrigger, WriteCapability } from "./Capability.js"
+import type { Custom, HumanTrigger, SendCapability, WriteCapability } from "./Capability.js"
 import * as HumanConfirm from "./HumanConfirm.js"
 import type * as Invocation from "./Invocation.js"
 import * as Plan from "./Plan.js"
@@ -51,17 +51,87 @@ export interface Bridge {
  * @category utility types
  */
 export type Services<Tools extends ReadonlyArray<Tool.Any>, Plans extends ReadonlyArray<Plan.Any>> = Exclude<
-  Tool.Requirements<Tools[number]> | (Plans[number] extends Plan.Plan<any, any, any, infer R> ? Exclude<R, WriteCapability> : never),
+  Tool.Requirements<Tools[number]> | PlanServices<Plans[number]>,
   HumanTrigger
 >
+
+// Distributes over the plans, so that no plans (`[]`, whose element type is
+// `never`) add nothing; a plan's own write steps are authorized by Plan.run.
+type PlanServices<P> = P extends Plan.Plan<any, any, any, infer R> ? Exclude<R, WriteCapability> : never
+
+/**
+ * The compile error for a layer that does not provide what the bridge needs.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type MissingServices<Names extends string> =
+  `Bridge needs a layer that provides ${Names}: merge HumanConfirm.layer(ui) with a layer for each service the tools and plans use`
+
+type Join<A extends string, B extends string> = [A] extends [never] ? B : [B] extends [never] ? A : `${A} and ${B}`
+
+// The built-in capabilities first, in a fixed order, then the others.
+type Names<S> = Join<
+  Join<
+    Join<Named<S, WriteCapability, "WriteCapability">, Named<S, SendCapability, "SendCapability">>,
+    Named<S, HumanTrigger, "HumanTrigger">
+  >,
+  JoinAll<ServiceName<Exclude<S, WriteCapability | SendCapability | HumanTrigger>>, never>
+>
+
+type Named<S, C, Name extends string> = [Extract<S, C>] extends [never] ? never : Name
+
+// Distributes over the missing services.
+type ServiceName<S> = S extends unknown ?
+  S extends { readonly Id: infer Id extends string } ? Id // a Context.Tag class
+  : S extends Custom<infer Id> ? Id // a Capability.make
+  : "a service that has no name"
+  : never
+
+// A union of names as one text. Only a layer that fails the check pays for it.
+type LastOf<U> = (U extends unknown ? (x: () => U) => void : never) extends (x: infer I) => void ?
+  I extends () => infer L ? L : never
+  : never
+
+type JoinAll<U extends string, Acc extends string> = [U] extends [never] ? Acc
+  : LastOf<U> extends infer L extends string ? JoinAll<Exclude<U, L>, Join<L, Acc>>
+  : Acc
+
+// A service the bridge needs is provided when the layer's output holds that
+// very service: a wider type (`{}`, `unknown`, an interface it satisfies)
+// provides nothing, since Layer accepts one in place of any narrower one.
+type Provided<S, ROut> = ROut extends unknown ? [ROut] extends [S] ? [S] extends [ROut] ? ROut : never : never : never
+
+type Missing<Needed, ROut> = 0 extends 1 & ROut ? Needed
+  : Needed extends unknown ? [Provided<Needed, ROut>] extends [never] ? Needed : never
+  : never
+
+/**
+ * `L` (the layer) when its output holds every service `Needed`, each exactly;
+ * otherwise the message naming what is missing.
+ *
+ * @since 0.1.0
+ * @category utility types
+ */
+export type Provides<Needed, ROut, L> = 0 extends 1 & Needed ? L
+  : [Missing<Needed, ROut>] extends [never] ? L
+  : MissingServices<Names<Missing<Needed, ROut>>>
 
 /**
  * @since 0.1.0
  * @category models
  */
-export interface Options<Tools extends ReadonlyArray<Tool.Any>, Plans extends ReadonlyArray<Plan.Any>, E> {
-  /** Provides the tools' and plans' services, and the app's HumanConfirm. */
-  readonly layer: Layer.Layer<Services<Tools, Plans>, E>
+export interface Options<
+  Tools extends ReadonlyArray<Tool.Any>,
+  Plans extends ReadonlyArray<Plan.Any>,
+  E,
+  ROut = Services<Tools, Plans>
+> {
+  /**
+   * Provides the tools' and plans' services, and the app's HumanConfirm:
+   * each of them by its own tag (a layer typed `Layer<{}>` provides nothing).
+   */
+  readonly layer: Provides<Services<Tools, Plans>, ROut, Layer.Layer<ROut, E>>
   /** Who the console stands for, in audit and as the plans' trigger (default "console"). */
   readonly by?: string | undefined
   /** The name on `globalThis` (default "__graded"); `expose` only. */
@@ -69,22 +139,30 @@ export interface Options<Tools extends ReadonlyArray<Tool.Any>, Plans extends Re
 }
 
 /**
- * Makes a bridge without touching `globalThis`.
+ * Makes a bridge without touching `globalThis`. The layer must provide every
+ * service the tools and plans need, each by its own tag.
+ *
+ * @example
+ * import { Bridge, HumanConfirm, Registry, Toolkit } from "@graded/core"
+ *
+ * const registry = Registry.make(Toolkit.make())
+ * const bridge = Bridge.make(registry, [], { layer: HumanConfirm.layer(HumanConfirm.scripted([])) })
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make = <Tools extends ReadonlyArray<Tool.Any>, Plans extends ReadonlyArray<Plan.Any>, E>(
+export const make = <Tools extends ReadonlyArray<Tool.Any>, Plans extends ReadonlyArray<Plan.Any>, E, ROut>(
   registry: Registry.Registry<Tools>,
   plans: Plans,
-  options: Options<Tools, Plans, E>
+  options: Options<Tools, Plans, E, ROut>
 ): Bridge => {
-  const runtime = ManagedRuntime.make(options.layer)
+  // The type of `layer` is the layer itself once the check above has passed.
+  const runtime = ManagedRuntime.make(options.layer as Layer.Layer<ROut, E>)
   const by = options.by ?? "console"
   const byName = new Map(plans.map((plan) => [plan.name, plan]))
   // Nothing the console does rejects its promise: every answer is data.
   const settle = <A>(effect: Effect.Effect<A, never, any>, onDefect: (cause: Cause.Cause<unknown>) => A) =>
-    runtime.runPromiseExit(effect as Effect.Effect<A, never, Services<Tools, Plans>>).then(
+    runtime.runPromiseExit(effect as Effect.Effect<A, never, ROut>).then(
       (exit) => Exit.isSuccess(exit) ? exit.value : onDefect(exit.cause),
       (error: unknown) => onDefect(Cause.die(error))
     )
@@ -127,10 +205,10 @@ export const make = <Tools extends ReadonlyArray<Tool.Any>, Plans extends Readon
  * @since 0.1.0
  * @category constructors
  */
-export const expose = <Tools extends ReadonlyArray<Tool.Any>, Plans extends ReadonlyArray<Plan.Any>, E>(
+export const expose = <Tools extends ReadonlyArray<Tool.Any>, Plans extends ReadonlyArray<Plan.Any>, E, ROut>(
   registry: Registry.Registry<Tools>,
   plans: Plans,
-  options: Options<Tools, Plans, E>
+  options: Options<Tools, Plans, E, ROut>
 ): Bridge => {
   const bridge = make(registry, plans, options)
   ;(globalThis as Record<string, unknown>)[options.name ?? "__graded"] = bridge

@@ -102,16 +102,33 @@ export interface Options {
 }
 
 /**
- * The requirements of invoking the tool named `N`; of any tool when `N` is not
- * a literal name of the toolkit.
+ * The requirements of invoking the tool named `N`; of every tool when `N` is
+ * not exactly one literal name of the toolkit (a wider string, a pattern such
+ * as `${string}.submit`, a name no tool has, `never`). A branded name
+ * (`"kb.search" & Brand`) is the tool whose name it refines. A union of names
+ * needs what each of them needs.
  *
  * @since 0.1.0
  * @category utility types
  */
-export type RequirementsOf<Tools extends ReadonlyArray<Tool.Any>, N extends string> = string extends N
+export type RequirementsOf<Tools extends ReadonlyArray<Tool.Any>, N extends string> = [N] extends [never]
   ? Tool.Requirements<Tools[number]>
-  : [Extract<Tools[number], { readonly name: N }>] extends [never] ? never
-  : Tool.Requirements<Extract<Tools[number], { readonly name: N }>>
+  : N extends unknown ? RequirementsOfName<Tools[number], N>
+  : never
+
+// The tools whose name type admits the name `N`: the tool of that literal
+// name, and any tool whose name is a pattern or `string`.
+type Admitting<T, N> = T extends Tool.Any ? [N] extends [T["name"]] ? T : never : never
+
+type LiteralNamed<T> = T extends Tool.Any ? IsLiteral<T["name"]> extends true ? T : never : never
+
+type IsLiteral<S extends string> = string extends S ? false : {} extends Record<S, 1> ? false : true
+
+// `N` is exactly a literal name of the toolkit when it refines the name of a
+// tool named by a literal; then it can be no other tool than those admitting
+// it. Otherwise the registry may resolve it to any tool at run time.
+type RequirementsOfName<T, N> = [LiteralNamed<Admitting<T, N>>] extends [never] ? Tool.Requirements<T>
+  : Tool.Requirements<Admitting<T, N>>
 
 /**
  * @since 0.1.0

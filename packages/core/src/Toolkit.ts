@@ -153,11 +153,17 @@ type Mark<Tools, Dups> = {
     : Tools[K]
 }
 
-// Past 100 tools only the cheap checks run (see below).
-type Checked<Tools extends ReadonlyArray<Tool.Any>> = [Tools] extends [{ readonly 100: unknown }] ?
-  [NoGrade<Tools>] extends [never] ? Tools : Mark<Tools, never>
-  : Duplicates<Tools> extends infer Dups ? [Dups | Invalid<Tools> | NoGrade<Tools>] extends [never] ? Tools
+// Past 100 tools only the linear checks run (see below).
+type Big<Tools> = [Tools] extends [{ readonly 100: unknown }] ? true : false
+
+// Shaped so that the compiler still sees a list in the result (a rest
+// parameter must be one): most other arrangements of the same checks hide it.
+type Checked<Tools extends ReadonlyArray<Tool.Any>> = (Big<Tools> extends true ? never : Duplicates<Tools>) extends
+  infer Dups ?
+  NoGrade<Tools> extends infer NoGrades ?
+    [Dups | (Big<Tools> extends true ? never : Invalid<Tools>) | NoGrades] extends [never] ? Tools
     : Mark<Tools, Dups>
+  : never
   : never
 
 /**
@@ -170,10 +176,8 @@ type Checked<Tools extends ReadonlyArray<Tool.Any>> = [Tools] extends [{ readonl
  * @since 0.1.0
  * @category utility types
  */
-export type Valid<Tools extends ReadonlyArray<Tool.Any>> = NeverPlaces<Tools> extends infer Places extends string ?
-  [Places] extends [never] ? Checked<Tools>
-  : Checked<Tools> & { readonly [P in Places as NeverToolMessage<P>]: P }
-  : never
+export type Valid<Tools extends ReadonlyArray<Tool.Any>> = [NeverPlaces<Tools>] extends [never] ? Checked<Tools>
+  : Checked<Tools> & { readonly [P in NeverPlaces<Tools> as NeverToolMessage<P & string>]: P }
 
 // The duplicate check above costs the compiler time in the square of the
 // number of tools. Past 100, names are checked where the toolkit is made
@@ -203,9 +207,10 @@ const build = <Tools extends ReadonlyArray<Tool.Any>>(tools: Tools): Toolkit<Too
 }
 
 /**
- * Makes a toolkit. Two tools of one name, or a name that breaks the wire
- * mapping, fail to compile; where the names are not literal types, they
- * throw `InvalidToolkit` here.
+ * Makes a toolkit. Two tools of one name (a union of names included), a name
+ * that breaks the wire mapping, a tool whose grade is `never` and a tool of
+ * type `never` (two tools merged) fail to compile; where the names are not
+ * literal types, they throw `InvalidToolkit` here.
  *
  * @example
  * import { Effect, Schema } from "effect"

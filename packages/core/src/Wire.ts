@@ -114,8 +114,10 @@ type Alnum = Letter | "0" | "1" | "2" | "3" | "4" | "5" | "6" | "7" | "8" | "9"
 // One pass over the characters. `Prev` is what came before: "start", an
 // alphanumeric, a separator ("-" or "_") or a dot. `Wire` counts the wire
 // length (a dot counts twice); `Dot` records that the name has a domain.
+// The count grows by one or two, so past 64 it is 65 or 66 (a dot after
+// the 64th character jumps from 64 to 66): the scan stops there, early.
 type Scan<S extends string, Prev extends string, Dot extends boolean, Wire extends ReadonlyArray<0>> =
-  Wire["length"] extends 65 ? "long"
+  Wire["length"] extends 65 | 66 ? "long"
   : S extends `${infer C}${infer Rest}` ?
     C extends Alnum ? Scan<Rest, "alnum", Dot, [...Wire, 0]>
     : Prev extends "alnum" ?

@@ -413,7 +413,13 @@ const attacks: ReadonlyArray<Attack> = [
   // --- Tools and toolkits ----------------------------------------------------
   {
     name: "a write tool copied with grade read is put in a toolkit",
-    attack: (desk) => Effect.sync(() => Toolkit.make(Object.assign({}, desk.SubmitTicket, { grade: "read" as const }))),
+    // The compiler rejects the copy where it can see it (its grade is never);
+    // widened to a list of tools, it reaches Toolkit.make's runtime check.
+    attack: (desk) =>
+      Effect.sync(() => {
+        const widened: ReadonlyArray<Tool.Any> = [Object.assign({}, desk.SubmitTicket, { grade: "read" as const })]
+        return Toolkit.make(...widened)
+      }),
     stoppedBy: { says: /was not made by Tool.read, Tool.write or Tool.send/ }
   },
   {

@@ -77,8 +77,9 @@ describe("Bridge", () => {
 
   it("never rejects, even when its services cannot be built", async () => {
     const { support } = makeDesk()
+    // The layer provides exactly what the tools need, and dies while it is built.
     const bridge = Bridge.make(Registry.make(support), [], {
-      layer: Layer.die("no UI")
+      layer: HumanConfirm.layer(HumanConfirm.scripted([])).pipe(Layer.provide(Layer.die("no UI")))
     })
     const result = await bridge.invoke("kb.search", { query: "x" })
     expect(result).toMatchObject({ ok: false, code: "failed" })
