@@ -93,3 +93,10 @@ expectType<Effect.Effect<Agent.Result<ReadonlyArray<never>>, Agent.AgentError, L
 const either = Agent.run({ toolkit: cond ? Toolkit.make(KbSearch) : Toolkit.make(CurrentConversation), prompt: "?" })
 declare const requirements: Effect.Effect.Context<typeof either>
 expectType<LanguageModel.LanguageModel | KnowledgeBase>(requirements)
+
+// A toolkit widened to any tools: the compiler knows neither names nor grades,
+// and says so rather than printing a template.
+declare const widened: Toolkit.Toolkit<ReadonlyArray<Tool.Any>>
+
+// error: Agent.run takes read tools only: a tool typed as Tool.Any (name and grade unknown to the compiler). Pass Toolkit.readOnly(toolkit)
+expectError(Agent.run({ toolkit: widened, prompt: "?" }))

@@ -54,8 +54,13 @@ type GradeNames<G> = Either<
   "send" extends G ? "send" : never
 >
 
+// A tool typed as `Tool.Any` (a toolkit widened to any tools) has no name the
+// compiler can print: say so rather than print `${string}`.
+type Label<N extends string> = string extends N ? "a tool typed as Tool.Any (name and grade unknown to the compiler)" : N
+
 type Offense<T> = T extends Tool.Any ?
   [T["grade"]] extends [never] ? NoGrade<T["name"]>
+  : string extends T["name"] ? Label<T["name"]>
   : Single<T["grade"]> extends true ? ByGrade<T["name"], T["grade"], Own<T>>
   : NoGrade<T["name"], GradeNames<T["grade"]>>
   : never
