@@ -6,6 +6,7 @@
  * and no flag skips that.
  *
  * ```sh
+ * graded -m src/graded.config.ts list    # the module before the command, or after it
  * graded list --autonomous --page ticket
  * graded invoke kb.search '{"query":"invoice"}'
  * graded plan quick-ticket '{}'
@@ -15,8 +16,8 @@
  *
  * @since 0.1.0
  */
-import { Args, Command, Options } from "@effect/cli"
-import type { Layer } from "effect"
+import { Args, Command, HelpDoc, Options } from "@effect/cli"
+import { Effect, type Layer, Option } from "effect"
 import type { Plan, Registry, Toolkit } from "@graded/core"
 import * as internal from "./internal/commands.js"
 
@@ -48,34 +49,66 @@ export interface Config {
  */
 export const define = (config: Config): Config => config
 
+// The module may be named before the command (`graded -m desk.ts list`, which
+// is how a package script passes it) or after it (`graded list -m desk.ts`);
+// when both are given, the later one wins, as with any repeated flag.
 const module = Options.text("module").pipe(
   Options.withAlias("m"),
-  Options.withDescription("the module exporting the toolkit, plans and layer"),
-  Options.withDefault("graded.config.ts")
+  Options.withDescription("the module exporting the toolkit, plans and layer (default graded.config.ts)"),
+  Options.optional
 )
 const page = Options.text("page").pipe(Options.withDescription("the page the caller is on"), Options.optional)
 const feature = Options.text("feature").pipe(Options.withDescription("a licensed feature (repeatable)"), Options.repeated)
 const autonomous = Options.boolean("autonomous").pipe(Options.withDescription("see what a model would be offered"))
 const audit = Options.text("audit").pipe(Options.withDescription("append audit entries to this JSON Lines file"), Options.optional)
 
-const list = Command.make("list", { module, page, feature, autonomous }, internal.list).pipe(
-  Command.withDescription("every tool, and whether this context is offered it (and why not)")
+const root = Command.make("graded", { module })
+
+const withModule = <A extends { readonly module: Option.Option<string> }, E, R>(
+  handler: (options: Omit<A, "module"> & { readonly module: string }) => Effect.Effect<void, E, R>
+) =>
+(options: A) =>
+  Effect.flatMap(root, (global) =>
+    handler({
+      ...options,
+      module: Option.getOrElse(Option.orElse(options.module, () => global.module), () => "graded.config.ts")
+    }))
+
+// Printed by each command's `--help` (all of them by `graded --help`).
+const examples = {
+  list: ["graded list --autonomous --page ticket"],
+  invoke: ["graded invoke kb.search '{\"query\":\"invoice\"}'", "graded invoke chat.sendMessage '{\"text\":\"Hello\"}' --audit audit.jsonl"],
+  plan: ["graded plan quick-ticket --audit audit.jsonl"],
+  schemas: ["graded schemas --autonomous"],
+  audit: ["graded audit audit.jsonl"]
+} as const satisfies Record<string, ReadonlyArray<string>>
+
+const descriptions: { readonly [K in keyof typeof examples]: string } = {
+  list: "every tool, and whether this context is offered it (and why not)",
+  invoke: "run a tool as a human; writes and sends are confirmed here",
+  plan: "run a fixed flow you started; sends inside it are confirmed here",
+  schemas: "the OpenAI function definitions this context is offered",
+  audit: "print a JSON Lines audit file for people"
+}
+
+const list = Command.make("list", { module, page, feature, autonomous }, withModule(internal.list)).pipe(
+  Command.withDescription(descriptions.list)
 )
-const schemas = Command.make("schemas", { module, page, feature, autonomous }, internal.schemas).pipe(
-  Command.withDescription("the OpenAI function definitions this context is offered")
+const schemas = Command.make("schemas", { module, page, feature, autonomous }, withModule(internal.schemas)).pipe(
+  Command.withDescription(descriptions.schemas)
 )
 const invoke = Command.make(
   "invoke",
   { module, page, feature, audit, name: Args.text({ name: "tool" }), input: Args.text({ name: "json" }).pipe(Args.withDefault("{}")) },
-  internal.invoke
-).pipe(Command.withDescription("run a tool as a human; writes and sends are confirmed here"))
+  withModule(internal.invoke)
+).pipe(Command.withDescription(descriptions.invoke))
 const plan = Command.make(
   "plan",
   { module, audit, name: Args.text({ name: "plan" }), input: Args.text({ name: "json" }).pipe(Args.withDefault("{}")) },
-  internal.plan
-).pipe(Command.withDescription("run a fixed flow you started; sends inside it are confirmed here"))
+  withModule(internal.plan)
+).pipe(Command.withDescription(descriptions.plan))
 const auditLog = Command.make("audit", { file: Args.text({ name: "file" }) }, internal.audit).pipe(
-  Command.withDescription("print a JSON Lines audit file for people")
+  Command.withDescription(descriptions.audit)
 )
 
 /**
@@ -84,15 +117,64 @@ const auditLog = Command.make("audit", { file: Args.text({ name: "file" }) }, in
  * @since 0.1.0
  * @category constructors
  */
-export const command = Command.make("graded").pipe(
-  Command.withSubcommands([list, invoke, plan, schemas, auditLog])
-)
+export const command = root.pipe(Command.withSubcommands([list, invoke, plan, schemas, auditLog]))
+
+const isCommand = (name: string | undefined): name is keyof typeof examples =>
+  name !== undefined && Object.hasOwn(examples, name)
+
+// The command named on the line (skipping the value of a -m before it), if any.
+const commandIn = (args: ReadonlyArray<string>): keyof typeof examples | undefined => {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]
+    if (arg === "-m" || arg === "--module") i++
+    else if (isCommand(arg)) return arg
+    else if (!arg?.startsWith("-")) return undefined
+  }
+  return undefined
+}
+
+const examplesDoc = (name: keyof typeof examples | undefined): HelpDoc.HelpDoc => {
+  const lines = name === undefined ? Object.values(examples).flat() : examples[name]
+  return HelpDoc.blocks([
+    HelpDoc.h1(lines.length === 1 ? "EXAMPLE" : "EXAMPLES"),
+    ...lines.map((line) => HelpDoc.p(`$ ${line}`))
+  ])
+}
 
 /**
- * Runs the command on `argv` (without the node and script paths... as
- * `process.argv` gives them, both included).
+ * The usage summary for a command line that names no known command: each
+ * command with what it does, and where to read more.
+ *
+ * @example
+ * import { Cli } from "@graded/cli"
+ * console.error(Cli.usage())
  *
  * @since 0.1.0
  * @category constructors
  */
-export const run = Command.run(command, { name: "graded", version: "0.1.0" })
+export const usage = (): string =>
+  [
+    "Usage: graded [-m module] <command> [options]",
+    "",
+    "Commands:",
+    ...Object.entries(descriptions).map(([name, description]) => `  ${name.padEnd(8)}  ${description}`),
+    "",
+    "`graded <command> --help` shows a command's options and an example."
+  ].join("\n")
+
+/**
+ * Runs the command on `argv` as `process.argv` gives it (the node and script
+ * paths first). `--help` prints the usage and an example; a command line that
+ * does not parse fails with a `ValidationError` whose message is already printed.
+ *
+ * @example
+ * import { NodeContext, NodeRuntime } from "@effect/platform-node"
+ * import { Effect } from "effect"
+ * import { Cli } from "@graded/cli"
+ * Cli.run(process.argv).pipe(Effect.provide(NodeContext.layer), NodeRuntime.runMain)
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const run = (argv: ReadonlyArray<string>) =>
+  Command.run(command, { name: "graded", version: "0.1.0", footer: examplesDoc(commandIn(argv.slice(2))) })(argv)

@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process"
+import { execFile } from "node:child_process"
 import { mkdtempSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
@@ -9,34 +9,41 @@ const here = path.dirname(fileURLToPath(import.meta.url))
 const bin = path.resolve(here, "../bin/graded.mjs")
 const desk = path.resolve(here, "../../../examples/support-desk")
 
-const graded = (...args: Array<string>) => {
-  // A hang fails the test instead of blocking it: spawnSync stops vitest's own timers.
-  const result = spawnSync("node", [bin, ...args], { cwd: desk, encoding: "utf8", input: "", timeout: 30_000 })
-  return { out: result.stdout, err: result.stderr, code: result.status }
-}
+// Asynchronous on purpose: a worker blocked in spawnSync cannot answer vitest,
+// and on a busy machine each start of the command takes seconds.
+const graded = (...args: Array<string>) =>
+  new Promise<{ out: string; err: string; code: number | null }>((resolve) => {
+    const child = execFile(process.execPath, [bin, ...args], { cwd: desk, encoding: "utf8", timeout: 120_000 }, (error, out, err) => {
+      resolve({ out, err, code: error === null ? 0 : typeof error.code === "number" ? error.code : null })
+    })
+    child.stdin?.end()
+  })
 const m = ["-m", "src/graded.config.ts"]
+// @effect/cli colors its help even in a pipe.
+const plain = (text: string) => text.replace(/\u001b\[[0-9;]*m/g, "")
 
-describe("graded", () => {
-  it("list: each tool with whether it is offered and why not", () => {
-    const { code, out } = graded("list", ...m, "--autonomous")
+// Each test starts the command a few times; on a busy machine a start takes seconds.
+describe("graded", { timeout: 240_000 }, () => {
+  it("list: each tool with whether it is offered and why not", async () => {
+    const { code, out } = await graded("list", ...m, "--autonomous")
     expect(code).toBe(0)
     expect(out).toContain("kb.search             read   offered")
     expect(out).toContain("chat.sendMessage      send   not offered: chat.sendMessage (send) needs SendCapability")
-    const human = graded("list", ...m)
+    const human = await graded("list", ...m)
     expect(human.out).toMatch(/chat\.sendMessage\s+send\s+offered/)
   })
 
-  it("schemas: the OpenAI definitions, with wire names", () => {
-    const { code, out } = graded("schemas", ...m, "--autonomous")
+  it("schemas: the OpenAI definitions, with wire names", async () => {
+    const { code, out } = await graded("schemas", ...m, "--autonomous")
     expect(code).toBe(0)
     const definitions = JSON.parse(out)
     expect(definitions.map((d: { name: string }) => d.name)).toEqual(["kb__search", "conversation__current", "customer__lookup"])
     expect(definitions.every((d: { strict: boolean }) => d.strict)).toBe(true)
   })
 
-  it("plan: runs the quick-ticket flow a person started, and audits every step", () => {
+  it("plan: runs the quick-ticket flow a person started, and audits every step", async () => {
     const audit = path.join(mkdtempSync(path.join(tmpdir(), "graded-")), "plan.jsonl")
-    const { code, out } = graded("plan", "quick-ticket", ...m, "--audit", audit)
+    const { code, out } = await graded("plan", "quick-ticket", ...m, "--audit", audit)
     expect(code).toBe(0)
     expect(JSON.parse(out)).toEqual({ ok: true, data: { id: "T-1200" } })
     const steps = readFileSync(audit, "utf8").trim().split("\n").map((l) => JSON.parse(l)).filter((e) => e.type === "step" && e.status === "completed")
@@ -49,29 +56,95 @@ describe("graded", () => {
       "6:validate",
       "7:submit"
     ])
-    const readable = graded("audit", audit)
+    const readable = await graded("audit", audit)
     expect(readable.code).toBe(0)
     expect(readable.out).toContain("human cli:")
     expect(readable.out).toContain("plan quick-ticket, step 7 (submit, write): completed")
   })
 
-  it("says clearly what is wrong: bad JSON, an unknown plan, a module without a toolkit", () => {
-    const json = graded("invoke", "kb.search", "{query", ...m)
+  it("says clearly what is wrong: bad JSON, an unknown plan, a module without a toolkit", async () => {
+    const [json, plan, module, refused] = await Promise.all([
+      graded("invoke", "kb.search", "{query", ...m),
+      graded("plan", "nope", ...m),
+      graded("list", "-m", "src/tools.ts"),
+      graded("invoke", "kb.serch", "{}", ...m)
+    ])
     expect(json.code).toBe(1)
     expect(json.err).toContain("The input is not JSON")
-    const plan = graded("plan", "nope", ...m)
     expect(plan.code).toBe(1)
     expect(plan.err).toContain("There is no plan named nope (plans: quick-ticket)")
-    const module = graded("list", "-m", "src/tools.ts")
     expect(module.code).toBe(1)
     expect(module.err).toContain("must export a toolkit")
-    const refused = graded("invoke", "kb.serch", "{}", ...m)
     expect(refused.code).toBe(1)
     expect(JSON.parse(refused.out)).toMatchObject({ ok: false, code: "unknown-tool" })
   })
 
-  it("a send with no terminal to answer is rejected, never sent", () => {
-    const { code, out } = graded("invoke", "chat.sendMessage", "{\"text\":\"Hi\"}", ...m)
+  it("takes the module before the command (as a package script passes it) or after it; the later one wins", async () => {
+    const [before, after, overridden, overriding] = await Promise.all([
+      graded("--module", "src/graded.config.ts", "list", "--autonomous"),
+      graded("list", "--autonomous", "--module", "src/graded.config.ts"),
+      graded("-m", "src/tools.ts", "list", ...m),
+      graded(...m, "list", "-m", "src/tools.ts")
+    ])
+    for (const run of [before, after, overridden]) {
+      expect(run.code).toBe(0)
+      expect(run.out).toContain("kb.search             read   offered")
+    }
+    expect(overriding.code).toBe(1)
+    expect(overriding.err).toContain("src/tools.ts must export a toolkit")
+  })
+
+  it("--help prints the usage and an example, for the command and for each subcommand", async () => {
+    const expected = {
+      list: "$ graded list --autonomous --page ticket",
+      invoke: "$ graded invoke kb.search '{\"query\":\"invoice\"}'",
+      plan: "$ graded plan quick-ticket --audit audit.jsonl",
+      schemas: "$ graded schemas --autonomous",
+      audit: "$ graded audit audit.jsonl"
+    }
+    const [top, ...subs] = await Promise.all([
+      graded("--help"),
+      ...Object.keys(expected).map((name) => graded(name, "--help"))
+    ])
+    expect(top?.code).toBe(0)
+    const help = plain(top?.out ?? "")
+    expect(help).toContain("USAGE")
+    expect(help).toContain("COMMANDS")
+    expect(help).toContain("EXAMPLES")
+    for (const example of Object.values(expected)) expect(help).toContain(example)
+    Object.entries(expected).forEach(([name, example], i) => {
+      const sub = subs[i]
+      expect(sub?.code, name).toBe(0)
+      const text = plain(sub?.out ?? "")
+      expect(text, name).toContain(`$ graded ${name}`)
+      expect(text, name).toContain("EXAMPLE")
+      expect(text, name).toContain(example)
+    })
+  })
+
+  it("an unknown command, an unknown option or a missing argument: what is wrong and exit code 2, no stack of JSON", async () => {
+    const [unknown, option, missing] = await Promise.all([
+      graded("frob"),
+      graded("list", ...m, "--frob"),
+      graded("invoke", ...m)
+    ])
+    expect(unknown.code).toBe(2)
+    expect(unknown.err).toContain("Invalid subcommand for graded")
+    expect(unknown.err).toContain("Usage: graded [-m module] <command> [options]")
+    for (const name of ["list", "invoke", "plan", "schemas", "audit"]) expect(unknown.err).toMatch(new RegExp(`^  ${name} +\\S`, "m"))
+    expect(option.code).toBe(2)
+    expect(option.err).toContain("Received unknown argument: '--frob'")
+    expect(missing.code).toBe(2)
+    expect(missing.err).toContain("Missing argument <tool>")
+    for (const run of [unknown, option, missing]) {
+      expect(run.out).toBe("")
+      expect(run.err).not.toContain("_tag")
+      expect(run.err).not.toMatch(/^\s+at /m)
+    }
+  })
+
+  it("a send with no terminal to answer is rejected, never sent", async () => {
+    const { code, out } = await graded("invoke", "chat.sendMessage", "{\"text\":\"Hi\"}", ...m)
     expect(code).toBe(1)
     // The card and the question came first; the result is the JSON after them.
     expect(out).toContain("Approve, edit or reject? [a/e/r]")

@@ -1,27 +1,33 @@
-// End to end in a real browser: Debian's chromium, driven by playwright-core.
+// End to end in a real browser, driven by playwright-core: Debian's chromium
+// where it is installed, and the Chromium that @sparticuz/chromium ships in its
+// npm package (see chromium.ts, which picks them once per run).
 // Screenshots go to .artifacts/ at the top of the repository.
 import { Effect, Exit, Scope } from "effect"
 import { mkdirSync } from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { type Browser, chromium, type Page } from "playwright-core"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { HumanConfirm } from "@graded/core"
 import { WebConfirm } from "@graded/confirm"
+import type * as Chromium from "./chromium.js"
 import { makeSend } from "./desk.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const artifacts = path.resolve(here, "../../../.artifacts")
 mkdirSync(artifacts, { recursive: true })
 
+const browsers: ReadonlyArray<Chromium.Browser> = inject("browsers")
+
 let browser: Browser
 let scope: Scope.CloseableScope
 let server: WebConfirm.Server
 let ui: HumanConfirm.UI
 
-beforeAll(async () => {
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+const launch = (chosen: Chromium.Browser) =>
+  chromium.launch({
+    executablePath: chosen.executablePath,
+    env: { ...process.env, ...chosen.env },
     args: [
       "--headless",
       "--no-sandbox",
@@ -33,6 +39,8 @@ beforeAll(async () => {
       "--disable-sync"
     ]
   })
+
+beforeAll(async () => {
   scope = Effect.runSync(Scope.make())
   const made = await Effect.runPromise(Scope.extend(WebConfirm.make(), scope))
   server = made.server
@@ -40,9 +48,11 @@ beforeAll(async () => {
 }, 60_000)
 
 afterAll(async () => {
-  await browser?.close()
   if (scope !== undefined) await Effect.runPromise(Scope.close(scope, Exit.void))
 })
+
+// The first choice keeps the plain screenshot names; the others are prefixed by kind.
+const shot = (chosen: Chromium.Browser) => chosen === browsers[0] ? "" : `${chosen.kind}-`
 
 const send = (desk: ReturnType<typeof makeSend>, text: string) =>
   Effect.runPromise(Effect.either(desk.SendReply.invoke({ text }).pipe(Effect.provide(HumanConfirm.layer(ui)))))
@@ -57,118 +67,135 @@ const open = async (): Promise<Page> => {
 
 const card = (page: Page, text: string) => page.locator("section.card", { hasText: text })
 
-describe("the confirm page in chromium", () => {
-  it("shows a pending send; an edit is approved and delivered once, with the edited payload", async () => {
-    const desk = makeSend()
-    const result = send(desk, "Hello Mei, your invoice is fixd")
-    const page = await open()
-    const pending = card(page, "fixd")
-    await pending.waitFor()
-    expect(await pending.locator(".grade").textContent()).toBe("send")
-    expect(await pending.locator("pre.payload").textContent()).toContain("\"to\": \"c-42\"")
-    await page.screenshot({ path: path.join(artifacts, "confirm-pending.png"), fullPage: true })
-    await pending.getByRole("button", { name: "Edit" }).click()
-    await pending.locator("input[name=text]").fill("Hello Mei, your invoice is fixed")
-    await pending.getByRole("button", { name: "Approve edited" }).click()
-    await pending.locator(".status", { hasText: "Approved with an edit by alice." }).waitFor()
-    await page.screenshot({ path: path.join(artifacts, "confirm-edited.png"), fullPage: true })
-    const outcome = await result
-    expect(outcome._tag).toBe("Right")
-    expect(desk.delivered).toEqual([{ to: "c-42", text: "Hello Mei, your invoice is fixed" }])
-    // A second click on the disabled card, or a second tab, sends nothing more.
-    const again = await page.evaluate(async (token) => {
-      const response = await fetch("/api/requests", { headers: { authorization: `Bearer ${token}` } })
-      return ((await response.json()) as { requests: Array<unknown> }).requests.length
-    }, server.token)
-    expect(again).toBe(0)
-    expect(desk.delivered).toHaveLength(1)
-    await page.close()
-  }, 60_000)
+for (const chosen of browsers) describe(`in ${chosen.name}`, () => {
+  beforeAll(async () => {
+    browser = await launch(chosen)
+    // Text must render, not only lay out: with no usable font a line of text
+    // has no width, and every screenshot is blank.
+    const probe = await browser.newPage()
+    await probe.setContent("<span id=probe style='font-size:40px'>graded</span>")
+    const box = await probe.locator("#probe").boundingBox()
+    expect(box?.width ?? 0).toBeGreaterThan(40)
+    await probe.close()
+  }, 120_000)
 
-  it("rejects with a reason, and the caller gets a structured denial", async () => {
-    const desk = makeSend()
-    const result = send(desk, "Please pay twice")
-    const page = await open()
-    const pending = card(page, "Please pay twice")
-    await pending.waitFor()
-    await pending.getByRole("button", { name: "Reject" }).click()
-    await pending.locator("input[name=reason]").fill("we never ask that")
-    await pending.getByRole("button", { name: "Reject with this reason" }).click()
-    await pending.locator(".status", { hasText: "Rejected by alice: we never ask that" }).waitFor()
-    await page.screenshot({ path: path.join(artifacts, "confirm-rejected.png"), fullPage: true })
-    const outcome = await result
-    expect(outcome._tag === "Left" && outcome.left).toMatchObject({
-      _tag: "@graded/core/ToolError/Rejected",
-      by: "alice",
-      reason: "we never ask that"
-    })
-    expect(desk.delivered).toEqual([])
-    await page.close()
-  }, 60_000)
+  afterAll(async () => {
+    await browser?.close()
+  })
 
-  it("a payload carrying HTML and script shows as text and runs nothing", async () => {
-    const desk = makeSend()
-    const attack = `<img src=x onerror="window.__pwned='img'"><script>window.__pwned='script'</script>`
-    const result = send(desk, attack)
-    const page = await open()
-    const pending = card(page, "onerror")
-    await pending.waitFor()
-    expect(await pending.locator("pre.payload").textContent()).toContain(attack.replaceAll("\"", "\\\""))
-    expect(await pending.locator("img").count()).toBe(0)
-    expect(await pending.locator("script").count()).toBe(0)
-    expect(await page.evaluate(() => (globalThis as { __pwned?: string }).__pwned)).toBeUndefined()
-    await page.screenshot({ path: path.join(artifacts, "confirm-xss-as-text.png"), fullPage: true })
-    await pending.getByRole("button", { name: "Reject" }).click()
-    await pending.getByRole("button", { name: "Reject with this reason" }).click()
-    expect((await result)._tag).toBe("Left")
-    expect(await page.evaluate(() => (globalThis as { __pwned?: string }).__pwned)).toBeUndefined()
-    await page.close()
-  }, 60_000)
+  describe("the confirm page", () => {
+    it("shows a pending send; an edit is approved and delivered once, with the edited payload", async () => {
+      const desk = makeSend()
+      const result = send(desk, "Hello Mei, your invoice is fixd")
+      const page = await open()
+      const pending = card(page, "fixd")
+      await pending.waitFor()
+      expect(await pending.locator(".grade").textContent()).toBe("send")
+      expect(await pending.locator("pre.payload").textContent()).toContain("\"to\": \"c-42\"")
+      await page.screenshot({ path: path.join(artifacts, `${shot(chosen)}confirm-pending.png`), fullPage: true })
+      await pending.getByRole("button", { name: "Edit" }).click()
+      await pending.locator("input[name=text]").fill("Hello Mei, your invoice is fixed")
+      await pending.getByRole("button", { name: "Approve edited" }).click()
+      await pending.locator(".status", { hasText: "Approved with an edit by alice." }).waitFor()
+      await page.screenshot({ path: path.join(artifacts, `${shot(chosen)}confirm-edited.png`), fullPage: true })
+      const outcome = await result
+      expect(outcome._tag).toBe("Right")
+      expect(desk.delivered).toEqual([{ to: "c-42", text: "Hello Mei, your invoice is fixed" }])
+      // A second click on the disabled card, or a second tab, sends nothing more.
+      const again = await page.evaluate(async (token) => {
+        const response = await fetch("/api/requests", { headers: { authorization: `Bearer ${token}` } })
+        return ((await response.json()) as { requests: Array<unknown> }).requests.length
+      }, server.token)
+      expect(again).toBe(0)
+      expect(desk.delivered).toHaveLength(1)
+      await page.close()
+    }, 60_000)
 
-  it("an API call without the token is refused, and the page says so", async () => {
-    const page = await browser.newPage()
-    await page.goto(server.origin) // no #token
-    await page.getByText("Not authorized").waitFor()
-    const status = await page.evaluate(async () => (await fetch("/api/requests")).status)
-    expect(status).toBe(401)
-    await page.screenshot({ path: path.join(artifacts, "confirm-no-token.png"), fullPage: true })
-    await page.close()
-  }, 60_000)
-})
+    it("rejects with a reason, and the caller gets a structured denial", async () => {
+      const desk = makeSend()
+      const result = send(desk, "Please pay twice")
+      const page = await open()
+      const pending = card(page, "Please pay twice")
+      await pending.waitFor()
+      await pending.getByRole("button", { name: "Reject" }).click()
+      await pending.locator("input[name=reason]").fill("we never ask that")
+      await pending.getByRole("button", { name: "Reject with this reason" }).click()
+      await pending.locator(".status", { hasText: "Rejected by alice: we never ask that" }).waitFor()
+      await page.screenshot({ path: path.join(artifacts, `${shot(chosen)}confirm-rejected.png`), fullPage: true })
+      const outcome = await result
+      expect(outcome._tag === "Left" && outcome.left).toMatchObject({
+        _tag: "@graded/core/ToolError/Rejected",
+        by: "alice",
+        reason: "we never ask that"
+      })
+      expect(desk.delivered).toEqual([])
+      await page.close()
+    }, 60_000)
 
-describe("proposals on the confirm page", () => {
-  it("a model's pending proposal shows as a card; approving it delivers once", async () => {
-    const { Agent, ProposalStore, ScriptedModel, Tool, Toolkit } = await import("@graded/core")
-    const { Layer } = await import("effect")
-    const desk = makeSend()
-    const toolkit = Toolkit.make(desk.SendReply)
-    const proposalScope = Effect.runSync(Scope.make())
-    const store = await Effect.runPromise(Scope.extend(Layer.build(ProposalStore.memory), proposalScope))
-    const run = <A, E>(effect: Effect.Effect<A, E, any>) => Effect.runPromise(Effect.provide(effect, store) as Effect.Effect<A, E>)
-    const { server: page } = await run(Scope.extend(WebConfirm.make({ proposals: { toolkit } }), proposalScope))
-    await run(
-      Agent.run({ toolkit: Toolkit.make(Tool.proposal(desk.SendReply)), prompt: "Tell the customer" }).pipe(
-        Effect.provide(ScriptedModel.layer([
-          ScriptedModel.calls(ScriptedModel.call("chat.sendMessage.propose", { text: "Proposed by a model" })),
-          ScriptedModel.text("Proposed.")
-        ]))
+    it("a payload carrying HTML and script shows as text and runs nothing", async () => {
+      const desk = makeSend()
+      const attack = `<img src=x onerror="window.__pwned='img'"><script>window.__pwned='script'</script>`
+      const result = send(desk, attack)
+      const page = await open()
+      const pending = card(page, "onerror")
+      await pending.waitFor()
+      expect(await pending.locator("pre.payload").textContent()).toContain(attack.replaceAll("\"", "\\\""))
+      expect(await pending.locator("img").count()).toBe(0)
+      expect(await pending.locator("script").count()).toBe(0)
+      expect(await page.evaluate(() => (globalThis as { __pwned?: string }).__pwned)).toBeUndefined()
+      await page.screenshot({ path: path.join(artifacts, `${shot(chosen)}confirm-xss-as-text.png`), fullPage: true })
+      await pending.getByRole("button", { name: "Reject" }).click()
+      await pending.getByRole("button", { name: "Reject with this reason" }).click()
+      expect((await result)._tag).toBe("Left")
+      expect(await page.evaluate(() => (globalThis as { __pwned?: string }).__pwned)).toBeUndefined()
+      await page.close()
+    }, 60_000)
+
+    it("an API call without the token is refused, and the page says so", async () => {
+      const page = await browser.newPage()
+      await page.goto(server.origin) // no #token
+      await page.getByText("Not authorized").waitFor()
+      const status = await page.evaluate(async () => (await fetch("/api/requests")).status)
+      expect(status).toBe(401)
+      await page.screenshot({ path: path.join(artifacts, `${shot(chosen)}confirm-no-token.png`), fullPage: true })
+      await page.close()
+    }, 60_000)
+  })
+
+  describe("proposals on the confirm page", () => {
+    it("a model's pending proposal shows as a card; approving it delivers once", async () => {
+      const { Agent, ProposalStore, ScriptedModel, Tool, Toolkit } = await import("@graded/core")
+      const { Layer } = await import("effect")
+      const desk = makeSend()
+      const toolkit = Toolkit.make(desk.SendReply)
+      const proposalScope = Effect.runSync(Scope.make())
+      const store = await Effect.runPromise(Scope.extend(Layer.build(ProposalStore.memory), proposalScope))
+      const run = <A, E>(effect: Effect.Effect<A, E, any>) => Effect.runPromise(Effect.provide(effect, store) as Effect.Effect<A, E>)
+      const { server: page } = await run(Scope.extend(WebConfirm.make({ proposals: { toolkit } }), proposalScope))
+      await run(
+        Agent.run({ toolkit: Toolkit.make(Tool.proposal(desk.SendReply)), prompt: "Tell the customer" }).pipe(
+          Effect.provide(ScriptedModel.layer([
+            ScriptedModel.calls(ScriptedModel.call("chat.sendMessage.propose", { text: "Proposed by a model" })),
+            ScriptedModel.text("Proposed.")
+          ]))
+        )
       )
-    )
-    const tab = await browser.newPage()
-    await tab.goto(page.url)
-    const proposal = tab.locator("section.card.proposal", { hasText: "Proposed by a model" })
-    await proposal.waitFor()
-    expect(await proposal.locator("h2").textContent()).toContain("Proposed: Send a chat message")
-    await tab.screenshot({ path: path.join(artifacts, "confirm-proposal.png"), fullPage: true })
-    await proposal.getByRole("button", { name: "Approve" }).click()
-    await proposal.locator(".status", { hasText: "Approved by web-user." }).waitFor()
-    expect(desk.delivered).toEqual([{ to: "c-42", text: "Proposed by a model" }])
-    const again = await tab.evaluate(async ({ token }) => {
-      const listed = await (await fetch("/api/requests", { headers: { authorization: `Bearer ${token}` } })).json() as { requests: Array<unknown> }
-      return listed.requests.length
-    }, { token: page.token })
-    expect(again).toBe(0)
-    await tab.close()
-    await Effect.runPromise(Scope.close(proposalScope, Exit.void))
-  }, 60_000)
+      const tab = await browser.newPage()
+      await tab.goto(page.url)
+      const proposal = tab.locator("section.card.proposal", { hasText: "Proposed by a model" })
+      await proposal.waitFor()
+      expect(await proposal.locator("h2").textContent()).toContain("Proposed: Send a chat message")
+      await tab.screenshot({ path: path.join(artifacts, `${shot(chosen)}confirm-proposal.png`), fullPage: true })
+      await proposal.getByRole("button", { name: "Approve" }).click()
+      await proposal.locator(".status", { hasText: "Approved by web-user." }).waitFor()
+      expect(desk.delivered).toEqual([{ to: "c-42", text: "Proposed by a model" }])
+      const again = await tab.evaluate(async ({ token }) => {
+        const listed = await (await fetch("/api/requests", { headers: { authorization: `Bearer ${token}` } })).json() as { requests: Array<unknown> }
+        return listed.requests.length
+      }, { token: page.token })
+      expect(again).toBe(0)
+      await tab.close()
+      await Effect.runPromise(Scope.close(proposalScope, Exit.void))
+    }, 60_000)
+  })
 })
