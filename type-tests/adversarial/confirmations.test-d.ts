@@ -28,8 +28,8 @@ SendReply.deliver(forReply)
 
 // A copy of a confirmation with its tool renamed is still not made by HumanConfirm.
 
-// error: Property '[internal.MadeByHumanConfirmOnly]' is missing
-expectError(Mail.deliver({ tool: "mail.send" as const, grade: "send" as const, payload: forReply.payload, by: "me", edited: false }))
+// error: Property 'madeByHumanConfirmOnly' is missing
+expectError(Mail.deliver({ tool: "mail.send" as const, payload: forReply.payload, by: "me", edited: false }))
 
 // Approving a proposal needs the caller's HumanConfirm: with only a store in
 // scope, the capabilities are left over.
@@ -51,7 +51,7 @@ expectError(Proposal.approve(support, "p-1", { by: "agent:alice" }))
 // Only Tool.proposal makes the records a store accepts.
 declare const store: ProposalStore.ProposalStore.Service
 
-// error: Property '[internal.MadeByToolProposalOnly]' is missing
+// error: Property 'madeByToolProposalOnly' is missing
 expectError(store.add({
   tool: "chat.sendMessage",
   grade: "send",

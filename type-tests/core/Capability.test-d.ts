@@ -32,8 +32,8 @@ expectType<Effect.Effect<{ readonly id: string }, ToolError.ToolError<never>, Wr
 
 // Rejected: a confirmation written by hand.
 
-// error: Property '[internal.MadeByHumanConfirmOnly]' is missing
-expectError(SendReply.deliver({ tool: "chat.sendMessage", grade: "send", payload: { to: "x", text: "forged" }, by: "me", edited: false }))
+// error: Property 'madeByHumanConfirmOnly' is missing
+expectError(SendReply.deliver({ tool: "chat.sendMessage", payload: { to: "x", text: "forged" }, by: "me", edited: false }))
 
 // User capabilities follow the same rule: only their layer grants them.
 const Consent = Capability.make("Consent")

@@ -92,8 +92,8 @@ expectError(Tool.send("chat.double", {
 
 // Rejected: a hand-made Confirmed<P> passed to deliver.
 
-// error: Property '[internal.MadeByHumanConfirmOnly]' is missing
-expectError(SendReply.deliver({ tool: "chat.sendMessage", grade: "send", payload: { to: "c", text: "x" }, by: "me", edited: false }))
+// error: Property 'madeByHumanConfirmOnly' is missing
+expectError(SendReply.deliver({ tool: "chat.sendMessage", payload: { to: "c", text: "x" }, by: "me", edited: false }))
 
 // Rejected: running a send with no HumanConfirm in scope.
 

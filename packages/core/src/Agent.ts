@@ -8,6 +8,7 @@
  */
 import type { Effect } from "effect/Effect"
 import type { Builtin } from "./Capability.js"
+import type * as Grade from "./Grade.js"
 import type * as Invocation from "./Invocation.js"
 import type * as Registry from "./Registry.js"
 import * as internal from "./internal/agent.js"
@@ -43,7 +44,7 @@ type Own<T extends Tool.Any> = ReturnType<T["invoke"]> extends Effect<any, any, 
 
 type ByGrade<N extends string, G, R> = G extends "read" ?
   [Tool.Needed<R, Builtin>] extends [never] ? never : `${N} (read) needs ${Tool.CapabilityNames<Tool.Needed<R, Builtin>>}`
-  : `${N} (${G & string}) needs ${G extends "write" ? "WriteCapability" : "SendCapability"}`
+  : `${N} (${G & string}) needs ${G extends Grade.Confirmable ? Grade.CapabilityName<G> : never}`
 
 type Single<G> = [G] extends ["read"] ? true : [G] extends ["write"] ? true : [G] extends ["send"] ? true : false
 

@@ -8,6 +8,7 @@
 import { FileSystem } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
 import { Context, Effect, Layer, Schema } from "effect"
+import type { Grade } from "./Grade.js"
 import { discard, recorder } from "./internal/audit.js"
 
 /**
@@ -42,7 +43,7 @@ export type Event =
     readonly plan: string
     readonly index: number
     readonly step: string
-    readonly kind: "read" | "write" | "send" | "generate" | "validate"
+    readonly kind: Grade | "generate" | "validate"
     readonly status: "started" | "completed" | "failed"
     readonly reason?: string | undefined
   }

@@ -19,6 +19,7 @@ import type * as Invocation from "./Invocation.js"
 import * as Plan from "./Plan.js"
 import type * as Registry from "./Registry.js"
 import type * as Tool from "./Tool.js"
+import { unexpectedFailure } from "./ToolError.js"
 
 /**
  * What a plan run answers: never a rejected promise.
@@ -171,7 +172,7 @@ export const make = <Tools extends ReadonlyArray<Tool.Any>, Plans extends Readon
     invoke: (name, input, context) =>
       settle(
         registry.invoke(name, input ?? {}, { actor: by, ...context }) as Effect.Effect<Registry.ToolResult, never, any>,
-        (cause) => ({ ok: false, code: "failed", error: `${name} failed unexpectedly: ${Cause.pretty(cause).split("\n")[0]}` })
+        (cause) => ({ ok: false, code: "failed", error: `${unexpectedFailure(name)} ${Cause.pretty(cause).split("\n")[0]}` })
       ),
     runPlan: (name, input) => {
       const plan = byName.get(name)
@@ -184,7 +185,7 @@ export const make = <Tools extends ReadonlyArray<Tool.Any>, Plans extends Readon
             Effect.succeed<PlanResult>({ ok: false, error: error.message, step: error.step, index: error.index })
           )
         ),
-        (cause) => ({ ok: false, error: `${name} failed unexpectedly: ${Cause.pretty(cause).split("\n")[0]}` })
+        (cause) => ({ ok: false, error: `${unexpectedFailure(name)} ${Cause.pretty(cause).split("\n")[0]}` })
       )
     },
     plans: () => [...byName.keys()],
@@ -196,7 +197,6 @@ export const make = <Tools extends ReadonlyArray<Tool.Any>, Plans extends Readon
  * Makes a bridge and puts it on `globalThis` (as `__graded` unless named).
  *
  * @example
- * import { Layer } from "effect"
  * import { Bridge, HumanConfirm, Registry, Toolkit } from "@graded/core"
  *
  * const registry = Registry.make(Toolkit.make())

@@ -22,10 +22,10 @@ import { Refused } from "./ToolError.js"
  * @category models
  */
 export interface Confirmed<P, Name extends string = string> {
-  readonly [internal.MadeByHumanConfirmOnly]: internal.MadeByHumanConfirmOnly
-  /** The tool it was made for. */
+  /** A value no code outside graded can write: a confirmation made by hand does not compile. */
+  readonly madeByHumanConfirmOnly: internal.MadeByHumanConfirmOnly
+  /** The send tool it was made for: only that tool's `deliver` accepts it. */
   readonly tool: Name
-  readonly grade: "write" | "send"
   readonly payload: P
   /** Who approved. */
   readonly by: string

@@ -10,7 +10,9 @@
  *
  * @since 0.1.0
  */
-import type { SendCapability, WriteCapability } from "./Capability.js"
+// Type-only: the capability types are defined a floor below; nothing here
+// runs Capability's code.
+import type { HumanTrigger, SendCapability, WriteCapability } from "./Capability.js"
 
 /**
  * @since 0.1.0
@@ -25,6 +27,39 @@ export type Grade = "read" | "write" | "send"
  * @category constructors
  */
 export const all: ReadonlyArray<Grade> = ["read", "write", "send"]
+
+/**
+ * The grades a human (or a fixed flow a human started) must confirm: every
+ * grade above `read`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Confirmable = Exclude<Grade, "read">
+
+/**
+ * @since 0.1.0
+ * @category guards
+ */
+export const isConfirmable = (grade: Grade): grade is Confirmable => grade !== "read"
+
+/**
+ * Where each grade stands, least consequential first: code running at a
+ * grade may cause nothing ranked above it.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const rank: { readonly [G in Grade]: number } = { read: 0, write: 1, send: 2 }
+
+/**
+ * Whether something of grade `grade` may happen where `ceiling` is the most
+ * that may.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const within = (grade: Grade, ceiling: Grade): boolean => rank[grade] <= rank[ceiling]
 
 /**
  * The capability a grade's `invoke` requires.
@@ -50,7 +85,50 @@ export type CapabilityName<G extends Grade> = G extends "write" ? "WriteCapabili
  * @since 0.1.0
  * @category constructors
  */
-export const capabilityName = <G extends Grade>(grade: G): CapabilityName<G> | undefined =>
-  (grade === "write" ? "WriteCapability" : grade === "send" ? "SendCapability" : undefined) as
-    | CapabilityName<G>
-    | undefined
+export const capabilityName = <G extends Confirmable>(grade: G): CapabilityName<G> =>
+  (grade === "write" ? "WriteCapability" : "SendCapability") as CapabilityName<G>
+
+/**
+ * The parts of a definition whose code graded checks: a read or write tool's
+ * `run`, a send tool's `prepare` (its `deliver` sends by design).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Part = "run" | "prepare"
+
+/**
+ * What a part of a `G` tool may not require: a read tool's run none of the
+ * built-in capabilities; a write tool's run no `SendCapability`; a send's
+ * prepare neither capability.
+ *
+ * @since 0.1.0
+ * @category utility types
+ */
+export type Forbidden<G extends Grade, P extends string> = G extends "read" ? WriteCapability | SendCapability | HumanTrigger
+  : G extends "write" ? SendCapability
+  : P extends "prepare" ? WriteCapability | SendCapability
+  : never
+
+/**
+ * What to do about a part that needs what its grade forbids.
+ *
+ * @since 0.1.0
+ * @category utility types
+ */
+export type Advice<G extends Grade, P extends string> = G extends "read" ? "grade it Tool.write or Tool.send, or remove that call"
+  : G extends "write" ? "grade it Tool.send, or remove that call"
+  : P extends "prepare" ? "prepare only builds the payload; do the effect in deliver"
+  : "remove that call"
+
+/**
+ * The same advice at run time.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const advice = <G extends Grade, P extends string>(grade: G, part: P): Advice<G, P> =>
+  (grade === "read" ? "grade it Tool.write or Tool.send, or remove that call"
+  : grade === "write" ? "grade it Tool.send, or remove that call"
+  : part === "prepare" ? "prepare only builds the payload; do the effect in deliver"
+  : "remove that call") as Advice<G, P>

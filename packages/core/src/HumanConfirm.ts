@@ -7,6 +7,7 @@
  */
 import { Data, Effect, Layer, Schema } from "effect"
 import * as Audit from "./Audit.js"
+import type { Confirmable } from "./Grade.js"
 import type { Confirmed, HumanTrigger, SendCapability, WriteCapability } from "./Capability.js"
 import {
   grant,
@@ -59,7 +60,7 @@ export const reject = (by: string, reason: string): Decision => Decision.Reject(
  */
 export interface View {
   readonly tool: string
-  readonly grade: "write" | "send"
+  readonly grade: Confirmable
   readonly title: string
   readonly description: string
   /** The exact payload, encoded with the tool's schema. */

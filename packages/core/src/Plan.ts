@@ -79,7 +79,7 @@ export interface Any extends Plan<string, any, any, any> {}
  * Defines a fixed flow.
  *
  * @example
- * import type { Effect, Schema } from "effect"
+ * import { Effect, Schema } from "effect"
  * import { Plan, Tool } from "@graded/core"
  *
  * declare const CurrentConversation: Tool.Tool<"conversation.current", "read", {}, { text: string }, never, never>

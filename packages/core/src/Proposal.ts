@@ -8,10 +8,9 @@
  */
 import { Clock, Effect, Schema } from "effect"
 import { refusalHere } from "./internal/invocation.js"
-import { confirmerOf, refuse, strict } from "./internal/tool.js"
+import { confirmerOf, isSend, refuse, strict } from "./internal/tool.js"
 import * as Invocation from "./Invocation.js"
 import { type AlreadyDecided, type NotFound, type Proposal, ProposalStore, type Status } from "./ProposalStore.js"
-import type { SendTool } from "./Tool.js"
 import type * as Tool from "./Tool.js"
 import type * as Toolkit from "./Toolkit.js"
 import { InvalidEdit, Refused, Rejected, type ToolError } from "./ToolError.js"
@@ -95,7 +94,7 @@ export const approve = <T extends Toolkit.Any>(
     if (refusal !== undefined) return yield* refuse(refusal)
     const context = yield* Invocation.current
     yield* store.claim(id, context.actor ?? "human")
-    const schema = stored.grade === "send" ? (tool as SendTool<string, any, any, any, any, any>).payload : tool.input
+    const schema = isSend(tool) ? tool.payload : tool.input
     const exit = yield* Effect.exit(
       Effect.flatMap(
         Schema.decodeUnknown(schema, strict)(stored.grade === "send" ? stored.payload : stored.input).pipe(

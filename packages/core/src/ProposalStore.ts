@@ -8,6 +8,7 @@
  * @since 0.1.0
  */
 import { Context, Effect, Either, Layer, Schema } from "effect"
+import type { Confirmable } from "./Grade.js"
 import * as internal from "./internal/capability.js"
 
 /**
@@ -34,7 +35,7 @@ export interface Decision {
 export interface Proposal {
   readonly id: string
   readonly tool: string
-  readonly grade: "write" | "send"
+  readonly grade: Confirmable
   readonly title: string
   /** The input the model gave, encoded. */
   readonly input: unknown
@@ -58,7 +59,8 @@ export interface Proposal {
  * @category models
  */
 export type New = Omit<Proposal, "id" | "status" | "decision" | "output"> & {
-  readonly [internal.MadeByToolProposalOnly]: internal.MadeByToolProposalOnly
+  /** A value no code outside graded can write: a record made by hand does not compile. */
+  readonly madeByToolProposalOnly: internal.MadeByToolProposalOnly
 }
 
 /**
@@ -170,7 +172,7 @@ export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () =
     add: (fields) =>
       internal.isProposalRecord(fields)
         ? Effect.sync(() => {
-          const { [internal.MadeByToolProposalOnly]: _, ...record } = fields
+          const { madeByToolProposalOnly: _, ...record } = fields
           return put({ ...record, id: `p-${++next}`, status: "pending" })
         })
         : Effect.die(new Error("ProposalStore.add: this record was not made by Tool.proposal")),

@@ -16,6 +16,7 @@
  */
 import { Schema } from "effect"
 import type { Effect } from "effect/Effect"
+import type * as Grade from "./Grade.js"
 import type * as Invocation from "./Invocation.js"
 import * as internal from "./internal/registry.js"
 import type { FunctionSchema } from "./LanguageModel.js"
@@ -79,7 +80,7 @@ export interface ToolResult extends Schema.Schema.Type<typeof ToolResult> {}
 export interface Listing {
   readonly name: string
   readonly wire: string
-  readonly grade: "read" | "write" | "send"
+  readonly grade: Grade.Grade
   readonly title: string
   readonly description: string
   readonly offered: boolean

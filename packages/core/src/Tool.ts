@@ -9,7 +9,7 @@ import type { Schema } from "effect"
 import type { Effect } from "effect/Effect"
 import type { Pipeable } from "effect/Pipeable"
 import type { Builtin, Confirmed, HumanTrigger, SendCapability, WriteCapability } from "./Capability.js"
-import type * as Grade_ from "./Grade.js"
+import * as Grade_ from "./Grade.js"
 import * as internalProposal from "./internal/proposal.js"
 import * as internal from "./internal/tool.js"
 import type { ProposalStore } from "./ProposalStore.js"
@@ -162,6 +162,14 @@ export type Requirements<T> = T extends Tool<any, infer G, any, any, any, infer 
  */
 export const isTool = (u: unknown): u is Any => typeof u === "object" && u !== null && TypeId in u
 
+/**
+ * Whether a tool sends: it then has `payload`, `prepare` and `deliver`.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isSend: (tool: Any) => tool is SendTool<string, any, any, any, any, any> = internal.isSend
+
 // ---------------------------------------------------------------------------
 // Grade honesty: what each part of a definition may not need.
 // ---------------------------------------------------------------------------
@@ -180,20 +188,13 @@ export type CapabilityNames<R> = Join<
 >
 
 /**
- * What a part of a definition may not require, by grade.
+ * What a part of a definition may not require, by grade (the table is
+ * `Grade.Forbidden`).
  *
  * @since 0.1.0
  * @category utility types
  */
-export type Forbidden<G extends Grade_.Grade, Part extends string> = G extends "read" ? Builtin
-  : G extends "write" ? SendCapability
-  : Part extends "prepare" ? WriteCapability | SendCapability
-  : never
-
-type Advice<G extends Grade_.Grade, Part extends string> = G extends "read" ? "grade it Tool.write or Tool.send, or remove that call"
-  : G extends "write" ? "grade it Tool.send, or remove that call"
-  : Part extends "prepare" ? "prepare only builds the payload; do the effect in deliver"
-  : "remove that call"
+export type Forbidden<G extends Grade_.Grade, Part extends string> = Grade_.Forbidden<G, Part>
 
 /**
  * The compile error for a dishonest grade.
@@ -202,7 +203,7 @@ type Advice<G extends Grade_.Grade, Part extends string> = G extends "read" ? "g
  * @category errors
  */
 export type GradeViolation<Name extends string, G extends Grade_.Grade, Part extends string, Caps extends string> =
-  `${Name} is a ${G} tool, but its ${Part} needs ${Caps}: ${Advice<G, Part>}`
+  `${Name} is a ${G} tool, but its ${Part} needs ${Caps}: ${Grade_.Advice<G, Part>}`
 
 /**
  * The same message at run time.
@@ -216,7 +217,7 @@ export const gradeViolation = <
   const Part extends string,
   const Caps extends string
 >(name: Name, grade: G, part: Part, caps: Caps): GradeViolation<Name, G, Part, Caps> =>
-  `${name} is a ${grade} tool, but its ${part} needs ${caps}: ${internal.advice(grade, part)}` as GradeViolation<
+  `${name} is a ${grade} tool, but its ${part} needs ${caps}: ${Grade_.advice(grade, part)}` as GradeViolation<
     Name,
     G,
     Part,

@@ -23,6 +23,15 @@ export class InvalidInput extends Schema.TaggedError<InvalidInput>()("@graded/co
 }
 
 /**
+ * The message of an `InvalidInput`, for callers that refuse an input before
+ * there is a decode error (argument text that is not JSON, or too long).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const invalidInputMessage = (tool: string, issue: string): string => new InvalidInput({ tool, issue }).message
+
+/**
  * The tool produced a value its output schema does not accept.
  *
  * @since 0.1.0
@@ -52,6 +61,34 @@ export class Refused extends Schema.TaggedError<Refused>()("@graded/core/ToolErr
     return `${this.tool} was refused by the ${this.gate} gate: ${this.reason}`
   }
 }
+
+/**
+ * Why a write or send chosen by a model is refused: the one wording every
+ * gate uses (HumanConfirm, the registry, the agent loop's refusing
+ * capabilities).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const autonomousReason = "a model chose this call; only a human may confirm a write or a send"
+
+/**
+ * Why a write or send asked for from inside a lower-graded tool's own code is
+ * refused.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const gradeReason = (within: string | undefined, ceiling: string, grade: string): string =>
+  `it was called from inside ${within ?? "a tool"}, a ${ceiling} tool, which may not cause a ${grade}`
+
+/**
+ * What a model or user sees of a defect: the cause goes to audit only.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const unexpectedFailure = (tool: string): string => `${tool} failed unexpectedly.`
 
 /**
  * A human saw the payload and said no.

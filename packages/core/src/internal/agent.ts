@@ -5,6 +5,7 @@ import { LanguageModel, type Message, type ToolCall, type Usage } from "../Langu
 import type { Code, ToolResult } from "../Registry.js"
 import type { Any as AnyTool } from "../Tool.js"
 import type { Any as AnyToolkit } from "../Toolkit.js"
+import { invalidInputMessage } from "../ToolError.js"
 import { fromWire } from "../Wire.js"
 import * as Registry from "./registry.js"
 
@@ -110,11 +111,11 @@ const loop = (options: RunOptions, maxRounds: number) =>
       const maxArgumentChars = options.maxArgumentChars ?? defaultMaxArgumentChars
       if (call.arguments.length > maxArgumentChars) {
         const reason = `the arguments are ${call.arguments.length} characters; at most ${maxArgumentChars} are accepted`
-        return refuse(call.id, tool.name, "input", "invalid-input", reason, `Invalid input for ${tool.name}: ${reason}`)
+        return refuse(call.id, tool.name, "input", "invalid-input", reason, invalidInputMessage(tool.name, reason))
       }
       const parsed = parse(call.arguments)
       if (Either.isLeft(parsed)) {
-        return refuse(call.id, tool.name, "input", "invalid-input", parsed.left, `Invalid input for ${tool.name}: ${parsed.left}`)
+        return refuse(call.id, tool.name, "input", "invalid-input", parsed.left, invalidInputMessage(tool.name, parsed.left))
       }
       // Defence 3: the registry's gates again, under capabilities that refuse
       // (provided once around the whole loop, in `run`).

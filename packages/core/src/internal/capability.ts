@@ -12,6 +12,7 @@
 // from the package.
 import { Context, type Effect, type Schema } from "effect"
 import type { Confirmed, Grant, HumanTrigger, SendCapability, WriteCapability } from "../Capability.js"
+import type { Confirmable } from "../Grade.js"
 import type { Any as AnyTool } from "../Tool.js"
 import type { ConfirmError } from "../ToolError.js"
 
@@ -42,7 +43,7 @@ export class HumanTriggerTag extends Context.Tag("@graded/core/HumanTrigger")<
 /** What a write or send asks its capability: the tool object and the value it will use. */
 export interface Request {
   readonly tool: AnyTool
-  readonly grade: "write" | "send"
+  readonly grade: Confirmable
   readonly payload: unknown
   /** The schema the payload is shown, edited and checked with. */
   readonly schema: Schema.Schema<any, unknown>
@@ -91,9 +92,8 @@ export const mintConfirmed = <P>(tool: AnyTool, fields: {
   readonly edited: boolean
 }): Confirmed<P> => {
   const confirmed = Object.freeze({
-    [MadeByHumanConfirmOnly]: MadeByHumanConfirmOnly,
+    madeByHumanConfirmOnly: MadeByHumanConfirmOnly,
     tool: tool.name,
-    grade: tool.grade,
     payload: fields.payload,
     by: fields.by,
     edited: fields.edited
@@ -134,10 +134,10 @@ export type MadeByToolProposalOnly = typeof MadeByToolProposalOnly
 
 const proposalRecords = new WeakSet<object>()
 
-export const mintProposal = <T extends object>(fields: T): T & { readonly [MadeByToolProposalOnly]: MadeByToolProposalOnly } => {
-  const record: T & { readonly [MadeByToolProposalOnly]: MadeByToolProposalOnly } = Object.freeze({
+export const mintProposal = <T extends object>(fields: T): T & { readonly madeByToolProposalOnly: MadeByToolProposalOnly } => {
+  const record: T & { readonly madeByToolProposalOnly: MadeByToolProposalOnly } = Object.freeze({
     ...fields,
-    [MadeByToolProposalOnly]: MadeByToolProposalOnly
+    madeByToolProposalOnly: MadeByToolProposalOnly
   })
   proposalRecords.add(record)
   return record

@@ -14,8 +14,9 @@
 // Who may import this: graded's own modules only.
 import { Effect, Fiber, FiberRef, Option } from "effect"
 import type { RuntimeFiber } from "effect/Fiber"
+import { type Confirmable, type Grade, rank, within } from "../Grade.js"
 import type { Context } from "../Invocation.js"
-import { Refused } from "../ToolError.js"
+import { autonomousReason, gradeReason, Refused } from "../ToolError.js"
 
 export const initial: Context = Object.freeze({ autonomous: false })
 
@@ -24,7 +25,7 @@ export const initial: Context = Object.freeze({ autonomous: false })
 // without the mark below.
 export const currentRef: FiberRef.FiberRef<Context> = FiberRef.unsafeMake(initial)
 
-export type Ceiling = "read" | "write" | "send"
+export type Ceiling = Grade
 
 export interface Mark {
   readonly autonomous: boolean
@@ -33,7 +34,6 @@ export interface Mark {
   readonly within: string | undefined
 }
 
-const rank: Record<Ceiling, number> = { read: 0, write: 1, send: 2 }
 
 const made = new WeakSet<object>()
 
@@ -179,20 +179,16 @@ export const restrict = (patch: { readonly autonomous?: true; readonly ceiling?:
  * Why the current fiber may not cause a `grade` effect of `tool`, or
  * undefined when it may.
  */
-export const refusal = (mark: Mark, tool: string, grade: "write" | "send"): Refused | undefined => {
+export const refusal = (mark: Mark, tool: string, grade: Confirmable): Refused | undefined => {
   if (mark.autonomous) {
-    return new Refused({ tool, gate: "autonomous", reason: "a model chose this call; only a human may confirm a write or a send" })
+    return new Refused({ tool, gate: "autonomous", reason: autonomousReason })
   }
-  if (rank[mark.ceiling] < rank[grade]) {
-    return new Refused({
-      tool,
-      gate: "grade",
-      reason: `it was called from inside ${mark.within ?? "a tool"}, a ${mark.ceiling} tool, which may not cause a ${grade}`
-    })
+  if (!within(grade, mark.ceiling)) {
+    return new Refused({ tool, gate: "grade", reason: gradeReason(mark.within, mark.ceiling, grade) })
   }
   return undefined
 }
 
 /** The refusal for the current fiber, read in one step. */
-export const refusalHere = (tool: string, grade: "write" | "send"): Effect.Effect<Refused | undefined> =>
+export const refusalHere = (tool: string, grade: Confirmable): Effect.Effect<Refused | undefined> =>
   Effect.withFiberRuntime((fiber) => Effect.succeed(refusal(markOf(fiber), tool, grade)))

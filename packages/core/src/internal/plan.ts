@@ -1,6 +1,7 @@
 import { Cause, Effect, Option, Schema } from "effect"
 import { pipeArguments } from "effect/Pipeable"
 import * as Audit from "../Audit.js"
+import type { Grade } from "../Grade.js"
 import * as Invocation from "../Invocation.js"
 import { LanguageModel } from "../LanguageModel.js"
 import type { Plan, Steps } from "../Plan.js"
@@ -103,7 +104,7 @@ export const run = (plan: Plan<string, any, any, any>, input: unknown): Effect.E
     let index = 0
     const step = <A, E, R>(
       name: string,
-      kind: "read" | "write" | "send" | "generate" | "validate",
+      kind: Grade | "generate" | "validate",
       effect: Effect.Effect<A, E, R>
     ): Effect.Effect<A, PlanError, R> =>
       Effect.suspend(() => {

@@ -6,7 +6,8 @@ import { ProposalStore } from "../ProposalStore.js"
 import type { Any, SendTool } from "../Tool.js"
 import { InvalidOutput } from "../ToolError.js"
 import { mintProposal } from "./capability.js"
-import { issueText, makeRead } from "./tool.js"
+import type { Confirmable } from "../Grade.js"
+import { isSend, issueText, makeRead } from "./tool.js"
 
 export const Proposed = Schema.Struct({
   proposal: Schema.String,
@@ -14,7 +15,6 @@ export const Proposed = Schema.Struct({
   note: Schema.String
 })
 
-const isSend = (tool: Any): tool is SendTool<string, any, any, any, any, any> => tool.grade === "send"
 
 export const make = (tool: Any) => {
   const encodeInput = Schema.encode(tool.input)
@@ -45,7 +45,7 @@ export const make = (tool: Any) => {
           : encodedInput
         const proposal = yield* store.add(mintProposal({
           tool: tool.name,
-          grade: tool.grade as "write" | "send",
+          grade: tool.grade as Confirmable,
           title: tool.title,
           input: encodedInput,
           payload,

@@ -8,12 +8,22 @@ import { currentRef, isAutonomous } from "./invocation.js"
 import type { Code, Listing, Options, ToolResult } from "../Registry.js"
 import type { Any as AnyTool, SendTool } from "../Tool.js"
 import type { Any as AnyToolkit } from "../Toolkit.js"
-import { InvalidEdit, InvalidInput, InvalidOutput, Refused, Rejected } from "../ToolError.js"
+import {
+  autonomousReason,
+  InvalidEdit,
+  InvalidInput,
+  invalidInputMessage,
+  InvalidOutput,
+  Refused,
+  Rejected,
+  unexpectedFailure
+} from "../ToolError.js"
 import * as Trim from "../Trim.js"
 import { toWire } from "../Wire.js"
 import { type Request, sendCapability, SendCapabilityTag, writeCapability, WriteCapabilityTag } from "./capability.js"
 import { compile } from "./functionSchema.js"
-import { issueText, strict } from "./tool.js"
+import { isSend, issueText, strict } from "./tool.js"
+import { capabilityName } from "../Grade.js"
 
 export { strictViolations } from "./functionSchema.js"
 
@@ -28,7 +38,7 @@ interface Verdict {
 const refusing = {
   confirm: (request: Request) =>
     Effect.fail(
-      new Refused({ tool: request.tool.name, gate: "autonomous", reason: "a model chose this call; it needs a human" })
+      new Refused({ tool: request.tool.name, gate: "autonomous", reason: autonomousReason })
     )
 }
 const refusingWrite = writeCapability(refusing)
@@ -40,9 +50,6 @@ export const withoutCapabilities = <A, E, R>(self: Effect.Effect<A, E, R>) =>
     Effect.provideService(SendCapabilityTag, refusingSend)
   )
 
-export const capabilityFor = (grade: string) => grade === "write" ? "WriteCapability" : "SendCapability"
-
-const isSend = (tool: AnyTool): tool is SendTool<string, any, any, any, any, any> => tool.grade === "send"
 
 // What a model or user sees of a failure: graded's own messages, or the
 // tool's fixed text for its error tag. Raw exception text never reaches them.
@@ -96,7 +103,7 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
         ? {
           code: "requires-confirm",
           gate: "autonomous",
-          reason: `${tool.name} (${tool.grade}) needs ${capabilityFor(tool.grade)}`
+          reason: `${tool.name} (${tool.grade}) needs ${capabilityName(tool.grade)}`
         }
         : undefined)
 
@@ -126,7 +133,7 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
   const decode = (tool: AnyTool, input: unknown) =>
     Either.mapLeft(
       prepared(tool).decode(compile(tool).normalize(input)),
-      (error) => `Invalid input for ${tool.name}: ${issueText(error)}`
+      (error) => invalidInputMessage(tool.name, issueText(error))
     )
 
   // A write or send a model chose: nothing runs or is sent. For a send, the
@@ -290,7 +297,7 @@ const fitted = (tool: AnyTool, encoded: unknown): { readonly result: ToolResult;
 }
 
 const defect = (tool: string, cause: Cause.Cause<unknown>): Effect.Effect<Dispatched> => {
-  const message = `${tool} failed unexpectedly.`
+  const message = unexpectedFailure(tool)
   return Effect.as(
     Audit.record({ type: "failed", tool, error: message, cause: Cause.pretty(cause) }).pipe(Effect.ignore),
     { result: { ok: false, code: "failed", error: message } }

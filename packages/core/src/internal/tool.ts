@@ -2,7 +2,6 @@ import { Data, Effect, JSONSchema, ParseResult, type Schema } from "effect"
 import { pipeArguments } from "effect/Pipeable"
 import * as Audit from "../Audit.js"
 import type { Confirmed, SendCapability, WriteCapability } from "../Capability.js"
-import type { Grade } from "../Grade.js"
 import type { Any, Options, ReadDefinition, SendDefinition, SendTool, Tool, WriteDefinition } from "../Tool.js"
 import { type ConfirmError, InvalidInput, Refused } from "../ToolError.js"
 import { checkName } from "../Wire.js"
@@ -17,11 +16,7 @@ export class InvalidName extends Data.TaggedError("@graded/core/Tool/InvalidName
   readonly message: string
 }> {}
 
-export const advice = (grade: Grade, part: string): string =>
-  grade === "read" ? "grade it Tool.write or Tool.send, or remove that call"
-  : grade === "write" ? "grade it Tool.send, or remove that call"
-  : part === "prepare" ? "prepare only builds the payload; do the effect in deliver"
-  : "remove that call"
+export const isSend = (tool: Any): tool is SendTool<string, any, any, any, any, any> => tool.grade === "send"
 
 const Proto = {
   [TypeId]: TypeId,

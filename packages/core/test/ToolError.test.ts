@@ -1,0 +1,72 @@
+// Each message is written once, beside its type in ToolError, and every gate
+// that refuses for that reason says it with those words.
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Schema } from "effect"
+import { Agent, Audit, HumanConfirm, Invocation, Registry, ScriptedModel, Tool, ToolError, Toolkit } from "@graded/core"
+import { makeDesk } from "./fixtures.js"
+
+const refusals = (audit: Audit.Memory) =>
+  audit.entries.flatMap((entry) => entry.type === "refused" ? [entry] : [])
+
+describe("ToolError messages", () => {
+  it.effect("autonomous: HumanConfirm and the agent loop's capabilities refuse with one wording", () =>
+    Effect.gen(function*() {
+      const desk = makeDesk()
+      // HumanConfirm, asked from a model's fiber.
+      const viaHuman = yield* Effect.flip(
+        Invocation.within({ autonomous: true })(
+          Effect.provide(desk.SubmitTicket.invoke({ subject: "x" }), HumanConfirm.layer(HumanConfirm.scripted([HumanConfirm.approve("x")])))
+        )
+      )
+      expect(viaHuman).toMatchObject({ gate: "autonomous", reason: ToolError.autonomousReason })
+      // The capabilities the agent loop provides, reached by a read tool whose
+      // check was cast away.
+      const audit = Audit.memory()
+      const Guarded = Tool.read("kb.guarded", {
+        title: "t", description: "d", input: Schema.Struct({}), output: Schema.Unknown,
+        run: (() => desk.SubmitTicket.invoke({ subject: "x" })) as unknown as () => Effect.Effect<unknown>
+      })
+      yield* Agent.run({ toolkit: Toolkit.make(Guarded), prompt: "go" }).pipe(
+        Effect.provide(ScriptedModel.layer([ScriptedModel.calls(ScriptedModel.call("kb.guarded", {})), ScriptedModel.text("done")])),
+        Effect.provide(audit.layer)
+      )
+      const reasons = refusals(audit).filter((entry) => entry.gate === "autonomous").map((entry) => entry.reason)
+      expect(reasons).toEqual([ToolError.autonomousReason])
+      expect(desk.effects.submitted).toEqual([])
+    }))
+
+  it.effect("grade: a write asked for from inside a read tool names the tool and the grades", () =>
+    Effect.gen(function*() {
+      const desk = makeDesk()
+      const audit = Audit.memory()
+      const Inner = Tool.read("kb.inner", {
+        title: "t", description: "d", input: Schema.Struct({}), output: Schema.Unknown,
+        run: () => Effect.provide(desk.SubmitTicket.invoke({ subject: "x" }), HumanConfirm.layer(HumanConfirm.scripted([HumanConfirm.approve("x")])))
+      })
+      yield* Effect.exit(Inner.invoke({}).pipe(Effect.provide(audit.layer)))
+      expect(refusals(audit).map((entry) => entry.reason)).toEqual([ToolError.gradeReason("kb.inner", "read", "write")])
+      expect(desk.effects.submitted).toEqual([])
+    }))
+
+  it.effect("invalid input: the registry and the agent loop say it as InvalidInput does", () =>
+    Effect.gen(function*() {
+      const desk = makeDesk()
+      const result = yield* Registry.make(desk.support).invoke("kb.search", { query: 1 })
+      expect(result.error?.startsWith(ToolError.invalidInputMessage("kb.search", ""))).toBe(true)
+      const run = yield* Agent.run({ toolkit: Toolkit.readOnly(desk.support), prompt: "go" }).pipe(
+        Effect.provide(ScriptedModel.layer([ScriptedModel.calls(ScriptedModel.raw("kb__search", "{oops")), ScriptedModel.text("done")]))
+      )
+      const denied = run.calls[0]
+      expect(denied?.ok === false && denied.error.message).toBe(ToolError.invalidInputMessage("kb.search", "the arguments are not valid JSON"))
+    }))
+
+  it.effect("a defect: the fixed text, never the exception's", () =>
+    Effect.gen(function*() {
+      const Boom = Tool.read("kb.boom", {
+        title: "t", description: "d", input: Schema.Struct({}), output: Schema.Unknown,
+        run: () => Effect.die(new Error("secret stack"))
+      })
+      const result = yield* Registry.make(Toolkit.make(Boom)).invoke("kb.boom", {})
+      expect(result.error).toBe(ToolError.unexpectedFailure("kb.boom"))
+    }))
+})
