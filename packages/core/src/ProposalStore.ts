@@ -7,7 +7,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Either, Layer, Schema } from "effect"
+import { Clock, Context, Effect, Either, Layer, Schema } from "effect"
 import type { Confirmable } from "./Grade.js"
 import * as internal from "./internal/capability.js"
 
@@ -186,11 +186,12 @@ export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () =
         [...proposals.values()].filter((proposal) => filter?.status === undefined || proposal.status === filter.status)
       ),
     claim: (id, by) =>
-      whenPending(id, (proposal) => ({
-        ...proposal,
-        status: "approving",
-        decision: { by, at: new Date().toISOString(), edited: false }
-      })),
+      Effect.flatMap(Clock.currentTimeMillis, (millis) =>
+        whenPending(id, (proposal) => ({
+          ...proposal,
+          status: "approving",
+          decision: { by, at: new Date(millis).toISOString(), edited: false }
+        }))),
     reject: (id, decision) => whenPending(id, (proposal) => ({ ...proposal, status: "rejected", decision })),
     settle: (id, outcome) =>
       inState(id, "approving", (proposal) =>

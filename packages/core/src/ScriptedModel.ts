@@ -25,17 +25,16 @@ export type Turn = Response | ((request: Request) => Response)
  */
 export const text = (text: string): Response => ({ text, toolCalls: [] })
 
-let nextCallId = 0
-
 /**
  * A well-formed call: `name` is a tool name, sent as its wire form, and
- * `args` is serialized as JSON.
+ * `args` is serialized as JSON. Without an `id`, the layer numbers the call
+ * when it plays the turn (`call_1`, `call_2`, ... for each layer built).
  *
  * @since 0.1.0
  * @category constructors
  */
 export const call = (name: string, args: unknown, id?: string): ToolCall => ({
-  id: id ?? `call_${++nextCallId}`,
+  id: id ?? "",
   name: toWire(name),
   arguments: JSON.stringify(args)
 })
@@ -48,7 +47,7 @@ export const call = (name: string, args: unknown, id?: string): ToolCall => ({
  * @category constructors
  */
 export const raw = (name: string, argumentsText: string, id?: string): ToolCall => ({
-  id: id ?? `call_${++nextCallId}`,
+  id: id ?? "",
   name,
   arguments: argumentsText
 })
@@ -78,6 +77,13 @@ export const calls = (...toolCalls: ReadonlyArray<ToolCall>): Response => ({ tex
 export const layer = (turns: ReadonlyArray<Turn>): Layer.Layer<LanguageModel> =>
   Layer.sync(LanguageModel, () => {
     let next = 0
+    let callIds = 0
+    // Calls written without an id get one here, so two runs of one script
+    // (or two tests) number their calls alike.
+    const numbered = (response: Response): Response =>
+      response.toolCalls.some((call) => call.id === "")
+        ? { ...response, toolCalls: response.toolCalls.map((call) => call.id === "" ? { ...call, id: `call_${++callIds}` } : call) }
+        : response
     return {
       generate: (request) =>
         Effect.suspend(() => {
@@ -88,7 +94,7 @@ export const layer = (turns: ReadonlyArray<Turn>): Layer.Layer<LanguageModel> =>
             )
           }
           next++
-          return Effect.succeed(typeof turn === "function" ? turn(request) : turn)
+          return Effect.succeed(numbered(typeof turn === "function" ? turn(request) : turn))
         })
     }
   })

@@ -1,4 +1,4 @@
-import { Effect, Schema } from "effect"
+import { Clock, Effect, Schema } from "effect"
 import type { ParseError } from "effect/ParseResult"
 import * as Audit from "../Audit.js"
 import * as Invocation from "../Invocation.js"
@@ -34,6 +34,7 @@ export const make = (tool: Any) => {
       Effect.gen(function*() {
         const store = yield* ProposalStore
         const context = yield* Invocation.current
+        const now = yield* Clock.currentTimeMillis
         const encodedInput = yield* encodeInput(input).pipe(Effect.mapError(invalid))
         // A send's payload is prepared now, so the human approves exactly what
         // will go out; prepare has no way to send it.
@@ -49,7 +50,7 @@ export const make = (tool: Any) => {
           title: tool.title,
           input: encodedInput,
           payload,
-          proposedAt: new Date().toISOString(),
+          proposedAt: new Date(now).toISOString(),
           actor: context.actor,
           traceId: context.traceId
         }))
