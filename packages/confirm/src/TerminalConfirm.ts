@@ -12,6 +12,17 @@ import { Effect, Layer } from "effect"
 import { HumanConfirm, type SendCapability, type WriteCapability } from "@graded/core"
 
 /**
+ * Who decides at this terminal: the `by` of every decision, rejections
+ * included.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  readonly by: string
+}
+
+/**
  * How a confirmation looks in the terminal.
  *
  * @since 0.1.0
@@ -34,7 +45,7 @@ export const card = (view: HumanConfirm.View): string =>
  * @since 0.1.0
  * @category constructors
  */
-export const ui = (options: { readonly by: string }): Effect.Effect<HumanConfirm.UI, never, Terminal.Terminal> =>
+export const ui = (options: Options): Effect.Effect<HumanConfirm.UI, never, Terminal.Terminal> =>
   Effect.map(Terminal.Terminal, (terminal) => {
     const say = (text: string) => Effect.orElseSucceed(terminal.display(text), () => undefined)
     // End of input (Ctrl-D, a closed pipe) is a rejection, never an approval.
@@ -98,7 +109,7 @@ export const ui = (options: { readonly by: string }): Effect.Effect<HumanConfirm
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options: { readonly by: string }): Layer.Layer<
+export const layer = (options: Options): Layer.Layer<
   WriteCapability | SendCapability,
   never,
   Terminal.Terminal

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer } from "effect"
-import { HumanConfirm, ProposalStore } from "@graded/core"
+import { HumanConfirm, Proposal, ProposalStore, Tool, Toolkit } from "@graded/core"
 import { WebConfirm } from "@graded/confirm"
 import { makeSend } from "./desk.js"
 
@@ -124,6 +124,39 @@ describe("WebConfirm", () => {
       expect(desk.delivered).toEqual([])
     }))
 
+  it.scopedLive("the token comes before routing; a body that does not say who decides what is 400", () =>
+    Effect.gen(function*() {
+      const { api, cards, decide, send, server } = yield* waiting()
+      expect((yield* api("/api/nothing", {}, false)).status).toBe(401)
+      expect(yield* api("/api/nothing")).toEqual({ status: 404, body: { error: "no such endpoint" } })
+      expect((yield* api("/elsewhere", {}, false)).status).toBe(404)
+      yield* send("Hello")
+      const [card] = yield* cards
+      expect((yield* api("/api/requests/c-999/decision", { method: "POST", body: "{}" })).status).toBe(404)
+      const who = { status: 400, body: { error: "say who decides: a non-empty \"by\"" } }
+      expect(yield* api(`/api/requests/${card.id}/decision`, { method: "POST", body: "not json", headers: { "x-graded-csrf": card.csrf } }))
+        .toEqual(who)
+      expect(yield* decide(card, null)).toEqual(who)
+      expect(yield* decide(card, { by: "  ", action: "approve" })).toEqual(who)
+      expect(yield* decide(card, { by: "alice", action: "send it" }))
+        .toEqual({ status: 400, body: { error: "action must be approve, edit or reject" } })
+      expect(server.pending()).toBe(1)
+      expect(yield* decide(card, { by: " alice ", action: "reject", reason: "  " }))
+        .toEqual({ status: 200, body: { message: "Rejected by alice: rejected on the confirm page" } })
+      const again = yield* decide(card, { by: "bob", action: "approve" })
+      expect(again.status).toBe(409)
+      expect(again.body).toMatchObject({ error: "already decided: rejected by alice", by: "alice", decision: "rejected" })
+    }))
+
+  it.scopedLive("a confirmation its caller gave up on leaves no card", () =>
+    Effect.gen(function*() {
+      const { cards, send, server } = yield* waiting()
+      const fiber = yield* send("Hello")
+      yield* cards
+      yield* Fiber.interrupt(fiber)
+      expect(server.pending()).toBe(0)
+    }))
+
   it.scopedLive("the layer provides HumanConfirm and tells the URL", () =>
     Effect.gen(function*() {
       const server = yield* Effect.provide(WebConfirm.WebConfirm, Layer.fresh(WebConfirm.layer()))
@@ -157,4 +190,62 @@ describe("WebConfirm with proposals", () => {
       expect(second.body.error).toContain("already decided (delivered by alice)")
       expect(desk.delivered).toHaveLength(1)
     }).pipe(Effect.provide(ProposalStore.memory)))
+})
+
+// A store whose record of every proposal changes after the page listed it.
+const tampering = (rewrite: (payload: any) => unknown) => {
+  const state = { tampered: false }
+  const layer = Layer.effect(
+    ProposalStore.ProposalStore,
+    Effect.map(ProposalStore.ProposalStore, (store) => ({
+      ...store,
+      get: (id: string) =>
+        Effect.map(store.get(id), (proposal) => state.tampered ? { ...proposal, payload: rewrite(proposal.payload) } : proposal)
+    }))
+  ).pipe(Layer.provide(ProposalStore.memory))
+  return { layer, state }
+}
+
+const proposing = Effect.gen(function*() {
+  const desk = makeSend()
+  const { server } = yield* WebConfirm.make({ proposals: { toolkit: Toolkit.make(desk.SendReply) } })
+  yield* Tool.proposal(desk.SendReply).invoke({ text: "From a model" })
+  const headers = { authorization: `Bearer ${server.token}`, "content-type": "application/json" }
+  const listed = yield* Effect.promise(() => fetch(`${server.origin}/api/requests`, { headers }).then((r) => r.json())) as Effect.Effect<any>
+  const card = listed.requests.find((r: any) => r.kind === "proposal")
+  const decide = (body: unknown, extra: Record<string, string> = { "x-graded-csrf": card.csrf }, id = card.id) =>
+    Effect.promise(() =>
+      fetch(`${server.origin}/api/proposals/${id}/decision`, { method: "POST", headers: { ...headers, ...extra }, body: JSON.stringify(body) })
+        .then(async (r) => ({ status: r.status, body: await r.json() as any }))
+    )
+  return { card, decide, desk }
+})
+
+describe("WebConfirm with proposals: the same guard, and only what the card showed", () => {
+  it.scopedLive("decisions on a proposal need its CSRF value and this origin; one never listed is 404; a rejection delivers nothing", () =>
+    Effect.gen(function*() {
+      const { card, decide, desk } = yield* proposing
+      const approve = { by: "alice", action: "approve" }
+      expect((yield* decide(approve, {})).status).toBe(403)
+      expect((yield* decide(approve, { "x-graded-csrf": card.csrf, origin: "http://evil.example" })).status).toBe(403)
+      expect((yield* decide(approve, { "x-graded-csrf": card.csrf }, "p-unknown")).status).toBe(404)
+      expect((yield* decide({ by: "", action: "approve" })).status).toBe(400)
+      expect(yield* decide({ by: "alice", action: "reject", reason: "not today" })).toEqual({ status: 200, body: { message: "Rejected by alice." } })
+      expect(yield* Proposal.get(card.id)).toMatchObject({ status: "rejected" })
+      expect((yield* decide(approve)).status).toBe(409)
+      expect(desk.delivered).toEqual([])
+    }).pipe(Effect.provide(ProposalStore.memory)))
+
+  it.scopedLive("an approval whose payload to confirm is not the one the card showed is rejected, and nothing is delivered", () => {
+    const store = tampering((payload) => ({ ...payload, to: "c-99" }))
+    return Effect.gen(function*() {
+      const { card, decide, desk } = yield* proposing
+      store.state.tampered = true
+      const answer = yield* decide({ by: "alice", action: "approve" })
+      expect(answer.status).toBe(400)
+      expect(answer.body.error).toContain("the payload to confirm is not the one shown on the card")
+      expect(desk.delivered).toEqual([])
+      expect(yield* Proposal.get(card.id)).toMatchObject({ status: "rejected" })
+    }).pipe(Effect.provide(store.layer))
+  })
 })
