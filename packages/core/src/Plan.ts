@@ -57,9 +57,25 @@ export interface Steps {
 
 /**
  * @since 0.1.0
+ * @category symbols
+ */
+export const TypeId: typeof internal.TypeId = internal.TypeId
+
+/**
+ * @since 0.1.0
+ * @category symbols
+ */
+export type TypeId = typeof TypeId
+
+/**
+ * A fixed flow: its name, its input schema, the write tools it declares, and
+ * its steps.
+ *
+ * @since 0.1.0
  * @category models
  */
 export interface Plan<Name extends string, In, Out, R> extends Pipeable {
+  readonly [TypeId]: TypeId
   readonly name: Name
   readonly input: Schema.Schema<In, unknown>
   /** The write tools this plan may call. */
@@ -74,6 +90,14 @@ export interface Plan<Name extends string, In, Out, R> extends Pipeable {
  * @category models
  */
 export interface Any extends Plan<string, any, any, any> {}
+
+/**
+ * Whether a value is a plan made by `Plan.make`.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isPlan = (u: unknown): u is Any => typeof u === "object" && u !== null && TypeId in u
 
 /**
  * Defines a fixed flow.

@@ -140,9 +140,37 @@ export type ConfirmError = Rejected | InvalidEdit | Refused
 export type ToolError<E> = E | InvalidInput | InvalidOutput | ConfirmError
 
 /**
+ * graded's own failures as one schema: an error that crossed a wire (a store,
+ * a web page, another process) decodes back into its class.
+ *
+ * @example
+ * import { Schema } from "effect"
+ * import { ToolError } from "@graded/core"
+ *
+ * const wire = Schema.encodeSync(ToolError.GradedError)(
+ *   new ToolError.Refused({ tool: "kb.search", gate: "page", reason: "not on this page" })
+ * )
+ * const back = Schema.decodeUnknownSync(ToolError.GradedError)(JSON.parse(JSON.stringify(wire)))
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const GradedError = Schema.Union(InvalidInput, InvalidOutput, Refused, Rejected, InvalidEdit)
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type GradedError = typeof GradedError.Type
+
+const tags: ReadonlySet<string> = new Set([InvalidInput, InvalidOutput, Refused, Rejected, InvalidEdit].map((error) => error._tag))
+
+/**
+ * Whether a value is one of graded's own failures, by its tag: an error
+ * decoded from a wire, or made by another copy of graded, counts too.
+ *
  * @since 0.1.0
  * @category guards
  */
-export const isToolError = (u: unknown): u is InvalidInput | InvalidOutput | ConfirmError =>
-  u instanceof InvalidInput || u instanceof InvalidOutput || u instanceof Refused ||
-  u instanceof Rejected || u instanceof InvalidEdit
+export const isToolError = (u: unknown): u is GradedError =>
+  typeof u === "object" && u !== null && "_tag" in u && typeof u._tag === "string" && tags.has(u._tag)

@@ -160,4 +160,12 @@ describe("Plan.run", () => {
       expect(second.reason).toBe("a model cannot start a plan; a human must")
       expect(effects.searches).toEqual([])
     }))
+
+  it.effect("Plan.isPlan: a plan made by Plan.make, not a copy of one", () =>
+    Effect.sync(() => {
+      const { QuickTicket } = makePlan()
+      expect(Plan.isPlan(QuickTicket)).toBe(true)
+      expect(Plan.isPlan({ ...QuickTicket })).toBe(false)
+      expect(Plan.isPlan(null)).toBe(false)
+    }))
 })

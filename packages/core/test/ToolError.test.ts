@@ -70,3 +70,24 @@ describe("ToolError messages", () => {
       expect(result.error).toBe(ToolError.unexpectedFailure("kb.boom"))
     }))
 })
+
+describe("ToolError as a schema", () => {
+  it("every error crosses a wire as JSON and decodes back into its class", () => {
+    const errors = [
+      new ToolError.InvalidInput({ tool: "kb.search", issue: "query is missing" }),
+      new ToolError.InvalidOutput({ tool: "kb.search", issue: "title is missing" }),
+      new ToolError.Refused({ tool: "chat.sendMessage", gate: "autonomous", reason: ToolError.autonomousReason }),
+      new ToolError.Rejected({ tool: "chat.sendMessage", by: "agent:alice", reason: "wrong tone" }),
+      new ToolError.InvalidEdit({ tool: "chat.sendMessage", by: "agent:alice", issue: "text is empty" })
+    ]
+    for (const error of errors) {
+      const wire = JSON.parse(JSON.stringify(Schema.encodeSync(ToolError.GradedError)(error)))
+      const back = Schema.decodeUnknownSync(ToolError.GradedError)(wire)
+      expect(back).toBeInstanceOf(error.constructor)
+      expect(back.message).toBe(error.message)
+      expect(ToolError.isToolError(wire)).toBe(true)
+    }
+    expect(ToolError.isToolError({ _tag: "Other" })).toBe(false)
+    expect(() => Schema.decodeUnknownSync(ToolError.GradedError)({ _tag: "@graded/core/ToolError/Refused", tool: "x" })).toThrow(/gate/)
+  })
+})

@@ -1,7 +1,7 @@
 // Loads the user's module and checks that it exports what the CLI needs,
 // naming what is missing rather than failing somewhere deeper.
 import { Data, Effect, Layer } from "effect"
-import { Toolkit } from "@graded/core"
+import { Plan, Toolkit } from "@graded/core"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
 import type { Config } from "../Cli.js"
@@ -19,8 +19,8 @@ export const load = (file: string): Effect.Effect<Config, ConfigError> =>
     if (!Toolkit.isToolkit(exports.toolkit)) {
       return yield* new ConfigError({ message: `${file} must export a toolkit (Toolkit.make(...)) named "toolkit"` })
     }
-    if (exports.plans !== undefined && !Array.isArray(exports.plans)) {
-      return yield* new ConfigError({ message: `${file}: "plans" must be an array of plans` })
+    if (exports.plans !== undefined && (!Array.isArray(exports.plans) || !exports.plans.every(Plan.isPlan))) {
+      return yield* new ConfigError({ message: `${file}: "plans" must be an array of plans made by Plan.make` })
     }
     if (exports.layer !== undefined && !Layer.isLayer(exports.layer)) {
       return yield* new ConfigError({ message: `${file}: "layer" must be a Layer` })

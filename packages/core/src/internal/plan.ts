@@ -22,7 +22,10 @@ export class PlanError extends Schema.TaggedError<PlanError>()("@graded/core/Pla
   }
 }
 
+export const TypeId: unique symbol = Symbol.for("@graded/core/Plan")
+
 const Proto = {
+  [TypeId]: TypeId,
   pipe() {
     return pipeArguments(this, arguments)
   }
