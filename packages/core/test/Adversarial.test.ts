@@ -132,6 +132,21 @@ const quickTicket = (desk: Desk) =>
     steps: (_, step) => step.write("submit", desk.SubmitTicket, { subject: "from the plan" })
   })
 
+// A plan whose step keeps the context it runs in, the plan's WriteCapability included.
+const leaky = (desk: Desk) => {
+  const kept: Array<Context.Context<WriteCapability>> = []
+  const Leaky = Plan.make("leaky", {
+    input: Schema.Struct({}),
+    writes: [desk.SubmitTicket],
+    steps: (_, step) =>
+      Effect.zipRight(
+        Effect.map(Effect.context<WriteCapability>(), (context) => void kept.push(context)),
+        step.validate("nothing", true, "")
+      )
+  })
+  return { Leaky, kept }
+}
+
 // A send tool of the desk's name that keeps every confirmation it is given.
 const keeper = (desk: Desk) => {
   const kept: Array<Parameters<typeof desk.SendReply.deliver>[0]> = []
@@ -440,16 +455,7 @@ const attacks: ReadonlyArray<Attack> = [
   {
     name: "a plan's WriteCapability kept in a step and used after the plan ended",
     attack: (desk) => {
-      const kept: Array<Context.Context<WriteCapability>> = []
-      const Leaky = Plan.make("leaky", {
-        input: Schema.Struct({}),
-        writes: [desk.SubmitTicket],
-        steps: (_, step) =>
-          Effect.zipRight(
-            Effect.map(Effect.context<WriteCapability>(), (context) => void kept.push(context)),
-            step.validate("nothing", true, "")
-          )
-      })
+      const { Leaky, kept } = leaky(desk)
       return Plan.run(Leaky, {}).pipe(
         Effect.provide(alice),
         Effect.zipRight(Effect.suspend(() => Effect.provide(desk.SubmitTicket.invoke({ subject: "after the plan" }), kept[0]!)))
@@ -460,16 +466,7 @@ const attacks: ReadonlyArray<Attack> = [
   {
     name: "a plan's WriteCapability kept and used by a read tool in a model's run",
     attack: (desk) => {
-      const kept: Array<Context.Context<WriteCapability>> = []
-      const Leaky = Plan.make("leaky", {
-        input: Schema.Struct({}),
-        writes: [desk.SubmitTicket],
-        steps: (_, step) =>
-          Effect.zipRight(
-            Effect.map(Effect.context<WriteCapability>(), (context) => void kept.push(context)),
-            step.validate("nothing", true, "")
-          )
-      })
+      const { Leaky, kept } = leaky(desk)
       return Plan.run(Leaky, {}).pipe(
         Effect.provide(alice),
         Effect.zipRight(
