@@ -84,17 +84,47 @@ export interface Request {
 }
 
 /**
- * The model could not answer. `reason` says what kind of failure: the known
- * ones are `bad-request` (400, say a gateway rejecting a definition),
- * `unauthorized` (401), `forbidden` (403), `not-found` (404), `rate-limited`
- * (429), `server` (5xx), `timeout`, `connection`, `malformed-response` and
- * `script-exhausted`. `detail` is the provider's own message.
+ * What kind of failure a `ModelError` is: `bad-request` (400 or 422, say a
+ * gateway rejecting a definition), `unauthorized` (401), `forbidden` (403),
+ * `not-found` (404), `conflict` (409), `rate-limited` (429), `server` (5xx),
+ * `http` (any other status), `timeout`, `connection`, `malformed-response`,
+ * `configuration` (the adapter could not be set up) and `script-exhausted`
+ * (the scripted model ran out of turns). Adapters keep to this list.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ModelErrorReason = Schema.Literal(
+  "bad-request",
+  "unauthorized",
+  "forbidden",
+  "not-found",
+  "conflict",
+  "rate-limited",
+  "server",
+  "http",
+  "timeout",
+  "connection",
+  "malformed-response",
+  "configuration",
+  "script-exhausted"
+)
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ModelErrorReason = typeof ModelErrorReason.Type
+
+/**
+ * The model could not answer. `reason` says what kind of failure
+ * (`ModelErrorReason`); `detail` is the provider's own message.
  *
  * @since 0.1.0
  * @category errors
  */
 export class ModelError extends Schema.TaggedError<ModelError>()("@graded/core/LanguageModel/ModelError", {
-  reason: Schema.String,
+  reason: ModelErrorReason,
   detail: Schema.String,
   status: Schema.optional(Schema.Number),
   /** How long the provider asked to wait before trying again. */

@@ -8,7 +8,7 @@
 import type { Schema } from "effect"
 import type { Effect } from "effect/Effect"
 import type { Pipeable } from "effect/Pipeable"
-import type { Builtin, Confirmed, HumanTrigger, SendCapability, WriteCapability } from "./Capability.js"
+import type { Confirmed, HumanTrigger, SendCapability, WriteCapability } from "./Capability.js"
 import * as Grade_ from "./Grade.js"
 import * as internalProposal from "./internal/proposal.js"
 import * as internal from "./internal/tool.js"

@@ -6,7 +6,7 @@ import * as Invocation from "../Invocation.js"
 import { recorder, wasAudited } from "./audit.js"
 import { currentRef, isAutonomous } from "./invocation.js"
 import type { Code, Listing, Options, ToolResult } from "../Registry.js"
-import type { Any as AnyTool, SendTool } from "../Tool.js"
+import type { Any as AnyTool } from "../Tool.js"
 import type { Any as AnyToolkit } from "../Toolkit.js"
 import {
   autonomousReason,
@@ -304,4 +304,3 @@ const defect = (tool: string, cause: Cause.Cause<unknown>): Effect.Effect<Dispat
   )
 }
 
-export type Internal = ReturnType<typeof make>

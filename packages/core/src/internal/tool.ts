@@ -3,7 +3,7 @@ import { pipeArguments } from "effect/Pipeable"
 import * as Audit from "../Audit.js"
 import type { Confirmed, SendCapability, WriteCapability } from "../Capability.js"
 import type { Any, Options, ReadDefinition, SendDefinition, SendTool, Tool, WriteDefinition } from "../Tool.js"
-import { type ConfirmError, InvalidInput, Refused } from "../ToolError.js"
+import { type ConfirmError, Refused } from "../ToolError.js"
 import { checkName } from "../Wire.js"
 import { authorityOf, consumeConfirmed, SendCapabilityTag, WriteCapabilityTag } from "./capability.js"
 import { markAudited } from "./audit.js"
@@ -213,5 +213,3 @@ export const makeSend = <Name extends string, I, IE, P, PE, O, OE, E1, R1, E2, R
   return tool
 }
 
-export const invalidInput = (tool: string, error: ParseResult.ParseError) =>
-  new InvalidInput({ tool, issue: issueText(error) })

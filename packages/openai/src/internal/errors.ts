@@ -7,7 +7,7 @@ import { LanguageModel } from "@graded/core"
 
 type Fields = ConstructorParameters<typeof LanguageModel.ModelError>[0]
 
-const reasonOf = (status: number): string =>
+const reasonOf = (status: number): LanguageModel.ModelErrorReason =>
   status === 400 ? "bad-request"
   : status === 401 ? "unauthorized"
   : status === 403 ? "forbidden"
