@@ -7,9 +7,53 @@
  */
 import { FileSystem } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
-import { Context, Effect, Layer, Schema } from "effect"
-import type { Grade } from "./Grade.js"
+import { Context, Effect, Either, Layer, ParseResult, Schema } from "effect"
+import * as Grade from "./Grade.js"
 import { discard, recorder } from "./internal/audit.js"
+
+const tool = Schema.String
+const optionalReason = Schema.optional(Schema.String)
+
+/**
+ * What happened, as a schema: a sink writes entries and reads them back (a
+ * file, a database) without trusting their shape.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Event = Schema.Union(
+  Schema.Struct({
+    type: Schema.Literal("offered"),
+    tools: Schema.Array(Schema.String),
+    suppressed: Schema.Array(Schema.Struct({ tool, reason: Schema.String }))
+  }),
+  Schema.Struct({ type: Schema.Literal("called"), tool, input: Schema.Unknown }),
+  Schema.Struct({ type: Schema.Literal("completed"), tool, chars: Schema.Number }),
+  Schema.Struct({ type: Schema.Literal("refused"), tool, gate: Schema.String, reason: Schema.String }),
+  Schema.Struct({ type: Schema.Literal("confirm-requested"), tool, grade: Schema.String, payload: Schema.Unknown }),
+  Schema.Struct({
+    type: Schema.Literal("decided"),
+    tool,
+    by: Schema.String,
+    decision: Schema.Literal("approved", "rejected", "invalid-edit"),
+    edited: Schema.Boolean,
+    reason: optionalReason
+  }),
+  Schema.Struct({ type: Schema.Literal("delivered"), tool, by: Schema.String }),
+  Schema.Struct({ type: Schema.Literal("failed"), tool, error: Schema.String, cause: Schema.optional(Schema.String) }),
+  Schema.Struct({ type: Schema.Literal("proposed"), tool, proposal: Schema.String }),
+  Schema.Struct({
+    type: Schema.Literal("step"),
+    plan: Schema.String,
+    index: Schema.Number,
+    step: Schema.String,
+    kind: Schema.Union(Grade.schema, Schema.Literal("generate", "validate")),
+    status: Schema.Literal("started", "completed", "failed"),
+    reason: optionalReason
+  }),
+  Schema.Struct({ type: Schema.Literal("answered"), rounds: Schema.Number }),
+  Schema.Struct({ type: Schema.Literal("round-limit"), rounds: Schema.Number, pending: Schema.Array(Schema.String) })
+)
 
 /**
  * What happened.
@@ -17,51 +61,29 @@ import { discard, recorder } from "./internal/audit.js"
  * @since 0.1.0
  * @category models
  */
-export type Event =
-  | {
-    readonly type: "offered"
-    readonly tools: ReadonlyArray<string>
-    readonly suppressed: ReadonlyArray<{ readonly tool: string; readonly reason: string }>
-  }
-  | { readonly type: "called"; readonly tool: string; readonly input: unknown }
-  | { readonly type: "completed"; readonly tool: string; readonly chars: number }
-  | { readonly type: "refused"; readonly tool: string; readonly gate: string; readonly reason: string }
-  | { readonly type: "confirm-requested"; readonly tool: string; readonly grade: string; readonly payload: unknown }
-  | {
-    readonly type: "decided"
-    readonly tool: string
-    readonly by: string
-    readonly decision: "approved" | "rejected" | "invalid-edit"
-    readonly edited: boolean
-    readonly reason?: string | undefined
-  }
-  | { readonly type: "delivered"; readonly tool: string; readonly by: string }
-  | { readonly type: "failed"; readonly tool: string; readonly error: string; readonly cause?: string | undefined }
-  | { readonly type: "proposed"; readonly tool: string; readonly proposal: string }
-  | {
-    readonly type: "step"
-    readonly plan: string
-    readonly index: number
-    readonly step: string
-    readonly kind: Grade | "generate" | "validate"
-    readonly status: "started" | "completed" | "failed"
-    readonly reason?: string | undefined
-  }
-  | { readonly type: "answered"; readonly rounds: number }
-  | { readonly type: "round-limit"; readonly rounds: number; readonly pending: ReadonlyArray<string> }
+export type Event = typeof Event.Type
 
 /**
  * An event with when and for whom it happened.
  *
  * @since 0.1.0
+ * @category schemas
+ */
+export const Entry = Schema.extend(
+  Event,
+  Schema.Struct({
+    at: Schema.String,
+    traceId: Schema.UndefinedOr(Schema.String),
+    actor: Schema.UndefinedOr(Schema.String),
+    autonomous: Schema.Boolean
+  })
+)
+
+/**
+ * @since 0.1.0
  * @category models
  */
-export type Entry = Event & {
-  readonly at: string
-  readonly traceId: string | undefined
-  readonly actor: string | undefined
-  readonly autonomous: boolean
-}
+export type Entry = typeof Entry.Type
 
 /**
  * Where entries go. With no layer in scope, entries are discarded.
@@ -185,8 +207,12 @@ export class CorruptLine extends Schema.TaggedError<CorruptLine>()("@graded/core
   }
 }
 
+const decodeEntry = Schema.decodeUnknownEither(Entry)
+const issueOf = (error: ParseResult.ParseError) => ParseResult.TreeFormatter.formatErrorSync(error).split("\n")[0]
+
 /**
- * Reads a JSON Lines audit file back.
+ * Reads a JSON Lines audit file back; each line is decoded with `Entry`, and
+ * one that does not decode is named.
  *
  * @since 0.1.0
  * @category constructors
@@ -200,14 +226,15 @@ export const readJsonl = (
     const entries: Array<Entry> = []
     for (const [index, line] of lines.entries()) {
       if (line.trim() === "") continue
-      const entry = yield* Effect.try({
+      const json = yield* Effect.try({
         try: () => JSON.parse(line) as unknown,
         catch: (error) => new CorruptLine({ path, line: index + 1, issue: String(error) })
       })
-      if (typeof entry !== "object" || entry === null || !("type" in entry)) {
-        return yield* new CorruptLine({ path, line: index + 1, issue: "not an audit entry" })
+      const entry = decodeEntry(json)
+      if (Either.isLeft(entry)) {
+        return yield* new CorruptLine({ path, line: index + 1, issue: `not an audit entry: ${issueOf(entry.left)}` })
       }
-      entries.push(entry as Entry)
+      entries.push(entry.right)
     }
     return entries
   })

@@ -11,14 +11,24 @@
  * @since 0.1.0
  */
 // Type-only: the capability types are defined a floor below; nothing here
-// runs Capability's code.
+// runs another module's code, so every module may use this table.
+import { Schema } from "effect"
 import type { HumanTrigger, SendCapability, WriteCapability } from "./Capability.js"
+
+/**
+ * The grades, from least to most consequential, as a schema (audit entries
+ * and listings carry them across wires).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const schema = Schema.Literal("read", "write", "send")
 
 /**
  * @since 0.1.0
  * @category models
  */
-export type Grade = "read" | "write" | "send"
+export type Grade = typeof schema.Type
 
 /**
  * All grades, from least to most consequential.
@@ -26,7 +36,7 @@ export type Grade = "read" | "write" | "send"
  * @since 0.1.0
  * @category constructors
  */
-export const all: ReadonlyArray<Grade> = ["read", "write", "send"]
+export const all: ReadonlyArray<Grade> = schema.literals
 
 /**
  * The grades a human (or a fixed flow a human started) must confirm: every

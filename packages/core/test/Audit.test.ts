@@ -48,8 +48,17 @@ describe("Audit.jsonl", () => {
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = `${yield* fs.makeTempDirectoryScoped()}/audit.jsonl`
-      yield* fs.writeFileString(path, `{"type":"answered","rounds":1}\n{not json\n`)
+      const entry = `{"type":"answered","rounds":1,"at":"2026-01-01T00:00:00.000Z","autonomous":true}`
+      yield* fs.writeFileString(path, `${entry}\n{not json\n`)
       const error = yield* Effect.flip(Audit.readJsonl(path))
       expect(error).toMatchObject({ _tag: "@graded/core/Audit/CorruptLine", line: 2 })
+      // JSON that is not an entry is named too: here a refusal without its gate.
+      yield* fs.writeFileString(path, `${entry}\n${entry}\n{"type":"refused","tool":"kb.search","reason":"x","at":"t","autonomous":false}\n`)
+      const wrong = yield* Effect.flip(Audit.readJsonl(path))
+      expect(wrong).toMatchObject({ _tag: "@graded/core/Audit/CorruptLine", line: 3 })
+      expect(wrong.message).toMatch(/line 3: not an audit entry/)
+      // A good file decodes into entries, absent trace and actor included.
+      yield* fs.writeFileString(path, `${entry}\n`)
+      expect(yield* Audit.readJsonl(path)).toEqual([{ type: "answered", rounds: 1, at: "2026-01-01T00:00:00.000Z", autonomous: true, traceId: undefined, actor: undefined }])
     }).pipe(Effect.provide(NodeFileSystem.layer)))
 })
