@@ -68,13 +68,15 @@ const heldBy = (fiber: object): Mark | undefined => held.get(fiber)?.at(-1)
 // copies the fiber's map of locals).
 interface Anchor {
   readonly fiber: object
+  /** What the fiber-local value said when the anchor replaced it (a forked fiber's inherited mark). */
+  readonly base: Mark
 }
 const anchors = new WeakSet<object>()
 
 const trusted = (value: unknown): Mark => {
   if (typeof value !== "object" || value === null) return lockdown
   if (made.has(value)) return value as Mark
-  if (anchors.has(value)) return heldBy((value as Anchor).fiber) ?? free
+  if (anchors.has(value)) return strictest((value as Anchor).base, heldBy((value as Anchor).fiber))
   return lockdown
 }
 
@@ -124,8 +126,8 @@ const markFor = (autonomous: boolean, ceiling: Ceiling, within: string | undefin
   return mark
 }
 
-const anchorOf = (fiber: object): Anchor => {
-  const anchor = Object.freeze({ fiber })
+const anchorOf = (fiber: object, base: Mark): Anchor => {
+  const anchor = Object.freeze({ fiber, base })
   anchors.add(anchor)
   return anchor
 }
@@ -172,7 +174,8 @@ export const restrict = (patch: { readonly autonomous?: true; readonly ceiling?:
       onFailure: (cause) => Effect.zipRight(lift, Effect.failCause(cause)),
       onSuccess: (value) => Effect.as(lift, value)
     })
-    return anchored ? guarded : Effect.zipRight(FiberRef.set(markRef, anchorOf(fiber)), guarded)
+    // The anchor keeps what the value said: a fiber born restricted stays so.
+    return anchored ? guarded : Effect.zipRight(FiberRef.set(markRef, anchorOf(fiber, trusted(current))), guarded)
   })
 
 /**
