@@ -182,7 +182,11 @@ export const make = <Tools extends ReadonlyArray<Tool.Any>, Plans extends Readon
           Effect.provide(HumanConfirm.trigger({ by, via: "console" })),
           Effect.map((data): PlanResult => ({ ok: true, data })),
           Effect.catchAll((error) =>
-            Effect.succeed<PlanResult>({ ok: false, error: error.message, step: error.step, index: error.index })
+            Effect.succeed<PlanResult>(
+              error._tag === "@graded/core/Plan/StepFailed"
+                ? { ok: false, error: error.message, step: error.step, index: error.index }
+                : { ok: false, error: error.message }
+            )
           )
         ),
         (cause) => ({ ok: false, error: `${unexpectedFailure(name)} ${Cause.pretty(cause).split("\n")[0]}` })

@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import { Data, Effect, Layer, Schema } from "effect"
+import { Data, Effect, JSONSchema, Layer, Schema } from "effect"
 import * as Audit from "./Audit.js"
 import type { Confirmable } from "./Grade.js"
 import type { Confirmed, HumanTrigger, SendCapability, WriteCapability } from "./Capability.js"
@@ -21,9 +21,9 @@ import {
   WriteCapabilityTag
 } from "./internal/capability.js"
 import { refusalHere } from "./internal/invocation.js"
-import { issueText, jsonSchemaOf, refuse, strict } from "./internal/tool.js"
+import { refuse } from "./internal/refuse.js"
 import * as Invocation from "./Invocation.js"
-import { type ConfirmError, InvalidEdit, Refused, Rejected } from "./ToolError.js"
+import { type ConfirmError, InvalidEdit, issueOf, parseOptions, Refused, Rejected } from "./ToolError.js"
 
 /**
  * What the human decided.
@@ -83,6 +83,21 @@ export interface UI {
   readonly confirm: (view: View) => Effect.Effect<Decision>
 }
 
+// The payload's JSON Schema, for UIs that build an edit form; made once.
+const jsonSchemas = new WeakMap<object, unknown>()
+const jsonSchemaOf = (schema: Schema.Schema<any, any>): unknown => {
+  if (!jsonSchemas.has(schema)) {
+    let made: unknown
+    try {
+      made = JSONSchema.make(schema)
+    } catch {
+      made = undefined
+    }
+    jsonSchemas.set(schema, made)
+  }
+  return jsonSchemas.get(schema)
+}
+
 // What the human is shown is computed here, from the tool and the payload
 // itself: nothing a caller passes in decides it.
 const confirmWith = (ui: UI) => (request: Request): Effect.Effect<Confirmed<unknown>, ConfirmError> =>
@@ -92,9 +107,9 @@ const confirmWith = (ui: UI) => (request: Request): Effect.Effect<Confirmed<unkn
     if (refusal !== undefined) return yield* refuse(refusal)
     const context = yield* Invocation.current
     const shown = yield* Schema.encode(request.schema)(request.payload).pipe(
-      Effect.mapError((error) => new Refused({ tool, gate: "confirmation", reason: `the payload cannot be shown: ${issueText(error)}` }))
+      Effect.mapError((error) => new Refused({ tool, gate: "confirmation", reason: `the payload cannot be shown: ${issueOf(error)}` }))
     )
-    const revalidate = (edited: unknown) => Schema.decodeUnknown(request.schema, strict)(edited)
+    const revalidate = (edited: unknown) => Schema.decodeUnknown(request.schema, parseOptions)(edited)
     yield* Audit.record({ type: "confirm-requested", tool, grade: request.grade, payload: shown })
     const decision = yield* ui.confirm({
       tool,
@@ -105,7 +120,7 @@ const confirmWith = (ui: UI) => (request: Request): Effect.Effect<Confirmed<unkn
       actor: context.actor,
       traceId: context.traceId,
       schema: jsonSchemaOf(request.schema),
-      check: (edited) => Effect.mapError(Effect.asVoid(revalidate(edited)), issueText)
+      check: (edited) => Effect.mapError(Effect.asVoid(revalidate(edited)), issueOf)
     })
     if (decision._tag === "Reject") {
       yield* Audit.record({ type: "decided", tool, by: decision.by, decision: "rejected", edited: false, reason: decision.reason })
@@ -117,9 +132,9 @@ const confirmWith = (ui: UI) => (request: Request): Effect.Effect<Confirmed<unkn
     }
     const edited = yield* revalidate(decision.payload).pipe(
       Effect.tapError((error) =>
-        Audit.record({ type: "decided", tool, by: decision.by, decision: "invalid-edit", edited: true, reason: issueText(error) })
+        Audit.record({ type: "decided", tool, by: decision.by, decision: "invalid-edit", edited: true, reason: issueOf(error) })
       ),
-      Effect.mapError((error) => new InvalidEdit({ tool, by: decision.by, issue: issueText(error) }))
+      Effect.mapError((error) => InvalidEdit.fromParseError(tool, decision.by, error))
     )
     yield* Audit.record({ type: "decided", tool, by: decision.by, decision: "approved", edited: true })
     return mintConfirmed(request.tool, { payload: edited, by: decision.by, edited: true })

@@ -8,21 +8,78 @@
  *
  * @since 0.1.0
  */
-import type { Effect, Schema } from "effect"
+import { Cause, Effect, Option, Schema } from "effect"
 import type { Pipeable } from "effect/Pipeable"
+import * as Audit from "./Audit.js"
 import type { HumanTrigger, WriteCapability } from "./Capability.js"
+import type { Grade } from "./Grade.js"
+import { HumanTriggerTag, isGranted, WriteCapabilityTag } from "./internal/capability.js"
+import { refusalHere } from "./internal/invocation.js"
 import * as internal from "./internal/plan.js"
-import type { LanguageModel } from "./LanguageModel.js"
+import * as Invocation from "./Invocation.js"
+import { LanguageModel } from "./LanguageModel.js"
 import type * as Tool from "./Tool.js"
-import type { PlanError } from "./internal/plan.js"
+import { issueOf, parseOptions } from "./ToolError.js"
 
 /**
- * A step failed, or the plan could not start. Names the plan and the step.
+ * A step of a running plan failed: names the plan, the step and its index
+ * (counted from 1), and why.
  *
  * @since 0.1.0
  * @category errors
  */
-export { PlanError } from "./internal/plan.js"
+export class StepFailed extends Schema.TaggedError<StepFailed>()("@graded/core/Plan/StepFailed", {
+  plan: Schema.String,
+  step: Schema.String,
+  index: Schema.Number,
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `Plan ${this.plan} failed at step ${this.index} (${this.step}): ${this.reason}`
+  }
+}
+
+/**
+ * The plan did not start, and ran no step: no granted `HumanTrigger`, a
+ * model's fiber or a tool's own code asked, the plan was not made by
+ * `Plan.make`, or its input did not decode.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class NotStarted extends Schema.TaggedError<NotStarted>()("@graded/core/Plan/NotStarted", {
+  plan: Schema.String,
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `Plan ${this.plan} did not start: ${this.reason}`
+  }
+}
+
+/**
+ * Every way a plan fails, as a schema, so a failure that crossed a wire (a
+ * store, a web page, the CLI's JSON) decodes back into its class.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const PlanError = Schema.Union(StepFailed, NotStarted)
+
+/**
+ * Every way a plan fails: a step failed, or it did not start.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type PlanError = StepFailed | NotStarted
+
+/**
+ * Whether a value is one of a plan's failures.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isPlanError = (u: unknown): u is PlanError => u instanceof StepFailed || u instanceof NotStarted
 
 /**
  * The steps a plan's body can take. Each is audited with its index and name.
@@ -136,7 +193,8 @@ export const make = <const Name extends string, In, IE, Out, R>(
 /**
  * Runs a plan a human started. Requires `HumanTrigger`; the plan's own
  * `WriteCapability` authorizes its declared write tools and refuses any other;
- * `SendCapability` is left to the caller's `HumanConfirm`.
+ * `SendCapability` is left to the caller's `HumanConfirm`. Each step is
+ * audited when it starts, completes or fails.
  *
  * @since 0.1.0
  * @category constructors
@@ -144,5 +202,91 @@ export const make = <const Name extends string, In, IE, Out, R>(
 export const run = <Name extends string, In, Out, R>(
   plan: Plan<Name, In, Out, R>,
   input: unknown
-): Effect.Effect<Out, PlanError, Exclude<R, WriteCapability> | HumanTrigger> => internal.run(plan, input)
+): Effect.Effect<Out, PlanError, Exclude<R, WriteCapability> | HumanTrigger> =>
+  Effect.gen(function*() {
+    const notStarted = (reason: string) => new NotStarted({ plan: plan.name, reason })
+    const trigger = yield* HumanTriggerTag
+    // Cast past the compiler, a forged trigger, a model's fiber or a read
+    // tool's own code still cannot start a plan.
+    if (!isGranted(trigger)) return yield* notStarted("the HumanTrigger was not granted by graded")
+    const refusal = yield* refusalHere(plan.name, "write")
+    if (refusal !== undefined) {
+      const reason = refusal.gate === "autonomous" ? "a model cannot start a plan; a human must" : refusal.reason
+      yield* Audit.record({ type: "refused", tool: plan.name, gate: refusal.gate, reason })
+      return yield* notStarted(reason)
+    }
+    const authorization = internal.authorize(plan, trigger.by)
+    if (authorization === undefined) return yield* notStarted("this plan was not made by Plan.make")
+    const context = yield* Invocation.current
+    const decoded = yield* Schema.decodeUnknown(plan.input, parseOptions)(input).pipe(
+      Effect.mapError((error) => notStarted(`its input is invalid: ${issueOf(error)}`))
+    )
+    return yield* plan.steps(decoded, stepsOf(plan.name)).pipe(
+      Effect.provideService(WriteCapabilityTag, authorization.capability),
+      Effect.ensuring(Effect.sync(authorization.end)),
+      Invocation.within({ actor: context.actor ?? trigger.by, traceId: context.traceId ?? crypto.randomUUID() })
+    )
+  })
 
+const messageOf = (error: unknown): string =>
+  typeof error === "object" && error !== null && "message" in error && typeof error.message === "string" &&
+    error.message !== ""
+    ? error.message
+    : "the step failed"
+
+const generateSystem = "You write text for one step of a fixed procedure. Answer with the text only."
+
+// The steps of one run of `plan`, numbered as they are taken.
+const stepsOf = (plan: string): Steps => {
+  let index = 0
+  const step = <A, E, R>(
+    name: string,
+    kind: Grade | "generate" | "validate",
+    effect: Effect.Effect<A, E, R>
+  ): Effect.Effect<A, PlanError, R> =>
+    Effect.suspend(() => {
+      const at = ++index
+      const record = (status: "started" | "completed" | "failed", reason?: string) =>
+        Audit.record({ type: "step", plan, index: at, step: name, kind, status, reason })
+      return record("started").pipe(
+        Effect.zipRight(effect),
+        Effect.catchAllCause((cause) => {
+          if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+          const failure = Cause.failureOption(cause)
+          // A nested plan's failure is kept as it is.
+          const error = Option.isSome(failure) && isPlanError(failure.value)
+            ? failure.value
+            : new StepFailed({
+              plan,
+              step: name,
+              index: at,
+              reason: Option.isSome(failure) ? messageOf(failure.value) : "it failed unexpectedly"
+            })
+          return Effect.zipRight(record("failed", error.reason), Effect.fail(error))
+        }),
+        Effect.tap(() => record("completed"))
+      )
+    })
+  return {
+    read: (name, tool, input) => step(name, "read", tool.invoke(input)),
+    write: (name, tool, input) => step(name, "write", tool.invoke(input)),
+    send: (name, tool, input) => step(name, "send", tool.invoke(input)),
+    generate: (name, prompt, options) =>
+      step(
+        name,
+        "generate",
+        Effect.gen(function*() {
+          const model = yield* LanguageModel
+          // No tools are offered: in a plan the model only writes text.
+          const response = yield* model.generate({
+            messages: [{ role: "system", content: options?.system ?? generateSystem }, { role: "user", content: prompt }],
+            tools: []
+          })
+          const text = response.text?.trim() ?? ""
+          if (text === "") return yield* Effect.fail({ message: "the model wrote nothing" })
+          return text
+        })
+      ),
+    validate: (name, check, reason) => step(name, "validate", check ? Effect.void : Effect.fail({ message: reason }))
+  }
+}

@@ -8,12 +8,13 @@
  */
 import { Clock, Effect, Schema } from "effect"
 import { refusalHere } from "./internal/invocation.js"
-import { confirmerOf, isSend, refuse, strict } from "./internal/tool.js"
+import { refuse } from "./internal/refuse.js"
+import { confirmerOf, isSend } from "./internal/tool.js"
 import * as Invocation from "./Invocation.js"
 import { type AlreadyDecided, type NotFound, type Proposal, ProposalStore, type Status } from "./ProposalStore.js"
 import type * as Tool from "./Tool.js"
 import type * as Toolkit from "./Toolkit.js"
-import { InvalidEdit, Refused, Rejected, type ToolError } from "./ToolError.js"
+import { InvalidEdit, parseOptions, Refused, Rejected, type ToolError } from "./ToolError.js"
 
 /**
  * Lists proposals, optionally by status.
@@ -97,7 +98,7 @@ export const approve = <T extends Toolkit.Any>(
     const schema = isSend(tool) ? tool.payload : tool.input
     const exit = yield* Effect.exit(
       Effect.flatMap(
-        Schema.decodeUnknown(schema, strict)(stored.grade === "send" ? stored.payload : stored.input).pipe(
+        Schema.decodeUnknown(schema, parseOptions)(stored.grade === "send" ? stored.payload : stored.input).pipe(
           Effect.mapError(() =>
             new Refused({ tool: tool.name, gate: "proposal", reason: `the stored ${stored.grade === "send" ? "payload" : "input"} no longer fits the tool's schema` })
           )

@@ -5,7 +5,27 @@
  *
  * @since 0.1.0
  */
-import { Schema } from "effect"
+import { ParseResult, Schema } from "effect"
+import type { ParseOptions } from "effect/SchemaAST"
+
+/**
+ * How graded decodes every input, payload and edit: a key the schema does not
+ * name is an error (a model that adds a field is told so, not ignored), and
+ * every issue is reported, not only the first.
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export const parseOptions = { onExcessProperty: "error", errors: "all" } as const satisfies ParseOptions
+
+/**
+ * The text graded puts in an error's `issue`: Effect's tree of what did not
+ * decode, and where.
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export const issueOf = (error: ParseResult.ParseError): string => ParseResult.TreeFormatter.formatErrorSync(error)
 
 /**
  * The input did not decode with the tool's input schema.
@@ -17,6 +37,11 @@ export class InvalidInput extends Schema.TaggedError<InvalidInput>()("@graded/co
   tool: Schema.String,
   issue: Schema.String
 }) {
+  /** The input of `tool` did not decode: the parse error, as text. */
+  static fromParseError(tool: string, error: ParseResult.ParseError): InvalidInput {
+    return new InvalidInput({ tool, issue: issueOf(error) })
+  }
+
   override get message(): string {
     return `Invalid input for ${this.tool}: ${this.issue}`
   }
@@ -41,6 +66,11 @@ export class InvalidOutput extends Schema.TaggedError<InvalidOutput>()("@graded/
   tool: Schema.String,
   issue: Schema.String
 }) {
+  /** The output of `tool` did not encode: the parse error, as text. */
+  static fromParseError(tool: string, error: ParseResult.ParseError): InvalidOutput {
+    return new InvalidOutput({ tool, issue: issueOf(error) })
+  }
+
   override get message(): string {
     return `${this.tool} produced an invalid result: ${this.issue}`
   }
@@ -118,6 +148,11 @@ export class InvalidEdit extends Schema.TaggedError<InvalidEdit>()("@graded/core
   by: Schema.String,
   issue: Schema.String
 }) {
+  /** The edit `by` made to `tool`'s payload did not decode: the parse error, as text. */
+  static fromParseError(tool: string, by: string, error: ParseResult.ParseError): InvalidEdit {
+    return new InvalidEdit({ tool, by, issue: issueOf(error) })
+  }
+
   override get message(): string {
     return `The edit by ${this.by} to ${this.tool} is invalid, nothing was delivered: ${this.issue}`
   }

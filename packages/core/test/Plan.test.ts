@@ -73,7 +73,8 @@ describe("Plan.run", () => {
       const error = yield* Effect.flip(
         Plan.run(QuickTicket, { query: "vat" }).pipe(Effect.provide(Layer.merge(alice, model(ScriptedModel.text("x".repeat(100))))))
       )
-      expect(error).toBeInstanceOf(Plan.PlanError)
+      expect(error).toBeInstanceOf(Plan.StepFailed)
+      expect(Plan.isPlanError(error)).toBe(true)
       expect(error.message).toBe("Plan quick-ticket failed at step 3 (check the subject): the subject is too long")
       expect(effects.submitted).toEqual([])
     }))
@@ -109,7 +110,7 @@ describe("Plan.run", () => {
       const direct = Plan.make("direct", {
         input: Schema.Struct({}),
         writes: [],
-        steps: () => Undeclared.invoke({}).pipe(Effect.mapError((e) => new Plan.PlanError({ plan: "direct", step: "-", index: 0, reason: e.message })))
+        steps: () => Undeclared.invoke({}).pipe(Effect.mapError((e) => new Plan.StepFailed({ plan: "direct", step: "-", index: 0, reason: e.message })))
       })
       const second = yield* Effect.flip(Plan.run(direct, {}).pipe(Effect.provide(alice)))
       expect(second.reason).toContain("does not declare ticket.delete")
@@ -141,7 +142,8 @@ describe("Plan.run", () => {
     Effect.gen(function*() {
       const { effects, QuickTicket } = makePlan()
       const error = yield* Effect.flip(Plan.run(QuickTicket, { query: 7 }).pipe(Effect.provide(Layer.merge(alice, model()))))
-      expect(error).toMatchObject({ step: "input", index: 0 })
+      expect(error).toBeInstanceOf(Plan.NotStarted)
+      expect(error.message).toMatch(/^Plan quick-ticket did not start: its input is invalid: .*query/s)
       expect(effects.searches).toEqual([])
     }))
 
@@ -159,6 +161,22 @@ describe("Plan.run", () => {
       )
       expect(second.reason).toBe("a model cannot start a plan; a human must")
       expect(effects.searches).toEqual([])
+    }))
+
+  it.effect("a plan's failure that crossed a wire as JSON decodes back into its class", () =>
+    Effect.gen(function*() {
+      const { QuickTicket } = makePlan()
+      const failures = [
+        yield* Effect.flip(Plan.run(QuickTicket, { query: "vat" }).pipe(Effect.provide(Layer.merge(alice, model(ScriptedModel.text("x".repeat(100))))))),
+        yield* Effect.flip(Plan.run(QuickTicket, { query: 7 }).pipe(Effect.provide(Layer.merge(alice, model()))))
+      ]
+      for (const failure of failures) {
+        const wire = JSON.parse(JSON.stringify(yield* Schema.encode(Plan.PlanError)(failure)))
+        const back = yield* Schema.decodeUnknown(Plan.PlanError)(wire)
+        expect(back).toBeInstanceOf(failure.constructor)
+        expect(back.message).toBe(failure.message)
+      }
+      expect(failures.map((failure) => failure._tag)).toEqual(["@graded/core/Plan/StepFailed", "@graded/core/Plan/NotStarted"])
     }))
 
   it.effect("Plan.isPlan: a plan made by Plan.make, not a copy of one", () =>

@@ -1,7 +1,7 @@
 // Each message is written once, beside its type in ToolError, and every gate
 // that refuses for that reason says it with those words.
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Schema } from "effect"
+import { Effect, Either, Schema } from "effect"
 import { Agent, Audit, HumanConfirm, Invocation, Registry, ScriptedModel, Tool, ToolError, Toolkit } from "@graded/core"
 import { makeDesk } from "./fixtures.js"
 
@@ -52,12 +52,31 @@ describe("ToolError messages", () => {
     Effect.gen(function*() {
       const desk = makeDesk()
       const result = yield* Registry.make(desk.support).invoke("kb.search", { query: 1 })
+      const parsed = Schema.decodeUnknownEither(desk.KbSearch.input, ToolError.parseOptions)({ query: 1 })
+      if (Either.isRight(parsed)) return expect.unreachable("the input decoded")
+      expect(result.error).toBe(ToolError.InvalidInput.fromParseError("kb.search", parsed.left).message)
       expect(result.error?.startsWith(ToolError.invalidInputMessage("kb.search", ""))).toBe(true)
       const run = yield* Agent.run({ toolkit: Toolkit.readOnly(desk.support), prompt: "go" }).pipe(
         Effect.provide(ScriptedModel.layer([ScriptedModel.calls(ScriptedModel.raw("kb__search", "{oops")), ScriptedModel.text("done")]))
       )
       const denied = run.calls[0]
       expect(denied?.ok === false && denied.error.message).toBe(ToolError.invalidInputMessage("kb.search", "the arguments are not valid JSON"))
+    }))
+
+  it.effect("invalid edit: HumanConfirm says it as InvalidEdit does, with the parse issue", () =>
+    Effect.gen(function*() {
+      const desk = makeDesk()
+      const edited = { to: "c-1", text: "" }
+      const error = yield* Effect.flip(
+        desk.SendReply.invoke({ text: "Fixed" }).pipe(
+          Effect.provide(HumanConfirm.layer(HumanConfirm.scripted([HumanConfirm.approve("agent:bob", edited)])))
+        )
+      )
+      const parsed = Schema.decodeUnknownEither(desk.SendReply.payload, ToolError.parseOptions)(edited)
+      if (Either.isRight(parsed)) return expect.unreachable("the edit decoded")
+      expect(error).toEqual(ToolError.InvalidEdit.fromParseError("chat.sendMessage", "agent:bob", parsed.left))
+      expect(error.message).toContain("nothing was delivered")
+      expect(desk.effects.delivered).toEqual([])
     }))
 
   it.effect("a defect: the fixed text, never the exception's", () =>

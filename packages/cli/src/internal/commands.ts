@@ -105,7 +105,7 @@ export const plan = (options: { module: string; audit: Option.Option<string>; na
     ))
     if (Exit.isSuccess(exit)) return yield* Console.log(JSON.stringify({ ok: true, data: exit.value }, null, 2))
     const failure = Cause.failureOption(exit.cause)
-    if (Option.isSome(failure) && failure.value instanceof Plan.PlanError) return yield* fail(failure.value.message)
+    if (Option.isSome(failure) && Plan.isPlanError(failure.value)) return yield* fail(failure.value.message)
     return yield* fail(`${options.name} failed unexpectedly: ${firstLine(exit.cause)}`)
   }).pipe(Effect.catchAll((error) => fail(error.message)))
 

@@ -7,6 +7,7 @@ import type { Any as AnyTool } from "../Tool.js"
 import type { Any as AnyToolkit } from "../Toolkit.js"
 import { invalidInputMessage } from "../ToolError.js"
 import { fromWire } from "../Wire.js"
+import { withoutCapabilities } from "./capability.js"
 import * as Registry from "./registry.js"
 
 export const autonomousViolation = <const Offenses extends string>(offenses: Offenses) =>
@@ -197,5 +198,5 @@ export const run = (options: RunOptions) =>
     }
     // Every tool call of the loop sees capabilities that refuse, whatever an
     // outer layer provided; provided once here rather than for each call.
-    return yield* Invocation.within(context)(Registry.withoutCapabilities(loop(options, maxRounds)))
+    return yield* Invocation.within(context)(withoutCapabilities(loop(options, maxRounds)))
   })

@@ -10,11 +10,11 @@
 // for, is used once, and carries what the human approved.
 // Who may import this: graded's own modules only; nothing here is exported
 // from the package.
-import { Context, type Effect, type Schema } from "effect"
+import { Context, Effect, type Schema } from "effect"
 import type { Confirmed, Grant, HumanTrigger, SendCapability, WriteCapability } from "../Capability.js"
 import type { Confirmable } from "../Grade.js"
 import type { Any as AnyTool } from "../Tool.js"
-import type { ConfirmError } from "../ToolError.js"
+import { autonomousReason, type ConfirmError, Refused } from "../ToolError.js"
 
 export const OnlyGradedLayersGrantThis: unique symbol = Symbol("@graded/core/OnlyGradedLayersGrantThis")
 export type OnlyGradedLayersGrantThis = typeof OnlyGradedLayersGrantThis
@@ -80,6 +80,21 @@ export const sendCapability = (authority: Authority): SendCapability.Service => 
 
 export const authorityOf = (service: unknown): Authority | undefined =>
   typeof service === "object" && service !== null ? authorities.get(service) : undefined
+
+// Services that refuse every write and send: what a fiber running for a model
+// gets, whatever an outer layer provided.
+const refusing: Authority = {
+  confirm: (request) =>
+    Effect.fail(new Refused({ tool: request.tool.name, gate: "autonomous", reason: autonomousReason }))
+}
+const refusingWrite = writeCapability(refusing)
+const refusingSend = sendCapability(refusing)
+
+export const withoutCapabilities = <A, E, R>(self: Effect.Effect<A, E, R>) =>
+  self.pipe(
+    Effect.provideService(WriteCapabilityTag, refusingWrite),
+    Effect.provideService(SendCapabilityTag, refusingSend)
+  )
 
 // Confirmations not yet delivered, and the tool each was made for. Delivering
 // removes one, so a confirmation is used at most once, by that tool only, and

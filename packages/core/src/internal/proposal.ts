@@ -7,7 +7,7 @@ import type { Any } from "../Tool.js"
 import { InvalidOutput } from "../ToolError.js"
 import { mintProposal } from "./capability.js"
 import type { Confirmable } from "../Grade.js"
-import { isSend, issueText, makeRead } from "./tool.js"
+import { isSend, makeRead } from "./tool.js"
 
 export const Proposed = Schema.Struct({
   proposal: Schema.String,
@@ -18,7 +18,7 @@ export const Proposed = Schema.Struct({
 
 export const make = (tool: Any) => {
   const encodeInput = Schema.encode(tool.input)
-  const invalid = (error: ParseError) => new InvalidOutput({ tool: tool.name, issue: issueText(error) })
+  const invalid = (error: ParseError) => InvalidOutput.fromParseError(tool.name, error)
   return makeRead(`${tool.name}.propose`, {
     title: `Propose: ${tool.title}`,
     description: `${tool.description} This does not ${tool.grade} anything: it records a proposal that a human ` +

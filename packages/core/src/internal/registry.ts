@@ -9,20 +9,19 @@ import type { Code, Listing, Options, ToolResult } from "../Registry.js"
 import type { Any as AnyTool } from "../Tool.js"
 import type { Any as AnyToolkit } from "../Toolkit.js"
 import {
-  autonomousReason,
   InvalidEdit,
   InvalidInput,
-  invalidInputMessage,
   InvalidOutput,
+  parseOptions,
   Refused,
   Rejected,
   unexpectedFailure
 } from "../ToolError.js"
 import * as Trim from "../Trim.js"
 import { toWire } from "../Wire.js"
-import { type Request, sendCapability, SendCapabilityTag, writeCapability, WriteCapabilityTag } from "./capability.js"
+import { withoutCapabilities } from "./capability.js"
 import { compile } from "./functionSchema.js"
-import { isSend, issueText, strict } from "./tool.js"
+import { isSend } from "./tool.js"
 import { capabilityName } from "../Grade.js"
 
 export { strictViolations } from "./functionSchema.js"
@@ -32,24 +31,6 @@ interface Verdict {
   readonly gate: string
   readonly reason: string
 }
-
-// Services that refuse every write and send: what a fiber running for a model
-// gets, whatever an outer layer provided.
-const refusing = {
-  confirm: (request: Request) =>
-    Effect.fail(
-      new Refused({ tool: request.tool.name, gate: "autonomous", reason: autonomousReason })
-    )
-}
-const refusingWrite = writeCapability(refusing)
-const refusingSend = sendCapability(refusing)
-
-export const withoutCapabilities = <A, E, R>(self: Effect.Effect<A, E, R>) =>
-  self.pipe(
-    Effect.provideService(WriteCapabilityTag, refusingWrite),
-    Effect.provideService(SendCapabilityTag, refusingSend)
-  )
-
 
 // What a model or user sees of a failure: graded's own messages, or the
 // tool's fixed text for its error tag. Raw exception text never reaches them.
@@ -133,7 +114,7 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
   const decode = (tool: AnyTool, input: unknown) =>
     Either.mapLeft(
       prepared(tool).decode(compile(tool).normalize(input)),
-      (error) => invalidInputMessage(tool.name, issueText(error))
+      (error) => InvalidInput.fromParseError(tool.name, error).message
     )
 
   // A write or send a model chose: nothing runs or is sent. For a send, the
@@ -176,7 +157,7 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
         ? Effect.succeed(dispatched)
         : Effect.as(record({ type: "completed", tool: tool.name, chars: text.length }), dispatched)
     }
-    const invalidOutput = (error: ParseError) => new InvalidOutput({ tool: tool.name, issue: issueText(error) })
+    const invalidOutput = (error: ParseError) => InvalidOutput.fromParseError(tool.name, error)
     const invoked = Effect.matchCauseEffect(tool.invoke(decoded.right), {
       onFailure: (cause) => failed(tool, cause),
       onSuccess: (output): Effect.Effect<Dispatched> => {
@@ -253,7 +234,7 @@ const prepared = (tool: AnyTool): Prepared => {
     // Stopping at the first error is faster; only a failed input is decoded
     // again to name every error (the outcome is the same either way).
     const first = Schema.decodeUnknownEither(tool.input, { onExcessProperty: "error" })
-    const all = Schema.decodeUnknownEither(tool.input, strict)
+    const all = Schema.decodeUnknownEither(tool.input, parseOptions)
     made = {
       decode: (input) => {
         const decoded = first(input)

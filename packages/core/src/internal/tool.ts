@@ -1,4 +1,4 @@
-import { Data, Effect, JSONSchema, ParseResult, type Schema } from "effect"
+import { Data, Effect, type Schema } from "effect"
 import { pipeArguments } from "effect/Pipeable"
 import * as Audit from "../Audit.js"
 import type { Confirmed, SendCapability, WriteCapability } from "../Capability.js"
@@ -6,8 +6,8 @@ import type { Any, Options, ReadDefinition, SendDefinition, SendTool, Tool, Writ
 import { type ConfirmError, Refused } from "../ToolError.js"
 import { checkName } from "../Wire.js"
 import { authorityOf, consumeConfirmed, SendCapabilityTag, WriteCapabilityTag } from "./capability.js"
-import { markAudited } from "./audit.js"
 import { type Ceiling, refusalHere, restrict } from "./invocation.js"
+import { refuse } from "./refuse.js"
 
 export const TypeId: unique symbol = Symbol.for("@graded/core/Tool")
 
@@ -24,10 +24,6 @@ const Proto = {
     return pipeArguments(this, arguments)
   }
 }
-
-// Excess properties are an error everywhere graded decodes: a model that adds
-// a field it was not asked for is told so rather than silently ignored.
-export const strict = { onExcessProperty: "error", errors: "all" } as const
 
 // The tool keeps its schemas with the encoded side widened to `unknown`: the
 // encoded type matters only where the definition is written, and keeping it
@@ -62,30 +58,6 @@ const make = <T extends Any>(fields: Omit<T, typeof TypeId | "pipe">): T => {
 }
 
 export const isMade = (tool: unknown): boolean => typeof tool === "object" && tool !== null && madeTools.has(tool)
-
-export const issueText = (error: ParseResult.ParseError): string => ParseResult.TreeFormatter.formatErrorSync(error)
-
-// The payload's JSON Schema, for UIs that build an edit form; made once.
-const jsonSchemas = new WeakMap<object, unknown>()
-export const jsonSchemaOf = (schema: Schema.Schema<any, any>): unknown => {
-  if (!jsonSchemas.has(schema)) {
-    let made: unknown
-    try {
-      made = JSONSchema.make(schema)
-    } catch {
-      made = undefined
-    }
-    jsonSchemas.set(schema, made)
-  }
-  return jsonSchemas.get(schema)
-}
-
-// Fails with a refusal, written to audit where it happened.
-export const refuse = (refusal: Refused): Effect.Effect<never, Refused> =>
-  Effect.zipRight(
-    Audit.record({ type: "refused", tool: refusal.tool, gate: refusal.gate, reason: refusal.reason }),
-    Effect.fail(markAudited(refusal))
-  )
 
 const forged = (tool: string, capability: string) =>
   refuse(new Refused({ tool, gate: "capability", reason: `this ${capability} was not granted by graded` }))
