@@ -66,7 +66,7 @@ expectError(store.add({
 // A proposal's final states cannot be left through settle's types either:
 // there is no status a caller could set a proposal back to but "pending",
 // and the store refuses that unless the proposal is being approved.
-expectType<Effect.Effect<ProposalStore.Proposal, ProposalStore.NotFound | ProposalStore.AlreadyDecided>>(
+expectType<Effect.Effect<Proposal.Proposal, ProposalStore.NotFound | ProposalStore.AlreadyDecided>>(
   store.settle("p-1", { status: "pending" })
 )
 
@@ -84,9 +84,9 @@ Plan.make("fine", { input: Schema.Struct({}), writes: [SubmitTicket], steps: () 
 expectError(Tool.proposal(KbSearch))
 
 // Accepted: the proposal tools of a write and a send are read tools that need the store.
-expectType<Tool.Tool<"ticket.submit.propose", "read", { readonly subject: string }, Tool.Proposed, never, ProposalStore.ProposalStore>>(
+expectType<Tool.Tool<"ticket.submit.propose", "read", { readonly subject: string }, Proposal.Proposed, never, ProposalStore.ProposalStore>>(
   Tool.proposal(SubmitTicket)
 )
-expectType<Tool.Tool<"chat.sendMessage.propose", "read", { readonly text: string }, Tool.Proposed, never, ProposalStore.ProposalStore>>(
+expectType<Tool.Tool<"chat.sendMessage.propose", "read", { readonly text: string }, Proposal.Proposed, never, ProposalStore.ProposalStore>>(
   Tool.proposal(SendReply)
 )

@@ -1,20 +1,164 @@
 /**
- * The human side of proposals: list them, approve one (possibly edited), or
- * reject it. An approval asks the human through the caller's `HumanConfirm`
+ * Proposals: a write or send a model suggested, recorded for a human to
+ * decide. `Proposal.tool` makes the read tool a model calls to propose; the
+ * human side lists them, approves one (possibly edited), or rejects it. An approval asks the human through the caller's `HumanConfirm`
  * like any other write or send, delivers exactly once, and a second approval
  * of the same proposal delivers nothing and says why.
  *
  * @since 0.1.0
  */
 import { Clock, Effect, Schema } from "effect"
+import type { Confirmable } from "./Grade.js"
 import { refusalHere } from "./internal/invocation.js"
 import { refuse } from "./internal/refuse.js"
 import { confirmerOf, isSend } from "./internal/tool.js"
 import * as Invocation from "./Invocation.js"
-import { type AlreadyDecided, type NotFound, type Proposal, ProposalStore, type Status } from "./ProposalStore.js"
+import type { MadeByToolProposalOnly } from "./internal/capability.js"
+import * as internal from "./internal/proposal.js"
+import { type AlreadyDecided, type NotFound, ProposalStore } from "./ProposalStore.js"
 import type * as Tool from "./Tool.js"
 import type * as Toolkit from "./Toolkit.js"
 import { InvalidEdit, parseOptions, Refused, Rejected, type ToolError } from "./ToolError.js"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Status = "pending" | "approving" | "delivered" | "rejected" | "failed"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Decided {
+  readonly by: string
+  readonly at: string
+  readonly edited: boolean
+  readonly reason?: string | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Proposal {
+  readonly id: string
+  readonly tool: string
+  readonly grade: Confirmable
+  readonly title: string
+  /** The input the model gave, encoded. */
+  readonly input: unknown
+  /** What would go out: the write's input, or the send's prepared payload; encoded. */
+  readonly payload: unknown
+  readonly status: Status
+  readonly proposedAt: string
+  readonly actor: string | undefined
+  readonly traceId: string | undefined
+  readonly decision?: Decided | undefined
+  /** The tool's encoded output, once delivered. */
+  readonly output?: unknown
+}
+
+/**
+ * A proposal as `Tool.proposal` records it. Only `Tool.proposal` makes these
+ * (the brand cannot be written by hand), so a store holds no payload that a
+ * tool did not prepare.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type New = Omit<Proposal, "id" | "status" | "decision" | "output"> & {
+  /** A value no code outside graded can write: a record made by hand does not compile. */
+  readonly madeByToolProposalOnly: MadeByToolProposalOnly
+}
+
+/**
+ * How an approval ended. `delivered`, `failed` and `rejected` are final;
+ * `pending` hands the proposal back (nothing was delivered).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Outcome =
+  | { readonly status: "delivered"; readonly decision: Decided; readonly output: unknown }
+  | { readonly status: "failed"; readonly decision: Decided }
+  | { readonly status: "rejected"; readonly decision: Decided }
+  | { readonly status: "pending" }
+
+/**
+ * What a proposal tool returns to the model.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Proposed {
+  readonly proposal: string
+  readonly status: "pending"
+  readonly note: string
+}
+
+/**
+ * The call signature of `Proposal.tool`: a write or send tool in, its
+ * proposal tool out; a read tool is a compile error naming it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ToolConstructor {
+  <const T extends Tool.Any>(tool: Proposable<T>): ProposalOf<T>
+}
+
+/**
+ * The compile error for a proposal of a read tool.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type ReadProposal<Name extends string> =
+  `${Name} is a read tool: Tool.proposal takes a write or send tool (a model may call a read tool directly)`
+
+/**
+ * `T` when it is a write or send tool; otherwise the message naming it.
+ *
+ * @since 0.1.0
+ * @category utility types
+ */
+export type Proposable<T> = [T] extends [Tool.Tool<infer N, infer G, any, any, any, any>] ?
+  [G] extends ["read"] ? ReadProposal<N> : T
+  : T
+
+/**
+ * The read tool `Tool.proposal` makes of a write or send tool.
+ *
+ * @since 0.1.0
+ * @category utility types
+ */
+export type ProposalOf<T> = T extends Tool.SendTool<infer Name, infer I, any, any, infer E, infer R> ?
+  Tool.Tool<`${Name}.propose`, "read", I, Proposed, E, R | ProposalStore>
+  : T extends Tool.Tool<infer Name, "write", infer I, any, any, any> ? Tool.Tool<`${Name}.propose`, "read", I, Proposed, never, ProposalStore>
+  : never
+
+/**
+ * Turns a write or send tool into a read tool whose only effect is to record
+ * a proposal (the input, and for a send the prepared payload) for a human to
+ * approve or reject later. This is how an autonomous model may suggest an
+ * action. Its name is the tool's with `.propose` added.
+ *
+ * @example
+ * import { Effect, Schema } from "effect"
+ * import { Proposal, Tool, Toolkit } from "@graded/core"
+ *
+ * const SubmitTicket = Tool.write("ticket.submit", {
+ *   title: "Submit a ticket", description: "File a ticket.",
+ *   input: Schema.Struct({ subject: Schema.String }), output: Schema.Struct({ id: Schema.String }),
+ *   run: () => Effect.succeed({ id: "T-1" })
+ * })
+ * const forTheAgent = Toolkit.make(Proposal.tool(SubmitTicket)) // ticket.submit.propose, a read tool
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const tool: ToolConstructor = internal.make as unknown as ToolConstructor
 
 /**
  * Lists proposals, optionally by status.

@@ -8,73 +8,8 @@
  * @since 0.1.0
  */
 import { Clock, Context, Effect, Either, Layer, Schema } from "effect"
-import type { Confirmable } from "./Grade.js"
 import * as internal from "./internal/capability.js"
-
-/**
- * @since 0.1.0
- * @category models
- */
-export type Status = "pending" | "approving" | "delivered" | "rejected" | "failed"
-
-/**
- * @since 0.1.0
- * @category models
- */
-export interface Decision {
-  readonly by: string
-  readonly at: string
-  readonly edited: boolean
-  readonly reason?: string | undefined
-}
-
-/**
- * @since 0.1.0
- * @category models
- */
-export interface Proposal {
-  readonly id: string
-  readonly tool: string
-  readonly grade: Confirmable
-  readonly title: string
-  /** The input the model gave, encoded. */
-  readonly input: unknown
-  /** What would go out: the write's input, or the send's prepared payload; encoded. */
-  readonly payload: unknown
-  readonly status: Status
-  readonly proposedAt: string
-  readonly actor: string | undefined
-  readonly traceId: string | undefined
-  readonly decision?: Decision | undefined
-  /** The tool's encoded output, once delivered. */
-  readonly output?: unknown
-}
-
-/**
- * A proposal as `Tool.proposal` records it. Only `Tool.proposal` makes these
- * (the brand cannot be written by hand), so a store holds no payload that a
- * tool did not prepare.
- *
- * @since 0.1.0
- * @category models
- */
-export type New = Omit<Proposal, "id" | "status" | "decision" | "output"> & {
-  /** A value no code outside graded can write: a record made by hand does not compile. */
-  readonly madeByToolProposalOnly: internal.MadeByToolProposalOnly
-}
-
-/**
- * How an approval ended. `delivered`, `failed` and `rejected` are final;
- * `pending` hands the proposal back (nothing was delivered).
- *
- * @since 0.1.0
- * @category models
- */
-export type Outcome =
-  | { readonly status: "delivered"; readonly decision: Decision; readonly output: unknown }
-  | { readonly status: "failed"; readonly decision: Decision }
-  | { readonly status: "rejected"; readonly decision: Decision }
-  | { readonly status: "pending" }
+import type { Decided, New, Outcome, Proposal, Status } from "./Proposal.js"
 
 /**
  * No proposal has this id.
@@ -128,7 +63,7 @@ export declare namespace ProposalStore {
     /** Moves a pending proposal to `approving`, or fails: once per proposal. */
     readonly claim: (id: string, by: string) => Effect.Effect<Proposal, NotFound | AlreadyDecided>
     /** Moves a pending proposal to `rejected`, or fails. */
-    readonly reject: (id: string, decision: Decision) => Effect.Effect<Proposal, NotFound | AlreadyDecided>
+    readonly reject: (id: string, decision: Decided) => Effect.Effect<Proposal, NotFound | AlreadyDecided>
     /**
      * Records how an approval ended. Only a proposal being approved can be
      * settled: a final state is never left.

@@ -10,9 +10,8 @@ import type { Effect } from "effect/Effect"
 import type { Pipeable } from "effect/Pipeable"
 import type { Confirmed, HumanTrigger, SendCapability, WriteCapability } from "./Capability.js"
 import * as Grade_ from "./Grade.js"
-import * as internalProposal from "./internal/proposal.js"
 import * as internal from "./internal/tool.js"
-import type { ProposalStore } from "./ProposalStore.js"
+import * as Proposal from "./Proposal.js"
 import type { ToolError } from "./ToolError.js"
 import type { ValidName } from "./Wire.js"
 
@@ -401,75 +400,11 @@ export const send = <const Name extends string, I, IE, P, PE, O, OE, E1 = never,
   definition: SendDefinition<Name, I, IE, P, PE, O, OE, E1, R1, E2, R2>
 ): SendTool<Name, I, P, O, E1 | E2, R1 | R2> => internal.makeSend(name as Name, definition)
 
-
-/**
- * What a proposal tool returns to the model.
- *
- * @since 0.1.0
- * @category models
- */
-export interface Proposed {
-  readonly proposal: string
-  readonly status: "pending"
-  readonly note: string
-}
-
 /**
  * Turns a write or send tool into a read tool whose only effect is to record
- * a proposal (the input, and for a send the prepared payload) for a human to
- * approve or reject later. This is how an autonomous model may suggest an
- * action. Its name is the tool's with `.propose` added.
- *
- * @example
- * import { Effect, Schema } from "effect"
- * import { Tool, Toolkit } from "@graded/core"
- *
- * const SubmitTicket = Tool.write("ticket.submit", {
- *   title: "Submit a ticket", description: "File a ticket.",
- *   input: Schema.Struct({ subject: Schema.String }), output: Schema.Struct({ id: Schema.String }),
- *   run: () => Effect.succeed({ id: "T-1" })
- * })
- * const forTheAgent = Toolkit.make(Tool.proposal(SubmitTicket)) // ticket.submit.propose, a read tool
+ * a proposal for a human; the same as `Proposal.tool`, where it is described.
  *
  * @since 0.1.0
  * @category constructors
  */
-export interface ProposalConstructor {
-  <const T extends Any>(tool: Proposable<T>): ProposalOf<T>
-}
-
-/**
- * The compile error for a proposal of a read tool.
- *
- * @since 0.1.0
- * @category errors
- */
-export type ReadProposal<Name extends string> =
-  `${Name} is a read tool: Tool.proposal takes a write or send tool (a model may call a read tool directly)`
-
-/**
- * `T` when it is a write or send tool; otherwise the message naming it.
- *
- * @since 0.1.0
- * @category utility types
- */
-export type Proposable<T> = [T] extends [Tool<infer N, infer G, any, any, any, any>] ?
-  [G] extends ["read"] ? ReadProposal<N> : T
-  : T
-
-/**
- * The read tool `Tool.proposal` makes of a write or send tool.
- *
- * @since 0.1.0
- * @category utility types
- */
-export type ProposalOf<T> = T extends SendTool<infer Name, infer I, any, any, infer E, infer R> ?
-  Tool<`${Name}.propose`, "read", I, Proposed, E, R | ProposalStore>
-  : T extends Tool<infer Name, "write", infer I, any, any, any> ? Tool<`${Name}.propose`, "read", I, Proposed, never, ProposalStore>
-  : never
-
-/**
- * @since 0.1.0
- * @category constructors
- */
-export const proposal: ProposalConstructor = internalProposal.make as unknown as ProposalConstructor
+export const proposal: Proposal.ToolConstructor = Proposal.tool

@@ -617,7 +617,7 @@ const attacks: ReadonlyArray<Attack> = [
     attack: (desk) =>
       Effect.gen(function*() {
         const store = yield* ProposalStore.ProposalStore
-        const captured: Array<ProposalStore.New> = []
+        const captured: Array<Proposal.New> = []
         const spy: ProposalStore.ProposalStore.Service = {
           ...store,
           add: (record) => Effect.flatMap(store.add(record), (added) => Effect.as(Effect.sync(() => captured.push(record)), added))

@@ -66,7 +66,7 @@ export const make = (toolkit: Toolkit.Any): Proposals => {
   // The first listing is what the page renders (it never redraws a card), so
   // that is what an approval must match.
   const shown = new Map<string, Shown>()
-  const show = (proposal: ProposalStore.Proposal) => {
+  const show = (proposal: Proposal.Proposal) => {
     const known = shown.get(proposal.id)
     if (known !== undefined) return known
     const made: Shown = { id: proposal.id, csrf: secret(), tool: proposal.tool, payload: proposal.payload }
