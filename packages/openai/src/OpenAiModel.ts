@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import { Duration, Effect, Either, Layer } from "effect"
+import { Clock, Duration, Effect, Either, Layer } from "effect"
 import { LanguageModel } from "@graded/core"
 import OpenAI from "openai"
 import * as chat from "./internal/chat.js"
@@ -71,8 +71,9 @@ export const make = (options: Options): LanguageModel.LanguageModel.Service => {
           ).then(responses.response)
           : client.chat.completions.create(chat.body(options.model, request, { parallelToolCalls }), requestOptions(signal))
             .then(chat.response),
-      catch: toModelError
+      catch: (error) => error
     }).pipe(
+      Effect.catchAll((error) => Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.fail(toModelError(error, now)))),
       Effect.flatMap((response) =>
         typeof response === "string"
           ? Effect.fail(new LanguageModel.ModelError({ reason: "malformed-response", detail: response }))

@@ -226,6 +226,14 @@ describe("OpenAiModel errors", () => {
       expect(server.requests).toHaveLength(3)
     }))
 
+  it.scoped("a Retry-After date is read against the Effect Clock (TestClock here)", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(Date.parse("2026-11-30T12:00:00Z"))
+      const server = yield* Replay.make([Replay.errorReply(429, "Rate limit reached.", { "retry-after": "Mon, 30 Nov 2026 12:00:07 GMT" })])
+      const error = yield* Effect.flip(generate(server.baseURL, { maxRetries: 0 }))
+      expect(error).toMatchObject({ reason: "rate-limited", retryAfterMillis: 7000 })
+    }))
+
   it.scopedLive("5xx is retried; one that persists is a server error", () =>
     Effect.gen(function*() {
       const recovering = yield* Replay.make([Replay.errorReply(502, "Bad gateway"), Replay.chatReply({ content: "ok" })])

@@ -114,7 +114,7 @@ export const strictViolations = (parameters: unknown): Array<string> => {
 
 // Removes `null` where the original schema had an optional property, so the
 // Effect schema sees a missing key, as it was written.
-export const absentNulls = (value: unknown, schema: unknown, defs: Node): unknown => {
+const absentNulls = (value: unknown, schema: unknown, defs: Node): unknown => {
   if (!isNode(schema)) return value
   if (typeof schema.$ref === "string") return absentNulls(value, defs[schema.$ref.replace("#/$defs/", "")], defs)
   if (Array.isArray(value) && isNode(schema.items)) return value.map((item) => absentNulls(item, schema.items, defs))

@@ -102,7 +102,7 @@ const inherited = (fiber: RuntimeFiber<unknown, unknown>): Mark => {
   return mark
 }
 
-export const markOf = (fiber: RuntimeFiber<unknown, unknown>): Mark => strictest(inherited(fiber), heldBy(fiber))
+const markOf = (fiber: RuntimeFiber<unknown, unknown>): Mark => strictest(inherited(fiber), heldBy(fiber))
 
 // The current value and the fiber's own record, without the ancestors'
 // entries: reading those costs more, and only the gates need them.

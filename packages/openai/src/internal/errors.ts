@@ -20,7 +20,7 @@ const reasonOf = (status: number): LanguageModel.ModelErrorReason =>
   : "http"
 
 // retry-after-ms (OpenAI's), else retry-after in seconds or as an HTTP date.
-export const retryAfterMillis = (headers: unknown, now: number = Date.now()): number | undefined => {
+export const retryAfterMillis = (headers: unknown, now: number): number | undefined => {
   const get = (name: string): string | null | undefined =>
     typeof headers === "object" && headers !== null && "get" in headers && typeof headers.get === "function"
       ? headers.get(name)
@@ -46,7 +46,8 @@ const messageOf = (error: unknown): string => {
   return String(error)
 }
 
-export const toModelError = (error: unknown): LanguageModel.ModelError => {
+// `now` (from the Clock) turns an HTTP-date Retry-After into a wait.
+export const toModelError = (error: unknown, now: number): LanguageModel.ModelError => {
   if (error instanceof LanguageModel.ModelError) return error
   // By class name, not instanceof: a client the user made may come from
   // another copy of the openai package.
@@ -58,11 +59,11 @@ export const toModelError = (error: unknown): LanguageModel.ModelError => {
   if (name === "APIConnectionError") return new LanguageModel.ModelError({ reason: "connection", detail: messageOf(error) })
   if (status === undefined) return new LanguageModel.ModelError({ reason: "malformed-response", detail: messageOf(error) })
   const fields: Fields = { reason: reasonOf(status), detail: messageOf(error), status }
-  const wait = retryAfterMillis((error as { headers?: unknown }).headers)
+  const wait = retryAfterMillis((error as { headers?: unknown }).headers, now)
   return new LanguageModel.ModelError(wait === undefined ? fields : { ...fields, retryAfterMillis: wait })
 }
 
-export const isRetryable = (error: LanguageModel.ModelError): boolean =>
+const isRetryable = (error: LanguageModel.ModelError): boolean =>
   error.reason === "rate-limited" || error.reason === "server" || error.reason === "timeout" ||
   error.reason === "connection" || error.reason === "conflict"
 
