@@ -37,6 +37,9 @@ export const get = (id: string): Effect.Effect<Proposal, NotFound, ProposalStore
   Effect.flatMap(ProposalStore, (store) => store.get(id))
 
 /**
+ * What `Proposal.approve` succeeds with once the tool has delivered: the
+ * settled proposal and the tool's output.
+ *
  * @since 0.1.0
  * @category models
  */

@@ -12,12 +12,18 @@ import type { Confirmable } from "./Grade.js"
 import * as internal from "./internal/capability.js"
 
 /**
+ * Where a proposal stands: `pending` until a human acts, `approving` while an
+ * approval runs, then `delivered`, `rejected` or `failed`, which are final.
+ *
  * @since 0.1.0
  * @category models
  */
 export type Status = "pending" | "approving" | "delivered" | "rejected" | "failed"
 
 /**
+ * Who decided a proposal and when (an ISO timestamp), whether they edited the
+ * payload, and for a rejection, why.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -29,6 +35,9 @@ export interface Decision {
 }
 
 /**
+ * A stored proposal, as a review UI lists it: the tool, what the model asked
+ * for, what would go out, its status and, once decided, the decision.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -107,6 +116,9 @@ export class AlreadyDecided extends Schema.TaggedError<AlreadyDecided>()("@grade
 }
 
 /**
+ * The service that holds proposals: `Tool.proposal` adds to it and `Proposal`
+ * reads and decides them; provide `ProposalStore.memory` or your own.
+ *
  * @since 0.1.0
  * @category services
  */
@@ -117,6 +129,9 @@ export class ProposalStore extends Context.Tag("@graded/core/ProposalStore")<Pro
  */
 export declare namespace ProposalStore {
   /**
+   * What a store implements so that each decision happens once: `claim` and
+   * `reject` take only a pending proposal, `settle` only one being approved.
+   *
    * @since 0.1.0
    * @category models
    */
