@@ -25,6 +25,9 @@ import * as Guard from "./internal/guard.js"
 import * as ProposalCards from "./internal/proposals.js"
 
 /**
+ * How the confirm page is served: where it listens, the secret its API asks
+ * for, and how long, if at all, a card waits before it is rejected as timed out.
+ *
  * @since 0.1.0
  * @category models
  */

@@ -184,12 +184,18 @@ export interface Denied {
 }
 
 /**
+ * One tool call the model asked for in a run, in the order asked: its typed
+ * input and output when it ran, or why it did not.
+ *
  * @since 0.1.0
  * @category models
  */
 export type Call<Tools extends ReadonlyArray<Tool.Any>> = Succeeded<Tools[number]> | Denied
 
 /**
+ * What `Agent.run` succeeds with: why the loop stopped, the model's last text,
+ * every call in order, the whole conversation and the tokens its turns used.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -206,6 +212,9 @@ export interface Result<Tools extends ReadonlyArray<Tool.Any>> {
 }
 
 /**
+ * Where a run starts: a single `prompt`, or the `messages` of a conversation to
+ * continue; one of the two.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -214,6 +223,9 @@ export type Input =
   | { readonly messages: ReadonlyArray<Message>; readonly prompt?: undefined }
 
 /**
+ * What `Agent.run` takes: read tools only (the compiler checks), a prompt or
+ * messages, and optional limits, system message and context.
+ *
  * @since 0.1.0
  * @category models
  */

@@ -100,6 +100,9 @@ export class Audit extends Context.Reference<Audit>()("@graded/core/Audit", {
  */
 export declare namespace Audit {
   /**
+   * What a sink implements: `write` stores one entry and has no error channel,
+   * so a sink never fails the call it records.
+   *
    * @since 0.1.0
    * @category models
    */
@@ -143,6 +146,9 @@ export interface Memory {
 }
 
 /**
+ * Makes an in-memory sink, for tests and demos: provide its `layer`, then read
+ * what was recorded in its `entries`.
+ *
  * @example
  * import { Audit } from "@graded/core"
  * const audit = Audit.memory()

@@ -32,6 +32,9 @@ export type PlanResult =
   | { readonly ok: false; readonly error: string; readonly step?: string | undefined; readonly index?: number | undefined }
 
 /**
+ * What `make` and `expose` return: list and invoke tools and run plans by name,
+ * from a console or a script; a failed call is data, not a rejected promise.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -119,6 +122,9 @@ export type Provides<Needed, ROut, L> = 0 extends 1 & Needed ? L
   : MissingServices<Names<Missing<Needed, ROut>>>
 
 /**
+ * What `make` and `expose` take: the layer of every service the tools and plans
+ * use (HumanConfirm included), who the console acts as, the global name.
+ *
  * @since 0.1.0
  * @category models
  */

@@ -103,6 +103,9 @@ export interface HumanTrigger {
  */
 export declare namespace HumanTrigger {
   /**
+   * What `HumanConfirm.trigger` provides: who started the work and how;
+   * `Plan.run` acts as `by` unless the context names an actor.
+   *
    * @since 0.1.0
    * @category models
    */

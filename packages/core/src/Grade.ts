@@ -25,6 +25,9 @@ import type { HumanTrigger, SendCapability, WriteCapability } from "./Capability
 export const schema = Schema.Literal("read", "write", "send")
 
 /**
+ * A tool's side-effect grade, `read`, `write` or `send`: it decides what the
+ * tool's `invoke` requires and who may trigger it.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -48,6 +51,9 @@ export const all: ReadonlyArray<Grade> = schema.literals
 export type Confirmable = Exclude<Grade, "read">
 
 /**
+ * Whether a grade needs a human's say (a confirmation, or a plan a human
+ * started) before it happens: true for `write` and `send`.
+ *
  * @since 0.1.0
  * @category guards
  */
@@ -92,6 +98,9 @@ export type CapabilityName<G extends Grade> = G extends "write" ? "WriteCapabili
   : never
 
 /**
+ * The name of the capability a write or send grade requires, as text for
+ * run-time messages (the registry's refusals) that match the compile errors.
+ *
  * @since 0.1.0
  * @category constructors
  */

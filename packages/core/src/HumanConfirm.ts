@@ -40,6 +40,9 @@ export type Decision = Data.TaggedEnum<{
 const Decision = Data.taggedEnum<Decision>()
 
 /**
+ * A decision to go ahead, for a UI to return; with `payload`, the human's edit,
+ * which HumanConfirm decodes again with the tool's schema first.
+ *
  * @since 0.1.0
  * @category constructors
  */
@@ -47,6 +50,9 @@ export const approve = (by: string, payload?: unknown): Decision =>
   payload === undefined ? Decision.Approve({ by }) : Decision.Approve({ by, payload })
 
 /**
+ * A decision not to go ahead: nothing runs, the reason is audited, and the
+ * caller gets `ToolError.Rejected`.
+ *
  * @since 0.1.0
  * @category constructors
  */
@@ -178,6 +184,9 @@ export interface Scripted extends UI {
 }
 
 /**
+ * Makes a UI that answers from a list, for tests and demos: each confirmation
+ * takes the next decision, or calls it with the view.
+ *
  * @example
  * import { HumanConfirm } from "@graded/core"
  * const ui = HumanConfirm.scripted([

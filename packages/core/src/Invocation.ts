@@ -8,6 +8,9 @@ import { Effect } from "effect"
 import * as internal from "./internal/invocation.js"
 
 /**
+ * Who or what is calling, from which page, with which features, and whether a
+ * model chose the call; every gate and audit entry reads it.
+ *
  * @since 0.1.0
  * @category models
  */

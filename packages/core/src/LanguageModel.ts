@@ -44,6 +44,9 @@ export interface ToolCall {
 }
 
 /**
+ * One message of a conversation in graded's own form: the agent loop builds
+ * these, and a model adapter translates them for its API.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -54,6 +57,9 @@ export type Message =
   | { readonly role: "tool"; readonly callId: string; readonly name: string; readonly content: string }
 
 /**
+ * Tokens one turn used, as the provider reported them; `Agent.run` adds them up
+ * over its turns.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -75,6 +81,9 @@ export interface Response {
 }
 
 /**
+ * What one model turn is given: the conversation so far and the function
+ * definitions of the tools the model may call.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -136,6 +145,10 @@ export class ModelError extends Schema.TaggedError<ModelError>()("@graded/core/L
 }
 
 /**
+ * The model that `Agent.run` and a plan's `generate` step call: provide
+ * `ScriptedModel.layer` in tests, `@graded/openai`'s `OpenAiModel.layer` for a
+ * real one.
+ *
  * @since 0.1.0
  * @category services
  */
@@ -146,6 +159,9 @@ export class LanguageModel extends Context.Tag("@graded/core/LanguageModel")<Lan
  */
 export declare namespace LanguageModel {
   /**
+   * What a model adapter implements: `generate` takes one turn and fails only
+   * with a `ModelError`.
+   *
    * @since 0.1.0
    * @category models
    */

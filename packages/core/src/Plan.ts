@@ -113,6 +113,8 @@ export interface Steps {
 }
 
 /**
+ * The key that marks a value as a plan; `Plan.isPlan` checks for it.
+ *
  * @since 0.1.0
  * @category symbols
  */

@@ -21,12 +21,18 @@ import type * as Toolkit from "./Toolkit.js"
 import { InvalidEdit, parseOptions, Refused, Rejected, type ToolError } from "./ToolError.js"
 
 /**
+ * Where a proposal stands: `pending` until a human acts, `approving` while an
+ * approval runs, then `delivered`, `rejected` or `failed`, which are final.
+ *
  * @since 0.1.0
  * @category models
  */
 export type Status = "pending" | "approving" | "delivered" | "rejected" | "failed"
 
 /**
+ * Who decided a proposal and when (an ISO timestamp), whether they edited the
+ * payload, and for a rejection, why.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -38,6 +44,9 @@ export interface Decided {
 }
 
 /**
+ * A stored proposal, as a review UI lists it: the tool, what the model asked
+ * for, what would go out, its status and, once decided, the decision.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -182,6 +191,9 @@ export const get = (id: string): Effect.Effect<Proposal, NotFound, ProposalStore
   Effect.flatMap(ProposalStore, (store) => store.get(id))
 
 /**
+ * What `Proposal.approve` succeeds with once the tool has delivered: the
+ * settled proposal and the tool's output.
+ *
  * @since 0.1.0
  * @category models
  */

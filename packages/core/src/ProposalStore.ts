@@ -42,6 +42,9 @@ export class AlreadyDecided extends Schema.TaggedError<AlreadyDecided>()("@grade
 }
 
 /**
+ * The service that holds proposals: `Tool.proposal` adds to it and `Proposal`
+ * reads and decides them; provide `ProposalStore.memory` or your own.
+ *
  * @since 0.1.0
  * @category services
  */
@@ -52,6 +55,9 @@ export class ProposalStore extends Context.Tag("@graded/core/ProposalStore")<Pro
  */
 export declare namespace ProposalStore {
   /**
+   * What a store implements so that each decision happens once: `claim` and
+   * `reject` take only a pending proposal, `settle` only one being approved.
+   *
    * @since 0.1.0
    * @category models
    */

@@ -89,6 +89,9 @@ export interface Listing {
 }
 
 /**
+ * What a registry knows of the installation: the features it licenses and the
+ * page types the app recognises.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -132,6 +135,9 @@ type RequirementsOfName<T, N> = [LiteralNamed<Admitting<T, N>>] extends [never] 
   : Tool.Requirements<Admitting<T, N>>
 
 /**
+ * One toolkit's runtime entry: list what a caller is offered, invoke a tool by
+ * name through every gate, and list function definitions for a model.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -150,6 +156,9 @@ export interface Registry<Tools extends ReadonlyArray<Tool.Any>> {
 }
 
 /**
+ * Builds the registry of a toolkit, for every place tools are called by name at
+ * run time (a shortcut, a form, a console, a model's calls).
+ *
  * @example
  * import { Effect } from "effect"
  * import { Registry, Toolkit } from "@graded/core"

@@ -16,6 +16,8 @@ import type { ToolError } from "./ToolError.js"
 import type { ValidName } from "./Wire.js"
 
 /**
+ * The key that marks a graded tool; `Tool.isTool` checks for it.
+ *
  * @since 0.1.0
  * @category symbols
  */
@@ -110,30 +112,41 @@ export interface SendTool<Name extends string, I, P, O, E, R> extends Tool<Name,
 export interface Any extends Tool<string, Grade_.Grade, any, any, any, any> {}
 
 /**
+ * A tool's name as a literal type, such as `"kb.search"`.
+ *
  * @since 0.1.0
  * @category utility types
  */
 export type Name<T> = T extends Tool<infer N, any, any, any, any, any> ? N : never
 
 /**
+ * A tool's grade as a type: `"read"`, `"write"` or `"send"`.
+ *
  * @since 0.1.0
  * @category utility types
  */
 export type Grade<T> = T extends Tool<any, infer G, any, any, any, any> ? G : never
 
 /**
+ * The decoded input a tool's `invoke` takes.
+ *
  * @since 0.1.0
  * @category utility types
  */
 export type Input<T> = T extends Tool<any, any, infer I, any, any, any> ? I : never
 
 /**
+ * What a tool's `invoke` succeeds with, before it is encoded.
+ *
  * @since 0.1.0
  * @category utility types
  */
 export type Output<T> = T extends Tool<any, any, any, infer O, any, any> ? O : never
 
 /**
+ * A tool's own failure type, which `invoke` reports beside graded's errors in
+ * `ToolError<E>`.
+ *
  * @since 0.1.0
  * @category utility types
  */
@@ -156,6 +169,9 @@ export type Context<T> = T extends Tool<any, any, any, any, any, infer R> ? R : 
 export type Requirements<T> = T extends Tool<any, infer G, any, any, any, infer R> ? R | Grade_.Capability<G> : never
 
 /**
+ * Whether a value is a tool (it carries `Tool.TypeId`), for code that gets
+ * tools from untyped places.
+ *
  * @since 0.1.0
  * @category guards
  */
@@ -286,6 +302,9 @@ export type Honest<Name extends string, G extends Grade_.Grade, Part extends str
 // ---------------------------------------------------------------------------
 
 /**
+ * What `Tool.read` takes: the options, input and output schemas, and a `run`
+ * that does not compile if it needs a built-in capability.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -296,6 +315,9 @@ export interface ReadDefinition<Name extends string, I, IE, O, OE, E, R> extends
 }
 
 /**
+ * What `Tool.write` takes: the options, input and output schemas, and a `run`
+ * that does not compile if it needs `SendCapability`.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -306,6 +328,9 @@ export interface WriteDefinition<Name extends string, I, IE, O, OE, E, R> extend
 }
 
 /**
+ * What `Tool.send` takes: the options, the schemas, a `prepare` that may need
+ * neither capability, and a `deliver` that sends a confirmed payload.
+ *
  * @since 0.1.0
  * @category models
  */

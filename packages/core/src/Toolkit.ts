@@ -12,6 +12,8 @@ import * as Tool from "./Tool.js"
 import { checkName, type ValidName } from "./Wire.js"
 
 /**
+ * The key that marks a value as a toolkit; `Toolkit.isToolkit` checks for it.
+ *
  * @since 0.1.0
  * @category symbols
  */
@@ -24,6 +26,9 @@ export const TypeId: unique symbol = Symbol.for("@graded/core/Toolkit")
 export type TypeId = typeof TypeId
 
 /**
+ * An ordered set of tools with unique names whose type keeps each tool: what
+ * `Agent.run`, `Registry.make` and `Proposal.approve` take.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -60,6 +65,9 @@ export type Tools<T extends Any> = T["tools"]
 export type Requirements<T extends Any> = Tool.Requirements<T["tools"][number]>
 
 /**
+ * Whether a value is a toolkit (it carries `Toolkit.TypeId`), for code that
+ * gets one from an untyped place.
+ *
  * @since 0.1.0
  * @category guards
  */
@@ -97,6 +105,9 @@ export const notMadeMessage = (name: string): string =>
   `Tool '${name}' was not made by Tool.read, Tool.write or Tool.send: a copy or a changed tool loses its gates`
 
 /**
+ * The compile error for two tools of one name in a toolkit; `duplicateMessage`
+ * writes the same text at run time.
+ *
  * @since 0.1.0
  * @category errors
  */

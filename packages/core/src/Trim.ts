@@ -17,6 +17,9 @@
 export const defaultMaxChars = 4000
 
 /**
+ * What `Trim.fit` returns: the value to show the model, and what was cut, in
+ * words.
+ *
  * @since 0.1.0
  * @category models
  */

@@ -69,6 +69,9 @@ export const invalidNameMessage = <const Name extends string>(name: Name): Inval
   `Tool name '${name}' is invalid: write it as <domain>.<capability>, each segment letters and digits joined by a single - or _`
 
 /**
+ * The compile error `Wire.ValidName` gives for a name that breaks the naming
+ * rule; `invalidNameMessage` writes the same text.
+ *
  * @since 0.1.0
  * @category errors
  */
@@ -85,6 +88,9 @@ export const tooLongMessage = <const Name extends string>(name: Name): TooLongMe
   `Tool name '${name}' is too long: its wire form must fit in 64 characters`
 
 /**
+ * The compile error `Wire.ValidName` gives for a name whose wire form is too
+ * long; `tooLongMessage` writes the same text.
+ *
  * @since 0.1.0
  * @category errors
  */

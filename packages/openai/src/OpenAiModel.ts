@@ -14,6 +14,9 @@ import { retryPolicy, toModelError } from "./internal/errors.js"
 import * as responses from "./internal/responses.js"
 
 /**
+ * What `make` and `layer` take: the model, a client or the key and server to
+ * make one, which API to call, and the timeout and retry settings.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -39,7 +42,8 @@ export interface Options {
 }
 
 /**
- * Makes the service.
+ * Makes the `LanguageModel` service itself, for code that wraps it or provides
+ * it by hand; most apps want `layer`.
  *
  * @since 0.1.0
  * @category constructors
@@ -88,7 +92,8 @@ export const make = (options: Options): LanguageModel.LanguageModel.Service => {
 }
 
 /**
- * The layer.
+ * Provides `LanguageModel` from OpenAI or a compatible server: what `Agent.run`
+ * and a plan's `generate` step call, where tests provide `ScriptedModel.layer`.
  *
  * @example
  * import { OpenAiModel } from "@graded/openai"
