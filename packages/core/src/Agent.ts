@@ -260,12 +260,13 @@ export { InvalidOptions } from "./internal/agent.js"
 export type AgentError = ModelError | internal.InvalidOptions
 
 /**
- * The default round limit.
+ * The round limit `Agent.run` uses when `maxRounds` is not given: a model that
+ * keeps calling tools is stopped after this many turns.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const defaultMaxRounds = 4
+export const defaultMaxRounds: number = internal.defaultMaxRounds
 
 /**
  * The default limit on one call's argument text.

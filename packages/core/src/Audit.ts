@@ -198,7 +198,8 @@ export const jsonl = (path: string): Layer.Layer<Audit, PlatformError, FileSyste
 const replacer = (_key: string, value: unknown) => typeof value === "bigint" ? value.toString() : value
 
 /**
- * A line of an audit file that is not a JSON object.
+ * A line of an audit file that is not an audit entry: not JSON, or JSON that
+ * does not decode as an `Audit.Entry`.
  *
  * @since 0.1.0
  * @category errors
@@ -251,7 +252,7 @@ const show = (value: unknown) => JSON.stringify(value)
  * One entry as a line a person reads.
  *
  * @since 0.1.0
- * @category utility types
+ * @category combinators
  */
 export const describe = (entry: Event): string => {
   switch (entry.type) {

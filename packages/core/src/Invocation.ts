@@ -27,7 +27,7 @@ export interface Context {
   readonly features?: ReadonlyArray<string> | undefined
   /** Who is acting: a user id, an agent id. */
   readonly actor?: string | undefined
-  /** The actor's role, for context-dependent tool sets. */
+  /** The actor's role, carried with the call for your own tools and layers; graded does not act on it yet. */
   readonly role?: string | undefined
   /** Correlates every audit event of one piece of work. */
   readonly traceId?: string | undefined

@@ -199,7 +199,7 @@ export const get = (id: string): Effect.Effect<Proposal, NotFound, ProposalStore
  */
 export interface Approved {
   readonly proposal: Proposal
-  /** The tool's output, typed as the tool returns it. */
+  /** The tool's output, as the tool returned it (decoded, not encoded); `unknown` because the toolkit is any. */
   readonly output: unknown
 }
 

@@ -54,11 +54,11 @@ export interface Options {
   readonly title: string
   /** For the model: what the tool does and when to use it. */
   readonly description: string
-  /** Feature flags: when none of the caller's licensed features matches, the tool is not exposed. */
+  /** Feature flags the tool needs: unless the caller has licensed every one of them, the tool is not offered. */
   readonly features?: ReadonlyArray<string> | undefined
   /** Page types the tool is meant for. An unknown page never blocks it. */
   readonly pages?: ReadonlyArray<string> | undefined
-  /** Compliance labels, carried into audit. */
+  /** Compliance labels for your own listings and reviews; graded does not act on them yet. */
   readonly tags?: ReadonlyArray<string> | undefined
   /** The fixed text a model or user sees for each failure, by error tag. */
   readonly failureMessages?: Readonly<Record<string, string>> | undefined

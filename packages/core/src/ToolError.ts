@@ -14,7 +14,7 @@ import type { ParseOptions } from "effect/SchemaAST"
  * every issue is reported, not only the first.
  *
  * @since 0.1.0
- * @category decoding
+ * @category models
  */
 export const parseOptions = { onExcessProperty: "error", errors: "all" } as const satisfies ParseOptions
 
@@ -23,7 +23,7 @@ export const parseOptions = { onExcessProperty: "error", errors: "all" } as cons
  * decode, and where.
  *
  * @since 0.1.0
- * @category decoding
+ * @category combinators
  */
 export const issueOf = (error: ParseResult.ParseError): string => ParseResult.TreeFormatter.formatErrorSync(error)
 

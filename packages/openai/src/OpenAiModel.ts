@@ -31,7 +31,7 @@ export interface Options {
   readonly api?: "chat" | "responses" | undefined
   /** Per request (default 60 seconds). */
   readonly timeout?: Duration.DurationInput | undefined
-  /** Retries of 429, 5xx, timeouts and dropped connections (default 3). */
+  /** Retries of 409, 429, 5xx, timeouts and dropped connections (default 3). */
   readonly maxRetries?: number | undefined
   /** The first backoff delay, doubled each retry (default 500 ms); a longer retry-after wins. */
   readonly retryBase?: Duration.DurationInput | undefined

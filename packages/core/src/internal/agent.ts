@@ -10,6 +10,8 @@ import { fromWire } from "../Wire.js"
 import { withoutCapabilities } from "./capability.js"
 import * as Registry from "./registry.js"
 
+export const defaultMaxRounds = 4
+
 export const autonomousViolation = <const Offenses extends string>(offenses: Offenses) =>
   `Agent.run takes read tools only: ${offenses}. Pass Toolkit.readOnly(toolkit), or let a human confirm these tools through HumanConfirm` as const
 
@@ -183,7 +185,7 @@ const loop = (options: RunOptions, maxRounds: number) =>
 
 export const run = (options: RunOptions) =>
   Effect.gen(function*() {
-    const maxRounds = options.maxRounds ?? 4
+    const maxRounds = options.maxRounds ?? defaultMaxRounds
     if (!Number.isInteger(maxRounds) || maxRounds < 1) {
       return yield* new InvalidOptions({ option: "maxRounds", issue: `must be a positive whole number, got ${maxRounds}` })
     }
