@@ -43,8 +43,8 @@ export type NeverTool<Index extends string | number> = `the tool at index ${Inde
 type Own<T extends Tool.Any> = ReturnType<T["invoke"]> extends Effect<any, any, infer R> ? R : never
 
 type ByGrade<N extends string, G, R> = G extends "read" ?
-  [Tool.Needed<R, Builtin>] extends [never] ? never : `${N} (read) needs ${Tool.CapabilityNames<Tool.Needed<R, Builtin>>}`
-  : `${N} (${G & string}) needs ${G extends Grade.Confirmable ? Grade.CapabilityName<G> : never}`
+  [Tool.Needed<R, Builtin>] extends [never] ? never : Grade.Needs<N, "read", Tool.CapabilityNames<Tool.Needed<R, Builtin>>>
+  : Grade.Needs<N, G & string, G extends Grade.Confirmable ? Grade.CapabilityName<G> : never>
 
 type Single<G> = [G] extends ["read"] ? true : [G] extends ["write"] ? true : [G] extends ["send"] ? true : false
 

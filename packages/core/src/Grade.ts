@@ -151,3 +151,50 @@ export const advice = <G extends Grade, P extends string>(grade: G, part: P): Ad
   : grade === "write" ? "grade it Tool.send, or remove that call"
   : part === "prepare" ? "prepare only builds the payload; do the effect in deliver"
   : "remove that call") as Advice<G, P>
+
+/**
+ * The compile error for a dishonest grade: the tool, its grade, the part of
+ * its definition, what that part needs, and what to do about it.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type GradeViolation<Name extends string, G extends Grade, P extends string, Caps extends string> =
+  `${Name} is a ${G} tool, but its ${P} needs ${Caps}: ${Advice<G, P>}`
+
+/**
+ * The same message at run time: what a gate says when a tool's own code asks
+ * for an effect above its grade.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const gradeViolation = <
+  const Name extends string,
+  const G extends Grade,
+  const P extends string,
+  const Caps extends string
+>(name: Name, grade: G, part: P, caps: Caps): GradeViolation<Name, G, P, Caps> =>
+  `${name} is a ${grade} tool, but its ${part} needs ${caps}: ${advice(grade, part)}` as GradeViolation<Name, G, P, Caps>
+
+/**
+ * What keeps a tool out of an autonomous loop: it needs a capability only a
+ * human gives. One entry of `Agent.AutonomousViolation`, and the reason the
+ * registry gives when it hides the tool from a model.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type Needs<Name extends string, G extends string, Caps extends string> = `${Name} (${G}) needs ${Caps}`
+
+/**
+ * The same text at run time.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const needs = <const Name extends string, const G extends string, const Caps extends string>(
+  name: Name,
+  grade: G,
+  caps: Caps
+): Needs<Name, G, Caps> => `${name} (${grade}) needs ${caps}`

@@ -211,7 +211,7 @@ export const run = <Name extends string, In, Out, R>(
     // Cast past the compiler, a forged trigger, a model's fiber or a read
     // tool's own code still cannot start a plan.
     if (!isGranted(trigger)) return yield* notStarted("the HumanTrigger was not granted by graded")
-    const refusal = yield* refusalHere(plan.name, "write")
+    const refusal = yield* refusalHere(plan.name, "write", "HumanTrigger")
     if (refusal !== undefined) {
       const reason = refusal.gate === "autonomous" ? "a model cannot start a plan; a human must" : refusal.reason
       yield* Audit.record({ type: "refused", tool: plan.name, gate: refusal.gate, reason })

@@ -212,32 +212,22 @@ export type CapabilityNames<R> = Join<
 export type Forbidden<G extends Grade_.Grade, Part extends string> = Grade_.Forbidden<G, Part>
 
 /**
- * The compile error for a dishonest grade.
+ * The compile error for a dishonest grade; `Grade.GradeViolation`, where it is
+ * written.
  *
  * @since 0.1.0
  * @category errors
  */
 export type GradeViolation<Name extends string, G extends Grade_.Grade, Part extends string, Caps extends string> =
-  `${Name} is a ${G} tool, but its ${Part} needs ${Caps}: ${Grade_.Advice<G, Part>}`
+  Grade_.GradeViolation<Name, G, Part, Caps>
 
 /**
- * The same message at run time.
+ * The same message at run time; `Grade.gradeViolation`, where it is written.
  *
  * @since 0.1.0
  * @category errors
  */
-export const gradeViolation = <
-  const Name extends string,
-  const G extends Grade_.Grade,
-  const Part extends string,
-  const Caps extends string
->(name: Name, grade: G, part: Part, caps: Caps): GradeViolation<Name, G, Part, Caps> =>
-  `${name} is a ${grade} tool, but its ${part} needs ${caps}: ${Grade_.advice(grade, part)}` as GradeViolation<
-    Name,
-    G,
-    Part,
-    Caps
-  >
+export const gradeViolation: typeof Grade_.gradeViolation = Grade_.gradeViolation
 
 /**
  * The capabilities of `C` that `R` may need: each one found in `R`, and each

@@ -103,14 +103,15 @@ export class Refused extends Schema.TaggedError<Refused>()("@graded/core/ToolErr
 export const autonomousReason = "a model chose this call; only a human may confirm a write or a send"
 
 /**
- * Why a write or send asked for from inside a lower-graded tool's own code is
- * refused.
+ * Why a write or send is refused where code may cause no more than
+ * `ceiling`, when no tool is named; inside a tool's own code the gate says
+ * `Grade.gradeViolation` instead, as the compiler would.
  *
  * @since 0.1.0
  * @category errors
  */
-export const gradeReason = (within: string | undefined, ceiling: string, grade: string): string =>
-  `it was called from inside ${within ?? "a tool"}, a ${ceiling} tool, which may not cause a ${grade}`
+export const gradeReason = (ceiling: string, grade: string): string =>
+  `the code running here may cause no more than a ${ceiling}, not a ${grade}`
 
 /**
  * What a model or user sees of a defect: the cause goes to audit only.

@@ -167,6 +167,13 @@ describe("Agent.run", () => {
           ],
           autonomous: true
         })
+        // The audit also says what the compiler would have.
+        expect(audit.entries.find((entry) => entry.type === "refused" && entry.tool === "Agent.run")).toMatchObject({
+          gate: "autonomous",
+          reason: Agent.autonomousViolation(
+            "ticket.submit (write) needs WriteCapability; chat.sendMessage (send) needs SendCapability"
+          )
+        })
       }))
 
     it.effect("2: a call outside the offered set is refused before anything runs, and audited", () =>
@@ -195,7 +202,7 @@ describe("Agent.run", () => {
           "kb.serch:unknown-tool"
         ])
         expect(effects).toMatchObject({ submitted: [], prepared: 0, delivered: [] })
-        const refused = audit.entries.filter((entry) => entry.type === "refused")
+        const refused = audit.entries.filter((entry) => entry.type === "refused" && entry.tool !== "Agent.run")
         expect(refused).toHaveLength(4)
         expect(refused.every((entry) => entry.type === "refused" && entry.gate === "offered")).toBe(true)
       }))

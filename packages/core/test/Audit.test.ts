@@ -34,8 +34,9 @@ describe("Audit.jsonl", () => {
         ))
       )
       const entries = yield* Audit.readJsonl(path)
-      expect(entries.map((e) => e.type)).toEqual(["offered", "refused", "answered"])
-      expect(entries[0]).toMatchObject({
+      expect(entries.map((e) => e.type)).toEqual(["refused", "offered", "refused", "answered"])
+      expect(entries[0]).toMatchObject({ tool: "Agent.run", gate: "autonomous" })
+      expect(entries[1]).toMatchObject({
         suppressed: [
           { tool: "ticket.submit", reason: "ticket.submit (write) needs WriteCapability" },
           { tool: "chat.sendMessage", reason: "chat.sendMessage (send) needs SendCapability" }

@@ -2,7 +2,7 @@
 // that refuses for that reason says it with those words.
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Schema } from "effect"
-import { Agent, Audit, HumanConfirm, Invocation, Registry, ScriptedModel, Tool, ToolError, Toolkit } from "@graded/core"
+import { Agent, Audit, Grade, HumanConfirm, Invocation, Registry, ScriptedModel, Tool, ToolError, Toolkit } from "@graded/core"
 import { makeDesk } from "./fixtures.js"
 
 const refusals = (audit: Audit.Memory) =>
@@ -35,7 +35,7 @@ describe("ToolError messages", () => {
       expect(desk.effects.submitted).toEqual([])
     }))
 
-  it.effect("grade: a write asked for from inside a read tool names the tool and the grades", () =>
+  it.effect("grade: a write asked for from inside a read tool says what the compiler would (Grade.gradeViolation)", () =>
     Effect.gen(function*() {
       const desk = makeDesk()
       const audit = Audit.memory()
@@ -44,7 +44,23 @@ describe("ToolError messages", () => {
         run: () => Effect.provide(desk.SubmitTicket.invoke({ subject: "x" }), HumanConfirm.layer(HumanConfirm.scripted([HumanConfirm.approve("x")])))
       })
       yield* Effect.exit(Inner.invoke({}).pipe(Effect.provide(audit.layer)))
-      expect(refusals(audit).map((entry) => entry.reason)).toEqual([ToolError.gradeReason("kb.inner", "read", "write")])
+      expect(refusals(audit).map((entry) => entry.reason)).toEqual([Grade.gradeViolation("kb.inner", "read", "run", "WriteCapability")])
+      expect(refusals(audit)[0]?.reason).toBe(
+        "kb.inner is a read tool, but its run needs WriteCapability: grade it Tool.write or Tool.send, or remove that call"
+      )
+      // A send's prepare that sends: named as the prepare of a send tool.
+      const Sneaky = Tool.send("chat.sneaky", {
+        title: "t", description: "d", input: Schema.Struct({}), payload: Schema.Struct({}), output: Schema.Unknown,
+        prepare: (() => Effect.as(desk.SendReply.invoke({ text: "x" }), {})) as unknown as () => Effect.Effect<{}>,
+        deliver: () => Effect.succeed(null)
+      })
+      const second = Audit.memory()
+      yield* Effect.exit(Sneaky.invoke({}).pipe(
+        Effect.provide(HumanConfirm.layer(HumanConfirm.scripted([HumanConfirm.approve("x"), HumanConfirm.approve("x")]))),
+        Effect.provide(second.layer)
+      ))
+      expect(refusals(second)[0]?.reason).toBe(Grade.gradeViolation("chat.sneaky", "send", "prepare", "SendCapability"))
+      expect(desk.effects.delivered).toEqual([])
       expect(desk.effects.submitted).toEqual([])
     }))
 

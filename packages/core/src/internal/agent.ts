@@ -7,6 +7,7 @@ import type { Any as AnyTool } from "../Tool.js"
 import type { Any as AnyToolkit } from "../Toolkit.js"
 import { invalidInputMessage } from "../ToolError.js"
 import { fromWire } from "../Wire.js"
+import { capabilityName, needs } from "../Grade.js"
 import { withoutCapabilities } from "./capability.js"
 import * as Registry from "./registry.js"
 
@@ -193,6 +194,14 @@ export const run = (options: RunOptions) =>
       return yield* new InvalidOptions({ option: "prompt", issue: "is missing: give a prompt or messages" })
     }
     const outer = yield* Invocation.current
+    // Only a cast gets a write or send tool here. The loop goes on without
+    // them (the registry hides them); the audit says what the compiler would.
+    const offenses = options.toolkit.tools.flatMap((tool) =>
+      tool.grade === "read" ? [] : [needs(tool.name, tool.grade, capabilityName(tool.grade))]
+    )
+    const cast = offenses.length === 0
+      ? Effect.void
+      : Audit.record({ type: "refused", tool: "Agent.run", gate: "autonomous", reason: autonomousViolation(offenses.join("; ")) })
     const context: Partial<Invocation.Context> = {
       ...options.context,
       autonomous: true,
@@ -200,5 +209,5 @@ export const run = (options: RunOptions) =>
     }
     // Every tool call of the loop sees capabilities that refuse, whatever an
     // outer layer provided; provided once here rather than for each call.
-    return yield* Invocation.within(context)(withoutCapabilities(loop(options, maxRounds)))
+    return yield* Invocation.within(context)(Effect.zipRight(cast, withoutCapabilities(loop(options, maxRounds))))
   })

@@ -14,7 +14,7 @@
 // Who may import this: graded's own modules only.
 import { Effect, Fiber, FiberRef, Option } from "effect"
 import type { RuntimeFiber } from "effect/Fiber"
-import { type Confirmable, type Grade, rank, within } from "../Grade.js"
+import { capabilityName, type Confirmable, type Grade, gradeViolation, type Part, rank, within } from "../Grade.js"
 import type { Context } from "../Invocation.js"
 import { autonomousReason, gradeReason, Refused } from "../ToolError.js"
 
@@ -27,17 +27,23 @@ export const currentRef: FiberRef.FiberRef<Context> = FiberRef.unsafeMake(initia
 
 export type Ceiling = Grade
 
+/** The tool whose own code is running, and which part of it: for messages. */
+export interface Within {
+  readonly tool: string
+  readonly grade: Grade
+  readonly part: Part
+}
+
 export interface Mark {
   readonly autonomous: boolean
   readonly ceiling: Ceiling
-  /** The tool whose own code is running, for messages. */
-  readonly within: string | undefined
+  readonly within: Within | undefined
 }
 
 
 const made = new WeakSet<object>()
 
-const makeMark = (autonomous: boolean, ceiling: Ceiling, within: string | undefined): Mark => {
+const makeMark = (autonomous: boolean, ceiling: Ceiling, within: Within | undefined): Mark => {
   const mark = Object.freeze({ autonomous, ceiling, within })
   made.add(mark)
   return mark
@@ -118,11 +124,14 @@ export const looksAutonomous = (fiber: RuntimeFiber<unknown, unknown>): boolean 
 
 // Marks are made once for each combination: restricting is on the hot path
 // of every read tool call.
-const marks = new Map<string, Mark>()
-const markFor = (autonomous: boolean, ceiling: Ceiling, within: string | undefined): Mark => {
-  const key = `${autonomous ? 1 : 0}${ceiling}\u0000${within ?? ""}`
-  let mark = marks.get(key)
-  if (mark === undefined) marks.set(key, mark = makeMark(autonomous, ceiling, within))
+// `within` is made once per tool, so it keys the cache by identity.
+const marks = new Map<Within | undefined, Map<string, Mark>>()
+const markFor = (autonomous: boolean, ceiling: Ceiling, within: Within | undefined): Mark => {
+  let byTool = marks.get(within)
+  if (byTool === undefined) marks.set(within, byTool = new Map())
+  const key = `${autonomous ? 1 : 0}${ceiling}`
+  let mark = byTool.get(key)
+  if (mark === undefined) byTool.set(key, mark = makeMark(autonomous, ceiling, within))
   return mark
 }
 
@@ -136,7 +145,7 @@ const anchorOf = (fiber: object, base: Mark): Anchor => {
  * Runs `self` with the current fiber's mark restricted further: autonomous,
  * or a lower ceiling. Restrictions only add up; nothing here lifts one.
  */
-export const restrict = (patch: { readonly autonomous?: true; readonly ceiling?: Ceiling; readonly within?: string }) =>
+export const restrict = (patch: { readonly autonomous?: true; readonly ceiling?: Ceiling; readonly within?: Within }) =>
 <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.withFiberRuntime<A, E, R>((fiber) => {
     // The cheap reading is enough here: restricting more than needed is safe.
@@ -180,18 +189,22 @@ export const restrict = (patch: { readonly autonomous?: true; readonly ceiling?:
 
 /**
  * Why the current fiber may not cause a `grade` effect of `tool`, or
- * undefined when it may.
+ * undefined when it may. `needs` names what the effect takes, for the
+ * message (the grade's capability unless said).
  */
-export const refusal = (mark: Mark, tool: string, grade: Confirmable): Refused | undefined => {
+export const refusal = (mark: Mark, tool: string, grade: Confirmable, needs: string = capabilityName(grade)): Refused | undefined => {
   if (mark.autonomous) {
     return new Refused({ tool, gate: "autonomous", reason: autonomousReason })
   }
   if (!within(grade, mark.ceiling)) {
-    return new Refused({ tool, gate: "grade", reason: gradeReason(mark.within, mark.ceiling, grade) })
+    const reason = mark.within !== undefined
+      ? gradeViolation(mark.within.tool, mark.within.grade, mark.within.part, needs)
+      : gradeReason(mark.ceiling, grade)
+    return new Refused({ tool, gate: "grade", reason })
   }
   return undefined
 }
 
 /** The refusal for the current fiber, read in one step. */
-export const refusalHere = (tool: string, grade: Confirmable): Effect.Effect<Refused | undefined> =>
-  Effect.withFiberRuntime((fiber) => Effect.succeed(refusal(markOf(fiber), tool, grade)))
+export const refusalHere = (tool: string, grade: Confirmable, needs?: string): Effect.Effect<Refused | undefined> =>
+  Effect.withFiberRuntime((fiber) => Effect.succeed(refusal(markOf(fiber), tool, grade, needs)))

@@ -22,7 +22,7 @@ import { toWire } from "../Wire.js"
 import { withoutCapabilities } from "./capability.js"
 import { compile } from "./functionSchema.js"
 import { isSend } from "./tool.js"
-import { capabilityName } from "../Grade.js"
+import { capabilityName, needs } from "../Grade.js"
 
 export { strictViolations } from "./functionSchema.js"
 
@@ -84,7 +84,7 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
         ? {
           code: "requires-confirm",
           gate: "autonomous",
-          reason: `${tool.name} (${tool.grade}) needs ${capabilityName(tool.grade)}`
+          reason: needs(tool.name, tool.grade, capabilityName(tool.grade))
         }
         : undefined)
 

@@ -4,6 +4,7 @@ import * as Audit from "../Audit.js"
 import type { Confirmed, SendCapability, WriteCapability } from "../Capability.js"
 import type { Any, Options, ReadDefinition, SendDefinition, SendTool, Tool, WriteDefinition } from "../Tool.js"
 import { type ConfirmError, Refused } from "../ToolError.js"
+import type { Grade, Part } from "../Grade.js"
 import { checkName } from "../Wire.js"
 import { authorityOf, consumeConfirmed, SendCapabilityTag, WriteCapabilityTag } from "./capability.js"
 import { type Ceiling, refusalHere, restrict } from "./invocation.js"
@@ -89,14 +90,15 @@ export const confirmerOf = (tool: Any): ((payload: unknown) => Effect.Effect<Out
 // Where a tool's own code runs, the fiber may cause nothing above `ceiling`:
 // a read tool that provides its own HumanConfirm, starts a plan or delivers a
 // confirmation it kept is refused, whatever it provides.
-const within = (tool: string, ceiling: Ceiling) => restrict({ ceiling, within: tool })
+const within = (tool: string, grade: Grade, part: Part, ceiling: Ceiling) =>
+  restrict({ ceiling, within: Object.freeze({ tool, grade, part }) })
 
 export const makeRead = <Name extends string, I, IE, O, OE, E, R>(
   name: Name,
   definition: ReadDefinition<Name, I, IE, O, OE, E, R>
 ): Tool<Name, "read", I, O, E, R> => {
   const run = definition.run as (input: I) => Effect.Effect<O, E, R>
-  const guard = within(checked(name), "read")
+  const guard = within(checked(name), "read", "run", "read")
   return make<Tool<Name, "read", I, O, E, R>>({
     ...options(definition),
     name,
@@ -113,7 +115,7 @@ export const makeWrite = <Name extends string, I, IE, O, OE, E, R>(
 ): Tool<Name, "write", I, O, E, R> => {
   const run = definition.run as (input: I) => Effect.Effect<O, E, R>
   const input = erase(definition.input)
-  const guard = within(checked(name), "write")
+  const guard = within(checked(name), "write", "run", "write")
   const confirmAndRun = (payload: I): Effect.Effect<Outcome, E | ConfirmError, R | WriteCapability> =>
     Effect.gen(function*() {
       const capability = yield* WriteCapabilityTag
@@ -147,7 +149,7 @@ export const makeSend = <Name extends string, I, IE, P, PE, O, OE, E1, R1, E2, R
   const prepare = definition.prepare as (input: I) => Effect.Effect<P, E1, R1>
   const payloadSchema = erase(definition.payload)
   // prepare builds the payload and may cause nothing: it runs as a read.
-  const preparing = within(checked(name), "read")
+  const preparing = within(checked(name), "send", "prepare", "read")
   const deliver = (confirmed: Confirmed<P, Name>): Effect.Effect<O, E2 | Refused, R2> =>
     Effect.flatMap(refusalHere(name, "send"), (refusal): Effect.Effect<O, E2 | Refused, R2> => {
       if (refusal !== undefined) return refuse(refusal)
