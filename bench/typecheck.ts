@@ -6,31 +6,12 @@ import { execFileSync } from "node:child_process"
 import { mkdirSync, rmSync, writeFileSync } from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { fields, gradedProgram } from "./program.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const generated = path.join(here, ".generated")
 
-const fields = `{ a: Schema.String, b: Schema.Number, c: Schema.Boolean }`
-
 const zodFields = `z.object({ a: z.string(), b: z.number(), c: z.boolean() })`
-
-const gradedProgram = (n: number) => {
-  const lines = [`import { Effect, Schema } from "effect"`, `import { Agent, HumanConfirm, Tool, Toolkit } from "@graded/core"`]
-  const sends: Array<string> = []
-  for (let i = 0; i < n; i++) {
-    const common = `title: "t${i}", description: "Tool ${i}.", input: Schema.Struct(${fields})`
-    if (i % 3 === 0) lines.push(`export const t${i} = Tool.read("d${i}.t${i}", { ${common}, output: Schema.String, run: ({ a }) => Effect.succeed(a) })`)
-    else if (i % 3 === 1) lines.push(`export const t${i} = Tool.write("d${i}.t${i}", { ${common}, output: Schema.String, run: ({ a }) => Effect.succeed(a) })`)
-    else {
-      lines.push(`export const t${i} = Tool.send("d${i}.t${i}", { ${common}, payload: Schema.Struct(${fields}), output: Schema.String, prepare: (input) => Effect.succeed(input), deliver: (c) => Effect.succeed(c.payload.a) })`)
-    }
-    if (i % 3 !== 0) sends.push(`t${i}.invoke({ a: "x", b: 1, c: true })`)
-  }
-  lines.push(`export const toolkit = Toolkit.make(${Array.from({ length: n }, (_, i) => `t${i}`).join(", ")})`)
-  lines.push(`export const agent = Agent.run({ toolkit: Toolkit.readOnly(toolkit), prompt: "?" })`)
-  lines.push(`export const confirmed = Effect.all([${sends.join(", ")}]).pipe(Effect.provide(HumanConfirm.layer(HumanConfirm.scripted([]))))`)
-  return lines.join("\n")
-}
 
 // graded as a user installs it: the compiled declaration files (run.ts
 // builds them first). The sources row is what this workspace checks.

@@ -1,6 +1,8 @@
 // The shape of the code, checked: no module imports another at run time in a
-// cycle (type-only imports are free to point anywhere), and no package reaches
-// into another package's internal/ modules.
+// cycle (type-only imports are free to point anywhere), and no package, nor its
+// tests, reaches into another package's internal/ modules. Tests may share a
+// fixture by its path (packages/core/test/supportDesk.ts); it imports only
+// public modules.
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -20,6 +22,10 @@ const packages = fs.readdirSync(path.join(root, "packages")).filter((name) =>
   fs.existsSync(path.join(root, "packages", name, "src"))
 )
 const files = packages.flatMap((name) => sources(path.join(root, "packages", name, "src")))
+const testFiles = packages.flatMap((name) => {
+  const dir = path.join(root, "packages", name, "test")
+  return fs.existsSync(dir) ? sources(dir) : []
+})
 
 interface Import {
   readonly from: string
@@ -51,6 +57,7 @@ const importsOf = (file: string): Array<Import> => {
 }
 
 const imports = files.flatMap(importsOf)
+const testImports = testFiles.flatMap(importsOf)
 
 const resolveRelative = (from: string, specifier: string): string | undefined => {
   if (!specifier.startsWith(".")) return undefined
@@ -106,8 +113,9 @@ describe("imports", () => {
     expect(cycles(runtimeEdges(), files).map((cycle) => cycle.join(" -> "))).toEqual([])
   })
 
-  it("no package reaches into another package's internal/ modules", () => {
-    const reaching = imports.filter(({ from, specifier }) => {
+  it("no package, nor its tests, reaches into another package's internal/ modules", () => {
+    expect(testFiles.length).toBeGreaterThan(20)
+    const reaching = [...imports, ...testImports].filter(({ from, specifier }) => {
       if (/^@graded\/[^/]+\/internal\//.test(specifier)) return true
       const target = resolveRelative(from, specifier)
       if (target === undefined) return false

@@ -1,7 +1,12 @@
-// The support desk of the first article, reduced to types: one tool of each
-// grade, and a read tool that needs an ordinary service.
+// The support desk of the first article, for the type tests: the write and
+// send tools are the shared desk's (packages/core/test/supportDesk.ts); the
+// read tools stay here, because these tests need one whose run requires an
+// ordinary service (to watch a requirement pass through) and one that needs none.
 import { Context, Effect, Schema } from "effect"
 import { Tool, Toolkit } from "@graded/core"
+import { makeDesk } from "../../packages/core/test/supportDesk.js"
+
+export { Payload } from "../../packages/core/test/supportDesk.js"
 
 export class KnowledgeBase extends Context.Tag("KnowledgeBase")<
   KnowledgeBase,
@@ -24,24 +29,6 @@ export const CurrentConversation = Tool.read("conversation.current", {
   run: () => Effect.succeed(["Hello"])
 })
 
-export const SubmitTicket = Tool.write("ticket.submit", {
-  title: "Submit a ticket",
-  description: "File a ticket.",
-  input: Schema.Struct({ subject: Schema.String }),
-  output: Schema.Struct({ id: Schema.String }),
-  run: () => Effect.succeed({ id: "T-1" })
-})
-
-export const Payload = Schema.Struct({ to: Schema.String, text: Schema.String })
-
-export const SendReply = Tool.send("chat.sendMessage", {
-  title: "Send a chat message",
-  description: "Send a message to the customer.",
-  input: Schema.Struct({ text: Schema.String }),
-  payload: Payload,
-  output: Schema.Struct({ delivered: Schema.Boolean }),
-  prepare: ({ text }) => Effect.succeed({ to: "customer:42", text }),
-  deliver: () => Effect.succeed({ delivered: true })
-})
+export const { SubmitTicket, SendReply } = makeDesk()
 
 export const support = Toolkit.make(KbSearch, CurrentConversation, SubmitTicket, SendReply)

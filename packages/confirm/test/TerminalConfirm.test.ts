@@ -1,8 +1,8 @@
 import { Terminal } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Schema } from "effect"
-import { Tool } from "@graded/core"
+import { Effect, Layer } from "effect"
 import { TerminalConfirm } from "@graded/confirm"
+import { makeDesk } from "../../core/test/supportDesk.js"
 
 // A terminal that answers with the given lines, then reports end of input.
 const terminal = (lines: ReadonlyArray<string>) => {
@@ -22,30 +22,19 @@ const terminal = (lines: ReadonlyArray<string>) => {
   return { layer, shown }
 }
 
-const delivered: Array<string> = []
-const Send = Tool.send("chat.sendMessage", {
-  title: "Send a chat message",
-  description: "Send a message to the customer.",
-  input: Schema.Struct({ text: Schema.String }),
-  payload: Schema.Struct({ to: Schema.String, text: Schema.NonEmptyString }),
-  output: Schema.Boolean,
-  prepare: ({ text }) => Effect.succeed({ to: "c-42", text }),
-  deliver: (confirmed) => Effect.sync(() => (delivered.push(confirmed.payload.text), true))
-})
-
-const confirmWith = (lines: ReadonlyArray<string>) => {
+const confirmWith = (desk: ReturnType<typeof makeDesk>, lines: ReadonlyArray<string>) => {
   const fake = terminal(lines)
   const layer = TerminalConfirm.layer({ by: "cli:alice" }).pipe(Layer.provide(fake.layer))
-  return { shown: fake.shown, run: (text: string) => Send.invoke({ text }).pipe(Effect.provide(layer)) }
+  return { shown: fake.shown, run: (text: string) => desk.SendReply.invoke({ text }).pipe(Effect.provide(layer)) }
 }
 
 describe("TerminalConfirm", () => {
   it.effect("shows the exact payload and delivers on approve", () =>
     Effect.gen(function*() {
-      delivered.length = 0
-      const { run, shown } = confirmWith(["a"])
-      expect(yield* run("Hello")).toBe(true)
-      expect(delivered).toEqual(["Hello"])
+      const desk = makeDesk()
+      const { run, shown } = confirmWith(desk, ["a"])
+      expect(yield* run("Hello")).toEqual({ delivered: true })
+      expect(desk.effects.delivered).toEqual([{ to: "customer:42", text: "Hello" }])
       const screen = shown.join("")
       expect(screen).toContain("SEND: Send a chat message (chat.sendMessage)")
       expect(screen).toContain("\"text\": \"Hello\"")
@@ -53,25 +42,25 @@ describe("TerminalConfirm", () => {
 
   it.effect("edits: not JSON is asked again; the edit is validated by the tool's schema", () =>
     Effect.gen(function*() {
-      delivered.length = 0
-      const good = confirmWith(["x", "e", "{oops", "{\"to\":\"c-42\",\"text\":\"Edited\"}"])
+      const desk = makeDesk()
+      const good = confirmWith(desk, ["x", "e", "{oops", "{\"to\":\"customer:42\",\"text\":\"Edited\"}"])
       yield* good.run("Hello")
-      expect(delivered).toEqual(["Edited"])
+      expect(desk.effects.delivered).toEqual([{ to: "customer:42", text: "Edited" }])
       expect(good.shown.join("")).toContain("Please answer a, e or r.")
       expect(good.shown.join("")).toContain("That is not JSON.")
-      const bad = confirmWith(["e", "{\"to\":\"c-42\",\"text\":\"\"}"])
+      const bad = confirmWith(desk, ["e", "{\"to\":\"customer:42\",\"text\":\"\"}"])
       const error = yield* Effect.flip(bad.run("Hello"))
       expect(error).toMatchObject({ _tag: "@graded/core/ToolError/InvalidEdit", by: "cli:alice" })
-      expect(delivered).toEqual(["Edited"])
+      expect(desk.effects.delivered).toEqual([{ to: "customer:42", text: "Edited" }])
     }))
 
   it.effect("rejects with the reason typed, and end of input is a rejection", () =>
     Effect.gen(function*() {
-      delivered.length = 0
-      const error = yield* Effect.flip(confirmWith(["r", "wrong customer"]).run("Hello"))
+      const desk = makeDesk()
+      const error = yield* Effect.flip(confirmWith(desk, ["r", "wrong customer"]).run("Hello"))
       expect(error).toMatchObject({ _tag: "@graded/core/ToolError/Rejected", by: "cli:alice", reason: "wrong customer" })
-      const closed = yield* Effect.flip(confirmWith([]).run("Hello"))
+      const closed = yield* Effect.flip(confirmWith(desk, []).run("Hello"))
       expect(closed).toMatchObject({ _tag: "@graded/core/ToolError/Rejected", reason: "the terminal closed before a decision" })
-      expect(delivered).toEqual([])
+      expect(desk.effects.delivered).toEqual([])
     }))
 })

@@ -2,13 +2,13 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer } from "effect"
 import { HumanConfirm, Proposal, ProposalStore, Tool, Toolkit } from "@graded/core"
 import { WebConfirm } from "@graded/confirm"
-import { makeSend } from "./desk.js"
+import { makeDesk } from "../../core/test/supportDesk.js"
 
 // A send waiting on the web page, and a way to talk to the page's API.
 const waiting = (options: WebConfirm.Options = {}) =>
   Effect.gen(function*() {
     const { server, ui } = yield* WebConfirm.make(options)
-    const desk = makeSend()
+    const desk = makeDesk()
     const send = (text: string) => Effect.fork(desk.SendReply.invoke({ text }).pipe(Effect.provide(HumanConfirm.layer(ui))))
     const api = (path: string, init: RequestInit = {}, auth = true) =>
       Effect.promise(async () => {
@@ -55,7 +55,7 @@ describe("WebConfirm", () => {
       }, false)
       expect(forged.status).toBe(401)
       expect(server.pending()).toBe(1)
-      expect(desk.delivered).toEqual([])
+      expect(desk.effects.delivered).toEqual([])
       expect((yield* decide(card, { by: "alice", action: "approve" })).status).toBe(200)
     }))
 
@@ -82,8 +82,8 @@ describe("WebConfirm", () => {
       expect([first.status, second.status].sort()).toEqual([200, 409])
       const loser = first.status === 409 ? first : second
       expect(loser.body.error).toMatch(/already decided: approved by tab-/)
-      expect(yield* Fiber.join(fiber)).toEqual({ sent: true })
-      expect(desk.delivered).toHaveLength(1)
+      expect(yield* Fiber.join(fiber)).toEqual({ delivered: true })
+      expect(desk.effects.delivered).toHaveLength(1)
     }))
 
   it.scopedLive("an invalid edit is refused on the server and the card stays; a valid one is sent", () =>
@@ -91,16 +91,16 @@ describe("WebConfirm", () => {
       const { cards, decide, desk, send, server } = yield* waiting()
       const fiber = yield* send("Helo")
       const [card] = yield* cards
-      const bad = yield* decide(card, { by: "alice", action: "edit", payload: { to: "c-42", text: "  " } })
+      const bad = yield* decide(card, { by: "alice", action: "edit", payload: { to: "customer:42", text: "  " } })
       expect(bad.status).toBe(400)
       expect(bad.body.error).toContain("the edit is invalid")
-      const extra = yield* decide(card, { by: "alice", action: "edit", payload: { to: "c-42", text: "Hi", bcc: "all" } })
+      const extra = yield* decide(card, { by: "alice", action: "edit", payload: { to: "customer:42", text: "Hi", bcc: "all" } })
       expect(extra.status).toBe(400)
       expect(server.pending()).toBe(1)
-      const good = yield* decide(card, { by: "alice", action: "edit", payload: { to: "c-42", text: "Hello" } })
+      const good = yield* decide(card, { by: "alice", action: "edit", payload: { to: "customer:42", text: "Hello" } })
       expect(good.status).toBe(200)
       yield* Fiber.join(fiber)
-      expect(desk.delivered).toEqual([{ to: "c-42", text: "Hello" }])
+      expect(desk.effects.delivered).toEqual([{ to: "customer:42", text: "Hello" }])
     }))
 
   it.scopedLive("a rejection reaches the caller as a structured denial: who and why", () =>
@@ -111,7 +111,7 @@ describe("WebConfirm", () => {
       yield* decide(card, { by: "alice", action: "reject", reason: "wrong customer" })
       const error = yield* Effect.flip(Fiber.join(fiber))
       expect(error).toMatchObject({ _tag: "@graded/core/ToolError/Rejected", by: "alice", reason: "wrong customer" })
-      expect(desk.delivered).toEqual([])
+      expect(desk.effects.delivered).toEqual([])
     }))
 
   it.scopedLive("nobody deciding in time is a rejection: timed out", () =>
@@ -121,7 +121,7 @@ describe("WebConfirm", () => {
       const error = yield* Effect.flip(Fiber.join(fiber))
       expect(error).toMatchObject({ _tag: "@graded/core/ToolError/Rejected", by: "web-confirm", reason: "timed out" })
       expect(server.decided()).toMatchObject([{ decision: "timed out" }])
-      expect(desk.delivered).toEqual([])
+      expect(desk.effects.delivered).toEqual([])
     }))
 
   it.scopedLive("the token comes before routing; a body that does not say who decides what is 400", () =>
@@ -168,14 +168,14 @@ describe("WebConfirm with proposals", () => {
   it.scopedLive("a second approval of a proposal is told who decided and delivers nothing", () =>
     Effect.gen(function*() {
       const { Proposal, Tool, Toolkit } = yield* Effect.promise(() => import("@graded/core"))
-      const desk = makeSend()
+      const desk = makeDesk()
       const { server } = yield* WebConfirm.make({ proposals: { toolkit: Toolkit.make(desk.SendReply) } })
       yield* Tool.proposal(desk.SendReply).invoke({ text: "From a model" })
       const [pending] = yield* Proposal.list({ status: "pending" })
       const headers = { authorization: `Bearer ${server.token}`, "content-type": "application/json" }
       const listed = yield* Effect.promise(() => fetch(`${server.origin}/api/requests`, { headers }).then((r) => r.json())) as Effect.Effect<any>
       const card = listed.requests.find((r: any) => r.kind === "proposal")
-      expect(card).toMatchObject({ id: pending!.id, tool: "chat.sendMessage", payload: { to: "c-42", text: "From a model" } })
+      expect(card).toMatchObject({ id: pending!.id, tool: "chat.sendMessage", payload: { to: "customer:42", text: "From a model" } })
       const decide = (by: string) =>
         Effect.promise(() =>
           fetch(`${server.origin}/api/proposals/${card.id}/decision`, {
@@ -188,7 +188,7 @@ describe("WebConfirm with proposals", () => {
       const second = yield* decide("bob")
       expect(second.status).toBe(409)
       expect(second.body.error).toContain("already decided (delivered by alice)")
-      expect(desk.delivered).toHaveLength(1)
+      expect(desk.effects.delivered).toHaveLength(1)
     }).pipe(Effect.provide(ProposalStore.memory)))
 })
 
@@ -207,7 +207,7 @@ const tampering = (rewrite: (payload: any) => unknown) => {
 }
 
 const proposing = Effect.gen(function*() {
-  const desk = makeSend()
+  const desk = makeDesk()
   const { server } = yield* WebConfirm.make({ proposals: { toolkit: Toolkit.make(desk.SendReply) } })
   yield* Tool.proposal(desk.SendReply).invoke({ text: "From a model" })
   const headers = { authorization: `Bearer ${server.token}`, "content-type": "application/json" }
@@ -233,7 +233,7 @@ describe("WebConfirm with proposals: the same guard, and only what the card show
       expect(yield* decide({ by: "alice", action: "reject", reason: "not today" })).toEqual({ status: 200, body: { message: "Rejected by alice." } })
       expect(yield* Proposal.get(card.id)).toMatchObject({ status: "rejected" })
       expect((yield* decide(approve)).status).toBe(409)
-      expect(desk.delivered).toEqual([])
+      expect(desk.effects.delivered).toEqual([])
     }).pipe(Effect.provide(ProposalStore.memory)))
 
   it.scopedLive("an approval whose payload to confirm is not the one the card showed is rejected, and nothing is delivered", () => {
@@ -244,7 +244,7 @@ describe("WebConfirm with proposals: the same guard, and only what the card show
       const answer = yield* decide({ by: "alice", action: "approve" })
       expect(answer.status).toBe(400)
       expect(answer.body.error).toContain("the payload to confirm is not the one shown on the card")
-      expect(desk.delivered).toEqual([])
+      expect(desk.effects.delivered).toEqual([])
       expect(yield* Proposal.get(card.id)).toMatchObject({ status: "rejected" })
     }).pipe(Effect.provide(store.layer))
   })

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { HumanConfirm } from "@graded/core"
 import { WebConfirm } from "@graded/confirm"
 import type * as Chromium from "./chromium.js"
-import { makeSend } from "./desk.js"
+import { makeDesk } from "../../core/test/supportDesk.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const artifacts = path.resolve(here, "../../../.artifacts")
@@ -54,7 +54,7 @@ afterAll(async () => {
 // The first choice keeps the plain screenshot names; the others are prefixed by kind.
 const shot = (chosen: Chromium.Browser) => chosen === browsers[0] ? "" : `${chosen.kind}-`
 
-const send = (desk: ReturnType<typeof makeSend>, text: string) =>
+const send = (desk: ReturnType<typeof makeDesk>, text: string) =>
   Effect.runPromise(Effect.either(desk.SendReply.invoke({ text }).pipe(Effect.provide(HumanConfirm.layer(ui)))))
 
 const open = async (): Promise<Page> => {
@@ -85,13 +85,13 @@ for (const chosen of browsers) describe(`in ${chosen.name}`, () => {
 
   describe("the confirm page", () => {
     it("shows a pending send; an edit is approved and delivered once, with the edited payload", async () => {
-      const desk = makeSend()
+      const desk = makeDesk()
       const result = send(desk, "Hello Mei, your invoice is fixd")
       const page = await open()
       const pending = card(page, "fixd")
       await pending.waitFor()
       expect(await pending.locator(".grade").textContent()).toBe("send")
-      expect(await pending.locator("pre.payload").textContent()).toContain("\"to\": \"c-42\"")
+      expect(await pending.locator("pre.payload").textContent()).toContain("\"to\": \"customer:42\"")
       await page.screenshot({ path: path.join(artifacts, `${shot(chosen)}confirm-pending.png`), fullPage: true })
       await pending.getByRole("button", { name: "Edit" }).click()
       await pending.locator("input[name=text]").fill("Hello Mei, your invoice is fixed")
@@ -100,19 +100,19 @@ for (const chosen of browsers) describe(`in ${chosen.name}`, () => {
       await page.screenshot({ path: path.join(artifacts, `${shot(chosen)}confirm-edited.png`), fullPage: true })
       const outcome = await result
       expect(outcome._tag).toBe("Right")
-      expect(desk.delivered).toEqual([{ to: "c-42", text: "Hello Mei, your invoice is fixed" }])
+      expect(desk.effects.delivered).toEqual([{ to: "customer:42", text: "Hello Mei, your invoice is fixed" }])
       // A second click on the disabled card, or a second tab, sends nothing more.
       const again = await page.evaluate(async (token) => {
         const response = await fetch("/api/requests", { headers: { authorization: `Bearer ${token}` } })
         return ((await response.json()) as { requests: Array<unknown> }).requests.length
       }, server.token)
       expect(again).toBe(0)
-      expect(desk.delivered).toHaveLength(1)
+      expect(desk.effects.delivered).toHaveLength(1)
       await page.close()
     }, 60_000)
 
     it("rejects with a reason, and the caller gets a structured denial", async () => {
-      const desk = makeSend()
+      const desk = makeDesk()
       const result = send(desk, "Please pay twice")
       const page = await open()
       const pending = card(page, "Please pay twice")
@@ -128,12 +128,12 @@ for (const chosen of browsers) describe(`in ${chosen.name}`, () => {
         by: "alice",
         reason: "we never ask that"
       })
-      expect(desk.delivered).toEqual([])
+      expect(desk.effects.delivered).toEqual([])
       await page.close()
     }, 60_000)
 
     it("a payload carrying HTML and script shows as text and runs nothing", async () => {
-      const desk = makeSend()
+      const desk = makeDesk()
       const attack = `<img src=x onerror="window.__pwned='img'"><script>window.__pwned='script'</script>`
       const result = send(desk, attack)
       const page = await open()
@@ -166,7 +166,7 @@ for (const chosen of browsers) describe(`in ${chosen.name}`, () => {
     it("a model's pending proposal shows as a card; approving it delivers once", async () => {
       const { Agent, ProposalStore, ScriptedModel, Tool, Toolkit } = await import("@graded/core")
       const { Layer } = await import("effect")
-      const desk = makeSend()
+      const desk = makeDesk()
       const toolkit = Toolkit.make(desk.SendReply)
       const proposalScope = Effect.runSync(Scope.make())
       const store = await Effect.runPromise(Scope.extend(Layer.build(ProposalStore.memory), proposalScope))
@@ -188,7 +188,7 @@ for (const chosen of browsers) describe(`in ${chosen.name}`, () => {
       await tab.screenshot({ path: path.join(artifacts, `${shot(chosen)}confirm-proposal.png`), fullPage: true })
       await proposal.getByRole("button", { name: "Approve" }).click()
       await proposal.locator(".status", { hasText: "Approved by web-user." }).waitFor()
-      expect(desk.delivered).toEqual([{ to: "c-42", text: "Proposed by a model" }])
+      expect(desk.effects.delivered).toEqual([{ to: "customer:42", text: "Proposed by a model" }])
       const again = await tab.evaluate(async ({ token }) => {
         const listed = await (await fetch("/api/requests", { headers: { authorization: `Bearer ${token}` } })).json() as { requests: Array<unknown> }
         return listed.requests.length

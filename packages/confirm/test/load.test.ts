@@ -6,7 +6,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
 import { HumanConfirm } from "@graded/core"
 import { WebConfirm } from "@graded/confirm"
-import { makeSend } from "./desk.js"
+import { makeDesk } from "../../core/test/supportDesk.js"
 
 const confirmations = 1000
 const clients = 50
@@ -15,7 +15,7 @@ describe("WebConfirm under load", () => {
   it.scopedLive(`${confirmations} pending confirmations, ${clients} concurrent clients`, () =>
     Effect.gen(function*() {
       const { server, ui } = yield* WebConfirm.make()
-      const desk = makeSend()
+      const desk = makeDesk()
       const human = HumanConfirm.layer(ui)
       const started = performance.now()
       const sends = yield* Effect.forEach(
@@ -58,17 +58,17 @@ describe("WebConfirm under load", () => {
       const results = yield* Effect.forEach(sends, Fiber.join)
       const seconds = (performance.now() - started) / 1000
       const delivered = new Map<string, number>()
-      for (const message of desk.delivered) delivered.set(message.text, (delivered.get(message.text) ?? 0) + 1)
+      for (const message of desk.effects.delivered) delivered.set(message.text, (delivered.get(message.text) ?? 0) + 1)
 
       console.log(
         `web confirm load: ${confirmations} confirmations, ${clients} clients, ${statuses.get(200)} decisions (200), ` +
-          `${statuses.get(409) ?? 0} told "already decided" (409), ${desk.delivered.length} deliveries, ${seconds.toFixed(2)} s`
+          `${statuses.get(409) ?? 0} told "already decided" (409), ${desk.effects.delivered.length} deliveries, ${seconds.toFixed(2)} s`
       )
       expect(statuses.get(200)).toBe(confirmations)
       expect(statuses.get(409)).toBe(confirmations * 2)
       expect([...wins.values()].every((n) => n === 1)).toBe(true)
-      expect(results.every((result) => result.sent)).toBe(true)
-      expect(desk.delivered).toHaveLength(confirmations)
+      expect(results.every((result) => result.delivered)).toBe(true)
+      expect(desk.effects.delivered).toHaveLength(confirmations)
       expect([...delivered.values()].every((n) => n === 1)).toBe(true)
       expect(server.pending()).toBe(0)
     }), 120_000)

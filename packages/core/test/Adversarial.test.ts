@@ -25,7 +25,7 @@ import {
   Toolkit,
   type WriteCapability
 } from "@graded/core"
-import { makeDesk } from "./fixtures.js"
+import { makeDesk } from "./supportDesk.js"
 
 const { call, calls, text } = ScriptedModel
 
@@ -704,7 +704,7 @@ describe("adversarial: cast-free attacks on 'no write or send without a human'",
       )
       expect((yield* Invocation.current).autonomous).toBe(false)
       yield* desk.SendReply.invoke({ text: "from the human" }).pipe(Effect.provide(HumanConfirm.layer(human)))
-      expect(desk.effects.delivered).toEqual(["from the human"])
+      expect(desk.effects.delivered).toEqual([{ to: "customer:42", text: "from the human" }])
     }))
 
   it.effect("the ceiling is lifted when a read tool's run ends, even when it failed", () =>

@@ -3,7 +3,7 @@ import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { Agent, Audit, ScriptedModel, Toolkit } from "@graded/core"
-import { makeDesk } from "./fixtures.js"
+import { makeDesk } from "./supportDesk.js"
 
 describe("Audit.jsonl", () => {
   it.scoped("writes one valid JSON line per entry, even from many fibers at once", () =>

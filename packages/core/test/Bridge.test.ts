@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Schema } from "effect"
 import { Bridge, HumanConfirm, Plan, Registry, ScriptedModel } from "@graded/core"
-import { makeDesk } from "./fixtures.js"
+import { makeDesk } from "./supportDesk.js"
 
 const setup = (decisions: Parameters<typeof HumanConfirm.scripted>[0] = []) => {
   const desk = makeDesk()
@@ -42,7 +42,7 @@ describe("Bridge", () => {
     expect(await bridge.invoke("kb.search", { query: "vat" })).toMatchObject({ ok: true })
     expect(await bridge.invoke("chat.sendMessage", { text: "Hi" })).toEqual({ ok: true, data: { delivered: true } })
     expect(await bridge.invoke("chat.sendMessage", { text: "Hi again" })).toMatchObject({ ok: false, code: "rejected" })
-    expect(effects.delivered).toEqual(["Hi"])
+    expect(effects.delivered).toEqual([{ to: "customer:42", text: "Hi" }])
     expect(ui.seen.map((view) => view.actor)).toEqual(["dev:alice", "dev:alice"])
     await bridge.dispose()
   })

@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { Audit, HumanConfirm, Invocation } from "@graded/core"
 import { HumanTriggerTag } from "../src/internal/capability.js"
-import { makeDesk } from "./fixtures.js"
+import { makeDesk } from "./supportDesk.js"
 
 describe("HumanConfirm", () => {
   it.effect("shows the tool, grade, title, exact payload and who is acting", () =>

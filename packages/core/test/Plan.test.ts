@@ -10,7 +10,7 @@ import {
   Tool
 } from "@graded/core"
 import { HumanTriggerTag } from "../src/internal/capability.js"
-import { makeDesk } from "./fixtures.js"
+import { makeDesk } from "./supportDesk.js"
 
 const alice = HumanConfirm.trigger({ by: "agent:alice", via: "shortcut" })
 
@@ -128,14 +128,14 @@ describe("Plan.run", () => {
       yield* Plan.run(Notify, { text: "Fixed" }).pipe(
         Effect.provide(Layer.merge(alice, HumanConfirm.layer(HumanConfirm.scripted([HumanConfirm.approve("agent:alice")]))))
       )
-      expect(effects.delivered).toEqual(["Fixed"])
+      expect(effects.delivered).toEqual([{ to: "customer:42", text: "Fixed" }])
       const error = yield* Effect.flip(
         Plan.run(Notify, { text: "Again" }).pipe(
           Effect.provide(Layer.merge(alice, HumanConfirm.layer(HumanConfirm.scripted([HumanConfirm.reject("agent:alice", "no")]))))
         )
       )
       expect(error.message).toBe("Plan notify failed at step 1 (send the reply): chat.sendMessage was rejected by agent:alice: no")
-      expect(effects.delivered).toEqual(["Fixed"])
+      expect(effects.delivered).toEqual([{ to: "customer:42", text: "Fixed" }])
     }))
 
   it.effect("bad input fails before any step runs", () =>

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Agent, HumanConfirm, Invocation, Proposal, ProposalStore, ScriptedModel, Tool, Toolkit } from "@graded/core"
-import { makeDesk } from "./fixtures.js"
+import { makeDesk } from "./supportDesk.js"
 
 const { call, calls, text } = ScriptedModel
 
@@ -46,11 +46,11 @@ describe("Tool.proposal and Proposal", () => {
       const [ticket, message] = yield* Proposal.list()
       const approved = yield* Proposal.approve(desk.support, message!.id).pipe(as(HumanConfirm.approve("agent:alice")))
       expect(approved.proposal).toMatchObject({ status: "delivered", decision: { by: "agent:alice", edited: false } })
-      expect(desk.effects.delivered).toEqual(["We are on it."])
+      expect(desk.effects.delivered).toEqual([{ to: "customer:42", text: "We are on it." }])
       const again = yield* Effect.flip(Proposal.approve(desk.support, message!.id).pipe(as(HumanConfirm.approve("agent:bob"))))
       expect(again).toBeInstanceOf(ProposalStore.AlreadyDecided)
       expect(again.message).toBe(`Proposal ${message!.id} was already decided (delivered by agent:alice); nothing was delivered again`)
-      expect(desk.effects.delivered).toEqual(["We are on it."])
+      expect(desk.effects.delivered).toEqual([{ to: "customer:42", text: "We are on it." }])
       // The write, approved with an edit.
       yield* Proposal.approve(desk.support, ticket!.id).pipe(as(HumanConfirm.approve("agent:alice", { subject: "VAT number (edited)" })))
       expect(desk.effects.submitted).toEqual(["VAT number (edited)"])

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Schema } from "effect"
 import { Agent, Audit, HumanConfirm, ScriptedModel, Tool, Toolkit } from "@graded/core"
-import { makeDesk } from "./fixtures.js"
+import { makeDesk } from "./supportDesk.js"
 
 const { call, calls, raw, text } = ScriptedModel
 

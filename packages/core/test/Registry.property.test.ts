@@ -5,7 +5,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, FastCheck as fc, Layer, Schema } from "effect"
 import { HumanConfirm, ProposalStore, Registry, Tool, Toolkit } from "@graded/core"
-import { makeDesk } from "./fixtures.js"
+import { makeDesk } from "./supportDesk.js"
 
 const isToolResult = Schema.is(Registry.ToolResult)
 

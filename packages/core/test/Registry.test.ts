@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, ParseResult, Schema } from "effect"
 import { Audit, HumanConfirm, Registry, Tool, Toolkit } from "@graded/core"
-import { makeDesk } from "./fixtures.js"
+import { makeDesk } from "./supportDesk.js"
 
 const isToolResult = Schema.is(Registry.ToolResult)
 
@@ -105,7 +105,7 @@ describe("Registry.invoke", () => {
         Effect.provide(HumanConfirm.layer(HumanConfirm.scripted([HumanConfirm.approve("agent:alice")])))
       )
       expect(result).toEqual({ ok: true, data: { delivered: true } })
-      expect(effects.delivered).toEqual(["Hi"])
+      expect(effects.delivered).toEqual([{ to: "customer:42", text: "Hi" }])
     }))
 
   it.effect("a human rejection is a structured result naming who and why", () =>
@@ -323,6 +323,6 @@ describe("Registry and HumanConfirm together", () => {
       )
       const result = yield* registry.invoke("chat.sendMessage", { text: "Hi" }).pipe(Effect.provide(layer))
       expect(result.ok).toBe(true)
-      expect(effects.delivered).toEqual(["Edited"])
+      expect(effects.delivered).toEqual([{ to: "customer:42", text: "Edited" }])
     }))
 })

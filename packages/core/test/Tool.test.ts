@@ -3,7 +3,7 @@ import { Effect, Exit, Layer, Schema } from "effect"
 import { Audit, HumanConfirm, Tool, ToolError } from "@graded/core"
 // The tag is internal: only a test that forges on purpose reaches for it.
 import { WriteCapabilityTag } from "../src/internal/capability.js"
-import { makeDesk } from "./fixtures.js"
+import { makeDesk } from "./supportDesk.js"
 
 const human = (...decisions: Parameters<typeof HumanConfirm.scripted>[0]) => {
   const ui = HumanConfirm.scripted(decisions)
@@ -90,7 +90,7 @@ describe("Tool.send", () => {
       )
       expect(result).toEqual({ delivered: true })
       expect(order).toEqual(["confirm after 1 prepare(s), 0 delivery(ies)"])
-      expect(effects.delivered).toEqual(["Your refund is on its way."])
+      expect(effects.delivered).toEqual([{ to: "customer:42", text: "Your refund is on its way." }])
       expect(ui.seen[0]?.payload).toEqual({ to: "customer:42", text: "Your refund is on its way." })
     }))
 
@@ -130,7 +130,7 @@ describe("Tool.send", () => {
       const { SendReply, effects } = makeDesk()
       const { layer } = human(HumanConfirm.approve("agent:alice", { to: "customer:42", text: "Edited" }))
       yield* SendReply.invoke({ text: "Hi" }).pipe(Effect.provide(layer))
-      expect(effects.delivered).toEqual(["Edited"])
+      expect(effects.delivered).toEqual([{ to: "customer:42", text: "Edited" }])
     }))
 
   it.effect("a confirmation delivers once: delivering it again is refused", () =>
@@ -138,6 +138,7 @@ describe("Tool.send", () => {
       const kept: Array<Tool.SendTool<"mail.send", { text: string }, { text: string }, number, never, never>["deliver"] extends
         (c: infer C) => unknown ? C : never> = []
       let sent = 0
+      // Not the shared desk's send: this one keeps the confirmation it is given, to deliver it again.
       const Mail = Tool.send("mail.send", {
         title: "Send mail",
         description: "Sends a mail.",

@@ -3,7 +3,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Schema } from "effect"
 import { Agent, Audit, Grade, HumanConfirm, Invocation, Registry, ScriptedModel, Tool, ToolError, Toolkit } from "@graded/core"
-import { makeDesk } from "./fixtures.js"
+import { makeDesk } from "./supportDesk.js"
 
 const refusals = (audit: Audit.Memory) =>
   audit.entries.flatMap((entry) => entry.type === "refused" ? [entry] : [])

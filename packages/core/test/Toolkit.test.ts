@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
 import { Tool, Toolkit } from "@graded/core"
-import { makeDesk } from "./fixtures.js"
+import { makeDesk } from "./supportDesk.js"
 
 const ping = (name: string) =>
   Tool.read(name, {

@@ -40,6 +40,7 @@ describe("trimming inside tools", () => {
 
   it.effect("maxItems cuts every list and says so; maxChars is the tool's own", () =>
     Effect.gen(function*() {
+      // Not the shared desk's search: limits are part of a tool's definition, and this one returns 50 rows.
       const Search = Tool.read("kb.search", {
         title: "Search",
         description: "Articles.",

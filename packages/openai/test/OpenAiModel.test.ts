@@ -1,34 +1,14 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, Schema, TestClock } from "effect"
-import { Agent, LanguageModel, Registry, Tool, Toolkit } from "@graded/core"
+import { Effect, Exit, Fiber, TestClock } from "effect"
+import { Agent, LanguageModel, Registry, Toolkit } from "@graded/core"
 import { OpenAiModel } from "@graded/openai"
 import { LanguageModel as LM } from "@graded/core"
 import { retryAfterMillis, retryPolicy } from "../src/internal/errors.js"
+import { makeDesk } from "../../core/test/supportDesk.js"
 import * as Replay from "./ReplayServer.js"
 
-const KbSearch = Tool.read("kb.search", {
-  title: "Search",
-  description: "Find articles.",
-  input: Schema.Struct({ query: Schema.String, limit: Schema.optional(Schema.Number) }),
-  output: Schema.Array(Schema.Struct({ title: Schema.String })),
-  run: ({ query }) => Effect.succeed([{ title: `About ${query}` }])
-})
-const CustomerLookup = Tool.read("customer.lookup", {
-  title: "Lookup",
-  description: "A customer by id.",
-  input: Schema.Struct({ id: Schema.String }),
-  output: Schema.Struct({ name: Schema.String }),
-  run: () => Effect.succeed({ name: "Mei Lin" })
-})
-const SendReply = Tool.send("chat.sendMessage", {
-  title: "Send",
-  description: "Send a message.",
-  input: Schema.Struct({ text: Schema.String }),
-  payload: Schema.Struct({ text: Schema.String }),
-  output: Schema.Boolean,
-  prepare: (input) => Effect.succeed(input),
-  deliver: () => Effect.succeed(true)
-})
+// Two read tools, so that one turn carries two parallel calls; the send tool is never offered.
+const { CustomerLookup, KbSearch, SendReply } = makeDesk()
 const desk = Toolkit.make(KbSearch, CustomerLookup, SendReply)
 const readOnly = Toolkit.readOnly(desk)
 const definitions = Registry.make(readOnly).functionSchemas({ autonomous: true })
@@ -92,7 +72,7 @@ describe("OpenAiModel over Chat Completions", () => {
             { id: "call_b", type: "function", function: { name: "customer__lookup", arguments: "{\"id\":\"c-42\"}" } }
           ]
         },
-        { role: "tool", tool_call_id: "call_a", content: "{\"ok\":true,\"data\":[{\"title\":\"About vat\"}]}" },
+        { role: "tool", tool_call_id: "call_a", content: "{\"ok\":true,\"data\":[{\"id\":\"kb-1\",\"title\":\"About vat\"}]}" },
         { role: "tool", tool_call_id: "call_b", content: "{\"ok\":true,\"data\":{\"name\":\"Mei Lin\"}}" }
       ])
     }))
@@ -164,7 +144,7 @@ describe("OpenAiModel over the Responses API", () => {
         { role: "assistant", content: "Looking." },
         { type: "function_call", call_id: "call_a", name: "kb__search", arguments: "{\"query\":\"vat\",\"limit\":null}" },
         { type: "function_call", call_id: "call_b", name: "customer__lookup", arguments: "{\"id\":\"c-42\"}" },
-        { type: "function_call_output", call_id: "call_a", output: "{\"ok\":true,\"data\":[{\"title\":\"About vat\"}]}" },
+        { type: "function_call_output", call_id: "call_a", output: "{\"ok\":true,\"data\":[{\"id\":\"kb-1\",\"title\":\"About vat\"}]}" },
         { type: "function_call_output", call_id: "call_b", output: "{\"ok\":true,\"data\":{\"name\":\"Mei Lin\"}}" }
       ])
       for (const request of server.requests) for (const name of namesIn(request.body)) expect(name).toMatch(wirePattern)

@@ -1,12 +1,23 @@
-// A small support desk used across the runtime tests: one tool of each
-// grade, each counting what it really did.
+// The support desk the tests share (core's, confirm's, openai's, and the type
+// tests' write and send tools): one tool of each grade in `support`, a second
+// read tool, each counting what it really did. A fresh desk per test.
+// Other packages' tests import this file by its path; it imports only public
+// modules, so it never reaches into core's internal/ (test/imports.test.ts).
 import { Effect, Schema } from "effect"
 import { Tool, Toolkit } from "@graded/core"
 
 export const Article = Schema.Struct({ id: Schema.String, title: Schema.String })
 
+// Trimmed: a reply of only spaces is no reply (the web confirm page refuses such an edit).
+export const Payload = Schema.Struct({ to: Schema.String, text: Schema.NonEmptyTrimmedString })
+
 export const makeDesk = () => {
-  const effects = { searches: [] as Array<string>, submitted: [] as Array<string>, prepared: 0, delivered: [] as Array<string> }
+  const effects = {
+    searches: [] as Array<string>,
+    submitted: [] as Array<string>,
+    prepared: 0,
+    delivered: [] as Array<typeof Payload.Type>
+  }
   const KbSearch = Tool.read("kb.search", {
     title: "Search the knowledge base",
     description: "Find articles that answer a question.",
@@ -18,6 +29,13 @@ export const makeDesk = () => {
         // `secret` is not in the output schema: encoding must drop it.
         return [{ id: "kb-1", title: `About ${query}`, secret: "internal" }]
       })
+  })
+  const CustomerLookup = Tool.read("customer.lookup", {
+    title: "Look up a customer",
+    description: "A customer by id.",
+    input: Schema.Struct({ id: Schema.String }),
+    output: Schema.Struct({ name: Schema.String }),
+    run: () => Effect.succeed({ name: "Mei Lin" })
   })
   const SubmitTicket = Tool.write("ticket.submit", {
     title: "Submit a ticket",
@@ -34,7 +52,7 @@ export const makeDesk = () => {
     title: "Send a chat message",
     description: "Send a message to the customer.",
     input: Schema.Struct({ text: Schema.String }),
-    payload: Schema.Struct({ to: Schema.String, text: Schema.NonEmptyString }),
+    payload: Payload,
     output: Schema.Struct({ delivered: Schema.Boolean }),
     prepare: ({ text }) =>
       Effect.sync(() => {
@@ -43,10 +61,10 @@ export const makeDesk = () => {
       }),
     deliver: (confirmed) =>
       Effect.sync(() => {
-        effects.delivered.push(confirmed.payload.text)
+        effects.delivered.push(confirmed.payload)
         return { delivered: true }
       })
   })
   const support = Toolkit.make(KbSearch, SubmitTicket, SendReply)
-  return { effects, KbSearch, SubmitTicket, SendReply, support }
+  return { effects, KbSearch, CustomerLookup, SubmitTicket, SendReply, support }
 }
