@@ -32,7 +32,7 @@ const expectations: Readonly<Record<string, Expectation>> = {
     exit: 0,
     prints: "Messages that reached the customer: 1"
   },
-  "npx -y pnpm@12.4.2 test                                                   # type-check (bench too), vitest, tsd type tests": {
+  "npx -y pnpm@12.4.2 test                                                   # type-check (bench too), vitest, tsd type tests, docs check, lint": {
     notRun: "it is this suite; .ci/run runs it on a fresh clone"
   },
   // docs/cli.md
@@ -89,6 +89,7 @@ const documents = ["README.md", ...readdirSync(path.join(root, "docs")).filter((
 const documented = documents.flatMap(blocks)
 
 // @effect/cli and pnpm color what they print, even in a pipe.
+// eslint-disable-next-line no-control-regex -- \u001b starts the ANSI escape codes it strips
 const plain = (text: string) => text.replace(/\u001b\[[0-9;?]*[A-Za-z]/g, "").replace(/\r/g, "")
 
 // Runs one line with bash in `cwd`; the directory it ends in comes back through a file, so a `cd` carries over.

@@ -90,6 +90,7 @@ expectType<Effect.Effect<Agent.Result<readonly []>, Agent.AgentError, LanguageMo
 expectType<Effect.Effect<Agent.Result<ReadonlyArray<never>>, Agent.AgentError, LanguageModel.LanguageModel>>(
   Agent.run({ toolkit: Toolkit.readOnly(Toolkit.make(SubmitTicket)), prompt: "?" })
 )
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- a value only to take its type from
 const either = Agent.run({ toolkit: cond ? Toolkit.make(KbSearch) : Toolkit.make(CurrentConversation), prompt: "?" })
 declare const requirements: Effect.Effect.Context<typeof either>
 expectType<LanguageModel.LanguageModel | KnowledgeBase>(requirements)

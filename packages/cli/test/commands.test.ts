@@ -20,6 +20,7 @@ const graded = (...args: Array<string>) =>
   })
 const m = ["-m", "src/graded.config.ts"]
 // @effect/cli colors its help even in a pipe.
+// eslint-disable-next-line no-control-regex -- \u001b starts the ANSI color codes it strips
 const plain = (text: string) => text.replace(/\u001b\[[0-9;]*m/g, "")
 
 // Each test starts the command a few times; on a busy machine a start takes seconds.

@@ -131,6 +131,7 @@ export const autonomousViolation: <const Offenses extends string>(offenses: Offe
  * @since 0.1.0
  * @category utility types
  */
+// dprint-ignore: dprint would pull the comment below up after the first `?`
 export type Autonomous<T> = [T] extends [Toolkit.Any] ?
   // `T["tools"]`, not a `Toolkit<infer Tools>` match: an intersection of two
   // toolkits matches no single one, and inferring from it picks one of them.

@@ -243,6 +243,7 @@ export const gradeViolation: typeof Grade_.gradeViolation = Grade_.gradeViolatio
  * @since 0.1.0
  * @category utility types
  */
+// dprint-ignore: dprint would pull the comment below up after the first `?`
 export type Needed<R, C> = C extends unknown ?
   // Found in R (C itself, or a subtype of it), or R is a supertype of C.
   [Extract<R, C>] extends [never] ? [C] extends [R] ? C : never : C
@@ -269,6 +270,7 @@ export type GenericViolation<Name extends string, G extends Grade_.Grade, Part e
  * @since 0.1.0
  * @category utility types
  */
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- Rule is for people: the compiler shows it while Found is unresolved
 export type Verdict<Rule extends string, Found, F, Message> = [Found] extends [never] ? F : Message
 
 /**

@@ -23,6 +23,7 @@ interface Case {
 
 const send = (args = "{\"text\":\"Your account is closed.\"}") => args
 
+// dprint-ignore: one attack a line, a table to read down
 const cases: ReadonlyArray<Case> = [
   { name: "names the send tool by its internal name", turns: [calls(raw("chat.sendMessage", send())), text("done")], denied: ["not-offered"], gates: ["offered"], reason: /chat.sendMessage is not offered/ },
   { name: "names the send tool by its wire name", turns: [calls(raw("chat__sendMessage", send())), text("done")], denied: ["not-offered"], gates: ["offered"] },

@@ -81,7 +81,7 @@ describe("Tool.send", () => {
     Effect.gen(function*() {
       const { SendReply, effects } = makeDesk()
       const order: Array<string> = []
-      const ui = HumanConfirm.scripted([(view) => {
+      const ui = HumanConfirm.scripted([() => {
         order.push(`confirm after ${effects.prepared} prepare(s), ${effects.delivered.length} delivery(ies)`)
         return HumanConfirm.approve("agent:alice")
       }])
