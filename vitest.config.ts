@@ -13,7 +13,12 @@ import { defineConfig } from "vitest/config"
 // - Hooks (a browser's launch, a server's start) and closing the workers get the time a test gets.
 export default defineConfig({
   test: {
-    include: ["packages/*/test/**/*.test.ts", "examples/*/test/**/*.test.ts", "type-tests/**/*.test.ts", "test/**/*.test.ts"],
+    include: [
+      "packages/*/test/**/*.test.ts",
+      "examples/*/test/**/*.test.ts",
+      "type-tests/**/*.test.ts",
+      "test/**/*.test.ts"
+    ],
     // Picks the browsers for the browser tests once per run, before any worker starts.
     globalSetup: ["packages/confirm/test/chromium.ts"],
     pool: "forks",

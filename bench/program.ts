@@ -13,18 +13,33 @@ export interface Options {
 }
 
 export const gradedProgram = (n: number, options: Options = {}): string => {
-  const lines = [`import { Effect, Schema } from "effect"`, `import { Agent, HumanConfirm, Tool, Toolkit } from "@graded/core"`]
+  const lines = [
+    `import { Effect, Schema } from "effect"`,
+    `import { Agent, HumanConfirm, Tool, Toolkit } from "@graded/core"`
+  ]
   const confirmed: Array<string> = []
   for (let i = 0; i < n; i++) {
     const common = `title: "t${i}", description: "Tool ${i}.", input: Schema.Struct(${fields})`
-    if (i % 3 === 0) lines.push(`export const t${i} = Tool.read("d${i}.t${i}", { ${common}, output: Schema.String, run: ({ a }) => Effect.succeed(a) })`)
-    else if (i % 3 === 1) lines.push(`export const t${i} = Tool.write("d${i}.t${i}", { ${common}, output: Schema.String, run: ({ a }) => Effect.succeed(a) })`)
-    else lines.push(`export const t${i} = Tool.send("d${i}.t${i}", { ${common}, payload: Schema.Struct(${fields}), output: Schema.String, prepare: (input) => Effect.succeed(input), deliver: (c) => Effect.succeed(c.payload.a) })`)
+    if (i % 3 === 0) {
+      lines.push(
+        `export const t${i} = Tool.read("d${i}.t${i}", { ${common}, output: Schema.String, run: ({ a }) => Effect.succeed(a) })`
+      )
+    } else if (i % 3 === 1) {
+      lines.push(
+        `export const t${i} = Tool.write("d${i}.t${i}", { ${common}, output: Schema.String, run: ({ a }) => Effect.succeed(a) })`
+      )
+    } else {lines.push(
+        `export const t${i} = Tool.send("d${i}.t${i}", { ${common}, payload: Schema.Struct(${fields}), output: Schema.String, prepare: (input) => Effect.succeed(input), deliver: (c) => Effect.succeed(c.payload.a) })`
+      )}
     if (i % 3 !== 0) confirmed.push(`t${i}.invoke({ a: "x", b: 1, c: true })`)
   }
   lines.push(`export const toolkit = Toolkit.make(${Array.from({ length: n }, (_, i) => `t${i}`).join(", ")})`)
   lines.push(`export const agent = Agent.run({ toolkit: Toolkit.readOnly(toolkit), prompt: "?" })`)
-  lines.push(`export const confirmed = Effect.all([${confirmed.join(", ")}]).pipe(Effect.provide(HumanConfirm.layer(HumanConfirm.scripted([]))))`)
+  lines.push(
+    `export const confirmed = Effect.all([${
+      confirmed.join(", ")
+    }]).pipe(Effect.provide(HumanConfirm.layer(HumanConfirm.scripted([]))))`
+  )
   if (options.runnable === true) lines.push(`export const runnable: Effect.Effect<unknown, unknown, never> = confirmed`)
   return lines.join("\n")
 }

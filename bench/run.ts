@@ -10,7 +10,8 @@ import { gradedSourcesVariant, gradedVariant, type Measure, measure } from "./ty
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const version = (name: string): string =>
-  (JSON.parse(readFileSync(path.join(here, "node_modules", name, "package.json"), "utf8")) as { version: string }).version
+  (JSON.parse(readFileSync(path.join(here, "node_modules", name, "package.json"), "utf8")) as { version: string })
+    .version
 const repetitions = Number(process.env.BENCH_REPETITIONS ?? 5)
 const sizes = (process.env.BENCH_SIZES ?? "10,100,500").split(",").map(Number)
 
@@ -18,7 +19,11 @@ const sizes = (process.env.BENCH_SIZES ?? "10,100,500").split(",").map(Number)
 // declaration files, not its TypeScript sources run through tsx.
 console.log("Building @graded/core (packages/core/dist)...")
 rmSync(path.join(here, "../packages/core/dist"), { recursive: true, force: true })
-execFileSync("node", [path.join(here, "node_modules/typescript/bin/tsc"), "-p", path.join(here, "../packages/core/tsconfig.build.json")], {
+execFileSync("node", [
+  path.join(here, "node_modules/typescript/bin/tsc"),
+  "-p",
+  path.join(here, "../packages/core/tsconfig.build.json")
+], {
   stdio: "inherit"
 })
 
@@ -43,15 +48,21 @@ const table = (rows: ReadonlyArray<Measure>) =>
     "| compiler | variant | N | instantiations | types | check time (s) | memory (MB) |",
     "|---|---|---|---|---|---|---|",
     ...rows.map((r) =>
-      `| ${r.compiler} | ${r.variant} | ${r.n} | ${r.instantiations.toLocaleString("en")} | ${r.types.toLocaleString("en")} | ${r.checkSeconds} | ${Math.round(r.memoryKb / 1024)} |`
+      `| ${r.compiler} | ${r.variant} | ${r.n} | ${r.instantiations.toLocaleString("en")} | ${
+        r.types.toLocaleString("en")
+      } | ${r.checkSeconds} | ${Math.round(r.memoryKb / 1024)} |`
     )
   ].join("\n")
 
 const slopes = [
-  `| variant | ${compilers.map((c) => `per-tool slope, ${c}`).join(" | ")} | ${compilers.map((c) => `growth N=100 to 500, ${c}`).join(" | ")} |`,
+  `| variant | ${compilers.map((c) => `per-tool slope, ${c}`).join(" | ")} | ${
+    compilers.map((c) => `growth N=100 to 500, ${c}`).join(" | ")
+  } |`,
   `|---|${compilers.map(() => "---|").join("")}${compilers.map(() => "---|").join("")}`,
   ...variants.map((v) =>
-    `| ${v} | ${compilers.map((c) => slope(v, c).toLocaleString("en")).join(" | ")} | ${compilers.map((c) => growth(v, c)).join(" | ")} |`
+    `| ${v} | ${compilers.map((c) => slope(v, c).toLocaleString("en")).join(" | ")} | ${
+      compilers.map((c) => growth(v, c)).join(" | ")
+    } |`
   )
 ].join("\n")
 
@@ -78,14 +89,18 @@ const runtimeTargets = [
   `| standalone (a runPromise per call) at most 2 × bare Schema under \`Effect.runSync\` | ${
     µs(micros(rowNames.gradedPromise))
   } = ${standaloneRatio.toFixed(1)} × ${µs(micros(rowNames.bareSync))} | ${verdict(standaloneRatio <= 2)} |`,
-  `| in one fiber, at most 1 µs (median) | ${µs(inFiber)}; bare Schema in one fiber: ${µs(micros(rowNames.bareFiber))} | ${
-    verdict(inFiber <= 1)
-  } |`,
+  `| in one fiber, at most 1 µs (median) | ${µs(inFiber)}; bare Schema in one fiber: ${
+    µs(micros(rowNames.bareFiber))
+  } | ${verdict(inFiber <= 1)} |`,
   `| in one fiber, faster than every peer | fastest peer: ${fastestPeer.what}, ${µs(fastestPeer.micros)} (${
     (inFiber / fastestPeer.micros).toFixed(1)
   } × faster than graded) | ${verdict(inFiber < fastestPeer.micros)} |`,
-  `| functionSchemas for 1,000 tools (cold) under 10 ms | ${schemas1000.toFixed(1)} ms | ${verdict(schemas1000 < 10)} |`,
-  `| agent loop per round (scripted model) under 50 µs | ${µs(runtime.roundMicros)} | ${verdict(runtime.roundMicros < 50)} |`
+  `| functionSchemas for 1,000 tools (cold) under 10 ms | ${schemas1000.toFixed(1)} ms | ${
+    verdict(schemas1000 < 10)
+  } |`,
+  `| agent loop per round (scripted model) under 50 µs | ${µs(runtime.roundMicros)} | ${
+    verdict(runtime.roundMicros < 50)
+  } |`
 ]
 
 const doc = `# Performance
@@ -94,9 +109,15 @@ Written by \`pnpm bench\` (bench/run.ts); every figure on this page was measured
 machine below, so compare figures within the page, not with another machine's. Medians of ${repetitions} repetitions
 (more for the agent loop and cold function schemas); instantiation counts are exact and repeat; times are noisy (the machine is shared).
 
-- machine: ${os.cpus()[0]?.model ?? "unknown"}, ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}
+- machine: ${os.cpus()[0]?.model ?? "unknown"}, ${os.cpus().length} cores, ${
+  Math.round(os.totalmem() / 2 ** 30)
+} GiB, Node ${process.version}
 - compilers: TypeScript 6.0.3 (\`tsc\`) and TypeScript 7.0.2 (native \`tsc\`)
-- libraries: effect 3.22.4, @effect/ai 0.37.0, ai ${version("ai")}, @openai/agents ${version("@openai/agents")} (zod ${version("zod")}), graded (this commit ${execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: here, encoding: "utf8" }).trim()})
+- libraries: effect 3.22.4, @effect/ai 0.37.0, ai ${version("ai")}, @openai/agents ${version("@openai/agents")} (zod ${
+  version("zod")
+}), graded (this commit ${
+  execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: here, encoding: "utf8" }).trim()
+})
 - graded is measured as a user installs it: \`@graded/core\` compiled to JavaScript and declaration files
   (\`pnpm --filter @graded/core build\`, which \`pnpm bench\` runs first), not its TypeScript sources.
 

@@ -90,15 +90,24 @@ export const measureRuntime = async (repetitions: number, log: (line: string) =>
   // bare effect Schema: decode, run.
   const decode = Schema.decodeUnknown(Schema.Struct(Fields))
   const bare = (u: unknown) => Effect.flatMap(decode(u), ({ a }) => Effect.succeed(a))
-  cases.push({ what: rowNames.bareSync, run: (n) => {
-    for (let i = 0; i < n; i++) Effect.runSync(bare(input))
-  } })
-  cases.push({ what: rowNames.barePromise, run: async (n) => {
-    for (let i = 0; i < n; i++) await Effect.runPromise(bare(input))
-  } })
-  cases.push({ what: rowNames.bareFiber, run: (n) => {
-    Effect.runSync(Effect.forEach(Array.from({ length: n }), () => bare(input), { discard: true }))
-  } })
+  cases.push({
+    what: rowNames.bareSync,
+    run: (n) => {
+      for (let i = 0; i < n; i++) Effect.runSync(bare(input))
+    }
+  })
+  cases.push({
+    what: rowNames.barePromise,
+    run: async (n) => {
+      for (let i = 0; i < n; i++) await Effect.runPromise(bare(input))
+    }
+  })
+  cases.push({
+    what: rowNames.bareFiber,
+    run: (n) => {
+      Effect.runSync(Effect.forEach(Array.from({ length: n }), () => bare(input), { discard: true }))
+    }
+  })
 
   // graded: the registry, gates and all, auditing to memory. The sink is
   // provided once, as an application provides its audit layer: standalone,
@@ -110,20 +119,28 @@ export const measureRuntime = async (repetitions: number, log: (line: string) =>
   const sink = { write: (entry: Graded.Audit.Entry) => Effect.sync(() => void entries.push(entry)) }
   const invoke = registry.invoke("d0.t", input)
   const check = await Effect.runPromise(invoke.pipe(Effect.provideService(Audit.Audit, sink)))
-  if (!check.ok || check.data !== "x" || entries.length !== 2) throw new Error("graded: the trivial tool did not run and audit")
+  if (!check.ok || check.data !== "x" || entries.length !== 2) {
+    throw new Error("graded: the trivial tool did not run and audit")
+  }
   const app = ManagedRuntime.make(Audit.layer(sink.write))
-  cases.push({ what: rowNames.gradedPromise, run: async (n) => {
-    for (let i = 0; i < n; i++) await app.runPromise(invoke)
-    entries.length = 0
-  } })
-  cases.push({ what: rowNames.gradedFiber, run: async (n) => {
-    await Effect.runPromise(
-      Effect.forEach(Array.from({ length: n }), () => invoke, { discard: true }).pipe(
-        Effect.provideService(Audit.Audit, sink)
+  cases.push({
+    what: rowNames.gradedPromise,
+    run: async (n) => {
+      for (let i = 0; i < n; i++) await app.runPromise(invoke)
+      entries.length = 0
+    }
+  })
+  cases.push({
+    what: rowNames.gradedFiber,
+    run: async (n) => {
+      await Effect.runPromise(
+        Effect.forEach(Array.from({ length: n }), () => invoke, { discard: true }).pipe(
+          Effect.provideService(Audit.Audit, sink)
+        )
       )
-    )
-    entries.length = 0
-  } })
+      entries.length = 0
+    }
+  })
 
   // @effect/ai: Toolkit handle.
   const AiT = AiTool.make("t", { parameters: Fields, success: Schema.String })
@@ -132,12 +149,18 @@ export const measureRuntime = async (repetitions: number, log: (line: string) =>
     Effect.provide(aiToolkit, aiToolkit.toLayer({ t: ({ a }) => Effect.succeed(a) }))
   )
   const handle = handler.handle("t", input)
-  cases.push({ what: rowNames.effectAiPromise, run: async (n) => {
-    for (let i = 0; i < n; i++) await Effect.runPromise(handle)
-  } })
-  cases.push({ what: rowNames.effectAiFiber, run: async (n) => {
-    await Effect.runPromise(Effect.forEach(Array.from({ length: n }), () => handle, { discard: true }))
-  } })
+  cases.push({
+    what: rowNames.effectAiPromise,
+    run: async (n) => {
+      for (let i = 0; i < n; i++) await Effect.runPromise(handle)
+    }
+  })
+  cases.push({
+    what: rowNames.effectAiFiber,
+    run: async (n) => {
+      await Effect.runPromise(Effect.forEach(Array.from({ length: n }), () => handle, { discard: true }))
+    }
+  })
 
   // ai (Vercel AI SDK): the steps generateText takes for one tool call. Its
   // parseToolCall looks the tool up with an own-property check and validates
@@ -146,7 +169,8 @@ export const measureRuntime = async (repetitions: number, log: (line: string) =>
   // executeToolCall then runs the tool through executeTool's async generator.
   const ZodFields = z.object({ a: z.string(), b: z.number(), c: z.boolean() })
   const vercelTools = { t: vercelTool({ description: "Tool 0.", inputSchema: ZodFields, execute: async ({ a }) => a }) }
-  const lookup = (name: string) => Object.hasOwn(vercelTools, name) ? vercelTools[name as keyof typeof vercelTools] : undefined
+  const lookup = (name: string) =>
+    Object.hasOwn(vercelTools, name) ? vercelTools[name as keyof typeof vercelTools] : undefined
   const text = JSON.stringify(input)
   // generateText passes getOwn(toolsContext, name) as the context: undefined for a tool without one.
   const options = { toolCallId: "call", messages: [], context: undefined as never }
@@ -164,23 +188,36 @@ export const measureRuntime = async (repetitions: number, log: (line: string) =>
     for await (const part of executeTool({ tool: t, input: parsed.value, options })) output = part.output
     return output
   }
-  if (await vercelValidated() !== "x" || await vercelParsed() !== "x") throw new Error("ai: the trivial tool did not return its input")
-  cases.push({ what: rowNames.aiValidated, run: async (n) => {
-    for (let i = 0; i < n; i++) await vercelValidated()
-  } })
-  cases.push({ what: rowNames.aiParsed, run: async (n) => {
-    for (let i = 0; i < n; i++) await vercelParsed()
-  } })
+  if (await vercelValidated() !== "x" || await vercelParsed() !== "x") {
+    throw new Error("ai: the trivial tool did not return its input")
+  }
+  cases.push({
+    what: rowNames.aiValidated,
+    run: async (n) => {
+      for (let i = 0; i < n; i++) await vercelValidated()
+    }
+  })
+  cases.push({
+    what: rowNames.aiParsed,
+    run: async (n) => {
+      for (let i = 0; i < n; i++) await vercelParsed()
+    }
+  })
 
   // @openai/agents: FunctionTool.invoke parses the model's JSON text with the
   // tool's zod schema, runs execute and turns a failure into a model-visible
   // string (so check the result: a failed parse would not throw).
   const agentsT = agentsTool({ name: "t", description: "Tool 0.", parameters: ZodFields, execute: async ({ a }) => a })
   const runContext = new RunContext()
-  if (await agentsT.invoke(runContext, text) !== "x") throw new Error("@openai/agents: the trivial tool did not return its input")
-  cases.push({ what: rowNames.agents, run: async (n) => {
-    for (let i = 0; i < n; i++) await agentsT.invoke(runContext, text)
-  } })
+  if (await agentsT.invoke(runContext, text) !== "x") {
+    throw new Error("@openai/agents: the trivial tool did not return its input")
+  }
+  cases.push({
+    what: rowNames.agents,
+    run: async (n) => {
+      for (let i = 0; i < n; i++) await agentsT.invoke(runContext, text)
+    }
+  })
 
   const rows = await perCall(cases, calls, repetitions)
   await app.dispose()
@@ -250,14 +287,20 @@ export const measureRuntime = async (repetitions: number, log: (line: string) =>
   const before = process.memoryUsage().heapUsed
   const memory = Audit.memory()
   await Effect.runPromise(
-    Effect.forEach(Array.from({ length: 10_000 }, (_, i) => i), (i) =>
-      Audit.record({ type: "called", tool: "d0.t", input: { a: `x${i}`, b: i, c: true } }), { discard: true }).pipe(
-        Effect.provide(memory.layer)
-      )
+    Effect.forEach(
+      Array.from({ length: 10_000 }, (_, i) => i),
+      (i) => Audit.record({ type: "called", tool: "d0.t", input: { a: `x${i}`, b: i, c: true } }),
+      { discard: true }
+    ).pipe(
+      Effect.provide(memory.layer)
+    )
   )
   gc?.()
   const auditBytesPerEvent = (process.memoryUsage().heapUsed - before) / 10_000
   if (memory.entries.length !== 10_000) throw new Error("audit: events were lost")
-  log(`  memory of 10,000 audit events (memory sink)`.padEnd(68) + ` ${Math.round(auditBytesPerEvent)} bytes each${gc ? "" : " (no --expose-gc: rough)"}`)
+  log(
+    `  memory of 10,000 audit events (memory sink)`.padEnd(68) +
+      ` ${Math.round(auditBytesPerEvent)} bytes each${gc ? "" : " (no --expose-gc: rough)"}`
+  )
   return { rows, functionSchemas, functionSchemasWarm, roundMicros, auditBytesPerEvent }
 }

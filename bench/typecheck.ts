@@ -33,16 +33,24 @@ const variants: Record<string, (n: number) => string> = {
     const lines = [`import { Effect, Schema } from "effect"`]
     for (let i = 0; i < n; i++) {
       lines.push(`export const s${i} = Schema.Struct(${fields})`)
-      lines.push(`export const h${i} = (u: unknown) => Effect.flatMap(Schema.decodeUnknown(s${i})(u), (input) => Effect.succeed(input.a))`)
+      lines.push(
+        `export const h${i} = (u: unknown) => Effect.flatMap(Schema.decodeUnknown(s${i})(u), (input) => Effect.succeed(input.a))`
+      )
     }
     lines.push(`export const handlers = { ${Array.from({ length: n }, (_, i) => `t${i}: h${i}`).join(", ")} }`)
     return lines.join("\n")
   },
   "@effect/ai Tool + Toolkit + toLayer": (n) => {
     const lines = [`import { Effect, Schema } from "effect"`, `import { Tool, Toolkit } from "@effect/ai"`]
-    for (let i = 0; i < n; i++) lines.push(`export const t${i} = Tool.make("t${i}", { parameters: ${fields}, success: Schema.String })`)
+    for (let i = 0; i < n; i++) {
+      lines.push(`export const t${i} = Tool.make("t${i}", { parameters: ${fields}, success: Schema.String })`)
+    }
     lines.push(`export const toolkit = Toolkit.make(${Array.from({ length: n }, (_, i) => `t${i}`).join(", ")})`)
-    lines.push(`export const layer = toolkit.toLayer({ ${Array.from({ length: n }, (_, i) => `t${i}: ({ a }) => Effect.succeed(a)`).join(", ")} })`)
+    lines.push(
+      `export const layer = toolkit.toLayer({ ${
+        Array.from({ length: n }, (_, i) => `t${i}: ({ a }) => Effect.succeed(a)`).join(", ")
+      } })`
+    )
     return lines.join("\n")
   },
   [gradedVariant]: (n) => gradedProgram(n),
@@ -50,7 +58,9 @@ const variants: Record<string, (n: number) => string> = {
   "ai tool() + generateText": (n) => {
     const lines = [`import { generateText, tool, type LanguageModel } from "ai"`, `import { z } from "zod"`]
     for (let i = 0; i < n; i++) {
-      lines.push(`export const t${i} = tool({ description: "Tool ${i}.", inputSchema: ${zodFields}, execute: async ({ a }) => a })`)
+      lines.push(
+        `export const t${i} = tool({ description: "Tool ${i}.", inputSchema: ${zodFields}, execute: async ({ a }) => a })`
+      )
     }
     lines.push(`export const tools = { ${Array.from({ length: n }, (_, i) => `t${i}`).join(", ")} }`)
     lines.push(`declare const model: LanguageModel`)
@@ -60,9 +70,15 @@ const variants: Record<string, (n: number) => string> = {
   "@openai/agents tool() + Agent": (n) => {
     const lines = [`import { Agent, tool } from "@openai/agents"`, `import { z } from "zod"`]
     for (let i = 0; i < n; i++) {
-      lines.push(`export const t${i} = tool({ name: "t${i}", description: "Tool ${i}.", parameters: ${zodFields}, execute: async ({ a }) => a })`)
+      lines.push(
+        `export const t${i} = tool({ name: "t${i}", description: "Tool ${i}.", parameters: ${zodFields}, execute: async ({ a }) => a })`
+      )
     }
-    lines.push(`export const agent = new Agent({ name: "a", instructions: "?", tools: [${Array.from({ length: n }, (_, i) => `t${i}`).join(", ")}] })`)
+    lines.push(
+      `export const agent = new Agent({ name: "a", instructions: "?", tools: [${
+        Array.from({ length: n }, (_, i) => `t${i}`).join(", ")
+      }] })`
+    )
     return lines.join("\n")
   }
 }
@@ -92,7 +108,11 @@ const median = (values: ReadonlyArray<number>) => {
   return sorted[Math.floor(sorted.length / 2)]!
 }
 
-export const measure = (sizes: ReadonlyArray<number>, repetitions: number, log: (line: string) => void): Array<Measure> => {
+export const measure = (
+  sizes: ReadonlyArray<number>,
+  repetitions: number,
+  log: (line: string) => void
+): Array<Measure> => {
   rmSync(generated, { recursive: true, force: true })
   const results: Array<Measure> = []
   for (const n of sizes) {
@@ -100,20 +120,28 @@ export const measure = (sizes: ReadonlyArray<number>, repetitions: number, log: 
       const dir = path.join(generated, `${variant.replace(/[^a-z0-9]+/gi, "-")}-${n}`)
       mkdirSync(dir, { recursive: true })
       writeFileSync(path.join(dir, "index.ts"), write(n))
-      writeFileSync(path.join(dir, "tsconfig.json"), JSON.stringify({
-        extends: "../../../tsconfig.base.json",
-        compilerOptions: { skipLibCheck: true, ...extraOptions[variant] },
-        include: ["index.ts"]
-      }))
+      writeFileSync(
+        path.join(dir, "tsconfig.json"),
+        JSON.stringify({
+          extends: "../../../tsconfig.base.json",
+          compilerOptions: { skipLibCheck: true, ...extraOptions[variant] },
+          include: ["index.ts"]
+        })
+      )
       for (const [compiler, bin] of Object.entries(compilers)) {
         const runs: Array<{ instantiations: number; types: number; check: number; memory: number }> = []
         for (let r = 0; r < repetitions; r++) {
           let out = ""
           try {
-            out = execFileSync("node", [bin, "--noEmit", "--extendedDiagnostics", "-p", dir], { encoding: "utf8", maxBuffer: 1 << 24 })
+            out = execFileSync("node", [bin, "--noEmit", "--extendedDiagnostics", "-p", dir], {
+              encoding: "utf8",
+              maxBuffer: 1 << 24
+            })
           } catch (error) {
             const failed = error as { stdout?: string }
-            throw new Error(`${variant} at N = ${n} does not type-check with ${compiler}:\n${failed.stdout?.slice(0, 2000)}`)
+            throw new Error(
+              `${variant} at N = ${n} does not type-check with ${compiler}:\n${failed.stdout?.slice(0, 2000)}`
+            )
           }
           runs.push({
             instantiations: number(out, "Instantiations"),
@@ -131,7 +159,11 @@ export const measure = (sizes: ReadonlyArray<number>, repetitions: number, log: 
           checkSeconds: median(runs.map((x) => x.check)),
           memoryKb: median(runs.map((x) => x.memory))
         }
-        log(`  ${compiler.padEnd(17)} ${variant.padEnd(36)} N=${String(n).padEnd(4)} ${result.instantiations} inst, ${result.checkSeconds}s`)
+        log(
+          `  ${compiler.padEnd(17)} ${variant.padEnd(36)} N=${
+            String(n).padEnd(4)
+          } ${result.instantiations} inst, ${result.checkSeconds}s`
+        )
         results.push(result)
       }
     }

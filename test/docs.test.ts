@@ -32,9 +32,10 @@ const expectations: Readonly<Record<string, Expectation>> = {
     exit: 0,
     prints: "Messages that reached the customer: 1"
   },
-  "npx -y pnpm@12.4.2 test                                                   # type-check (bench too), vitest, tsd type tests, docs check, lint": {
-    notRun: "it is this suite; .ci/run runs it on a fresh clone"
-  },
+  "npx -y pnpm@12.4.2 test                                                   # type-check (bench too), vitest, tsd type tests, docs check, lint":
+    {
+      notRun: "it is this suite; .ci/run runs it on a fresh clone"
+    },
   // docs/cli.md
   "cd examples/support-desk": { exit: 0, endsIn: "examples/support-desk" },
   "pnpm graded list --autonomous": { exit: 0, prints: "kb.search             read   offered" },
@@ -85,7 +86,10 @@ const blocks = (file: string): ReadonlyArray<Block> => {
   return found
 }
 
-const documents = ["README.md", ...readdirSync(path.join(root, "docs")).filter((name) => name.endsWith(".md")).sort().map((name) => `docs/${name}`)]
+const documents = [
+  "README.md",
+  ...readdirSync(path.join(root, "docs")).filter((name) => name.endsWith(".md")).sort().map((name) => `docs/${name}`)
+]
 const documented = documents.flatMap(blocks)
 
 // @effect/cli and pnpm color what they print, even in a pipe.
@@ -101,13 +105,18 @@ let runs = 0
 const run = (command: string, cwd: string) =>
   new Promise<{ code: number | null; output: string; cwd: string }>((resolve) => {
     const where = path.join(scratch, `cwd-${++runs}`)
-    const child = execFile("bash", ["-c", script(command, where)], { cwd, encoding: "utf8", timeout: 300_000 }, (error, stdout, stderr) => {
-      resolve({
-        code: error === null ? 0 : typeof error.code === "number" ? error.code : null,
-        output: plain(`${stdout}\n${stderr}`),
-        cwd: existsSync(where) ? readFileSync(where, "utf8").trim() : cwd
-      })
-    })
+    const child = execFile(
+      "bash",
+      ["-c", script(command, where)],
+      { cwd, encoding: "utf8", timeout: 300_000 },
+      (error, stdout, stderr) => {
+        resolve({
+          code: error === null ? 0 : typeof error.code === "number" ? error.code : null,
+          output: plain(`${stdout}\n${stderr}`),
+          cwd: existsSync(where) ? readFileSync(where, "utf8").trim() : cwd
+        })
+      }
+    )
     child.stdin?.end()
   })
 
@@ -148,7 +157,8 @@ describe("the documented commands", () => {
   it("each has an expectation here, and each expectation is documented", () => {
     const lines = documented.flatMap((block) => block.commands)
     expect(lines.filter((line) => !(line in expectations)), "documented, with no expectation here").toEqual([])
-    expect(Object.keys(expectations).filter((line) => !lines.includes(line)), "expected here, documented nowhere").toEqual([])
+    expect(Object.keys(expectations).filter((line) => !lines.includes(line)), "expected here, documented nowhere")
+      .toEqual([])
   })
 })
 

@@ -16,7 +16,16 @@
 // of an @example. It shows as skipped, with its reason.
 //
 // `pnpm docs:check` runs this file alone.
-import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync
+} from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import ts from "typescript"
@@ -99,9 +108,16 @@ const publicModules = (dir: string): ReadonlyArray<string> =>
       : entry.name.endsWith(".ts") && !entry.name.endsWith(".d.ts") ? [`${dir}/${entry.name}`] : []
   )
 
-const packages = readdirSync(path.join(root, "packages")).filter((name) => existsSync(path.join(root, "packages", name, "package.json"))).sort()
-const modules = packages.flatMap((name) => existsSync(path.join(root, "packages", name, "src")) ? publicModules(`packages/${name}/src`) : [])
-const documents = ["README.md", ...readdirSync(path.join(root, "docs")).filter((name) => name.endsWith(".md")).sort().map((name) => `docs/${name}`)]
+const packages = readdirSync(path.join(root, "packages")).filter((name) =>
+  existsSync(path.join(root, "packages", name, "package.json"))
+).sort()
+const modules = packages.flatMap((name) =>
+  existsSync(path.join(root, "packages", name, "src")) ? publicModules(`packages/${name}/src`) : []
+)
+const documents = [
+  "README.md",
+  ...readdirSync(path.join(root, "docs")).filter((name) => name.endsWith(".md")).sort().map((name) => `docs/${name}`)
+]
 
 const blocks: ReadonlyArray<Block> = [
   ...modules.flatMap((file) => examplesOf(file, readFileSync(path.join(root, file), "utf8"))),
@@ -124,7 +140,10 @@ const link = (name: string, target: string) => {
 const linkWorkspace = () => {
   const manifests = packages.map((name) => {
     const dir = path.join(root, "packages", name)
-    return { dir, manifest: JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8")) as Record<string, unknown> }
+    return {
+      dir,
+      manifest: JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8")) as Record<string, unknown>
+    }
   })
   for (const { dir, manifest } of manifests) link(manifest["name"] as string, dir)
   for (const { dir, manifest } of manifests) {
@@ -146,7 +165,13 @@ const compile = () => {
   for (const block of checked) writeFileSync(fileFor(block), `${block.code}\n`)
   const config = ts.readConfigFile(path.join(root, "tsconfig.base.json"), ts.sys.readFile)
   if (config.error !== undefined) throw new Error(ts.flattenDiagnosticMessageText(config.error.messageText, "\n"))
-  const parsed = ts.parseJsonConfigFileContent(config.config, ts.sys, root, { noEmit: true }, path.join(root, "tsconfig.base.json"))
+  const parsed = ts.parseJsonConfigFileContent(
+    config.config,
+    ts.sys,
+    root,
+    { noEmit: true },
+    path.join(root, "tsconfig.base.json")
+  )
   const program = ts.createProgram(checked.map(fileFor), parsed.options)
   const global = program.getOptionsDiagnostics().concat(program.getGlobalDiagnostics())
   return { program, global }
@@ -156,7 +181,9 @@ const compile = () => {
 const report = (block: Block, diagnostics: ReadonlyArray<ts.Diagnostic>) =>
   diagnostics.map((diagnostic) => {
     const message = ts.flattenDiagnosticMessageText(diagnostic.messageText, "\n")
-    if (diagnostic.file === undefined || diagnostic.start === undefined) return `${block.file}:${block.line}: ${message}`
+    if (diagnostic.file === undefined || diagnostic.start === undefined) {
+      return `${block.file}:${block.line}: ${message}`
+    }
     const at = diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start)
     return `${block.file}:${block.line + at.line}: TS${diagnostic.code}: ${message}`
   })
@@ -167,7 +194,9 @@ afterAll(() => {
   rmSync(work, { recursive: true, force: true })
   // .examples/ itself goes once no other run is using it.
   try {
-    if (readdirSync(path.join(root, ".examples")).length === 0) rmSync(path.join(root, ".examples"), { recursive: true, force: true })
+    if (readdirSync(path.join(root, ".examples")).length === 0) {
+      rmSync(path.join(root, ".examples"), { recursive: true, force: true })
+    }
   } catch {
     // another run removed it first
   }

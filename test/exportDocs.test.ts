@@ -54,9 +54,9 @@ const exportsOf = (program: ts.Program, indexes: ReadonlyArray<{ readonly pkg: s
     const target = resolve(symbol)
     // Where a reader finds the comment: an `export { X } from` statement, and
     // each declaration of the symbol it names (every overload, every merge).
-    const nodes = [...(symbol.declarations ?? []), ...(target === symbol ? [] : target.declarations ?? [])].map((node) =>
-      ts.isExportSpecifier(node) ? node.parent.parent : node
-    )
+    const nodes = [...(symbol.declarations ?? []), ...(target === symbol ? [] : target.declarations ?? [])].map((
+      node
+    ) => ts.isExportSpecifier(node) ? node.parent.parent : node)
     const name = `${pkg}/${module}.${prefix}${symbol.name}`
     if (found.has(name)) return
     found.set(name, { name, documented: nodes.some((node) => isSentence(descriptionOf(node))) })
@@ -111,11 +111,13 @@ const fixture = (files: Readonly<Record<string, string>>) => {
   const { directoryExists, fileExists, getSourceFile, readFile } = host
   host.fileExists = (file) => virtual.has(file) || fileExists.call(host, file)
   host.directoryExists = (dir) =>
-    [...virtual.keys()].some((file) => file.startsWith(`${dir}${path.sep}`)) || (directoryExists?.call(host, dir) ?? false)
+    [...virtual.keys()].some((file) => file.startsWith(`${dir}${path.sep}`)) ||
+    (directoryExists?.call(host, dir) ?? false)
   host.readFile = (file) => virtual.get(file) ?? readFile.call(host, file)
   host.getSourceFile = (file, language, ...rest) => {
     const text = virtual.get(file)
-    return text === undefined ? getSourceFile.call(host, file, language, ...rest) : ts.createSourceFile(file, text, language, true)
+    return text === undefined ? getSourceFile.call(host, file, language, ...rest)
+      : ts.createSourceFile(file, text, language, true)
   }
   const index = at("src/index.ts")
   return exportsOf(ts.createProgram([index], settings, host), [{ pkg: "fixture", file: index }])
@@ -167,6 +169,13 @@ describe("export docs", () => {
       "fixture/Thing.short",
       "fixture/Thing.tagsOnly"
     ])
-    expect(found.map(({ name }) => name)).toEqual(expect.arrayContaining(["fixture/Thing.over", "fixture/Thing.Merged", "fixture/Thing.told", "fixture/Thing.reexported"]))
+    expect(found.map(({ name }) => name)).toEqual(
+      expect.arrayContaining([
+        "fixture/Thing.over",
+        "fixture/Thing.Merged",
+        "fixture/Thing.told",
+        "fixture/Thing.reexported"
+      ])
+    )
   })
 })

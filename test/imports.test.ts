@@ -49,7 +49,10 @@ const importsOf = (file: string): Array<Import> => {
         typeOnly: clause?.isTypeOnly === true || everyNameIsType
       })
     }
-    if (ts.isExportDeclaration(statement) && statement.moduleSpecifier !== undefined && ts.isStringLiteral(statement.moduleSpecifier)) {
+    if (
+      ts.isExportDeclaration(statement) && statement.moduleSpecifier !== undefined &&
+      ts.isStringLiteral(statement.moduleSpecifier)
+    ) {
       found.push({ from: file, specifier: statement.moduleSpecifier.text, typeOnly: statement.isTypeOnly })
     }
   }
@@ -78,7 +81,10 @@ const runtimeEdges = (): Map<string, Array<string>> => {
 }
 
 // Every cycle in a graph of files, each once, as the files around it.
-const cycles = (edges: ReadonlyMap<string, ReadonlyArray<string>>, nodes: ReadonlyArray<string>): Array<Array<string>> => {
+const cycles = (
+  edges: ReadonlyMap<string, ReadonlyArray<string>>,
+  nodes: ReadonlyArray<string>
+): Array<Array<string>> => {
   const found: Array<Array<string>> = []
   const seen = new Set<string>()
   const state = new Map<string, "open" | "done">()

@@ -29,7 +29,9 @@ const duplicates = (lockfile: string): Record<string, ReadonlyArray<string>> => 
       if (found === undefined || !isEffect(found[0])) continue
       const [name, version, key] = found
       if (section === "packages") versions.set(name, (versions.get(name) ?? new Set()).add(version))
-      if (section === "snapshots") installs.set(`${name}@${version}`, (installs.get(`${name}@${version}`) ?? new Set()).add(key))
+      if (section === "snapshots") {
+        installs.set(`${name}@${version}`, (installs.get(`${name}@${version}`) ?? new Set()).add(key))
+      }
     }
   }
   const found: Record<string, ReadonlyArray<string>> = {}

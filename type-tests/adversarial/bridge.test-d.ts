@@ -5,7 +5,17 @@ import { Context, Effect, Layer, Schema } from "effect"
 import { expectError, expectType } from "tsd"
 import { Bridge, HumanConfirm, Plan, Registry, ScriptedModel, Toolkit } from "@graded/core"
 import type { SendCapability, WriteCapability } from "@graded/core"
-import { Anything, KnowledgeBase, knowledgeBase, SendReply, SomeObject, SubmitTicket, support, ui, Whatever } from "./fixtures.js"
+import {
+  Anything,
+  KnowledgeBase,
+  knowledgeBase,
+  SendReply,
+  SomeObject,
+  SubmitTicket,
+  support,
+  ui,
+  Whatever
+} from "./fixtures.js"
 
 const registry = Registry.make(support)
 const humans = HumanConfirm.layer(ui)
@@ -49,7 +59,9 @@ expectError(Bridge.make(registry, [], { layer: Layer.merge(knowledgeBase, Script
 expectError(Bridge.make(Registry.make(Toolkit.make(SendReply)), [], { layer: Layer.empty }))
 
 // error: Bridge needs a layer that provides WriteCapability: merge HumanConfirm.layer(ui)
-expectError(Bridge.make(Registry.make(Toolkit.make(SubmitTicket)), [], { layer: HumanConfirm.trigger({ by: "me", via: "cli" }) }))
+expectError(
+  Bridge.make(Registry.make(Toolkit.make(SubmitTicket)), [], { layer: HumanConfirm.trigger({ by: "me", via: "cli" }) })
+)
 
 // Rejected: a plan's own services count too.
 const Research = Plan.make("research", {
@@ -67,7 +79,9 @@ expectType<Bridge.Bridge>(Bridge.expose(Registry.make(Toolkit.make(SendReply)), 
 
 // Accepted: every service by its own tag; more than needed is fine.
 expectType<Bridge.Bridge>(Bridge.make(registry, [], { layer: Layer.merge(humans, knowledgeBase) }))
-expectType<Bridge.Bridge>(Bridge.make(registry, [Research], { layer: Layer.mergeAll(humans, knowledgeBase, ScriptedModel.layer([])) }))
+expectType<Bridge.Bridge>(
+  Bridge.make(registry, [Research], { layer: Layer.mergeAll(humans, knowledgeBase, ScriptedModel.layer([])) })
+)
 expectType<Bridge.Bridge>(Bridge.make(registry, [], { layer: Layer.mergeAll(humans, knowledgeBase, wide) }))
 
 // Accepted: a plan's write steps are its own (Plan.run authorizes them); the

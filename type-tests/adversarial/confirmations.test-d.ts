@@ -39,7 +39,13 @@ const withStoreOnly = <A, E>(effect: Effect.Effect<A, E, ProposalStore.ProposalS
 expectError(withStoreOnly(Proposal.approve(support, "p-1")))
 
 // Accepted: with a HumanConfirm layer, only the store and the tools' own services remain.
-expectType<Effect.Effect<Proposal.Approved, ProposalStore.NotFound | ProposalStore.AlreadyDecided | ToolError.ToolError<never>, ProposalStore.ProposalStore | KnowledgeBase>>(
+expectType<
+  Effect.Effect<
+    Proposal.Approved,
+    ProposalStore.NotFound | ProposalStore.AlreadyDecided | ToolError.ToolError<never>,
+    ProposalStore.ProposalStore | KnowledgeBase
+  >
+>(
   Proposal.approve(support, "p-1").pipe(Effect.provide(HumanConfirm.layer(HumanConfirm.scripted([]))))
 )
 
@@ -84,9 +90,27 @@ Plan.make("fine", { input: Schema.Struct({}), writes: [SubmitTicket], steps: () 
 expectError(Tool.proposal(KbSearch))
 
 // Accepted: the proposal tools of a write and a send are read tools that need the store.
-expectType<Tool.Tool<"ticket.submit.propose", "read", { readonly subject: string }, Proposal.Proposed, never, ProposalStore.ProposalStore>>(
+expectType<
+  Tool.Tool<
+    "ticket.submit.propose",
+    "read",
+    { readonly subject: string },
+    Proposal.Proposed,
+    never,
+    ProposalStore.ProposalStore
+  >
+>(
   Tool.proposal(SubmitTicket)
 )
-expectType<Tool.Tool<"chat.sendMessage.propose", "read", { readonly text: string }, Proposal.Proposed, never, ProposalStore.ProposalStore>>(
+expectType<
+  Tool.Tool<
+    "chat.sendMessage.propose",
+    "read",
+    { readonly text: string },
+    Proposal.Proposed,
+    never,
+    ProposalStore.ProposalStore
+  >
+>(
   Tool.proposal(SendReply)
 )

@@ -6,7 +6,15 @@ import { HumanConfirm } from "@graded/core"
 import { KnowledgeBase } from "../core/fixtures.js"
 
 // The support desk of the core type tests, plus what the attacks need.
-export { CurrentConversation, KbSearch, KnowledgeBase, Payload, SendReply, SubmitTicket, support } from "../core/fixtures.js"
+export {
+  CurrentConversation,
+  KbSearch,
+  KnowledgeBase,
+  Payload,
+  SendReply,
+  SubmitTicket,
+  support
+} from "../core/fixtures.js"
 
 export const knowledgeBase = Layer.succeed(KnowledgeBase, { search: () => Effect.succeed([]) })
 

@@ -25,7 +25,9 @@ expectError(Tool.read("kb.top", {
 // Rejected: a read tool whose run needs `unknown`.
 
 // error: kb.unknown is a read tool, but its run needs WriteCapability and SendCapability and HumanTrigger
-expectError(Tool.read("kb.unknown", { title: "t", description: "d", input: Query, output: Schema.String, run: () => unknowing }))
+expectError(
+  Tool.read("kb.unknown", { title: "t", description: "d", input: Query, output: Schema.String, run: () => unknowing })
+)
 
 // Rejected: a read tool whose run needs `object`.
 
@@ -83,21 +85,43 @@ expectError(Tool.read("kb.partialTrigger", {
 // Rejected: a service tag whose identifier is `{}` or `unknown`, yielded in run.
 
 // error: kb.anything is a read tool, but its run needs WriteCapability and SendCapability and HumanTrigger
-expectError(Tool.read("kb.anything", { title: "t", description: "d", input: Query, output: Schema.String, run: () => Anything }))
+expectError(
+  Tool.read("kb.anything", { title: "t", description: "d", input: Query, output: Schema.String, run: () => Anything })
+)
 
 // error: kb.whatever is a read tool, but its run needs WriteCapability and SendCapability and HumanTrigger
-expectError(Tool.read("kb.whatever", { title: "t", description: "d", input: Query, output: Schema.String, run: () => Whatever }))
+expectError(
+  Tool.read("kb.whatever", { title: "t", description: "d", input: Query, output: Schema.String, run: () => Whatever })
+)
 
 // error: kb.someObject is a read tool, but its run needs WriteCapability and SendCapability and HumanTrigger
-expectError(Tool.read("kb.someObject", { title: "t", description: "d", input: Query, output: Schema.String, run: () => SomeObject }))
+expectError(
+  Tool.read("kb.someObject", {
+    title: "t",
+    description: "d",
+    input: Query,
+    output: Schema.String,
+    run: () => SomeObject
+  })
+)
 
 // Rejected: a write tool whose run needs `{}` or `unknown` may need SendCapability.
 
 // error: ticket.wide is a write tool, but its run needs SendCapability: grade it Tool.send
-expectError(Tool.write("ticket.wide", { title: "t", description: "d", input: Query, output: Schema.String, run: () => wide }))
+expectError(
+  Tool.write("ticket.wide", { title: "t", description: "d", input: Query, output: Schema.String, run: () => wide })
+)
 
 // error: ticket.unknown is a write tool, but its run needs SendCapability: grade it Tool.send
-expectError(Tool.write("ticket.unknown", { title: "t", description: "d", input: Query, output: Schema.String, run: () => unknowing }))
+expectError(
+  Tool.write("ticket.unknown", {
+    title: "t",
+    description: "d",
+    input: Query,
+    output: Schema.String,
+    run: () => unknowing
+  })
+)
 
 // Rejected: a send tool whose prepare needs `{}`, `unknown` or a supertype of SendCapability.
 
@@ -140,19 +164,30 @@ expectError(Tool.send("chat.partial", {
 
 export const searchWith = <R>(search: Effect.Effect<string, never, R>) => {
   // error: kb.generic is a read tool, but its run needs a type parameter that could hold WriteCapability and SendCapability and HumanTrigger: name the services it needs instead
-  expectError(Tool.read("kb.generic", { title: "t", description: "d", input: Query, output: Schema.String, run: () => search }))
+  expectError(
+    Tool.read("kb.generic", { title: "t", description: "d", input: Query, output: Schema.String, run: () => search })
+  )
 }
 
 export const fileWith = <R extends KnowledgeBase>(file: Effect.Effect<string, never, R>) => {
   // error: ticket.generic is a write tool, but its run needs a type parameter that could hold SendCapability: name the services it needs instead
-  expectError(Tool.write("ticket.generic", { title: "t", description: "d", input: Query, output: Schema.String, run: () => file }))
+  expectError(
+    Tool.write("ticket.generic", { title: "t", description: "d", input: Query, output: Schema.String, run: () => file })
+  )
 }
 
 // Rejected: the same requirements on tools typed by hand reach Agent.run.
 
 declare const handTop: Tool.Tool<"kb.top", "read", { readonly query: string }, string, never, {}>
 declare const handUnknown: Tool.Tool<"kb.unknown", "read", { readonly query: string }, string, never, unknown>
-declare const handPartial: Tool.Tool<"kb.partial", "read", { readonly query: string }, string, never, Partial<SendCapability>>
+declare const handPartial: Tool.Tool<
+  "kb.partial",
+  "read",
+  { readonly query: string },
+  string,
+  never,
+  Partial<SendCapability>
+>
 declare const handWrite: Tool.Tool<"kb.write", "read", { readonly query: string }, string, never, WriteCapability>
 
 // error: Agent.run takes read tools only: kb.top (read) needs WriteCapability and SendCapability and HumanTrigger. Pass
@@ -175,16 +210,38 @@ const Search = Tool.read("kb.lookup", {
   output: Schema.Array(Schema.String),
   run: ({ query }) => Effect.flatMap(KnowledgeBase, (kb) => kb.search(query))
 })
-expectType<Effect.Effect<ReadonlyArray<string>, ToolError.ToolError<never>, KnowledgeBase>>(Search.invoke({ query: "x" }))
-const Ping = Tool.read("net.ping", { title: "t", description: "d", input: Query, output: Schema.String, run: () => Effect.succeed("pong") })
-expectType<Effect.Effect<Agent.Result<readonly [typeof Search, typeof Ping]>, Agent.AgentError, LanguageModel.LanguageModel | KnowledgeBase>>(
+expectType<Effect.Effect<ReadonlyArray<string>, ToolError.ToolError<never>, KnowledgeBase>>(
+  Search.invoke({ query: "x" })
+)
+const Ping = Tool.read("net.ping", {
+  title: "t",
+  description: "d",
+  input: Query,
+  output: Schema.String,
+  run: () => Effect.succeed("pong")
+})
+expectType<
+  Effect.Effect<
+    Agent.Result<readonly [typeof Search, typeof Ping]>,
+    Agent.AgentError,
+    LanguageModel.LanguageModel | KnowledgeBase
+  >
+>(
   Agent.run({ toolkit: Toolkit.make(Search, Ping), prompt: "?" })
 )
 
 // Accepted: a write tool may need HumanTrigger, and a send tool's deliver may need anything.
 declare const started: Effect.Effect<string, never, HumanTrigger>
-const Escalate = Tool.write("ticket.escalate", { title: "t", description: "d", input: Query, output: Schema.String, run: () => started })
-expectType<Effect.Effect<string, ToolError.ToolError<never>, HumanTrigger | WriteCapability>>(Escalate.invoke({ query: "x" }))
+const Escalate = Tool.write("ticket.escalate", {
+  title: "t",
+  description: "d",
+  input: Query,
+  output: Schema.String,
+  run: () => started
+})
+expectType<Effect.Effect<string, ToolError.ToolError<never>, HumanTrigger | WriteCapability>>(
+  Escalate.invoke({ query: "x" })
+)
 const Loud = Tool.send("chat.loud", {
   title: "t",
   description: "d",
@@ -200,4 +257,3 @@ expectType<"send">(Loud.grade)
 const searchKb = (search: Effect.Effect<string, never, KnowledgeBase>) =>
   Tool.read("kb.fixed", { title: "t", description: "d", input: Query, output: Schema.String, run: () => search })
 expectType<"read">(searchKb(Effect.succeed("x")).grade)
-

@@ -11,7 +11,14 @@ const Disguised = Object.assign({}, SubmitTicket, { grade: "read" as const })
 // Two read tools merged into one: `never` as well.
 const Merged = Object.assign({}, KbSearch, CurrentConversation)
 // Tools typed by hand with no single grade.
-declare const Graceless: Tool.Tool<"ticket.submit", never, { readonly subject: string }, { readonly id: string }, never, never>
+declare const Graceless: Tool.Tool<
+  "ticket.submit",
+  never,
+  { readonly subject: string },
+  { readonly id: string },
+  never,
+  never
+>
 declare const Either: Tool.Tool<"kb.either", "read" | "write", { readonly query: string }, string, never, never>
 declare const cond: boolean
 
@@ -60,13 +67,27 @@ expectError(Agent.run({ toolkit: Object.assign(Toolkit.make(KbSearch), Toolkit.m
 expectError(Agent.run({ toolkit: Object.assign(Toolkit.make(SubmitTicket), Toolkit.make(KbSearch)), prompt: "?" }))
 
 // error: Agent.run takes read tools only: the toolkit's tools have type never. Pass
-expectError(Agent.run({ toolkit: Object.assign(Toolkit.make(KbSearch, CurrentConversation), Toolkit.make(SubmitTicket)), prompt: "?" }))
+expectError(
+  Agent.run({
+    toolkit: Object.assign(Toolkit.make(KbSearch, CurrentConversation), Toolkit.make(SubmitTicket)),
+    prompt: "?"
+  })
+)
 
 // error: Agent.run takes read tools only: ticket.submit (write) needs WriteCapability. Pass
 expectError(Agent.run({ toolkit: Object.assign(Toolkit.readOnly(support), Toolkit.make(SubmitTicket)), prompt: "?" }))
 
 // error: Agent.run takes read tools only: ticket.submit (write) needs WriteCapability. Pass
-expectError(Agent.run({ toolkit: Object.assign(Toolkit.readOnly(support), Toolkit.readOnly(Toolkit.make(KbSearch)), Toolkit.make(SubmitTicket)), prompt: "?" }))
+expectError(
+  Agent.run({
+    toolkit: Object.assign(
+      Toolkit.readOnly(support),
+      Toolkit.readOnly(Toolkit.make(KbSearch)),
+      Toolkit.make(SubmitTicket)
+    ),
+    prompt: "?"
+  })
+)
 
 // Rejected: a toolkit chosen at run time is checked for each choice.
 
@@ -74,7 +95,9 @@ expectError(Agent.run({ toolkit: Object.assign(Toolkit.readOnly(support), Toolki
 expectError(Agent.run({ toolkit: cond ? Toolkit.make(KbSearch) : Toolkit.make(SubmitTicket), prompt: "?" }))
 
 // error: Agent.run takes read tools only: ticket.submit (write) needs WriteCapability. Pass
-expectError(Agent.run({ toolkit: cond ? Toolkit.make(KbSearch) : Toolkit.make(CurrentConversation, SubmitTicket), prompt: "?" }))
+expectError(
+  Agent.run({ toolkit: cond ? Toolkit.make(KbSearch) : Toolkit.make(CurrentConversation, SubmitTicket), prompt: "?" })
+)
 
 // Rejected: a tool chosen at run time, in one place of the toolkit.
 

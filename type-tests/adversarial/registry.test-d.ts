@@ -70,7 +70,9 @@ expectType<Effect.Effect<Registry.ToolResult, never, KnowledgeBase | WriteCapabi
 )
 
 // Accepted: a read with its service provided runs; so does anything with both.
-expectType<Promise<Registry.ToolResult>>(Effect.runPromise(Effect.provide(registry.invoke("kb.search", {}), knowledgeBase)))
+expectType<Promise<Registry.ToolResult>>(
+  Effect.runPromise(Effect.provide(registry.invoke("kb.search", {}), knowledgeBase))
+)
 expectType<Promise<Registry.ToolResult>>(
   Effect.runPromise(Effect.provide(registry.invoke(`${domain}.x`, {}), [HumanConfirm.layer(ui), knowledgeBase]))
 )
@@ -78,4 +80,6 @@ expectType<Promise<Registry.ToolResult>>(
 // A tool named by a pattern may be the tool a literal names: both count.
 declare const AnySearch: Tool.Tool<`${string}.search`, "write", {}, string, never, never>
 const patterned = Registry.make(Toolkit.make(KbSearch, AnySearch))
-expectType<Effect.Effect<Registry.ToolResult, never, KnowledgeBase | WriteCapability>>(patterned.invoke("kb.search", {}))
+expectType<Effect.Effect<Registry.ToolResult, never, KnowledgeBase | WriteCapability>>(
+  patterned.invoke("kb.search", {})
+)

@@ -5,7 +5,13 @@ import { expectError, expectType } from "tsd"
 import { Tool, Toolkit } from "@graded/core"
 import { KbSearch } from "./fixtures.js"
 
-const plain = { title: "t", description: "d", input: Schema.Struct({}), output: Schema.String, run: () => Effect.succeed("x") }
+const plain = {
+  title: "t",
+  description: "d",
+  input: Schema.Struct({}),
+  output: Schema.String,
+  run: () => Effect.succeed("x")
+}
 
 declare const XorY: Tool.Tool<"a.x" | "a.y", "read", {}, string, never, never>
 declare const Y: Tool.Tool<"a.y", "read", {}, string, never, never>
@@ -43,7 +49,14 @@ expectError(Tool.read("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
 // error: Tool name 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.bbbbbbbbbbb.cccccccccc' is too long: its wire form must fit in 64 characters
 expectError(Tool.read("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.bbbbbbbbbbb.cccccccccc", plain))
 
-declare const LongDomain: Tool.Tool<"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.b", "read", {}, string, never, never>
+declare const LongDomain: Tool.Tool<
+  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.b",
+  "read",
+  {},
+  string,
+  never,
+  never
+>
 
 // error: Tool name 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.b' is too long
 expectError(Toolkit.make(KbSearch, LongDomain))

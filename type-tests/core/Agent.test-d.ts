@@ -32,7 +32,9 @@ expectType<
 expectType<Effect.Effect<Agent.Result<readonly []>, Agent.AgentError, LanguageModel.LanguageModel>>(
   Agent.run({ toolkit: Toolkit.make(), prompt: "Hi" })
 )
-expectType<Effect.Effect<Agent.Result<readonly [typeof CurrentConversation]>, Agent.AgentError, LanguageModel.LanguageModel>>(
+expectType<
+  Effect.Effect<Agent.Result<readonly [typeof CurrentConversation]>, Agent.AgentError, LanguageModel.LanguageModel>
+>(
   Agent.run({ toolkit: Toolkit.make(CurrentConversation), prompt: "Hi" })
 )
 

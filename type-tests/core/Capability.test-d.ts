@@ -33,7 +33,9 @@ expectType<Effect.Effect<{ readonly id: string }, ToolError.ToolError<never>, Wr
 // Rejected: a confirmation written by hand.
 
 // error: Property 'madeByHumanConfirmOnly' is missing
-expectError(SendReply.deliver({ tool: "chat.sendMessage", payload: { to: "x", text: "forged" }, by: "me", edited: false }))
+expectError(
+  SendReply.deliver({ tool: "chat.sendMessage", payload: { to: "x", text: "forged" }, by: "me", edited: false })
+)
 
 // User capabilities follow the same rule: only their layer grants them.
 const Consent = Capability.make("Consent")

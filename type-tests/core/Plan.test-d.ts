@@ -23,7 +23,16 @@ expectType<Effect.Effect<{ readonly id: string }, Plan.PlanError, KnowledgeBase 
 // Rejected: running a plan with no human trigger.
 
 // error: Type 'HumanTrigger' is not assignable to type 'never'
-expectError(Effect.runPromise(Plan.run(Plan.make("empty", { input: Schema.Struct({}), writes: [], steps: () => Effect.succeed(1) }), {})))
+expectError(
+  Effect.runPromise(Plan.run(
+    Plan.make("empty", {
+      input: Schema.Struct({}),
+      writes: [],
+      steps: () => Effect.succeed(1)
+    }),
+    {}
+  ))
+)
 
 // Rejected: a read tool that runs a plan...
 
@@ -57,7 +66,11 @@ expectType<Effect.Effect<{ readonly delivered: boolean }, Plan.PlanError, HumanT
 )
 
 // error: Type 'SendCapability' is not assignable to type 'never'
-expectError(Effect.runPromise(Plan.run(Notify, { text: "Hi" }).pipe(Effect.provide(HumanConfirm.trigger({ by: "a", via: "cli" })))))
+expectError(
+  Effect.runPromise(
+    Plan.run(Notify, { text: "Hi" }).pipe(Effect.provide(HumanConfirm.trigger({ by: "a", via: "cli" })))
+  )
+)
 
 // Accepted: with the trigger and HumanConfirm, nothing is left.
 expectType<Effect.Effect<{ readonly delivered: boolean }, Plan.PlanError, never>>(

@@ -1,6 +1,15 @@
 import { Effect } from "effect"
 import { expectError, expectType } from "tsd"
-import { Agent, LanguageModel, ProposalStore, Registry, type SendCapability, Tool, Toolkit, type WriteCapability } from "@graded/core"
+import {
+  Agent,
+  LanguageModel,
+  ProposalStore,
+  Registry,
+  type SendCapability,
+  Tool,
+  Toolkit,
+  type WriteCapability
+} from "@graded/core"
 import { KbSearch, KnowledgeBase, SendReply, SubmitTicket, support } from "./fixtures.js"
 
 const registry = Registry.make(support)
@@ -31,7 +40,13 @@ const ProposeReply = Tool.proposal(SendReply)
 const ProposeTicket = Tool.proposal(SubmitTicket)
 expectType<"read">(ProposeReply.grade)
 expectType<"chat.sendMessage.propose">(ProposeReply.name)
-expectType<Effect.Effect<Agent.Result<readonly [typeof KbSearch, typeof ProposeTicket, typeof ProposeReply]>, Agent.AgentError, LanguageModel.LanguageModel | KnowledgeBase | ProposalStore.ProposalStore>>(
+expectType<
+  Effect.Effect<
+    Agent.Result<readonly [typeof KbSearch, typeof ProposeTicket, typeof ProposeReply]>,
+    Agent.AgentError,
+    LanguageModel.LanguageModel | KnowledgeBase | ProposalStore.ProposalStore
+  >
+>(
   Agent.run({ toolkit: Toolkit.make(KbSearch, ProposeTicket, ProposeReply), prompt: "?" })
 )
 

@@ -1,6 +1,13 @@
 import { Effect, Schema } from "effect"
 import { expectError, expectType } from "tsd"
-import { HumanConfirm, type HumanTrigger, type SendCapability, Tool, ToolError, type WriteCapability } from "@graded/core"
+import {
+  HumanConfirm,
+  type HumanTrigger,
+  type SendCapability,
+  Tool,
+  ToolError,
+  type WriteCapability
+} from "@graded/core"
 
 // What a UI entry point's code sees: the human who started the work. The
 // HumanTrigger tag is internal, so tools reach it through code like this.
@@ -106,7 +113,15 @@ expectError(Effect.runPromise(SubmitTicket.invoke({ subject: "Hi" })))
 // Rejected: a name that breaks the wire mapping, where the tool is defined.
 
 // error: Tool name 'kb..search' is invalid
-expectError(Tool.read("kb..search", { title: "t", description: "d", input: Query, output: Schema.String, run: () => Effect.succeed("x") }))
+expectError(
+  Tool.read("kb..search", {
+    title: "t",
+    description: "d",
+    input: Query,
+    output: Schema.String,
+    run: () => Effect.succeed("x")
+  })
+)
 
 // Accepted: invoke's requirements by grade; ordinary services stay in R.
 expectType<Effect.Effect<ReadonlyArray<string>, ToolError.ToolError<never>, KnowledgeBase>>(
@@ -148,5 +163,11 @@ expectType<Tool.Requirements<typeof SendReply>>(sendCapability)
 // Accepted: a name built from a pattern is checked where the tool is made.
 declare const domain: string
 expectType<`${string}.search`>(
-  Tool.read(`${domain}.search`, { title: "t", description: "d", input: Query, output: Schema.String, run: () => Effect.succeed("x") }).name
+  Tool.read(`${domain}.search`, {
+    title: "t",
+    description: "d",
+    input: Query,
+    output: Schema.String,
+    run: () => Effect.succeed("x")
+  }).name
 )

@@ -24,7 +24,14 @@ expectError(Toolkit.make(SubmitTicket, Another))
 declare const doubleDot: Tool.Tool<"kb..search", "read", {}, string, never, never>
 declare const doubleUnderscore: Tool.Tool<"a__b", "read", {}, string, never, never>
 declare const underscoreDot: Tool.Tool<"a_.b", "read", {}, string, never, never>
-declare const tooLong: Tool.Tool<"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.bbbbbbbbbbbbbbbbbbbbbbb", "read", {}, string, never, never>
+declare const tooLong: Tool.Tool<
+  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.bbbbbbbbbbbbbbbbbbbbbbb",
+  "read",
+  {},
+  string,
+  never,
+  never
+>
 
 // error: Tool name 'kb..search' is invalid
 expectError(Toolkit.make(KbSearch, doubleDot))
@@ -39,10 +46,26 @@ expectError(Toolkit.make(underscoreDot, KbSearch))
 expectError(Toolkit.make(tooLong))
 
 // error: Tool name 'a__b' is invalid
-expectError(Tool.read("a__b", { title: "t", description: "d", input: Schema.Struct({}), output: Schema.String, run: () => Effect.succeed("x") }))
+expectError(
+  Tool.read("a__b", {
+    title: "t",
+    description: "d",
+    input: Schema.Struct({}),
+    output: Schema.String,
+    run: () => Effect.succeed("x")
+  })
+)
 
 // error: Tool name 'a_.b' is invalid
-expectError(Tool.write("a_.b", { title: "t", description: "d", input: Schema.Struct({}), output: Schema.String, run: () => Effect.succeed("x") }))
+expectError(
+  Tool.write("a_.b", {
+    title: "t",
+    description: "d",
+    input: Schema.Struct({}),
+    output: Schema.String,
+    run: () => Effect.succeed("x")
+  })
+)
 
 // Accepted: readOnly keeps the read tools, as a type and a value (a list, not
 // a tuple: filtering a tuple costs the compiler the square of its length).
@@ -54,4 +77,3 @@ expectType<Toolkit.Toolkit<ReadonlyArray<never>>>(Toolkit.readOnly(Toolkit.make(
 expectType<Toolkit.Requirements<typeof readOnly>>(KnowledgeBase as unknown as KnowledgeBase)
 declare const requirements: Toolkit.Requirements<ReturnType<typeof Toolkit.make<readonly [typeof SubmitTicket]>>>
 expectType<WriteCapability>(requirements)
-

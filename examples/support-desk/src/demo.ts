@@ -17,7 +17,9 @@ export const script: ReadonlyArray<ScriptedModel.Turn> = [
     ScriptedModel.call("customer.lookup", { customerId: "c-42" }),
     ScriptedModel.call("kb.search", { query: "VAT number invoice" })
   ),
-  ScriptedModel.calls(ScriptedModel.call("ticket.submit", { subject: "VAT number wrong again", body: "Reopen T-1031" })),
+  ScriptedModel.calls(
+    ScriptedModel.call("ticket.submit", { subject: "VAT number wrong again", body: "Reopen T-1031" })
+  ),
   ScriptedModel.text(
     "Yes. Mei Lin reported the same problem in T-1031 (\"Invoice shows the wrong VAT number\"), " +
       "fixed then by correcting the billing settings. Article kb-7 explains how to change the VAT number, " +
@@ -87,7 +89,9 @@ export const run = (options: Options) => {
     log("4. Alice presses the quick-ticket shortcut: a fixed flow she started, which may write.")
     const ticket = yield* Plan.run(QuickTicket, {}).pipe(
       Effect.provide(HumanConfirm.trigger({ by: "agent:alice", via: "shortcut" })),
-      Effect.provide(options.model ?? ScriptedModel.layer([ScriptedModel.text("Invoice shows the old VAT number again")]))
+      Effect.provide(
+        options.model ?? ScriptedModel.layer([ScriptedModel.text("Invoice shows the old VAT number again")])
+      )
     )
     log(`   Filed ${ticket.id} with the form ${show(outbox.form)}`)
 

@@ -78,7 +78,8 @@ export const layer = (outbox: Outbox): Layer.Layer<Desk> =>
         outbox.tickets.push({ id, subject })
         return id
       }),
-    postMessage: (to, text) => Effect.sync(() => void outbox.messages.push({ to, text })),
+    postMessage: (to, text) =>
+      Effect.sync(() => void outbox.messages.push({ to, text })),
     openForm: Effect.sync(() => void (outbox.form = {})),
     fillForm: (fields) => Effect.sync(() => (outbox.form = { ...outbox.form, ...fields }))
   })

@@ -34,7 +34,12 @@ export const QuickTicket = Plan.make("quick-ticket", {
         "write the summary",
         `Summarize this support conversation as a ticket subject line:\n${conversation.messages.join("\n")}`
       )
-      const fields = { customer: customer.name, plan: customer.plan, subject: summary, body: conversation.messages.join("\n") }
+      const fields = {
+        customer: customer.name,
+        plan: customer.plan,
+        subject: summary,
+        body: conversation.messages.join("\n")
+      }
       yield* step.write("fill the fields", FillFields, fields)
       yield* step.validate("validate", summary.length <= 120, "the subject is longer than 120 characters")
       return yield* step.write("submit", SubmitTicket, { subject: fields.subject, body: fields.body })

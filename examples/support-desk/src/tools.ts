@@ -47,7 +47,8 @@ export const SubmitTicket = Tool.write("ticket.submit", {
   description: "File a ticket for the support team.",
   input: Schema.Struct({ subject: Schema.String, body: Schema.String }),
   output: Schema.Struct({ id: Schema.String }),
-  run: ({ body, subject }) => Effect.map(Effect.flatMap(Desk, (desk) => desk.fileTicket(subject, body)), (id) => ({ id }))
+  run: ({ body, subject }) =>
+    Effect.map(Effect.flatMap(Desk, (desk) => desk.fileTicket(subject, body)), (id) => ({ id }))
 })
 
 const Message = Schema.Struct({ to: Schema.String, text: Schema.NonEmptyTrimmedString })

@@ -30,7 +30,9 @@ const program = Effect.gen(function*() {
   else console.log(`Not sent: ${sent.left.message}`)
 })
 
-const audit = Audit.layer((entry) => Effect.sync(() => console.log(`  [${entry.autonomous ? "agent" : "human"}] ${Audit.describe(entry)}`)))
+const audit = Audit.layer((entry) =>
+  Effect.sync(() => console.log(`  [${entry.autonomous ? "agent" : "human"}] ${Audit.describe(entry)}`))
+)
 
 Effect.runPromise(
   program.pipe(

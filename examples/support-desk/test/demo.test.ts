@@ -10,7 +10,9 @@ describe("support-desk demo", () => {
       expect(result.stopped).toBe("answer")
       expect(result.answer).toContain("T-1031")
       // The model reached for ticket.submit; it was refused and nothing was filed.
-      expect(lines).toContain("  [agent] REFUSED ticket.submit at the offered gate: there is no tool named ticket.submit")
+      expect(lines).toContain(
+        "  [agent] REFUSED ticket.submit at the offered gate: there is no tool named ticket.submit"
+      )
       // The only ticket is the quick-ticket plan's, started by Alice's shortcut.
       expect(outbox.tickets).toEqual([{ id: ticket.id, subject: "Invoice shows the old VAT number again" }])
       expect(outbox.form).toMatchObject({ customer: "Mei Lin", plan: "Business" })

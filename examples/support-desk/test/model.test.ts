@@ -24,21 +24,34 @@ describe("the demo's model", () => {
             object: "chat.completion",
             created: 0,
             model: "local",
-            choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: "No earlier reports." } }]
+            choices: [{
+              index: 0,
+              finish_reason: "stop",
+              message: { role: "assistant", content: "No earlier reports." }
+            }]
           }))
         })
       })
       yield* Effect.async<void>((resume) => void server.listen(0, "127.0.0.1", () => resume(Effect.void)))
       const port = (server.address() as { port: number }).port
-      const choice = fromEnv({ OPENAI_API_KEY: "k", OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`, OPENAI_MODEL: "local" })
+      const choice = fromEnv({
+        OPENAI_API_KEY: "k",
+        OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`,
+        OPENAI_MODEL: "local"
+      })
       expect(choice.name).toBe(`local over the Chat Completions API at http://127.0.0.1:${port}/v1`)
       const lines: Array<string> = []
-      const { result } = yield* run({ log: (line) => lines.push(line), model: choice.layer, modelName: choice.name }).pipe(
-        Effect.ensuring(Effect.sync(() => server.close()))
-      )
+      const { result } = yield* run({ log: (line) => lines.push(line), model: choice.layer, modelName: choice.name })
+        .pipe(
+          Effect.ensuring(Effect.sync(() => server.close()))
+        )
       expect(lines[0]).toBe(`Model: ${choice.name}`)
       expect(result.answer).toBe("No earlier reports.")
       expect(bodies[0].model).toBe("local")
-      expect(bodies[0].tools.map((t: any) => t.function.name)).toEqual(["kb__search", "conversation__current", "customer__lookup"])
+      expect(bodies[0].tools.map((t: any) => t.function.name)).toEqual([
+        "kb__search",
+        "conversation__current",
+        "customer__lookup"
+      ])
     }))
 })

@@ -23,7 +23,8 @@ describe("pnpm demo:web", () => {
       const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" }
       let cards: Array<{ id: string; csrf: string; payload: { text: string } }> = []
       for (let i = 0; i < 100 && cards.length === 0; i++) {
-        cards = ((await (await fetch(`${origin}/api/requests`, { headers })).json()) as { requests: typeof cards }).requests
+        cards =
+          ((await (await fetch(`${origin}/api/requests`, { headers })).json()) as { requests: typeof cards }).requests
         if (cards.length === 0) await new Promise((r) => setTimeout(r, 50))
       }
       expect(out).not.toContain("Sent:")

@@ -58,9 +58,15 @@ const module = Options.text("module").pipe(
   Options.optional
 )
 const page = Options.text("page").pipe(Options.withDescription("the page the caller is on"), Options.optional)
-const feature = Options.text("feature").pipe(Options.withDescription("a licensed feature (repeatable)"), Options.repeated)
+const feature = Options.text("feature").pipe(
+  Options.withDescription("a licensed feature (repeatable)"),
+  Options.repeated
+)
 const autonomous = Options.boolean("autonomous").pipe(Options.withDescription("see what a model would be offered"))
-const audit = Options.text("audit").pipe(Options.withDescription("append audit entries to this JSON Lines file"), Options.optional)
+const audit = Options.text("audit").pipe(
+  Options.withDescription("append audit entries to this JSON Lines file"),
+  Options.optional
+)
 
 const root = Command.make("graded", { module })
 
@@ -77,7 +83,10 @@ const withModule = <A extends { readonly module: Option.Option<string> }, E, R>(
 // Printed by each command's `--help` (all of them by `graded --help`).
 const examples = {
   list: ["graded list --autonomous --page ticket"],
-  invoke: ["graded invoke kb.search '{\"query\":\"invoice\"}'", "graded invoke chat.sendMessage '{\"text\":\"Hello\"}' --audit audit.jsonl"],
+  invoke: [
+    "graded invoke kb.search '{\"query\":\"invoice\"}'",
+    "graded invoke chat.sendMessage '{\"text\":\"Hello\"}' --audit audit.jsonl"
+  ],
   plan: ["graded plan quick-ticket --audit audit.jsonl"],
   schemas: ["graded schemas --autonomous"],
   audit: ["graded audit audit.jsonl"]
@@ -99,7 +108,14 @@ const schemas = Command.make("schemas", { module, page, feature, autonomous }, w
 )
 const invoke = Command.make(
   "invoke",
-  { module, page, feature, audit, name: Args.text({ name: "tool" }), input: Args.text({ name: "json" }).pipe(Args.withDefault("{}")) },
+  {
+    module,
+    page,
+    feature,
+    audit,
+    name: Args.text({ name: "tool" }),
+    input: Args.text({ name: "json" }).pipe(Args.withDefault("{}"))
+  },
   withModule(internal.invoke)
 ).pipe(Command.withDescription(descriptions.invoke))
 const plan = Command.make(

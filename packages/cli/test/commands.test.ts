@@ -13,9 +13,14 @@ const desk = path.resolve(here, "../../../examples/support-desk")
 // and on a busy machine each start of the command takes seconds.
 const graded = (...args: Array<string>) =>
   new Promise<{ out: string; err: string; code: number | null }>((resolve) => {
-    const child = execFile(process.execPath, [bin, ...args], { cwd: desk, encoding: "utf8", timeout: 120_000 }, (error, out, err) => {
-      resolve({ out, err, code: error === null ? 0 : typeof error.code === "number" ? error.code : null })
-    })
+    const child = execFile(
+      process.execPath,
+      [bin, ...args],
+      { cwd: desk, encoding: "utf8", timeout: 120_000 },
+      (error, out, err) => {
+        resolve({ out, err, code: error === null ? 0 : typeof error.code === "number" ? error.code : null })
+      }
+    )
     child.stdin?.end()
   })
 const m = ["-m", "src/graded.config.ts"]
@@ -38,7 +43,11 @@ describe("graded", { timeout: 240_000 }, () => {
     const { code, out } = await graded("schemas", ...m, "--autonomous")
     expect(code).toBe(0)
     const definitions = JSON.parse(out)
-    expect(definitions.map((d: { name: string }) => d.name)).toEqual(["kb__search", "conversation__current", "customer__lookup"])
+    expect(definitions.map((d: { name: string }) => d.name)).toEqual([
+      "kb__search",
+      "conversation__current",
+      "customer__lookup"
+    ])
     expect(definitions.every((d: { strict: boolean }) => d.strict)).toBe(true)
   })
 
@@ -47,7 +56,9 @@ describe("graded", { timeout: 240_000 }, () => {
     const { code, out } = await graded("plan", "quick-ticket", ...m, "--audit", audit)
     expect(code).toBe(0)
     expect(JSON.parse(out)).toEqual({ ok: true, data: { id: "T-1200" } })
-    const steps = readFileSync(audit, "utf8").trim().split("\n").map((l) => JSON.parse(l)).filter((e) => e.type === "step" && e.status === "completed")
+    const steps = readFileSync(audit, "utf8").trim().split("\n").map((l) => JSON.parse(l)).filter((e) =>
+      e.type === "step" && e.status === "completed"
+    )
     expect(steps.map((e) => `${e.index}:${e.step}`)).toEqual([
       "1:open the form",
       "2:read the conversation",
@@ -132,7 +143,9 @@ describe("graded", { timeout: 240_000 }, () => {
     expect(unknown.code).toBe(2)
     expect(unknown.err).toContain("Invalid subcommand for graded")
     expect(unknown.err).toContain("Usage: graded [-m module] <command> [options]")
-    for (const name of ["list", "invoke", "plan", "schemas", "audit"]) expect(unknown.err).toMatch(new RegExp(`^  ${name} +\\S`, "m"))
+    for (const name of ["list", "invoke", "plan", "schemas", "audit"]) {
+      expect(unknown.err).toMatch(new RegExp(`^  ${name} +\\S`, "m"))
+    }
     expect(option.code).toBe(2)
     expect(option.err).toContain("Received unknown argument: '--frob'")
     expect(missing.code).toBe(2)

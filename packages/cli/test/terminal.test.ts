@@ -37,7 +37,15 @@ describe("graded invoke in a terminal", () => {
 
   it("shows the exact payload and sends once the person approves", async () => {
     const audit = path.join(dir, "approve.jsonl")
-    const cli = graded("invoke", "chat.sendMessage", "{\"text\":\"Hello Mei\"}", "-m", "src/graded.config.ts", "--audit", audit)
+    const cli = graded(
+      "invoke",
+      "chat.sendMessage",
+      "{\"text\":\"Hello Mei\"}",
+      "-m",
+      "src/graded.config.ts",
+      "--audit",
+      audit
+    )
     const card = await cli.waitFor("Approve, edit or reject? [a/e/r]")
     expect(card).toContain("SEND: Send a chat message (chat.sendMessage)")
     expect(card).toContain("\"to\": \"c-42\"")
@@ -48,12 +56,26 @@ describe("graded invoke in a terminal", () => {
     const done = await cli.exited
     expect(done.screen).toContain("\"sent\": true")
     expect(done.code).toBe(0)
-    expect(auditOf(audit).map((e) => e.type)).toEqual(["called", "confirm-requested", "decided", "delivered", "completed"])
+    expect(auditOf(audit).map((e) => e.type)).toEqual([
+      "called",
+      "confirm-requested",
+      "decided",
+      "delivered",
+      "completed"
+    ])
   }, 120_000)
 
   it("takes an edit, validates it again, and sends the edit", async () => {
     const audit = path.join(dir, "edit.jsonl")
-    const cli = graded("invoke", "chat.sendMessage", "{\"text\":\"Helo\"}", "-m", "src/graded.config.ts", "--audit", audit)
+    const cli = graded(
+      "invoke",
+      "chat.sendMessage",
+      "{\"text\":\"Helo\"}",
+      "-m",
+      "src/graded.config.ts",
+      "--audit",
+      audit
+    )
     await cli.waitFor("Approve, edit or reject? [a/e/r]")
     cli.type("e")
     await cli.waitFor("New payload as one line of JSON")
@@ -67,7 +89,15 @@ describe("graded invoke in a terminal", () => {
 
   it("an invalid edit sends nothing and says what was wrong", async () => {
     const audit = path.join(dir, "invalid.jsonl")
-    const cli = graded("invoke", "chat.sendMessage", "{\"text\":\"Hi\"}", "-m", "src/graded.config.ts", "--audit", audit)
+    const cli = graded(
+      "invoke",
+      "chat.sendMessage",
+      "{\"text\":\"Hi\"}",
+      "-m",
+      "src/graded.config.ts",
+      "--audit",
+      audit
+    )
     await cli.waitFor("Approve, edit or reject? [a/e/r]")
     cli.type("e")
     await cli.waitFor("New payload as one line of JSON")
@@ -80,7 +110,15 @@ describe("graded invoke in a terminal", () => {
 
   it("rejects with the reason typed, and sends nothing", async () => {
     const audit = path.join(dir, "reject.jsonl")
-    const cli = graded("invoke", "chat.sendMessage", "{\"text\":\"Hi\"}", "-m", "src/graded.config.ts", "--audit", audit)
+    const cli = graded(
+      "invoke",
+      "chat.sendMessage",
+      "{\"text\":\"Hi\"}",
+      "-m",
+      "src/graded.config.ts",
+      "--audit",
+      audit
+    )
     await cli.waitFor("Approve, edit or reject? [a/e/r]")
     cli.type("r")
     await cli.waitFor("Reason:")

@@ -137,7 +137,8 @@ export const make = <const O extends Options & { readonly proposals?: Proposals<
     const host = options.host ?? "127.0.0.1"
     const server = yield* NodeHttpServer.make(() => createServer(), { port: options.port ?? 0, host })
     const address = server.address
-    const origin = address._tag === "TcpAddress" ? `http://${host.includes(":") ? `[${host}]` : host}:${address.port}` : "unix"
+    const origin = address._tag === "TcpAddress" ? `http://${host.includes(":") ? `[${host}]` : host}:${address.port}`
+      : "unix"
     const cards = Cards.make({ timeout: options.timeout })
     yield* server.serve(Api.make({
       cards,
@@ -172,5 +173,8 @@ export const layer = <const O extends Options & { readonly proposals?: Proposals
   options: O = {} as O
 ): Layer.Layer<WriteCapability | SendCapability | WebConfirm, ServeError, Needs<O>> =>
   Layer.unwrapScoped(
-    Effect.map(make(options), ({ server, ui }) => Layer.merge(HumanConfirm.layer(ui), Layer.succeed(WebConfirm, server)))
+    Effect.map(
+      make(options),
+      ({ server, ui }) => Layer.merge(HumanConfirm.layer(ui), Layer.succeed(WebConfirm, server))
+    )
   )

@@ -8,17 +8,20 @@ import { makeDesk } from "../../core/test/supportDesk.js"
 const terminal = (lines: ReadonlyArray<string>) => {
   const shown: Array<string> = []
   let next = 0
-  const layer = Layer.succeed(Terminal.Terminal, Terminal.Terminal.of({
-    columns: Effect.succeed(80),
-    rows: Effect.succeed(24),
-    isTTY: Effect.succeed(true),
-    readInput: Effect.die("not used"),
-    readLine: Effect.suspend(() => {
-      const line = lines[next++]
-      return line === undefined ? Effect.fail(new Terminal.QuitException()) : Effect.succeed(line)
-    }),
-    display: (text) => Effect.sync(() => void shown.push(text))
-  }))
+  const layer = Layer.succeed(
+    Terminal.Terminal,
+    Terminal.Terminal.of({
+      columns: Effect.succeed(80),
+      rows: Effect.succeed(24),
+      isTTY: Effect.succeed(true),
+      readInput: Effect.die("not used"),
+      readLine: Effect.suspend(() => {
+        const line = lines[next++]
+        return line === undefined ? Effect.fail(new Terminal.QuitException()) : Effect.succeed(line)
+      }),
+      display: (text) => Effect.sync(() => void shown.push(text))
+    })
+  )
   return { layer, shown }
 }
 
@@ -58,9 +61,16 @@ describe("TerminalConfirm", () => {
     Effect.gen(function*() {
       const desk = makeDesk()
       const error = yield* Effect.flip(confirmWith(desk, ["r", "wrong customer"]).run("Hello"))
-      expect(error).toMatchObject({ _tag: "@graded/core/ToolError/Rejected", by: "cli:alice", reason: "wrong customer" })
+      expect(error).toMatchObject({
+        _tag: "@graded/core/ToolError/Rejected",
+        by: "cli:alice",
+        reason: "wrong customer"
+      })
       const closed = yield* Effect.flip(confirmWith(desk, []).run("Hello"))
-      expect(closed).toMatchObject({ _tag: "@graded/core/ToolError/Rejected", reason: "the terminal closed before a decision" })
+      expect(closed).toMatchObject({
+        _tag: "@graded/core/ToolError/Rejected",
+        reason: "the terminal closed before a decision"
+      })
       expect(desk.effects.delivered).toEqual([])
     }))
 })

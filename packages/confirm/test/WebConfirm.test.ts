@@ -9,12 +9,17 @@ const waiting = (options: WebConfirm.Options = {}) =>
   Effect.gen(function*() {
     const { server, ui } = yield* WebConfirm.make(options)
     const desk = makeDesk()
-    const send = (text: string) => Effect.fork(desk.SendReply.invoke({ text }).pipe(Effect.provide(HumanConfirm.layer(ui))))
+    const send = (text: string) =>
+      Effect.fork(desk.SendReply.invoke({ text }).pipe(Effect.provide(HumanConfirm.layer(ui))))
     const api = (path: string, init: RequestInit = {}, auth = true) =>
       Effect.promise(async () => {
         const response = await fetch(`${server.origin}${path}`, {
           ...init,
-          headers: { ...(auth ? { authorization: `Bearer ${server.token}` } : {}), "content-type": "application/json", ...init.headers }
+          headers: {
+            ...(auth ? { authorization: `Bearer ${server.token}` } : {}),
+            "content-type": "application/json",
+            ...init.headers
+          }
         })
         return { status: response.status, body: await response.json().catch(() => undefined) as any }
       })
@@ -66,7 +71,12 @@ describe("WebConfirm", () => {
       const [card] = yield* cards
       expect((yield* decide(card, { by: "a", action: "approve" }, {})).status).toBe(403)
       expect((yield* decide(card, { by: "a", action: "approve" }, { "x-graded-csrf": "nope" })).status).toBe(403)
-      expect((yield* decide(card, { by: "a", action: "approve" }, { "x-graded-csrf": card.csrf, origin: "http://evil.example" })).status).toBe(403)
+      expect(
+        (yield* decide(card, { by: "a", action: "approve" }, {
+          "x-graded-csrf": card.csrf,
+          origin: "http://evil.example"
+        })).status
+      ).toBe(403)
       expect(server.pending()).toBe(1)
     }))
 
@@ -94,7 +104,11 @@ describe("WebConfirm", () => {
       const bad = yield* decide(card, { by: "alice", action: "edit", payload: { to: "customer:42", text: "  " } })
       expect(bad.status).toBe(400)
       expect(bad.body.error).toContain("the edit is invalid")
-      const extra = yield* decide(card, { by: "alice", action: "edit", payload: { to: "customer:42", text: "Hi", bcc: "all" } })
+      const extra = yield* decide(card, {
+        by: "alice",
+        action: "edit",
+        payload: { to: "customer:42", text: "Hi", bcc: "all" }
+      })
       expect(extra.status).toBe(400)
       expect(server.pending()).toBe(1)
       const good = yield* decide(card, { by: "alice", action: "edit", payload: { to: "customer:42", text: "Hello" } })
@@ -134,7 +148,13 @@ describe("WebConfirm", () => {
       const [card] = yield* cards
       expect((yield* api("/api/requests/c-999/decision", { method: "POST", body: "{}" })).status).toBe(404)
       const who = { status: 400, body: { error: "say who decides: a non-empty \"by\"" } }
-      expect(yield* api(`/api/requests/${card.id}/decision`, { method: "POST", body: "not json", headers: { "x-graded-csrf": card.csrf } }))
+      expect(
+        yield* api(`/api/requests/${card.id}/decision`, {
+          method: "POST",
+          body: "not json",
+          headers: { "x-graded-csrf": card.csrf }
+        })
+      )
         .toEqual(who)
       expect(yield* decide(card, null)).toEqual(who)
       expect(yield* decide(card, { by: "  ", action: "approve" })).toEqual(who)
@@ -145,7 +165,11 @@ describe("WebConfirm", () => {
         .toEqual({ status: 200, body: { message: "Rejected by alice: rejected on the confirm page" } })
       const again = yield* decide(card, { by: "bob", action: "approve" })
       expect(again.status).toBe(409)
-      expect(again.body).toMatchObject({ error: "already decided: rejected by alice", by: "alice", decision: "rejected" })
+      expect(again.body).toMatchObject({
+        error: "already decided: rejected by alice",
+        by: "alice",
+        decision: "rejected"
+      })
     }))
 
   it.scopedLive("a confirmation its caller gave up on leaves no card", () =>
@@ -173,9 +197,15 @@ describe("WebConfirm with proposals", () => {
       yield* Tool.proposal(desk.SendReply).invoke({ text: "From a model" })
       const [pending] = yield* Proposal.list({ status: "pending" })
       const headers = { authorization: `Bearer ${server.token}`, "content-type": "application/json" }
-      const listed = yield* Effect.promise(() => fetch(`${server.origin}/api/requests`, { headers }).then((r) => r.json())) as Effect.Effect<any>
+      const listed = yield* Effect.promise(() =>
+        fetch(`${server.origin}/api/requests`, { headers }).then((r) => r.json())
+      ) as Effect.Effect<any>
       const card = listed.requests.find((r: any) => r.kind === "proposal")
-      expect(card).toMatchObject({ id: pending!.id, tool: "chat.sendMessage", payload: { to: "customer:42", text: "From a model" } })
+      expect(card).toMatchObject({
+        id: pending!.id,
+        tool: "chat.sendMessage",
+        payload: { to: "customer:42", text: "From a model" }
+      })
       const decide = (by: string) =>
         Effect.promise(() =>
           fetch(`${server.origin}/api/proposals/${card.id}/decision`, {
@@ -200,7 +230,10 @@ const tampering = (rewrite: (payload: any) => unknown) => {
     Effect.map(ProposalStore.ProposalStore, (store) => ({
       ...store,
       get: (id: string) =>
-        Effect.map(store.get(id), (proposal) => state.tampered ? { ...proposal, payload: rewrite(proposal.payload) } : proposal)
+        Effect.map(
+          store.get(id),
+          (proposal) => state.tampered ? { ...proposal, payload: rewrite(proposal.payload) } : proposal
+        )
     }))
   ).pipe(Layer.provide(ProposalStore.memory))
   return { layer, state }
@@ -211,11 +244,17 @@ const proposing = Effect.gen(function*() {
   const { server } = yield* WebConfirm.make({ proposals: { toolkit: Toolkit.make(desk.SendReply) } })
   yield* Tool.proposal(desk.SendReply).invoke({ text: "From a model" })
   const headers = { authorization: `Bearer ${server.token}`, "content-type": "application/json" }
-  const listed = yield* Effect.promise(() => fetch(`${server.origin}/api/requests`, { headers }).then((r) => r.json())) as Effect.Effect<any>
+  const listed = yield* Effect.promise(() =>
+    fetch(`${server.origin}/api/requests`, { headers }).then((r) => r.json())
+  ) as Effect.Effect<any>
   const card = listed.requests.find((r: any) => r.kind === "proposal")
   const decide = (body: unknown, extra: Record<string, string> = { "x-graded-csrf": card.csrf }, id = card.id) =>
     Effect.promise(() =>
-      fetch(`${server.origin}/api/proposals/${id}/decision`, { method: "POST", headers: { ...headers, ...extra }, body: JSON.stringify(body) })
+      fetch(`${server.origin}/api/proposals/${id}/decision`, {
+        method: "POST",
+        headers: { ...headers, ...extra },
+        body: JSON.stringify(body)
+      })
         .then(async (r) => ({ status: r.status, body: await r.json() as any }))
     )
   return { card, decide, desk }
@@ -230,7 +269,10 @@ describe("WebConfirm with proposals: the same guard, and only what the card show
       expect((yield* decide(approve, { "x-graded-csrf": card.csrf, origin: "http://evil.example" })).status).toBe(403)
       expect((yield* decide(approve, { "x-graded-csrf": card.csrf }, "p-unknown")).status).toBe(404)
       expect((yield* decide({ by: "", action: "approve" })).status).toBe(400)
-      expect(yield* decide({ by: "alice", action: "reject", reason: "not today" })).toEqual({ status: 200, body: { message: "Rejected by alice." } })
+      expect(yield* decide({ by: "alice", action: "reject", reason: "not today" })).toEqual({
+        status: 200,
+        body: { message: "Rejected by alice." }
+      })
       expect(yield* Proposal.get(card.id)).toMatchObject({ status: "rejected" })
       expect((yield* decide(approve)).status).toBe(409)
       expect(desk.effects.delivered).toEqual([])

@@ -67,135 +67,139 @@ const open = async (): Promise<Page> => {
 
 const card = (page: Page, text: string) => page.locator("section.card", { hasText: text })
 
-for (const chosen of browsers) describe(`in ${chosen.name}`, () => {
-  beforeAll(async () => {
-    browser = await launch(chosen)
-    // Text must render, not only lay out: with no usable font a line of text
-    // has no width, and every screenshot is blank.
-    const probe = await browser.newPage()
-    await probe.setContent("<span id=probe style='font-size:40px'>graded</span>")
-    const box = await probe.locator("#probe").boundingBox()
-    expect(box?.width ?? 0).toBeGreaterThan(40)
-    await probe.close()
-  }, 120_000)
+for (const chosen of browsers) {
+  describe(`in ${chosen.name}`, () => {
+    beforeAll(async () => {
+      browser = await launch(chosen)
+      // Text must render, not only lay out: with no usable font a line of text
+      // has no width, and every screenshot is blank.
+      const probe = await browser.newPage()
+      await probe.setContent("<span id=probe style='font-size:40px'>graded</span>")
+      const box = await probe.locator("#probe").boundingBox()
+      expect(box?.width ?? 0).toBeGreaterThan(40)
+      await probe.close()
+    }, 120_000)
 
-  afterAll(async () => {
-    await browser?.close()
-  })
+    afterAll(async () => {
+      await browser?.close()
+    })
 
-  describe("the confirm page", () => {
-    it("shows a pending send; an edit is approved and delivered once, with the edited payload", async () => {
-      const desk = makeDesk()
-      const result = send(desk, "Hello Mei, your invoice is fixd")
-      const page = await open()
-      const pending = card(page, "fixd")
-      await pending.waitFor()
-      expect(await pending.locator(".grade").textContent()).toBe("send")
-      expect(await pending.locator("pre.payload").textContent()).toContain("\"to\": \"customer:42\"")
-      await page.screenshot({ path: path.join(artifacts, `${shot(chosen)}confirm-pending.png`), fullPage: true })
-      await pending.getByRole("button", { name: "Edit" }).click()
-      await pending.locator("input[name=text]").fill("Hello Mei, your invoice is fixed")
-      await pending.getByRole("button", { name: "Approve edited" }).click()
-      await pending.locator(".status", { hasText: "Approved with an edit by alice." }).waitFor()
-      await page.screenshot({ path: path.join(artifacts, `${shot(chosen)}confirm-edited.png`), fullPage: true })
-      const outcome = await result
-      expect(outcome._tag).toBe("Right")
-      expect(desk.effects.delivered).toEqual([{ to: "customer:42", text: "Hello Mei, your invoice is fixed" }])
-      // A second click on the disabled card, or a second tab, sends nothing more.
-      const again = await page.evaluate(async (token) => {
-        const response = await fetch("/api/requests", { headers: { authorization: `Bearer ${token}` } })
-        return ((await response.json()) as { requests: Array<unknown> }).requests.length
-      }, server.token)
-      expect(again).toBe(0)
-      expect(desk.effects.delivered).toHaveLength(1)
-      await page.close()
-    }, 60_000)
+    describe("the confirm page", () => {
+      it("shows a pending send; an edit is approved and delivered once, with the edited payload", async () => {
+        const desk = makeDesk()
+        const result = send(desk, "Hello Mei, your invoice is fixd")
+        const page = await open()
+        const pending = card(page, "fixd")
+        await pending.waitFor()
+        expect(await pending.locator(".grade").textContent()).toBe("send")
+        expect(await pending.locator("pre.payload").textContent()).toContain("\"to\": \"customer:42\"")
+        await page.screenshot({ path: path.join(artifacts, `${shot(chosen)}confirm-pending.png`), fullPage: true })
+        await pending.getByRole("button", { name: "Edit" }).click()
+        await pending.locator("input[name=text]").fill("Hello Mei, your invoice is fixed")
+        await pending.getByRole("button", { name: "Approve edited" }).click()
+        await pending.locator(".status", { hasText: "Approved with an edit by alice." }).waitFor()
+        await page.screenshot({ path: path.join(artifacts, `${shot(chosen)}confirm-edited.png`), fullPage: true })
+        const outcome = await result
+        expect(outcome._tag).toBe("Right")
+        expect(desk.effects.delivered).toEqual([{ to: "customer:42", text: "Hello Mei, your invoice is fixed" }])
+        // A second click on the disabled card, or a second tab, sends nothing more.
+        const again = await page.evaluate(async (token) => {
+          const response = await fetch("/api/requests", { headers: { authorization: `Bearer ${token}` } })
+          return ((await response.json()) as { requests: Array<unknown> }).requests.length
+        }, server.token)
+        expect(again).toBe(0)
+        expect(desk.effects.delivered).toHaveLength(1)
+        await page.close()
+      }, 60_000)
 
-    it("rejects with a reason, and the caller gets a structured denial", async () => {
-      const desk = makeDesk()
-      const result = send(desk, "Please pay twice")
-      const page = await open()
-      const pending = card(page, "Please pay twice")
-      await pending.waitFor()
-      await pending.getByRole("button", { name: "Reject" }).click()
-      await pending.locator("input[name=reason]").fill("we never ask that")
-      await pending.getByRole("button", { name: "Reject with this reason" }).click()
-      await pending.locator(".status", { hasText: "Rejected by alice: we never ask that" }).waitFor()
-      await page.screenshot({ path: path.join(artifacts, `${shot(chosen)}confirm-rejected.png`), fullPage: true })
-      const outcome = await result
-      expect(outcome._tag === "Left" && outcome.left).toMatchObject({
-        _tag: "@graded/core/ToolError/Rejected",
-        by: "alice",
-        reason: "we never ask that"
-      })
-      expect(desk.effects.delivered).toEqual([])
-      await page.close()
-    }, 60_000)
+      it("rejects with a reason, and the caller gets a structured denial", async () => {
+        const desk = makeDesk()
+        const result = send(desk, "Please pay twice")
+        const page = await open()
+        const pending = card(page, "Please pay twice")
+        await pending.waitFor()
+        await pending.getByRole("button", { name: "Reject" }).click()
+        await pending.locator("input[name=reason]").fill("we never ask that")
+        await pending.getByRole("button", { name: "Reject with this reason" }).click()
+        await pending.locator(".status", { hasText: "Rejected by alice: we never ask that" }).waitFor()
+        await page.screenshot({ path: path.join(artifacts, `${shot(chosen)}confirm-rejected.png`), fullPage: true })
+        const outcome = await result
+        expect(outcome._tag === "Left" && outcome.left).toMatchObject({
+          _tag: "@graded/core/ToolError/Rejected",
+          by: "alice",
+          reason: "we never ask that"
+        })
+        expect(desk.effects.delivered).toEqual([])
+        await page.close()
+      }, 60_000)
 
-    it("a payload carrying HTML and script shows as text and runs nothing", async () => {
-      const desk = makeDesk()
-      const attack = `<img src=x onerror="window.__pwned='img'"><script>window.__pwned='script'</script>`
-      const result = send(desk, attack)
-      const page = await open()
-      const pending = card(page, "onerror")
-      await pending.waitFor()
-      expect(await pending.locator("pre.payload").textContent()).toContain(attack.replaceAll("\"", "\\\""))
-      expect(await pending.locator("img").count()).toBe(0)
-      expect(await pending.locator("script").count()).toBe(0)
-      expect(await page.evaluate(() => (globalThis as { __pwned?: string }).__pwned)).toBeUndefined()
-      await page.screenshot({ path: path.join(artifacts, `${shot(chosen)}confirm-xss-as-text.png`), fullPage: true })
-      await pending.getByRole("button", { name: "Reject" }).click()
-      await pending.getByRole("button", { name: "Reject with this reason" }).click()
-      expect((await result)._tag).toBe("Left")
-      expect(await page.evaluate(() => (globalThis as { __pwned?: string }).__pwned)).toBeUndefined()
-      await page.close()
-    }, 60_000)
+      it("a payload carrying HTML and script shows as text and runs nothing", async () => {
+        const desk = makeDesk()
+        const attack = `<img src=x onerror="window.__pwned='img'"><script>window.__pwned='script'</script>`
+        const result = send(desk, attack)
+        const page = await open()
+        const pending = card(page, "onerror")
+        await pending.waitFor()
+        expect(await pending.locator("pre.payload").textContent()).toContain(attack.replaceAll("\"", "\\\""))
+        expect(await pending.locator("img").count()).toBe(0)
+        expect(await pending.locator("script").count()).toBe(0)
+        expect(await page.evaluate(() => (globalThis as { __pwned?: string }).__pwned)).toBeUndefined()
+        await page.screenshot({ path: path.join(artifacts, `${shot(chosen)}confirm-xss-as-text.png`), fullPage: true })
+        await pending.getByRole("button", { name: "Reject" }).click()
+        await pending.getByRole("button", { name: "Reject with this reason" }).click()
+        expect((await result)._tag).toBe("Left")
+        expect(await page.evaluate(() => (globalThis as { __pwned?: string }).__pwned)).toBeUndefined()
+        await page.close()
+      }, 60_000)
 
-    it("an API call without the token is refused, and the page says so", async () => {
-      const page = await browser.newPage()
-      await page.goto(server.origin) // no #token
-      await page.getByText("Not authorized").waitFor()
-      const status = await page.evaluate(async () => (await fetch("/api/requests")).status)
-      expect(status).toBe(401)
-      await page.screenshot({ path: path.join(artifacts, `${shot(chosen)}confirm-no-token.png`), fullPage: true })
-      await page.close()
-    }, 60_000)
-  })
+      it("an API call without the token is refused, and the page says so", async () => {
+        const page = await browser.newPage()
+        await page.goto(server.origin) // no #token
+        await page.getByText("Not authorized").waitFor()
+        const status = await page.evaluate(async () => (await fetch("/api/requests")).status)
+        expect(status).toBe(401)
+        await page.screenshot({ path: path.join(artifacts, `${shot(chosen)}confirm-no-token.png`), fullPage: true })
+        await page.close()
+      }, 60_000)
+    })
 
-  describe("proposals on the confirm page", () => {
-    it("a model's pending proposal shows as a card; approving it delivers once", async () => {
-      const { Agent, ProposalStore, ScriptedModel, Tool, Toolkit } = await import("@graded/core")
-      const { Layer } = await import("effect")
-      const desk = makeDesk()
-      const toolkit = Toolkit.make(desk.SendReply)
-      const proposalScope = Effect.runSync(Scope.make())
-      const store = await Effect.runPromise(Scope.extend(Layer.build(ProposalStore.memory), proposalScope))
-      const run = <A, E>(effect: Effect.Effect<A, E, any>) => Effect.runPromise(Effect.provide(effect, store) as Effect.Effect<A, E>)
-      const { server: page } = await run(Scope.extend(WebConfirm.make({ proposals: { toolkit } }), proposalScope))
-      await run(
-        Agent.run({ toolkit: Toolkit.make(Tool.proposal(desk.SendReply)), prompt: "Tell the customer" }).pipe(
-          Effect.provide(ScriptedModel.layer([
-            ScriptedModel.calls(ScriptedModel.call("chat.sendMessage.propose", { text: "Proposed by a model" })),
-            ScriptedModel.text("Proposed.")
-          ]))
+    describe("proposals on the confirm page", () => {
+      it("a model's pending proposal shows as a card; approving it delivers once", async () => {
+        const { Agent, ProposalStore, ScriptedModel, Tool, Toolkit } = await import("@graded/core")
+        const { Layer } = await import("effect")
+        const desk = makeDesk()
+        const toolkit = Toolkit.make(desk.SendReply)
+        const proposalScope = Effect.runSync(Scope.make())
+        const store = await Effect.runPromise(Scope.extend(Layer.build(ProposalStore.memory), proposalScope))
+        const run = <A, E>(effect: Effect.Effect<A, E, any>) =>
+          Effect.runPromise(Effect.provide(effect, store) as Effect.Effect<A, E>)
+        const { server: page } = await run(Scope.extend(WebConfirm.make({ proposals: { toolkit } }), proposalScope))
+        await run(
+          Agent.run({ toolkit: Toolkit.make(Tool.proposal(desk.SendReply)), prompt: "Tell the customer" }).pipe(
+            Effect.provide(ScriptedModel.layer([
+              ScriptedModel.calls(ScriptedModel.call("chat.sendMessage.propose", { text: "Proposed by a model" })),
+              ScriptedModel.text("Proposed.")
+            ]))
+          )
         )
-      )
-      const tab = await browser.newPage()
-      await tab.goto(page.url)
-      const proposal = tab.locator("section.card.proposal", { hasText: "Proposed by a model" })
-      await proposal.waitFor()
-      expect(await proposal.locator("h2").textContent()).toContain("Proposed: Send a chat message")
-      await tab.screenshot({ path: path.join(artifacts, `${shot(chosen)}confirm-proposal.png`), fullPage: true })
-      await proposal.getByRole("button", { name: "Approve" }).click()
-      await proposal.locator(".status", { hasText: "Approved by web-user." }).waitFor()
-      expect(desk.effects.delivered).toEqual([{ to: "customer:42", text: "Proposed by a model" }])
-      const again = await tab.evaluate(async ({ token }) => {
-        const listed = await (await fetch("/api/requests", { headers: { authorization: `Bearer ${token}` } })).json() as { requests: Array<unknown> }
-        return listed.requests.length
-      }, { token: page.token })
-      expect(again).toBe(0)
-      await tab.close()
-      await Effect.runPromise(Scope.close(proposalScope, Exit.void))
-    }, 60_000)
+        const tab = await browser.newPage()
+        await tab.goto(page.url)
+        const proposal = tab.locator("section.card.proposal", { hasText: "Proposed by a model" })
+        await proposal.waitFor()
+        expect(await proposal.locator("h2").textContent()).toContain("Proposed: Send a chat message")
+        await tab.screenshot({ path: path.join(artifacts, `${shot(chosen)}confirm-proposal.png`), fullPage: true })
+        await proposal.getByRole("button", { name: "Approve" }).click()
+        await proposal.locator(".status", { hasText: "Approved by web-user." }).waitFor()
+        expect(desk.effects.delivered).toEqual([{ to: "customer:42", text: "Proposed by a model" }])
+        const again = await tab.evaluate(async ({ token }) => {
+          const listed = await (await fetch("/api/requests", { headers: { authorization: `Bearer ${token}` } }))
+            .json() as { requests: Array<unknown> }
+          return listed.requests.length
+        }, { token: page.token })
+        expect(again).toBe(0)
+        await tab.close()
+        await Effect.runPromise(Scope.close(proposalScope, Exit.void))
+      }, 60_000)
+    })
   })
-})
+}

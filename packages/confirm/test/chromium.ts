@@ -55,7 +55,9 @@ const system = async (): Promise<Browser | undefined> => {
   for (const candidate of new Set(["/usr/bin/chromium", ...onPath("chromium")])) {
     if (!existsSync(candidate)) continue
     const found = await version(candidate)
-    if (found !== undefined) return { name: `${found} at ${candidate}`, kind: "system", executablePath: candidate, env: {} }
+    if (found !== undefined) {
+      return { name: `${found} at ${candidate}`, kind: "system", executablePath: candidate, env: {} }
+    }
   }
   return undefined
 }
@@ -68,7 +70,9 @@ const removeAbandoned = (home: string) => {
   const prefix = `${path.basename(home)}.staging-`
   for (const name of readdirSync(path.dirname(home))) {
     const full = path.join(path.dirname(home), name)
-    if (name.startsWith(prefix) && Date.now() - statSync(full).mtimeMs > 3_600_000) rmSync(full, { recursive: true, force: true })
+    if (name.startsWith(prefix) && Date.now() - statSync(full).mtimeMs > 3_600_000) {
+      rmSync(full, { recursive: true, force: true })
+    }
   }
 }
 
@@ -93,7 +97,9 @@ const packaged = async (): Promise<Browser> => {
         path.join(staging, "fonts.conf"),
         `<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig>\n` +
           `  <include ignore_missing="yes">/etc/fonts/fonts.conf</include>\n` +
-          `  <dir>${path.join(home, "fonts")}</dir>\n  <cachedir>${path.join(home, "fonts-cache")}</cachedir>\n</fontconfig>\n`
+          `  <dir>${path.join(home, "fonts")}</dir>\n  <cachedir>${
+            path.join(home, "fonts-cache")
+          }</cachedir>\n</fontconfig>\n`
       )
       renameSync(staging, home)
     } catch (error) {
@@ -115,13 +121,17 @@ export const resolve = async (): Promise<ReadonlyArray<Browser>> => {
   const given = process.env.CHROMIUM_PATH
   if (given !== undefined && given !== "") {
     const found = await version(given)
-    if (found === undefined) throw new Error(`CHROMIUM_PATH=${given} does not run as a Chromium (\`${given} --version\` failed)`)
+    if (found === undefined) {
+      throw new Error(`CHROMIUM_PATH=${given} does not run as a Chromium (\`${given} --version\` failed)`)
+    }
     return [{ name: `${found} at CHROMIUM_PATH`, kind: "given", executablePath: given, env: {} }]
   }
   const installed = await system()
   if (!packagedRuns) {
     if (installed === undefined) {
-      throw new Error(`No chromium found, and the one @sparticuz/chromium ships runs on Linux x64 only: set CHROMIUM_PATH`)
+      throw new Error(
+        `No chromium found, and the one @sparticuz/chromium ships runs on Linux x64 only: set CHROMIUM_PATH`
+      )
     }
     return [installed]
   }

@@ -25,7 +25,9 @@ describe("WebConfirm under load", () => {
       )
       while (server.pending() < confirmations) yield* Effect.sleep("5 millis")
       const listed = yield* Effect.promise(() =>
-        fetch(`${server.origin}/api/requests`, { headers: { authorization: `Bearer ${server.token}` } }).then((r) => r.json())
+        fetch(`${server.origin}/api/requests`, { headers: { authorization: `Bearer ${server.token}` } }).then((r) =>
+          r.json()
+        )
       ) as Effect.Effect<{ requests: Array<{ id: string; csrf: string }> }>
       const cards = listed.requests
       expect(cards).toHaveLength(confirmations)
@@ -62,7 +64,9 @@ describe("WebConfirm under load", () => {
 
       console.log(
         `web confirm load: ${confirmations} confirmations, ${clients} clients, ${statuses.get(200)} decisions (200), ` +
-          `${statuses.get(409) ?? 0} told "already decided" (409), ${desk.effects.delivered.length} deliveries, ${seconds.toFixed(2)} s`
+          `${statuses.get(409) ?? 0} told "already decided" (409), ${desk.effects.delivered.length} deliveries, ${
+            seconds.toFixed(2)
+          } s`
       )
       expect(statuses.get(200)).toBe(confirmations)
       expect(statuses.get(409)).toBe(confirmations * 2)

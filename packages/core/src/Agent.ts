@@ -42,8 +42,8 @@ export type NeverTool<Index extends string | number> = `the tool at index ${Inde
 // loop would have to run it with, whatever the type parameters say.
 type Own<T extends Tool.Any> = ReturnType<T["invoke"]> extends Effect<any, any, infer R> ? R : never
 
-type ByGrade<N extends string, G, R> = G extends "read" ?
-  [Tool.Needed<R, Builtin>] extends [never] ? never : Grade.Needs<N, "read", Tool.CapabilityNames<Tool.Needed<R, Builtin>>>
+type ByGrade<N extends string, G, R> = G extends "read" ? [Tool.Needed<R, Builtin>] extends [never] ? never
+  : Grade.Needs<N, "read", Tool.CapabilityNames<Tool.Needed<R, Builtin>>>
   : Grade.Needs<N, G & string, G extends Grade.Confirmable ? Grade.CapabilityName<G> : never>
 
 type Single<G> = [G] extends ["read"] ? true : [G] extends ["write"] ? true : [G] extends ["send"] ? true : false
@@ -57,10 +57,10 @@ type GradeNames<G> = Either<
 
 // A tool typed as `Tool.Any` (a toolkit widened to any tools) has no name the
 // compiler can print: say so rather than print `${string}`.
-type Label<N extends string> = string extends N ? "a tool typed as Tool.Any (name and grade unknown to the compiler)" : N
+type Label<N extends string> = string extends N ? "a tool typed as Tool.Any (name and grade unknown to the compiler)"
+  : N
 
-type Offense<T> = T extends Tool.Any ?
-  [T["grade"]] extends [never] ? NoGrade<T["name"]>
+type Offense<T> = T extends Tool.Any ? [T["grade"]] extends [never] ? NoGrade<T["name"]>
   : string extends T["name"] ? Label<T["name"]>
   : Single<T["grade"]> extends true ? ByGrade<T["name"], T["grade"], Own<T>>
   : NoGrade<T["name"], GradeNames<T["grade"]>>
@@ -74,8 +74,8 @@ type Join<A extends string, B extends string> = [A] extends [never] ? B : [B] ex
 type Places<Tools extends ReadonlyArray<unknown>> = number extends Tools["length"] ? never
   : Exclude<keyof Tools, keyof ReadonlyArray<unknown>> & `${number}`
 
-type PlaceOffense<Tools extends ReadonlyArray<unknown>, K> = K extends keyof Tools ?
-  [Tools[K]] extends [never] ? NeverTool<K & string> : Offense<Tools[K]>
+type PlaceOffense<Tools extends ReadonlyArray<unknown>, K> = K extends keyof Tools
+  ? [Tools[K]] extends [never] ? NeverTool<K & string> : Offense<Tools[K]>
   : never
 
 /**
@@ -88,23 +88,27 @@ type PlaceOffense<Tools extends ReadonlyArray<unknown>, K> = K extends keyof Too
 export type Offenses<Tools extends ReadonlyArray<Tool.Any>> =
   // The tools of two toolkits of different lengths, intersected, are never.
   [Tools] extends [never] ? NoTools
-  // One list of tools at a time, when the toolkit's type is a union of toolkits.
-  : Tools extends unknown ? OffensesOf<Tools>
-  : never
+    // One list of tools at a time, when the toolkit's type is a union of toolkits.
+    : Tools extends unknown ? OffensesOf<Tools>
+    : never
 
 type NoTools = "the toolkit's tools have type never"
 
 type OffensesOf<Tools extends ReadonlyArray<Tool.Any>> =
   [Offense<Tools[number]> | PlaceOffense<Tools, Places<Tools>>] extends [never] ? never
-  // Only a toolkit that fails the check pays for listing its offenders in order.
-  : number extends Tools["length"] ? Offense<Tools[number]>
-  : Collect<Tools, never, []>
+    // Only a toolkit that fails the check pays for listing its offenders in order.
+    : number extends Tools["length"] ? Offense<Tools[number]>
+    : Collect<Tools, never, []>
 
 // By index rather than by `[infer H, ...infer Rest]`: inferring from an
 // intersection of tuples picks one of them.
-type Collect<Tools extends ReadonlyArray<unknown>, Acc extends string, I extends ReadonlyArray<0>> =
-  I["length"] extends Tools["length"] ? Acc
-    : Collect<Tools, Join<Acc, [Tools[I["length"]]] extends [never] ? NeverTool<I["length"]> : Offense<Tools[I["length"]]>>, [...I, 0]>
+type Collect<Tools extends ReadonlyArray<unknown>, Acc extends string, I extends ReadonlyArray<0>> = I["length"] extends
+  Tools["length"] ? Acc
+  : Collect<
+    Tools,
+    Join<Acc, [Tools[I["length"]]] extends [never] ? NeverTool<I["length"]> : Offense<Tools[I["length"]]>>,
+    [...I, 0]
+  >
 
 /**
  * The compile error for a toolkit an autonomous loop may not have.

@@ -29,7 +29,12 @@ import { unexpectedFailure } from "./ToolError.js"
  */
 export type PlanResult =
   | { readonly ok: true; readonly data: unknown }
-  | { readonly ok: false; readonly error: string; readonly step?: string | undefined; readonly index?: number | undefined }
+  | {
+    readonly ok: false
+    readonly error: string
+    readonly step?: string | undefined
+    readonly index?: number | undefined
+  }
 
 /**
  * What `make` and `expose` return: list and invoke tools and run plans by name,
@@ -40,7 +45,11 @@ export type PlanResult =
  */
 export interface Bridge {
   readonly list: (context?: Partial<Invocation.Context>) => Promise<ReadonlyArray<Registry.Listing>>
-  readonly invoke: (name: string, input?: unknown, context?: Partial<Invocation.Context>) => Promise<Registry.ToolResult>
+  readonly invoke: (
+    name: string,
+    input?: unknown,
+    context?: Partial<Invocation.Context>
+  ) => Promise<Registry.ToolResult>
   readonly runPlan: (name: string, input?: unknown) => Promise<PlanResult>
   readonly plans: () => ReadonlyArray<string>
   /** Releases the services the bridge built. */
@@ -86,15 +95,14 @@ type Names<S> = Join<
 type Named<S, C, Name extends string> = [Extract<S, C>] extends [never] ? never : Name
 
 // Distributes over the missing services.
-type ServiceName<S> = S extends unknown ?
-  S extends { readonly Id: infer Id extends string } ? Id // a Context.Tag class
+type ServiceName<S> = S extends unknown ? S extends { readonly Id: infer Id extends string } ? Id // a Context.Tag class
   : S extends Custom<infer Id> ? Id // a Capability.make
   : "a service that has no name"
   : never
 
 // A union of names as one text. Only a layer that fails the check pays for it.
-type LastOf<U> = (U extends unknown ? (x: () => U) => void : never) extends (x: infer I) => void ?
-  I extends () => infer L ? L : never
+type LastOf<U> = (U extends unknown ? (x: () => U) => void : never) extends (x: infer I) => void
+  ? I extends () => infer L ? L : never
   : never
 
 type JoinAll<U extends string, Acc extends string> = [U] extends [never] ? Acc
@@ -178,7 +186,11 @@ export const make = <Tools extends ReadonlyArray<Tool.Any>, Plans extends Readon
     invoke: (name, input, context) =>
       settle(
         registry.invoke(name, input ?? {}, { actor: by, ...context }) as Effect.Effect<Registry.ToolResult, never, any>,
-        (cause) => ({ ok: false, code: "failed", error: `${unexpectedFailure(name)} ${Cause.pretty(cause).split("\n")[0]}` })
+        (cause) => ({
+          ok: false,
+          code: "failed",
+          error: `${unexpectedFailure(name)} ${Cause.pretty(cause).split("\n")[0]}`
+        })
       ),
     runPlan: (name, input) => {
       const plan = byName.get(name)

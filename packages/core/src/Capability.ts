@@ -205,7 +205,13 @@ export const make = <const Id extends string>(id: Id): Definition<Id> => {
     Effect.flatMap(tag, (grant) =>
       internal.isCustomGrant(grant, definition)
         ? Effect.succeed(grant)
-        : Effect.fail(new Refused({ tool: id, gate: "capability", reason: `this ${id} was not granted by its Capability.make layer` }))),
+        : Effect.fail(
+          new Refused({
+            tool: id,
+            gate: "capability",
+            reason: `this ${id} was not granted by its Capability.make layer`
+          })
+        )),
     {
       id,
       key,

@@ -124,7 +124,8 @@ export type Part = "run" | "prepare"
  * @since 0.1.0
  * @category utility types
  */
-export type Forbidden<G extends Grade, P extends string> = G extends "read" ? WriteCapability | SendCapability | HumanTrigger
+export type Forbidden<G extends Grade, P extends string> = G extends "read"
+  ? WriteCapability | SendCapability | HumanTrigger
   : G extends "write" ? SendCapability
   : P extends "prepare" ? WriteCapability | SendCapability
   : never
@@ -135,7 +136,8 @@ export type Forbidden<G extends Grade, P extends string> = G extends "read" ? Wr
  * @since 0.1.0
  * @category utility types
  */
-export type Advice<G extends Grade, P extends string> = G extends "read" ? "grade it Tool.write or Tool.send, or remove that call"
+export type Advice<G extends Grade, P extends string> = G extends "read"
+  ? "grade it Tool.write or Tool.send, or remove that call"
   : G extends "write" ? "grade it Tool.send, or remove that call"
   : P extends "prepare" ? "prepare only builds the payload; do the effect in deliver"
   : "remove that call"
@@ -148,9 +150,9 @@ export type Advice<G extends Grade, P extends string> = G extends "read" ? "grad
  */
 export const advice = <G extends Grade, P extends string>(grade: G, part: P): Advice<G, P> =>
   (grade === "read" ? "grade it Tool.write or Tool.send, or remove that call"
-  : grade === "write" ? "grade it Tool.send, or remove that call"
-  : part === "prepare" ? "prepare only builds the payload; do the effect in deliver"
-  : "remove that call") as Advice<G, P>
+    : grade === "write" ? "grade it Tool.send, or remove that call"
+    : part === "prepare" ? "prepare only builds the payload; do the effect in deliver"
+    : "remove that call") as Advice<G, P>
 
 /**
  * The compile error for a dishonest grade: the tool, its grade, the part of
@@ -175,7 +177,12 @@ export const gradeViolation = <
   const P extends string,
   const Caps extends string
 >(name: Name, grade: G, part: P, caps: Caps): GradeViolation<Name, G, P, Caps> =>
-  `${name} is a ${grade} tool, but its ${part} needs ${caps}: ${advice(grade, part)}` as GradeViolation<Name, G, P, Caps>
+  `${name} is a ${grade} tool, but its ${part} needs ${caps}: ${advice(grade, part)}` as GradeViolation<
+    Name,
+    G,
+    P,
+    Caps
+  >
 
 /**
  * What keeps a tool out of an autonomous loop: it needs a capability only a

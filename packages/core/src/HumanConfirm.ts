@@ -113,7 +113,9 @@ const confirmWith = (ui: UI) => (request: Request): Effect.Effect<Confirmed<unkn
     if (refusal !== undefined) return yield* refuse(refusal)
     const context = yield* Invocation.current
     const shown = yield* Schema.encode(request.schema)(request.payload).pipe(
-      Effect.mapError((error) => new Refused({ tool, gate: "confirmation", reason: `the payload cannot be shown: ${issueOf(error)}` }))
+      Effect.mapError((error) =>
+        new Refused({ tool, gate: "confirmation", reason: `the payload cannot be shown: ${issueOf(error)}` })
+      )
     )
     const revalidate = (edited: unknown) => Schema.decodeUnknown(request.schema, parseOptions)(edited)
     yield* Audit.record({ type: "confirm-requested", tool, grade: request.grade, payload: shown })
@@ -129,7 +131,14 @@ const confirmWith = (ui: UI) => (request: Request): Effect.Effect<Confirmed<unkn
       check: (edited) => Effect.mapError(Effect.asVoid(revalidate(edited)), issueOf)
     })
     if (decision._tag === "Reject") {
-      yield* Audit.record({ type: "decided", tool, by: decision.by, decision: "rejected", edited: false, reason: decision.reason })
+      yield* Audit.record({
+        type: "decided",
+        tool,
+        by: decision.by,
+        decision: "rejected",
+        edited: false,
+        reason: decision.reason
+      })
       return yield* new Rejected({ tool, by: decision.by, reason: decision.reason })
     }
     if (!("payload" in decision)) {
@@ -138,7 +147,14 @@ const confirmWith = (ui: UI) => (request: Request): Effect.Effect<Confirmed<unkn
     }
     const edited = yield* revalidate(decision.payload).pipe(
       Effect.tapError((error) =>
-        Audit.record({ type: "decided", tool, by: decision.by, decision: "invalid-edit", edited: true, reason: issueOf(error) })
+        Audit.record({
+          type: "decided",
+          tool,
+          by: decision.by,
+          decision: "invalid-edit",
+          edited: true,
+          reason: issueOf(error)
+        })
       ),
       Effect.mapError((error) => InvalidEdit.fromParseError(tool, decision.by, error))
     )
@@ -223,6 +239,7 @@ export const scripted = (decisions: ReadonlyArray<Decision | ((view: View) => De
  * @category layers
  */
 export const trigger = (options: { readonly by: string; readonly via: string }): Layer.Layer<HumanTrigger> =>
-  Layer.sync(HumanTriggerTag, () =>
-    grant({ [OnlyGradedLayersGrantThis]: "HumanTrigger", by: options.by, via: options.via })
+  Layer.sync(
+    HumanTriggerTag,
+    () => grant({ [OnlyGradedLayersGrantThis]: "HumanTrigger", by: options.by, via: options.via })
   )

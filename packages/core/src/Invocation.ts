@@ -80,11 +80,11 @@ export const merge = (outer: Context, inner: Partial<Context>): Context =>
  * @since 0.1.0
  * @category combinators
  */
-export const within = (context: Partial<Context>) =>
-<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
-  // Nothing to add is the common case on a hot path: skip the FiberRef dance.
-  if (Object.keys(context).length === 0) return self
-  const merged = Effect.locallyWith(self, currentRef, (outer) => merge(outer, context))
-  // Marking the fiber itself is what the gates trust.
-  return context.autonomous === true ? internal.restrict({ autonomous: true })(merged) : merged
-}
+export const within =
+  (context: Partial<Context>) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
+    // Nothing to add is the common case on a hot path: skip the FiberRef dance.
+    if (Object.keys(context).length === 0) return self
+    const merged = Effect.locallyWith(self, currentRef, (outer) => merge(outer, context))
+    // Marking the fiber itself is what the gates trust.
+    return context.autonomous === true ? internal.restrict({ autonomous: true })(merged) : merged
+  }

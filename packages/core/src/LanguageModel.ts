@@ -140,7 +140,9 @@ export class ModelError extends Schema.TaggedError<ModelError>()("@graded/core/L
   retryAfterMillis: Schema.optional(Schema.Number)
 }) {
   override get message(): string {
-    return `The model failed (${this.reason}${this.status !== undefined ? `, HTTP ${this.status}` : ""}): ${this.detail}`
+    return `The model failed (${this.reason}${
+      this.status !== undefined ? `, HTTP ${this.status}` : ""
+    }): ${this.detail}`
   }
 }
 

@@ -107,7 +107,11 @@ export interface Steps {
     input: I
   ) => Effect.Effect<O, PlanError, R | Tool.Requirements<Tool.Tool<N, "send", I, O, E, R>>>
   /** Lets the model write text; it is offered no tools. */
-  readonly generate: (name: string, prompt: string, options?: { readonly system?: string }) => Effect.Effect<string, PlanError, LanguageModel>
+  readonly generate: (
+    name: string,
+    prompt: string,
+    options?: { readonly system?: string }
+  ) => Effect.Effect<string, PlanError, LanguageModel>
   /** Fails the plan, naming this step, unless `check` is true. */
   readonly validate: (name: string, check: boolean, reason: string) => Effect.Effect<void, PlanError>
 }
@@ -281,7 +285,10 @@ const stepsOf = (plan: string): Steps => {
           const model = yield* LanguageModel
           // No tools are offered: in a plan the model only writes text.
           const response = yield* model.generate({
-            messages: [{ role: "system", content: options?.system ?? generateSystem }, { role: "user", content: prompt }],
+            messages: [{ role: "system", content: options?.system ?? generateSystem }, {
+              role: "user",
+              content: prompt
+            }],
             tools: []
           })
           const text = response.text?.trim() ?? ""

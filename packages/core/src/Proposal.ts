@@ -132,8 +132,8 @@ export type ReadProposal<Name extends string> =
  * @since 0.1.0
  * @category utility types
  */
-export type Proposable<T> = [T] extends [Tool.Tool<infer N, infer G, any, any, any, any>] ?
-  [G] extends ["read"] ? ReadProposal<N> : T
+export type Proposable<T> = [T] extends [Tool.Tool<infer N, infer G, any, any, any, any>]
+  ? [G] extends ["read"] ? ReadProposal<N> : T
   : T
 
 /**
@@ -142,9 +142,10 @@ export type Proposable<T> = [T] extends [Tool.Tool<infer N, infer G, any, any, a
  * @since 0.1.0
  * @category utility types
  */
-export type ProposalOf<T> = T extends Tool.SendTool<infer Name, infer I, any, any, infer E, infer R> ?
-  Tool.Tool<`${Name}.propose`, "read", I, Proposed, E, R | ProposalStore>
-  : T extends Tool.Tool<infer Name, "write", infer I, any, any, any> ? Tool.Tool<`${Name}.propose`, "read", I, Proposed, never, ProposalStore>
+export type ProposalOf<T> = T extends Tool.SendTool<infer Name, infer I, any, any, infer E, infer R>
+  ? Tool.Tool<`${Name}.propose`, "read", I, Proposed, E, R | ProposalStore>
+  : T extends Tool.Tool<infer Name, "write", infer I, any, any, any>
+    ? Tool.Tool<`${Name}.propose`, "read", I, Proposed, never, ProposalStore>
   : never
 
 /**
@@ -242,7 +243,11 @@ export const approve = <T extends Toolkit.Any>(
     const confirm = tool === undefined || tool.grade !== stored.grade ? undefined : confirmerOf(tool)
     if (tool === undefined || confirm === undefined) {
       return yield* refuse(
-        new Refused({ tool: stored.tool, gate: "unknown", reason: `this toolkit has no ${stored.grade} tool ${stored.tool} to deliver it` })
+        new Refused({
+          tool: stored.tool,
+          gate: "unknown",
+          reason: `this toolkit has no ${stored.grade} tool ${stored.tool} to deliver it`
+        })
       )
     }
     // Refused before the proposal is claimed: a model's fiber or a read
@@ -256,7 +261,11 @@ export const approve = <T extends Toolkit.Any>(
       Effect.flatMap(
         Schema.decodeUnknown(schema, parseOptions)(stored.grade === "send" ? stored.payload : stored.input).pipe(
           Effect.mapError(() =>
-            new Refused({ tool: tool.name, gate: "proposal", reason: `the stored ${stored.grade === "send" ? "payload" : "input"} no longer fits the tool's schema` })
+            new Refused({
+              tool: tool.name,
+              gate: "proposal",
+              reason: `the stored ${stored.grade === "send" ? "payload" : "input"} no longer fits the tool's schema`
+            })
           )
         ),
         confirm
@@ -293,5 +302,8 @@ export const reject = (
   id: string,
   decision: { readonly by: string; readonly reason: string }
 ): Effect.Effect<Proposal, NotFound | AlreadyDecided, ProposalStore> =>
-  Effect.flatMap(ProposalStore, (store) =>
-    Effect.flatMap(now, (at) => store.reject(id, { by: decision.by, reason: decision.reason, at, edited: false })))
+  Effect.flatMap(
+    ProposalStore,
+    (store) =>
+      Effect.flatMap(now, (at) => store.reject(id, { by: decision.by, reason: decision.reason, at, edited: false }))
+  )

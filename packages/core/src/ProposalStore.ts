@@ -37,7 +37,9 @@ export class AlreadyDecided extends Schema.TaggedError<AlreadyDecided>()("@grade
   by: Schema.optional(Schema.String)
 }) {
   override get message(): string {
-    return `Proposal ${this.id} was already decided (${this.status}${this.by !== undefined ? ` by ${this.by}` : ""}); nothing was delivered again`
+    return `Proposal ${this.id} was already decided (${this.status}${
+      this.by !== undefined ? ` by ${this.by}` : ""
+    }); nothing was delivered again`
   }
 }
 

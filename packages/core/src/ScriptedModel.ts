@@ -82,7 +82,10 @@ export const layer = (turns: ReadonlyArray<Turn>): Layer.Layer<LanguageModel> =>
     // (or two tests) number their calls alike.
     const numbered = (response: Response): Response =>
       response.toolCalls.some((call) => call.id === "")
-        ? { ...response, toolCalls: response.toolCalls.map((call) => call.id === "" ? { ...call, id: `call_${++callIds}` } : call) }
+        ? {
+          ...response,
+          toolCalls: response.toolCalls.map((call) => call.id === "" ? { ...call, id: `call_${++callIds}` } : call)
+        }
         : response
     return {
       generate: (request) =>

@@ -199,7 +199,9 @@ export const GradedError = Schema.Union(InvalidInput, InvalidOutput, Refused, Re
  */
 export type GradedError = typeof GradedError.Type
 
-const tags: ReadonlySet<string> = new Set([InvalidInput, InvalidOutput, Refused, Rejected, InvalidEdit].map((error) => error._tag))
+const tags: ReadonlySet<string> = new Set(
+  [InvalidInput, InvalidOutput, Refused, Rejected, InvalidEdit].map((error) => error._tag)
+)
 
 /**
  * Whether a value is one of graded's own failures, by its tag: an error

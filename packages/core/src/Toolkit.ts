@@ -136,17 +136,16 @@ export type NeverToolMessage<Index extends string> =
 // One pass, accumulating the names seen: linear in the number of tools.
 // Extract, not `extends`: a tool named by a union of literals repeats a name
 // when any member of its union was seen, in either order.
-type Duplicates<Tools, Seen = never, Dups = never> = Tools extends
-  readonly [infer H extends Tool.Any, ...infer Rest] ?
-  Duplicates<Rest, Seen | H["name"], Dups | Extract<H["name"], Seen>>
+type Duplicates<Tools, Seen = never, Dups = never> = Tools extends readonly [infer H extends Tool.Any, ...infer Rest]
+  ? Duplicates<Rest, Seen | H["name"], Dups | Extract<H["name"], Seen>>
   : Dups
 
-type Invalid<Tools extends ReadonlyArray<Tool.Any>> = Tools[number] extends infer T ?
-  T extends Tool.Any ? ValidName<T["name"]> extends T["name"] ? never : T["name"] : never
+type Invalid<Tools extends ReadonlyArray<Tool.Any>> = Tools[number] extends infer T
+  ? T extends Tool.Any ? ValidName<T["name"]> extends T["name"] ? never : T["name"] : never
   : never
 
-type NoGrade<Tools extends ReadonlyArray<Tool.Any>> = Tools[number] extends infer T ?
-  T extends Tool.Any ? [T["grade"]] extends [never] ? T["name"] : never : never
+type NoGrade<Tools extends ReadonlyArray<Tool.Any>> = Tools[number] extends infer T
+  ? T extends Tool.Any ? [T["grade"]] extends [never] ? T["name"] : never : never
   : never
 
 // The places of a tuple whose tool is `never`. `Tools[number]` cannot show
@@ -156,10 +155,9 @@ type NeverPlaces<Tools extends ReadonlyArray<unknown>> = Exclude<keyof Tools, ke
   : never
 
 type Mark<Tools, Dups> = {
-  [K in keyof Tools]: Tools[K] extends Tool.Any ?
-    [Tools[K]["grade"]] extends [never] ? NoGradeMessage<Tools[K]["name"]>
-    : [Extract<Tools[K]["name"], Dups>] extends [never] ?
-      ValidName<Tools[K]["name"]> extends Tools[K]["name"] ? Tools[K] : ValidName<Tools[K]["name"]>
+  [K in keyof Tools]: Tools[K] extends Tool.Any ? [Tools[K]["grade"]] extends [never] ? NoGradeMessage<Tools[K]["name"]>
+    : [Extract<Tools[K]["name"], Dups>] extends [never]
+      ? ValidName<Tools[K]["name"]> extends Tools[K]["name"] ? Tools[K] : ValidName<Tools[K]["name"]>
     : DuplicateMessage<Extract<Tools[K]["name"], Dups>>
     : Tools[K]
 }
@@ -170,9 +168,9 @@ type Big<Tools> = [Tools] extends [{ readonly 100: unknown }] ? true : false
 // Shaped so that the compiler still sees a list in the result (a rest
 // parameter must be one): most other arrangements of the same checks hide it.
 type Checked<Tools extends ReadonlyArray<Tool.Any>> = (Big<Tools> extends true ? never : Duplicates<Tools>) extends
-  infer Dups ?
-  NoGrade<Tools> extends infer NoGrades ?
-    [Dups | (Big<Tools> extends true ? never : Invalid<Tools>) | NoGrades] extends [never] ? Tools
+  infer Dups
+  ? NoGrade<Tools> extends infer NoGrades
+    ? [Dups | (Big<Tools> extends true ? never : Invalid<Tools>) | NoGrades] extends [never] ? Tools
     : Mark<Tools, Dups>
   : never
   : never
@@ -195,7 +193,6 @@ export type Valid<Tools extends ReadonlyArray<Tool.Any>> = [NeverPlaces<Tools>] 
 // instead (and still where each tool is defined); the grade and `never`
 // checks, linear, still run: 500 tools must compile.
 
-
 const Proto = {
   [TypeId]: TypeId,
   pipe() {
@@ -208,13 +205,17 @@ const build = <Tools extends ReadonlyArray<Tool.Any>>(tools: Tools): Toolkit<Too
   for (const tool of tools) {
     // A copy of a tool, or a tool with a part swapped, lost the gates its
     // constructor built in: only tools made by Tool.read/write/send count.
-    if (!isMade(tool)) throw new InvalidToolkit({ tool: String(tool?.name), message: notMadeMessage(String(tool?.name)) })
+    if (!isMade(tool)) {
+      throw new InvalidToolkit({ tool: String(tool?.name), message: notMadeMessage(String(tool?.name)) })
+    }
     const problem = checkName(tool.name)
     if (problem !== undefined) throw new InvalidToolkit({ tool: tool.name, message: problem })
     if (byName.has(tool.name)) throw new InvalidToolkit({ tool: tool.name, message: duplicateMessage(tool.name) })
     byName.set(tool.name, tool)
   }
-  return Object.freeze(Object.assign(Object.create(Proto), { tools: Object.freeze([...tools]), get: (name: string) => byName.get(name) }))
+  return Object.freeze(
+    Object.assign(Object.create(Proto), { tools: Object.freeze([...tools]), get: (name: string) => byName.get(name) })
+  )
 }
 
 /**
@@ -265,4 +266,5 @@ export type ReadTools<Tools extends ReadonlyArray<Tool.Any>> = ReadonlyArray<
  */
 export const readOnly = <Tools extends ReadonlyArray<Tool.Any>>(
   toolkit: Toolkit<Tools>
-): Toolkit<ReadTools<Tools>> => build(toolkit.tools.filter((tool) => tool.grade === "read") as unknown as ReadTools<Tools>)
+): Toolkit<ReadTools<Tools>> =>
+  build(toolkit.tools.filter((tool) => tool.grade === "read") as unknown as ReadTools<Tools>)

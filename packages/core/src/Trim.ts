@@ -65,7 +65,9 @@ const shrink = (value: unknown, caps: Caps, cuts: { items: number; chars: number
 
 const describeCuts = (cuts: { items: number; chars: number }, maxItems: number | undefined): string | undefined => {
   const parts: Array<string> = []
-  if (cuts.items > 0) parts.push(`${cuts.items} array item(s) cut${maxItems !== undefined ? ` (at most ${maxItems} per list)` : ""}`)
+  if (cuts.items > 0) {
+    parts.push(`${cuts.items} array item(s) cut${maxItems !== undefined ? ` (at most ${maxItems} per list)` : ""}`)
+  }
   if (cuts.chars > 0) parts.push(`${cuts.chars} character(s) of text cut`)
   return parts.length > 0 ? `The result was trimmed: ${parts.join(", ")}.` : undefined
 }

@@ -110,11 +110,9 @@ export const checkName = (name: string): string | undefined => {
   return undefined
 }
 
-type Letter =
-  | "a" | "b" | "c" | "d" | "e" | "f" | "g" | "h" | "i" | "j" | "k" | "l" | "m"
-  | "n" | "o" | "p" | "q" | "r" | "s" | "t" | "u" | "v" | "w" | "x" | "y" | "z"
-  | "A" | "B" | "C" | "D" | "E" | "F" | "G" | "H" | "I" | "J" | "K" | "L" | "M"
-  | "N" | "O" | "P" | "Q" | "R" | "S" | "T" | "U" | "V" | "W" | "X" | "Y" | "Z"
+type Letter = "a" | "b" | "c" | "d" | "e" | "f" | "g" | "h" | "i" | "j" | "k" | "l" | "m" | "n" | "o" | "p" | "q" | "r"
+  | "s" | "t" | "u" | "v" | "w" | "x" | "y" | "z" | "A" | "B" | "C" | "D" | "E" | "F" | "G" | "H" | "I" | "J" | "K"
+  | "L" | "M" | "N" | "O" | "P" | "Q" | "R" | "S" | "T" | "U" | "V" | "W" | "X" | "Y" | "Z"
 type Alnum = Letter | "0" | "1" | "2" | "3" | "4" | "5" | "6" | "7" | "8" | "9"
 
 // One pass over the characters. `Prev` is what came before: "start", an
@@ -124,15 +122,13 @@ type Alnum = Letter | "0" | "1" | "2" | "3" | "4" | "5" | "6" | "7" | "8" | "9"
 // the 64th character jumps from 64 to 66): the scan stops there, early.
 type Scan<S extends string, Prev extends string, Dot extends boolean, Wire extends ReadonlyArray<0>> =
   Wire["length"] extends 65 | 66 ? "long"
-  : S extends `${infer C}${infer Rest}` ?
-    C extends Alnum ? Scan<Rest, "alnum", Dot, [...Wire, 0]>
-    : Prev extends "alnum" ?
-      C extends "-" | "_" ? Scan<Rest, "sep", Dot, [...Wire, 0]>
-      : C extends "." ? Scan<Rest, "dot", true, [...Wire, 0, 0]>
+    : S extends `${infer C}${infer Rest}` ? C extends Alnum ? Scan<Rest, "alnum", Dot, [...Wire, 0]>
+      : Prev extends "alnum" ? C extends "-" | "_" ? Scan<Rest, "sep", Dot, [...Wire, 0]>
+        : C extends "." ? Scan<Rest, "dot", true, [...Wire, 0, 0]>
+        : "invalid"
       : "invalid"
+    : Prev extends "alnum" ? Dot extends true ? "ok" : "invalid"
     : "invalid"
-  : Prev extends "alnum" ? Dot extends true ? "ok" : "invalid"
-  : "invalid"
 
 /**
  * `Name` when it is a valid tool name, otherwise the message that says why.
@@ -145,8 +141,7 @@ type Scan<S extends string, Prev extends string, Dot extends boolean, Wire exten
 export type ValidName<Name extends string> = string extends Name ? Name
   // A pattern such as `${string}.search` is not one name: it is checked at construction.
   : {} extends Record<Name, 1> ? Name
-  : Scan<Name, "start", false, []> extends infer Verdict ?
-    Verdict extends "ok" ? Name
+  : Scan<Name, "start", false, []> extends infer Verdict ? Verdict extends "ok" ? Name
     : Verdict extends "long" ? TooLongMessage<Name>
     : InvalidNameMessage<Name>
   : never

@@ -108,7 +108,9 @@ describe("Agent.run", () => {
       expect(messages[0]).toContain("not valid JSON")
       expect(messages[2]).toContain("password")
       const contents = result.messages.filter((m) => m.role === "tool").map((m) => JSON.parse(m.content))
-      expect(contents.every((c) => c.ok === false && c.code === "invalid-input" && typeof c.error === "string")).toBe(true)
+      expect(contents.every((c) => c.ok === false && c.code === "invalid-input" && typeof c.error === "string")).toBe(
+        true
+      )
     }))
 
   it.effect("a tool's failure reaches the model as its fixed message, never the raw text", () =>
@@ -327,8 +329,8 @@ describe("Agent.run", () => {
         ))
       )
       expect(audit.entries.map((entry) => entry.type)).toEqual(["offered", "called", "completed", "answered"])
-      expect(audit.entries.every((entry) =>
-        entry.traceId === "trace-1" && entry.actor === "agent:alice" && entry.autonomous
-      )).toBe(true)
+      expect(
+        audit.entries.every((entry) => entry.traceId === "trace-1" && entry.actor === "agent:alice" && entry.autonomous)
+      ).toBe(true)
     }))
 })

@@ -29,7 +29,10 @@ describe("Audit.jsonl", () => {
       const { support } = makeDesk()
       yield* Agent.run({ toolkit: support as unknown as Toolkit.Toolkit<readonly []>, prompt: "?" }).pipe(
         Effect.provide(Layer.merge(
-          ScriptedModel.layer([ScriptedModel.calls(ScriptedModel.raw("chat__sendMessage", "{}")), ScriptedModel.text("no")]),
+          ScriptedModel.layer([
+            ScriptedModel.calls(ScriptedModel.raw("chat__sendMessage", "{}")),
+            ScriptedModel.text("no")
+          ]),
           Audit.jsonl(path)
         ))
       )
@@ -54,12 +57,22 @@ describe("Audit.jsonl", () => {
       const error = yield* Effect.flip(Audit.readJsonl(path))
       expect(error).toMatchObject({ _tag: "@graded/core/Audit/CorruptLine", line: 2 })
       // JSON that is not an entry is named too: here a refusal without its gate.
-      yield* fs.writeFileString(path, `${entry}\n${entry}\n{"type":"refused","tool":"kb.search","reason":"x","at":"t","autonomous":false}\n`)
+      yield* fs.writeFileString(
+        path,
+        `${entry}\n${entry}\n{"type":"refused","tool":"kb.search","reason":"x","at":"t","autonomous":false}\n`
+      )
       const wrong = yield* Effect.flip(Audit.readJsonl(path))
       expect(wrong).toMatchObject({ _tag: "@graded/core/Audit/CorruptLine", line: 3 })
       expect(wrong.message).toMatch(/line 3: not an audit entry/)
       // A good file decodes into entries, absent trace and actor included.
       yield* fs.writeFileString(path, `${entry}\n`)
-      expect(yield* Audit.readJsonl(path)).toEqual([{ type: "answered", rounds: 1, at: "2026-01-01T00:00:00.000Z", autonomous: true, traceId: undefined, actor: undefined }])
+      expect(yield* Audit.readJsonl(path)).toEqual([{
+        type: "answered",
+        rounds: 1,
+        at: "2026-01-01T00:00:00.000Z",
+        autonomous: true,
+        traceId: undefined,
+        actor: undefined
+      }])
     }).pipe(Effect.provide(NodeFileSystem.layer)))
 })

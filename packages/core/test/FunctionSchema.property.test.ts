@@ -28,7 +28,9 @@ const { supported } = fc.letrec<{ supported: Any; struct: Any }>((tie) => ({
     { depthSize: "small", withCrossShrink: true },
     leaf,
     tie("struct"),
-    fc.tuple(tie("supported"), descriptions).map(([item, description]) => describe_(Schema.Array(item), description, false))
+    fc.tuple(tie("supported"), descriptions).map(([item, description]) =>
+      describe_(Schema.Array(item), description, false)
+    )
   ),
   struct: fc.tuple(
     fc.uniqueArray(fc.tuple(fieldName, tie("supported"), fc.constantFrom("required", "optional", "exact")), {
@@ -41,7 +43,8 @@ const { supported } = fc.letrec<{ supported: Any; struct: Any }>((tie) => ({
     describe_(
       Schema.Struct(Object.fromEntries(fields.map(([name, schema, kind]) => [
         name,
-        kind === "required" ? schema : kind === "optional" ? Schema.optional(schema) : Schema.optionalWith(schema, { exact: true })
+        kind === "required" ? schema
+          : kind === "optional" ? Schema.optional(schema) : Schema.optionalWith(schema, { exact: true })
       ]))),
       description,
       false
@@ -51,7 +54,13 @@ const { supported } = fc.letrec<{ supported: Any; struct: Any }>((tie) => ({
 
 const root = (field: fc.Arbitrary<Any>) =>
   fc.uniqueArray(fc.tuple(fieldName, field, fc.boolean()), { minLength: 1, maxLength: 4, selector: ([name]) => name })
-    .map((fields) => Schema.Struct(Object.fromEntries(fields.map(([name, schema, optional]) => [name, optional ? Schema.optional(schema) : schema]))))
+    .map((fields) =>
+      Schema.Struct(
+        Object.fromEntries(
+          fields.map(([name, schema, optional]) => [name, optional ? Schema.optional(schema) : schema])
+        )
+      )
+    )
 
 // Shapes the fast path leaves to the general one, mixed in.
 const other = fc.constantFrom<Any>(
@@ -82,11 +91,14 @@ describe("function schemas: the fast path and the general path agree", () => {
   it("mixed with other shapes, the fast path either declines or agrees", () => {
     let declined = 0
     fc.assert(
-      fc.property(root(fc.oneof(supported, other, fc.tuple(supported, other).map(([a, b]) => Schema.Struct({ a, b })))), (schema) => {
-        const fast = fastStrict(schema.ast)
-        if (fast === undefined) return void declined++
-        expect(JSON.stringify(fast)).toBe(JSON.stringify(general(schema).parameters))
-      }),
+      fc.property(
+        root(fc.oneof(supported, other, fc.tuple(supported, other).map(([a, b]) => Schema.Struct({ a, b })))),
+        (schema) => {
+          const fast = fastStrict(schema.ast)
+          if (fast === undefined) return void declined++
+          expect(JSON.stringify(fast)).toBe(JSON.stringify(general(schema).parameters))
+        }
+      ),
       { numRuns: 1000 }
     )
     expect(declined).toBeGreaterThan(100)

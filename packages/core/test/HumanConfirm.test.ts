@@ -63,7 +63,10 @@ describe("HumanConfirm", () => {
 
   it.effect("trigger provides HumanTrigger with who and how", () =>
     Effect.gen(function*() {
-      const trigger = yield* Effect.provide(HumanTriggerTag, HumanConfirm.trigger({ by: "agent:alice", via: "shortcut" }))
+      const trigger = yield* Effect.provide(
+        HumanTriggerTag,
+        HumanConfirm.trigger({ by: "agent:alice", via: "shortcut" })
+      )
       expect(trigger).toMatchObject({ by: "agent:alice", via: "shortcut" })
     }))
 })

@@ -1,14 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Schema } from "effect"
-import {
-  Audit,
-  HumanConfirm,
-  Invocation,
-  type LanguageModel,
-  Plan,
-  ScriptedModel,
-  Tool
-} from "@graded/core"
+import { Audit, HumanConfirm, Invocation, type LanguageModel, Plan, ScriptedModel, Tool } from "@graded/core"
 import { HumanTriggerTag } from "../src/internal/capability.js"
 import { makeDesk } from "./supportDesk.js"
 
@@ -46,7 +38,9 @@ describe("Plan.run", () => {
       const audit = Audit.memory()
       const shown: Array<LanguageModel.Request> = []
       const result = yield* Plan.run(QuickTicket, { query: "vat" }).pipe(
-        Effect.provide(Layer.mergeAll(alice, audit.layer, model((r) => (shown.push(r), ScriptedModel.text("VAT wrong")))))
+        Effect.provide(
+          Layer.mergeAll(alice, audit.layer, model((r) => (shown.push(r), ScriptedModel.text("VAT wrong"))))
+        )
       )
       expect(result).toEqual({ id: "T-1" })
       expect(effects.submitted).toEqual(["VAT wrong"])
@@ -71,7 +65,9 @@ describe("Plan.run", () => {
     Effect.gen(function*() {
       const { effects, QuickTicket } = makePlan()
       const error = yield* Effect.flip(
-        Plan.run(QuickTicket, { query: "vat" }).pipe(Effect.provide(Layer.merge(alice, model(ScriptedModel.text("x".repeat(100))))))
+        Plan.run(QuickTicket, { query: "vat" }).pipe(
+          Effect.provide(Layer.merge(alice, model(ScriptedModel.text("x".repeat(100)))))
+        )
       )
       expect(error).toBeInstanceOf(Plan.StepFailed)
       expect(Plan.isPlanError(error)).toBe(true)
@@ -84,7 +80,9 @@ describe("Plan.run", () => {
       const { QuickTicket } = makePlan()
       const error = yield* Effect.flip(
         Plan.run(QuickTicket, { query: "vat" }).pipe(
-          Effect.provide(Layer.merge(alice, model(ScriptedModel.calls(ScriptedModel.call("ticket.submit", { subject: "x" })))))
+          Effect.provide(
+            Layer.merge(alice, model(ScriptedModel.calls(ScriptedModel.call("ticket.submit", { subject: "x" }))))
+          )
         )
       )
       expect(error).toMatchObject({ step: "write the subject", index: 2, reason: "the model wrote nothing" })
@@ -110,7 +108,10 @@ describe("Plan.run", () => {
       const direct = Plan.make("direct", {
         input: Schema.Struct({}),
         writes: [],
-        steps: () => Undeclared.invoke({}).pipe(Effect.mapError((e) => new Plan.StepFailed({ plan: "direct", step: "-", index: 0, reason: e.message })))
+        steps: () =>
+          Undeclared.invoke({}).pipe(
+            Effect.mapError((e) => new Plan.StepFailed({ plan: "direct", step: "-", index: 0, reason: e.message }))
+          )
       })
       const second = yield* Effect.flip(Plan.run(direct, {}).pipe(Effect.provide(alice)))
       expect(second.reason).toContain("does not declare ticket.delete")
@@ -126,22 +127,30 @@ describe("Plan.run", () => {
         steps: ({ text }, step) => step.send("send the reply", SendReply, { text })
       })
       yield* Plan.run(Notify, { text: "Fixed" }).pipe(
-        Effect.provide(Layer.merge(alice, HumanConfirm.layer(HumanConfirm.scripted([HumanConfirm.approve("agent:alice")]))))
+        Effect.provide(
+          Layer.merge(alice, HumanConfirm.layer(HumanConfirm.scripted([HumanConfirm.approve("agent:alice")])))
+        )
       )
       expect(effects.delivered).toEqual([{ to: "customer:42", text: "Fixed" }])
       const error = yield* Effect.flip(
         Plan.run(Notify, { text: "Again" }).pipe(
-          Effect.provide(Layer.merge(alice, HumanConfirm.layer(HumanConfirm.scripted([HumanConfirm.reject("agent:alice", "no")]))))
+          Effect.provide(
+            Layer.merge(alice, HumanConfirm.layer(HumanConfirm.scripted([HumanConfirm.reject("agent:alice", "no")])))
+          )
         )
       )
-      expect(error.message).toBe("Plan notify failed at step 1 (send the reply): chat.sendMessage was rejected by agent:alice: no")
+      expect(error.message).toBe(
+        "Plan notify failed at step 1 (send the reply): chat.sendMessage was rejected by agent:alice: no"
+      )
       expect(effects.delivered).toEqual([{ to: "customer:42", text: "Fixed" }])
     }))
 
   it.effect("bad input fails before any step runs", () =>
     Effect.gen(function*() {
       const { effects, QuickTicket } = makePlan()
-      const error = yield* Effect.flip(Plan.run(QuickTicket, { query: 7 }).pipe(Effect.provide(Layer.merge(alice, model()))))
+      const error = yield* Effect.flip(
+        Plan.run(QuickTicket, { query: 7 }).pipe(Effect.provide(Layer.merge(alice, model())))
+      )
       expect(error).toBeInstanceOf(Plan.NotStarted)
       expect(error.message).toMatch(/^Plan quick-ticket did not start: its input is invalid: .*query/s)
       expect(effects.searches).toEqual([])
@@ -150,8 +159,13 @@ describe("Plan.run", () => {
   it.effect("cast past the compiler: a forged trigger or a model's fiber cannot start a plan", () =>
     Effect.gen(function*() {
       const { effects, QuickTicket } = makePlan()
-      const forged = Layer.succeed(HumanTriggerTag, { by: "model", via: "forged" } as unknown as HumanTriggerTag["Type"])
-      const first = yield* Effect.flip(Plan.run(QuickTicket, { query: "x" }).pipe(Effect.provide(Layer.merge(forged, model()))))
+      const forged = Layer.succeed(
+        HumanTriggerTag,
+        { by: "model", via: "forged" } as unknown as HumanTriggerTag["Type"]
+      )
+      const first = yield* Effect.flip(
+        Plan.run(QuickTicket, { query: "x" }).pipe(Effect.provide(Layer.merge(forged, model())))
+      )
       expect(first.reason).toBe("the HumanTrigger was not granted by graded")
       const second = yield* Effect.flip(
         Plan.run(QuickTicket, { query: "x" }).pipe(
@@ -167,7 +181,11 @@ describe("Plan.run", () => {
     Effect.gen(function*() {
       const { QuickTicket } = makePlan()
       const failures = [
-        yield* Effect.flip(Plan.run(QuickTicket, { query: "vat" }).pipe(Effect.provide(Layer.merge(alice, model(ScriptedModel.text("x".repeat(100))))))),
+        yield* Effect.flip(
+          Plan.run(QuickTicket, { query: "vat" }).pipe(
+            Effect.provide(Layer.merge(alice, model(ScriptedModel.text("x".repeat(100)))))
+          )
+        ),
         yield* Effect.flip(Plan.run(QuickTicket, { query: 7 }).pipe(Effect.provide(Layer.merge(alice, model()))))
       ]
       for (const failure of failures) {
@@ -176,7 +194,10 @@ describe("Plan.run", () => {
         expect(back).toBeInstanceOf(failure.constructor)
         expect(back.message).toBe(failure.message)
       }
-      expect(failures.map((failure) => failure._tag)).toEqual(["@graded/core/Plan/StepFailed", "@graded/core/Plan/NotStarted"])
+      expect(failures.map((failure) => failure._tag)).toEqual([
+        "@graded/core/Plan/StepFailed",
+        "@graded/core/Plan/NotStarted"
+      ])
     }))
 
   it.effect("Plan.isPlan: a plan made by Plan.make, not a copy of one", () =>

@@ -47,14 +47,22 @@ describe("Tool.proposal and Proposal", () => {
       const approved = yield* Proposal.approve(desk.support, message!.id).pipe(as(HumanConfirm.approve("agent:alice")))
       expect(approved.proposal).toMatchObject({ status: "delivered", decision: { by: "agent:alice", edited: false } })
       expect(desk.effects.delivered).toEqual([{ to: "customer:42", text: "We are on it." }])
-      const again = yield* Effect.flip(Proposal.approve(desk.support, message!.id).pipe(as(HumanConfirm.approve("agent:bob"))))
+      const again = yield* Effect.flip(
+        Proposal.approve(desk.support, message!.id).pipe(as(HumanConfirm.approve("agent:bob")))
+      )
       expect(again).toBeInstanceOf(ProposalStore.AlreadyDecided)
-      expect(again.message).toBe(`Proposal ${message!.id} was already decided (delivered by agent:alice); nothing was delivered again`)
+      expect(again.message).toBe(
+        `Proposal ${message!.id} was already decided (delivered by agent:alice); nothing was delivered again`
+      )
       expect(desk.effects.delivered).toEqual([{ to: "customer:42", text: "We are on it." }])
       // The write, approved with an edit.
-      yield* Proposal.approve(desk.support, ticket!.id).pipe(as(HumanConfirm.approve("agent:alice", { subject: "VAT number (edited)" })))
+      yield* Proposal.approve(desk.support, ticket!.id).pipe(
+        as(HumanConfirm.approve("agent:alice", { subject: "VAT number (edited)" }))
+      )
       expect(desk.effects.submitted).toEqual(["VAT number (edited)"])
-      expect((yield* ProposalStore.ProposalStore.pipe(Effect.flatMap((s) => s.get(ticket!.id)))).decision?.edited).toBe(true)
+      expect((yield* ProposalStore.ProposalStore.pipe(Effect.flatMap((s) => s.get(ticket!.id)))).decision?.edited).toBe(
+        true
+      )
     }).pipe(Effect.provide(ProposalStore.memory)))
 
   it.effect("an invalid edit delivers nothing and leaves the proposal pending", () =>
@@ -63,7 +71,9 @@ describe("Tool.proposal and Proposal", () => {
       yield* proposeBoth(desk)
       const [, message] = yield* Proposal.list()
       const error = yield* Effect.flip(
-        Proposal.approve(desk.support, message!.id).pipe(as(HumanConfirm.approve("agent:alice", { to: "customer:42", text: "" })))
+        Proposal.approve(desk.support, message!.id).pipe(
+          as(HumanConfirm.approve("agent:alice", { to: "customer:42", text: "" }))
+        )
       )
       expect(error).toMatchObject({ _tag: "@graded/core/ToolError/InvalidEdit" })
       expect(desk.effects.delivered).toEqual([])
@@ -77,7 +87,9 @@ describe("Tool.proposal and Proposal", () => {
       const [, message] = yield* Proposal.list()
       const rejected = yield* Proposal.reject(message!.id, { by: "agent:alice", reason: "not our tone" })
       expect(rejected).toMatchObject({ status: "rejected", decision: { by: "agent:alice", reason: "not our tone" } })
-      const late = yield* Effect.flip(Proposal.approve(desk.support, message!.id).pipe(as(HumanConfirm.approve("agent:bob"))))
+      const late = yield* Effect.flip(
+        Proposal.approve(desk.support, message!.id).pipe(as(HumanConfirm.approve("agent:bob")))
+      )
       expect(late).toBeInstanceOf(ProposalStore.AlreadyDecided)
       expect(desk.effects.delivered).toEqual([])
     }).pipe(Effect.provide(ProposalStore.memory)))
@@ -102,7 +114,9 @@ describe("Tool.proposal and Proposal", () => {
       yield* proposeBoth(desk)
       const [, message] = yield* Proposal.list()
       const error = yield* Effect.flip(
-        Invocation.within({ autonomous: true })(Proposal.approve(desk.support, message!.id).pipe(as(HumanConfirm.approve("agent:bot"))))
+        Invocation.within({ autonomous: true })(
+          Proposal.approve(desk.support, message!.id).pipe(as(HumanConfirm.approve("agent:bot")))
+        )
       )
       expect(error).toMatchObject({ _tag: "@graded/core/ToolError/Refused", gate: "autonomous" })
       expect(desk.effects.delivered).toEqual([])

@@ -85,7 +85,9 @@ describe("red team", () => {
           description: "Claims to read; writes.",
           input: Schema.Struct({}),
           output: Schema.Struct({ id: Schema.String }),
-          run: (() => desk.SubmitTicket.invoke({ subject: "from inside" })) as unknown as () => Effect.Effect<{ id: string }>
+          run: (() => desk.SubmitTicket.invoke({ subject: "from inside" })) as unknown as () => Effect.Effect<
+            { id: string }
+          >
         })
         const toolkit = Toolkit.make(...desk.support.tools, Inbox, Guarded) as unknown as Toolkit.Toolkit<readonly []>
         const audit = Audit.memory()

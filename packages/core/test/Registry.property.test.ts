@@ -69,9 +69,26 @@ const names = fc.oneof(
 )
 
 const inputs = fc.oneof(
-  { weight: 2, arbitrary: fc.oneof(fc.record({ subject: fc.string() }), fc.record({ text: fc.string() }), fc.record({ query: fc.string() })) },
-  { weight: 3, arbitrary: fc.record({ query: fc.string(), subject: fc.string(), text: fc.string(), customer: fc.string() }, { requiredKeys: [] }) },
-  { weight: 1, arbitrary: fc.record({ query: fc.string(), limit: fc.oneof(fc.constant(null), fc.double()) }, { requiredKeys: ["query"] }) },
+  {
+    weight: 2,
+    arbitrary: fc.oneof(
+      fc.record({ subject: fc.string() }),
+      fc.record({ text: fc.string() }),
+      fc.record({ query: fc.string() })
+    )
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({ query: fc.string(), subject: fc.string(), text: fc.string(), customer: fc.string() }, {
+      requiredKeys: []
+    })
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ query: fc.string(), limit: fc.oneof(fc.constant(null), fc.double()) }, {
+      requiredKeys: ["query"]
+    })
+  },
   { weight: 2, arbitrary: fc.jsonValue() },
   { weight: 1, arbitrary: fc.dictionary(fc.string(), fc.jsonValue()) }
 )

@@ -160,7 +160,10 @@ describe("Registry.invoke", () => {
         run: ({ text }) => Effect.succeed({ said: text, length: text === "bad" ? -1 : text.length })
       })
       const registry = Registry.make(Toolkit.make(Echo))
-      expect(yield* registry.invoke("echo.shout", { text: "hi" })).toEqual({ ok: true, data: { said: "HI", length: 2 } })
+      expect(yield* registry.invoke("echo.shout", { text: "hi" })).toEqual({
+        ok: true,
+        data: { said: "HI", length: 2 }
+      })
       expect(yield* registry.invoke("echo.shout", { text: "bad" })).toEqual({
         ok: false,
         code: "failed",
@@ -180,7 +183,9 @@ describe("Registry.invoke", () => {
         run: ({ tags }) => Effect.succeed(tags.filter((tag) => tag.note === undefined).length)
       })
       const registry = Registry.make(Toolkit.make(Tag))
-      const result = yield* registry.invoke("tickets.tag", { tags: [{ ticket: "T-1", note: null }, { ticket: "T-2", note: "vip" }] })
+      const result = yield* registry.invoke("tickets.tag", {
+        tags: [{ ticket: "T-1", note: null }, { ticket: "T-2", note: "vip" }]
+      })
         .pipe(Effect.provide(HumanConfirm.layer(HumanConfirm.scripted([HumanConfirm.approve("agent:ann")]))))
       expect(result).toEqual({ ok: true, data: 1 })
     }))
@@ -318,7 +323,9 @@ describe("Registry and HumanConfirm together", () => {
     Effect.gen(function*() {
       const { effects, registry } = gated()
       const layer = Layer.merge(
-        HumanConfirm.layer(HumanConfirm.scripted([HumanConfirm.approve("agent:alice", { to: "customer:42", text: "Edited" })])),
+        HumanConfirm.layer(
+          HumanConfirm.scripted([HumanConfirm.approve("agent:alice", { to: "customer:42", text: "Edited" })])
+        ),
         Audit.memory().layer
       )
       const result = yield* registry.invoke("chat.sendMessage", { text: "Hi" }).pipe(Effect.provide(layer))

@@ -99,7 +99,11 @@ describe("Tool.send", () => {
       const { SendReply, effects } = makeDesk()
       const { layer } = human(HumanConfirm.reject("agent:alice", "wrong customer"))
       const error = yield* Effect.flip(SendReply.invoke({ text: "Hi" }).pipe(Effect.provide(layer)))
-      expect(error).toMatchObject({ _tag: "@graded/core/ToolError/Rejected", by: "agent:alice", reason: "wrong customer" })
+      expect(error).toMatchObject({
+        _tag: "@graded/core/ToolError/Rejected",
+        by: "agent:alice",
+        reason: "wrong customer"
+      })
       expect(effects.prepared).toBe(1)
       expect(effects.delivered).toEqual([])
     }))
@@ -135,8 +139,10 @@ describe("Tool.send", () => {
 
   it.effect("a confirmation delivers once: delivering it again is refused", () =>
     Effect.gen(function*() {
-      const kept: Array<Tool.SendTool<"mail.send", { text: string }, { text: string }, number, never, never>["deliver"] extends
-        (c: infer C) => unknown ? C : never> = []
+      const kept: Array<
+        Tool.SendTool<"mail.send", { text: string }, { text: string }, number, never, never>["deliver"] extends
+          (c: infer C) => unknown ? C : never
+      > = []
       let sent = 0
       // Not the shared desk's send: this one keeps the confirmation it is given, to deliver it again.
       const Mail = Tool.send("mail.send", {

@@ -2,11 +2,21 @@
 // that refuses for that reason says it with those words.
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Schema } from "effect"
-import { Agent, Audit, Grade, HumanConfirm, Invocation, Registry, ScriptedModel, Tool, ToolError, Toolkit } from "@graded/core"
+import {
+  Agent,
+  Audit,
+  Grade,
+  HumanConfirm,
+  Invocation,
+  Registry,
+  ScriptedModel,
+  Tool,
+  ToolError,
+  Toolkit
+} from "@graded/core"
 import { makeDesk } from "./supportDesk.js"
 
-const refusals = (audit: Audit.Memory) =>
-  audit.entries.flatMap((entry) => entry.type === "refused" ? [entry] : [])
+const refusals = (audit: Audit.Memory) => audit.entries.flatMap((entry) => entry.type === "refused" ? [entry] : [])
 
 describe("ToolError messages", () => {
   it.effect("autonomous: HumanConfirm and the agent loop's capabilities refuse with one wording", () =>
@@ -15,7 +25,10 @@ describe("ToolError messages", () => {
       // HumanConfirm, asked from a model's fiber.
       const viaHuman = yield* Effect.flip(
         Invocation.within({ autonomous: true })(
-          Effect.provide(desk.SubmitTicket.invoke({ subject: "x" }), HumanConfirm.layer(HumanConfirm.scripted([HumanConfirm.approve("x")])))
+          Effect.provide(
+            desk.SubmitTicket.invoke({ subject: "x" }),
+            HumanConfirm.layer(HumanConfirm.scripted([HumanConfirm.approve("x")]))
+          )
         )
       )
       expect(viaHuman).toMatchObject({ gate: "autonomous", reason: ToolError.autonomousReason })
@@ -23,11 +36,16 @@ describe("ToolError messages", () => {
       // check was cast away.
       const audit = Audit.memory()
       const Guarded = Tool.read("kb.guarded", {
-        title: "t", description: "d", input: Schema.Struct({}), output: Schema.Unknown,
+        title: "t",
+        description: "d",
+        input: Schema.Struct({}),
+        output: Schema.Unknown,
         run: (() => desk.SubmitTicket.invoke({ subject: "x" })) as unknown as () => Effect.Effect<unknown>
       })
       yield* Agent.run({ toolkit: Toolkit.make(Guarded), prompt: "go" }).pipe(
-        Effect.provide(ScriptedModel.layer([ScriptedModel.calls(ScriptedModel.call("kb.guarded", {})), ScriptedModel.text("done")])),
+        Effect.provide(
+          ScriptedModel.layer([ScriptedModel.calls(ScriptedModel.call("kb.guarded", {})), ScriptedModel.text("done")])
+        ),
         Effect.provide(audit.layer)
       )
       const reasons = refusals(audit).filter((entry) => entry.gate === "autonomous").map((entry) => entry.reason)
@@ -40,25 +58,42 @@ describe("ToolError messages", () => {
       const desk = makeDesk()
       const audit = Audit.memory()
       const Inner = Tool.read("kb.inner", {
-        title: "t", description: "d", input: Schema.Struct({}), output: Schema.Unknown,
-        run: () => Effect.provide(desk.SubmitTicket.invoke({ subject: "x" }), HumanConfirm.layer(HumanConfirm.scripted([HumanConfirm.approve("x")])))
+        title: "t",
+        description: "d",
+        input: Schema.Struct({}),
+        output: Schema.Unknown,
+        run: () =>
+          Effect.provide(
+            desk.SubmitTicket.invoke({ subject: "x" }),
+            HumanConfirm.layer(HumanConfirm.scripted([HumanConfirm.approve("x")]))
+          )
       })
       yield* Effect.exit(Inner.invoke({}).pipe(Effect.provide(audit.layer)))
-      expect(refusals(audit).map((entry) => entry.reason)).toEqual([Grade.gradeViolation("kb.inner", "read", "run", "WriteCapability")])
+      expect(refusals(audit).map((entry) => entry.reason)).toEqual([
+        Grade.gradeViolation("kb.inner", "read", "run", "WriteCapability")
+      ])
       expect(refusals(audit)[0]?.reason).toBe(
         "kb.inner is a read tool, but its run needs WriteCapability: grade it Tool.write or Tool.send, or remove that call"
       )
       // A send's prepare that sends: named as the prepare of a send tool.
       const Sneaky = Tool.send("chat.sneaky", {
-        title: "t", description: "d", input: Schema.Struct({}), payload: Schema.Struct({}), output: Schema.Unknown,
+        title: "t",
+        description: "d",
+        input: Schema.Struct({}),
+        payload: Schema.Struct({}),
+        output: Schema.Unknown,
         prepare: (() => Effect.as(desk.SendReply.invoke({ text: "x" }), {})) as unknown as () => Effect.Effect<{}>,
         deliver: () => Effect.succeed(null)
       })
       const second = Audit.memory()
-      yield* Effect.exit(Sneaky.invoke({}).pipe(
-        Effect.provide(HumanConfirm.layer(HumanConfirm.scripted([HumanConfirm.approve("x"), HumanConfirm.approve("x")]))),
-        Effect.provide(second.layer)
-      ))
+      yield* Effect.exit(
+        Sneaky.invoke({}).pipe(
+          Effect.provide(
+            HumanConfirm.layer(HumanConfirm.scripted([HumanConfirm.approve("x"), HumanConfirm.approve("x")]))
+          ),
+          Effect.provide(second.layer)
+        )
+      )
       expect(refusals(second)[0]?.reason).toBe(Grade.gradeViolation("chat.sneaky", "send", "prepare", "SendCapability"))
       expect(desk.effects.delivered).toEqual([])
       expect(desk.effects.submitted).toEqual([])
@@ -73,10 +108,17 @@ describe("ToolError messages", () => {
       expect(result.error).toBe(ToolError.InvalidInput.fromParseError("kb.search", parsed.left).message)
       expect(result.error?.startsWith(ToolError.invalidInputMessage("kb.search", ""))).toBe(true)
       const run = yield* Agent.run({ toolkit: Toolkit.readOnly(desk.support), prompt: "go" }).pipe(
-        Effect.provide(ScriptedModel.layer([ScriptedModel.calls(ScriptedModel.raw("kb__search", "{oops")), ScriptedModel.text("done")]))
+        Effect.provide(
+          ScriptedModel.layer([
+            ScriptedModel.calls(ScriptedModel.raw("kb__search", "{oops")),
+            ScriptedModel.text("done")
+          ])
+        )
       )
       const denied = run.calls[0]
-      expect(denied?.ok === false && denied.error.message).toBe(ToolError.invalidInputMessage("kb.search", "the arguments are not valid JSON"))
+      expect(denied?.ok === false && denied.error.message).toBe(
+        ToolError.invalidInputMessage("kb.search", "the arguments are not valid JSON")
+      )
     }))
 
   it.effect("invalid edit: HumanConfirm says it as InvalidEdit does, with the parse issue", () =>
@@ -98,7 +140,10 @@ describe("ToolError messages", () => {
   it.effect("a defect: the fixed text, never the exception's", () =>
     Effect.gen(function*() {
       const Boom = Tool.read("kb.boom", {
-        title: "t", description: "d", input: Schema.Struct({}), output: Schema.Unknown,
+        title: "t",
+        description: "d",
+        input: Schema.Struct({}),
+        output: Schema.Unknown,
         run: () => Effect.die(new Error("secret stack"))
       })
       const result = yield* Registry.make(Toolkit.make(Boom)).invoke("kb.boom", {})
@@ -123,6 +168,7 @@ describe("ToolError as a schema", () => {
       expect(ToolError.isToolError(wire)).toBe(true)
     }
     expect(ToolError.isToolError({ _tag: "Other" })).toBe(false)
-    expect(() => Schema.decodeUnknownSync(ToolError.GradedError)({ _tag: "@graded/core/ToolError/Refused", tool: "x" })).toThrow(/gate/)
+    expect(() => Schema.decodeUnknownSync(ToolError.GradedError)({ _tag: "@graded/core/ToolError/Refused", tool: "x" }))
+      .toThrow(/gate/)
   })
 })

@@ -50,7 +50,14 @@ describe("trimming inside tools", () => {
         run: () => Effect.succeed(Array.from({ length: 50 }, (_, i) => `article ${i}`))
       })
       const result = yield* Registry.make(Toolkit.make(Search)).invoke("kb.search", {})
-      expect(result.data).toEqual(["article 0", "article 1", "article 2", "article 3", "article 4", "[45 more items cut]"])
+      expect(result.data).toEqual([
+        "article 0",
+        "article 1",
+        "article 2",
+        "article 3",
+        "article 4",
+        "[45 more items cut]"
+      ])
       expect(result.truncated).toBe("The result was trimmed: 45 array item(s) cut (at most 5 per list).")
       expect(JSON.stringify(result).length).toBeLessThanOrEqual(200)
     }))
@@ -88,7 +95,10 @@ describe("trimming inside tools", () => {
   })
 
   it("one long string is cut with a marker, the JSON staying valid", () => {
-    const trimmed = Trim.fit({ text: "z".repeat(100_000) }, { maxChars: 500, render: (value, t) => JSON.stringify({ value, t }) })
+    const trimmed = Trim.fit({ text: "z".repeat(100_000) }, {
+      maxChars: 500,
+      render: (value, t) => JSON.stringify({ value, t })
+    })
     const text = JSON.stringify({ value: trimmed.value, t: trimmed.truncated })
     expect(text.length).toBeLessThanOrEqual(500)
     expect((trimmed.value as { text: string }).text).toMatch(/more characters cut\]$/)

@@ -33,7 +33,9 @@ describe("Wire", () => {
   })
 
   it("names what is wrong with a bad name", () => {
-    for (const name of ["kb..search", "a__b", "a_.b", "kb", ".kb.search", "kb.search.", "kb.sea rch", "kb.-x", "kb.x--y"]) {
+    for (
+      const name of ["kb..search", "a__b", "a_.b", "kb", ".kb.search", "kb.search.", "kb.sea rch", "kb.-x", "kb.x--y"]
+    ) {
       expect(Wire.checkName(name)).toBe(Wire.invalidNameMessage(name))
     }
     const long = `${"a".repeat(40)}.${"b".repeat(23)}`

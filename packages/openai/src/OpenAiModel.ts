@@ -73,15 +73,19 @@ export const make = (options: Options): LanguageModel.LanguageModel.Service => {
             responses.body(options.model, request, { parallelToolCalls, store: options.store }),
             requestOptions(signal)
           ).then(responses.response)
-          : client.chat.completions.create(chat.body(options.model, request, { parallelToolCalls }), requestOptions(signal))
+          : client.chat.completions.create(
+            chat.body(options.model, request, { parallelToolCalls }),
+            requestOptions(signal)
+          )
             .then(chat.response),
       catch: (error) => error
     }).pipe(
-      Effect.catchAll((error) => Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.fail(toModelError(error, now)))),
-      Effect.flatMap((response) =>
-        typeof response === "string"
-          ? Effect.fail(new LanguageModel.ModelError({ reason: "malformed-response", detail: response }))
-          : Effect.succeed(response)
+      Effect.catchAll((error) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.fail(toModelError(error, now)))
+      ),
+      Effect.flatMap((response) => typeof response === "string"
+        ? Effect.fail(new LanguageModel.ModelError({ reason: "malformed-response", detail: response }))
+        : Effect.succeed(response)
       )
     )
 

@@ -68,11 +68,19 @@ describe("OpenAiModel over Chat Completions", () => {
           role: "assistant",
           content: "Looking.",
           tool_calls: [
-            { id: "call_a", type: "function", function: { name: "kb__search", arguments: "{\"query\":\"vat\",\"limit\":null}" } },
+            {
+              id: "call_a",
+              type: "function",
+              function: { name: "kb__search", arguments: "{\"query\":\"vat\",\"limit\":null}" }
+            },
             { id: "call_b", type: "function", function: { name: "customer__lookup", arguments: "{\"id\":\"c-42\"}" } }
           ]
         },
-        { role: "tool", tool_call_id: "call_a", content: "{\"ok\":true,\"data\":[{\"id\":\"kb-1\",\"title\":\"About vat\"}]}" },
+        {
+          role: "tool",
+          tool_call_id: "call_a",
+          content: "{\"ok\":true,\"data\":[{\"id\":\"kb-1\",\"title\":\"About vat\"}]}"
+        },
         { role: "tool", tool_call_id: "call_b", content: "{\"ok\":true,\"data\":{\"name\":\"Mei Lin\"}}" }
       ])
     }))
@@ -142,9 +150,18 @@ describe("OpenAiModel over the Responses API", () => {
       })
       expect(second?.body.input.slice(2)).toEqual([
         { role: "assistant", content: "Looking." },
-        { type: "function_call", call_id: "call_a", name: "kb__search", arguments: "{\"query\":\"vat\",\"limit\":null}" },
+        {
+          type: "function_call",
+          call_id: "call_a",
+          name: "kb__search",
+          arguments: "{\"query\":\"vat\",\"limit\":null}"
+        },
         { type: "function_call", call_id: "call_b", name: "customer__lookup", arguments: "{\"id\":\"c-42\"}" },
-        { type: "function_call_output", call_id: "call_a", output: "{\"ok\":true,\"data\":[{\"id\":\"kb-1\",\"title\":\"About vat\"}]}" },
+        {
+          type: "function_call_output",
+          call_id: "call_a",
+          output: "{\"ok\":true,\"data\":[{\"id\":\"kb-1\",\"title\":\"About vat\"}]}"
+        },
         { type: "function_call_output", call_id: "call_b", output: "{\"ok\":true,\"data\":{\"name\":\"Mei Lin\"}}" }
       ])
       for (const request of server.requests) for (const name of namesIn(request.body)) expect(name).toMatch(wirePattern)
@@ -156,14 +173,19 @@ describe("OpenAiModel over the Responses API", () => {
         Replay.responsesReply({ calls: [{ callId: "c1", name: "ticket.submit", arguments: "{}" }] }),
         Replay.responsesReply({ text: "ok" })
       ])
-      yield* Agent.run({ toolkit: readOnly, prompt: "?" }).pipe(Effect.provide(model(server.baseURL, { api: "responses" })))
+      yield* Agent.run({ toolkit: readOnly, prompt: "?" }).pipe(
+        Effect.provide(model(server.baseURL, { api: "responses" }))
+      )
       for (const request of server.requests) for (const name of namesIn(request.body)) expect(name).toMatch(wirePattern)
     }))
 })
 
 describe("OpenAiModel errors", () => {
   const generate = (baseURL: string, options: Partial<OpenAiModel.Options> = {}) =>
-    Effect.flatMap(LanguageModel.LanguageModel, (lm) => lm.generate({ messages: [{ role: "user", content: "?" }], tools: definitions })).pipe(
+    Effect.flatMap(
+      LanguageModel.LanguageModel,
+      (lm) => lm.generate({ messages: [{ role: "user", content: "?" }], tools: definitions })
+    ).pipe(
       Effect.provide(model(baseURL, options))
     )
 
@@ -172,7 +194,9 @@ describe("OpenAiModel errors", () => {
       const server = yield* Replay.make([
         Replay.errorReply(400, "Invalid 'tools[0].function.name': string does not match pattern.")
       ])
-      const error = yield* Effect.flip(Agent.run({ toolkit: readOnly, prompt: "?" }).pipe(Effect.provide(model(server.baseURL))))
+      const error = yield* Effect.flip(
+        Agent.run({ toolkit: readOnly, prompt: "?" }).pipe(Effect.provide(model(server.baseURL)))
+      )
       expect(error).toMatchObject({ _tag: "@graded/core/LanguageModel/ModelError", reason: "bad-request", status: 400 })
       expect(error.message).toContain("tools[0].function.name")
       expect(server.requests).toHaveLength(1)
@@ -209,14 +233,19 @@ describe("OpenAiModel errors", () => {
   it.scoped("a Retry-After date is read against the Effect Clock (TestClock here)", () =>
     Effect.gen(function*() {
       yield* TestClock.setTime(Date.parse("2026-11-30T12:00:00Z"))
-      const server = yield* Replay.make([Replay.errorReply(429, "Rate limit reached.", { "retry-after": "Mon, 30 Nov 2026 12:00:07 GMT" })])
+      const server = yield* Replay.make([
+        Replay.errorReply(429, "Rate limit reached.", { "retry-after": "Mon, 30 Nov 2026 12:00:07 GMT" })
+      ])
       const error = yield* Effect.flip(generate(server.baseURL, { maxRetries: 0 }))
       expect(error).toMatchObject({ reason: "rate-limited", retryAfterMillis: 7000 })
     }))
 
   it.scopedLive("5xx is retried; one that persists is a server error", () =>
     Effect.gen(function*() {
-      const recovering = yield* Replay.make([Replay.errorReply(502, "Bad gateway"), Replay.chatReply({ content: "ok" })])
+      const recovering = yield* Replay.make([
+        Replay.errorReply(502, "Bad gateway"),
+        Replay.chatReply({ content: "ok" })
+      ])
       expect((yield* generate(recovering.baseURL)).text).toBe("ok")
       const down = yield* Replay.make([Replay.errorReply(503, "down"), Replay.errorReply(503, "down")])
       const error = yield* Effect.flip(generate(down.baseURL, { maxRetries: 1 }))
@@ -268,9 +297,13 @@ describe("the retry policy", () => {
       let attempts = 0
       const failing = Effect.suspend(() => {
         attempts++
-        return Effect.fail(new LM.ModelError({ reason: "rate-limited", detail: "slow down", status: 429, retryAfterMillis: 5000 }))
+        return Effect.fail(
+          new LM.ModelError({ reason: "rate-limited", detail: "slow down", status: 429, retryAfterMillis: 5000 })
+        )
       })
-      const fiber = yield* Effect.fork(Effect.retry(failing, retryPolicy({ maxRetries: 2, base: "10 millis", cap: "1 minute" })))
+      const fiber = yield* Effect.fork(
+        Effect.retry(failing, retryPolicy({ maxRetries: 2, base: "10 millis", cap: "1 minute" }))
+      )
       yield* TestClock.adjust("4999 millis")
       expect(attempts).toBe(1)
       yield* TestClock.adjust("1 millis")
@@ -292,7 +325,6 @@ describe("the retry policy", () => {
       expect(attempts).toBe(1)
     }))
 })
-
 
 describe("retry-after", () => {
   it("reads retry-after-ms, retry-after in seconds, and retry-after as an HTTP date", () => {

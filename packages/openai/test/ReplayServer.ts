@@ -51,7 +51,8 @@ export const make = (script: ReadonlyArray<Reply>) =>
       incoming.socket.once("close", () => {
         if (!replied) abandoned++
       })
-      const reply = script[requests.length - 1] ?? { status: 500, json: { error: { message: "the replay script is exhausted" } } }
+      const reply = script[requests.length - 1] ??
+        { status: 500, json: { error: { message: "the replay script is exhausted" } } }
       if (reply.delay !== undefined) yield* Effect.sleep(reply.delay)
       replied = true
       const options = { status: reply.status ?? 200, headers: reply.headers ?? {} }

@@ -1,4 +1,3 @@
-
 import { NodeFileSystem } from "@effect/platform-node"
 import { Cause, Console, Effect, Exit, Layer, Option } from "effect"
 import { Audit, HumanConfirm, Plan, Registry } from "@graded/core"
@@ -47,7 +46,9 @@ const loaded = <A, E>(effect: Effect.Effect<A, E, any>) => effect as Effect.Effe
 
 const firstLine = (cause: Cause.Cause<unknown>) => Cause.pretty(cause).split("\n")[0] ?? "unknown"
 
-export const list = (options: { module: string; page: Option.Option<string>; feature: ReadonlyArray<string>; autonomous: boolean }) =>
+export const list = (
+  options: { module: string; page: Option.Option<string>; feature: ReadonlyArray<string>; autonomous: boolean }
+) =>
   Effect.gen(function*() {
     const config = yield* load(options.module)
     const registry = Registry.make(config.toolkit, config.registry)
@@ -55,12 +56,16 @@ export const list = (options: { module: string; page: Option.Option<string>; fea
     const width = Math.max(...listing.map((entry) => entry.name.length), 4)
     for (const entry of listing) {
       yield* Console.log(
-        `${entry.name.padEnd(width)}  ${entry.grade.padEnd(5)}  ${entry.offered ? "offered" : `not offered: ${entry.reason}`}`
+        `${entry.name.padEnd(width)}  ${entry.grade.padEnd(5)}  ${
+          entry.offered ? "offered" : `not offered: ${entry.reason}`
+        }`
       )
     }
   }).pipe(Effect.catchAll((error) => fail(error.message)))
 
-export const schemas = (options: { module: string; page: Option.Option<string>; feature: ReadonlyArray<string>; autonomous: boolean }) =>
+export const schemas = (
+  options: { module: string; page: Option.Option<string>; feature: ReadonlyArray<string>; autonomous: boolean }
+) =>
   Effect.gen(function*() {
     const config = yield* load(options.module)
     const registry = Registry.make(config.toolkit, config.registry)
@@ -80,10 +85,12 @@ export const invoke = (options: {
     const input = parse(options.input)
     if (Exit.isFailure(input)) return yield* fail(Cause.squash(input.cause) as string)
     const registry = Registry.make(config.toolkit, config.registry)
-    const exit = yield* loaded(registry.invoke(options.name, input.value, context(options)).pipe(
-      Effect.provide(humanServices(config, options.audit)),
-      Effect.exit
-    ))
+    const exit = yield* loaded(
+      registry.invoke(options.name, input.value, context(options)).pipe(
+        Effect.provide(humanServices(config, options.audit)),
+        Effect.exit
+      )
+    )
     if (Exit.isFailure(exit)) return yield* fail(`${options.name} failed unexpectedly: ${firstLine(exit.cause)}`)
     yield* Console.log(JSON.stringify(exit.value, null, 2))
     if (!exit.value.ok) process.exitCode = 1
@@ -99,10 +106,12 @@ export const plan = (options: { module: string; audit: Option.Option<string>; na
       const known = (config.plans ?? []).map((candidate) => candidate.name).join(", ") || "none"
       return yield* fail(`There is no plan named ${options.name} (plans: ${known})`)
     }
-    const exit = yield* loaded(Plan.run(found, input.value).pipe(
-      Effect.provide(humanServices(config, options.audit)),
-      Effect.exit
-    ))
+    const exit = yield* loaded(
+      Plan.run(found, input.value).pipe(
+        Effect.provide(humanServices(config, options.audit)),
+        Effect.exit
+      )
+    )
     if (Exit.isSuccess(exit)) return yield* Console.log(JSON.stringify({ ok: true, data: exit.value }, null, 2))
     const failure = Cause.failureOption(exit.cause)
     if (Option.isSome(failure) && Plan.isPlanError(failure.value)) return yield* fail(failure.value.message)
@@ -120,5 +129,3 @@ export const audit = (options: { file: string }) =>
     Effect.provide(NodeFileSystem.layer),
     Effect.catchAll((error) => fail(error.message))
   )
-
-

@@ -63,7 +63,8 @@ const decideCard = (cards: Cards, guard: Guard) =>
         return json(200, { message: `Approved by ${by}.` })
       case "edit": {
         // Checked here so the person can fix it; HumanConfirm checks it again.
-        yield* Effect.mapError(card.view.check(payload), (problem) => new InvalidEdit({ reason: `the edit is invalid: ${problem}` }))
+        yield* Effect.mapError(card.view.check(payload), (problem) =>
+          new InvalidEdit({ reason: `the edit is invalid: ${problem}` }))
         yield* cards.settle(card, { by, decision: "edited" }, HumanConfirm.approve(by, payload))
         return json(200, { message: `Approved with an edit by ${by}.` })
       }
@@ -100,7 +101,8 @@ const index = Effect.sync(() => {
   )
 })
 
-const error = (status: number) => (failure: { readonly message: string }) => Effect.succeed(json(status, { error: failure.message }))
+const error = (status: number) => (failure: { readonly message: string }) =>
+  Effect.succeed(json(status, { error: failure.message }))
 
 /**
  * The whole server: the page at `/`, the API under `/api/`.
@@ -114,7 +116,8 @@ export const make = (options: {
   const routes = HttpRouter.empty.pipe(
     HttpRouter.get("/requests", list(cards, proposals)),
     HttpRouter.post("/requests/:id/decision", decideCard(cards, guard)),
-    proposals === undefined ? (router) => router : HttpRouter.post("/proposals/:id/decision", decideProposal(proposals, guard))
+    proposals === undefined ? (router) => router
+      : HttpRouter.post("/proposals/:id/decision", decideProposal(proposals, guard))
   )
   const api = Effect.zipRight(guard.api, routes).pipe(
     Effect.catchTags({

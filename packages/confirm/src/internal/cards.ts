@@ -137,9 +137,12 @@ export const make = (options: { readonly timeout?: Duration.DurationInput | unde
       const card = cards.get(id)
       return card === undefined ? new UnknownCard({ id }) : Effect.succeed(card)
     },
-    undecided: (card) => card.decided === undefined ? Effect.succeed(card) : new AlreadyDecided({ decided: card.decided }),
+    undecided: (card) =>
+      card.decided === undefined ? Effect.succeed(card) : new AlreadyDecided({ decided: card.decided }),
     settle: (card, record, decision) =>
-      Effect.suspend(() => settleNow(card, record, decision) ? Effect.void : new AlreadyDecided({ decided: card.decided! })),
+      Effect.suspend(() =>
+        settleNow(card, record, decision) ? Effect.void : new AlreadyDecided({ decided: card.decided! })
+      ),
     pending: () => [...cards.values()].filter((card) => card.decided === undefined),
     decided: () => [...decided]
   }

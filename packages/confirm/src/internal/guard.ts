@@ -41,8 +41,11 @@ export interface Guard {
 }
 
 export const make = (options: { readonly token: string; readonly origin: string }): Guard => ({
-  api: Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-    sameSecret(request.headers.authorization ?? "", `Bearer ${options.token}`) ? Effect.void : new Unauthorized()),
+  api: Effect.flatMap(
+    HttpServerRequest.HttpServerRequest,
+    (request) =>
+      sameSecret(request.headers.authorization ?? "", `Bearer ${options.token}`) ? Effect.void : new Unauthorized()
+  ),
   decision: (csrf) =>
     Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
       const origin = request.headers.origin

@@ -3,7 +3,8 @@
 // script runs under a CSP nonce; the token travels in the URL fragment (never
 // sent to a server or a Referer) and then in an Authorization header, which a
 // browser never adds on its own, so another site cannot make decisions.
-export const page = (nonce: string): string => `<!doctype html>
+export const page = (nonce: string): string =>
+  `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">

@@ -19,7 +19,9 @@ export interface Decision {
 }
 
 /** 400: the proposal was approved but could not be delivered (a refusal, an invalid edit, the tool's own error). */
-export class Undelivered extends Data.TaggedError("@graded/confirm/WebConfirm/Undelivered")<{ readonly reason: string }> {
+export class Undelivered
+  extends Data.TaggedError("@graded/confirm/WebConfirm/Undelivered")<{ readonly reason: string }>
+{
   override get message(): string {
     return this.reason
   }
@@ -97,7 +99,9 @@ export const make = (toolkit: Toolkit.Any): Proposals => {
     },
     decide: (card, decision) =>
       decision.action === "reject"
-        ? Effect.as(Proposal.reject(card.id, { by: decision.by, reason: decision.reason }), { message: `Rejected by ${decision.by}.` })
+        ? Effect.as(Proposal.reject(card.id, { by: decision.by, reason: decision.reason }), {
+          message: `Rejected by ${decision.by}.`
+        })
         : Proposal.approve(toolkit, card.id).pipe(
           // With `Toolkit.Any` the approval's error and requirements are `any`: the
           // tools' own services are named by `WebConfirm.Needs`, their errors below.
@@ -106,10 +110,15 @@ export const make = (toolkit: Toolkit.Any): Proposals => {
             Effect.fail(
               error instanceof ProposalStore.NotFound || error instanceof ProposalStore.AlreadyDecided
                 ? error
-                : new Undelivered({ reason: typeof error.message === "string" ? error.message : "the proposal could not be delivered" })
+                : new Undelivered({
+                  reason: typeof error.message === "string" ? error.message : "the proposal could not be delivered"
+                })
             )
           ),
-          Effect.as({ message: decision.action === "edit" ? `Approved with an edit by ${decision.by}.` : `Approved by ${decision.by}.` })
+          Effect.as({
+            message: decision.action === "edit" ? `Approved with an edit by ${decision.by}.`
+              : `Approved by ${decision.by}.`
+          })
         )
   }
 }

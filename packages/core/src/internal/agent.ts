@@ -119,7 +119,14 @@ const loop = (options: RunOptions, maxRounds: number) =>
       }
       const parsed = parse(call.arguments)
       if (Either.isLeft(parsed)) {
-        return refuse(call.id, tool.name, "input", "invalid-input", parsed.left, invalidInputMessage(tool.name, parsed.left))
+        return refuse(
+          call.id,
+          tool.name,
+          "input",
+          "invalid-input",
+          parsed.left,
+          invalidInputMessage(tool.name, parsed.left)
+        )
       }
       // Defence 3: the registry's gates again, under capabilities that refuse
       // (provided once around the whole loop, in `run`).
@@ -165,7 +172,12 @@ const loop = (options: RunOptions, maxRounds: number) =>
       if (round >= maxRounds) {
         // The budget is spent: nothing more runs, and the caller sees what was asked.
         for (const call of response.toolCalls) {
-          const outcome = denied(call.id, fromWire(call.name), "round-limit", `the limit of ${maxRounds} rounds is reached`)
+          const outcome = denied(
+            call.id,
+            fromWire(call.name),
+            "round-limit",
+            `the limit of ${maxRounds} rounds is reached`
+          )
           calls.push(outcome.call)
           messages.push({ role: "tool", callId: call.id, name: call.name, content: outcome.content })
         }
@@ -188,7 +200,10 @@ export const run = (options: RunOptions) =>
   Effect.gen(function*() {
     const maxRounds = options.maxRounds ?? defaultMaxRounds
     if (!Number.isInteger(maxRounds) || maxRounds < 1) {
-      return yield* new InvalidOptions({ option: "maxRounds", issue: `must be a positive whole number, got ${maxRounds}` })
+      return yield* new InvalidOptions({
+        option: "maxRounds",
+        issue: `must be a positive whole number, got ${maxRounds}`
+      })
     }
     if (options.prompt === undefined && (options.messages === undefined || options.messages.length === 0)) {
       return yield* new InvalidOptions({ option: "prompt", issue: "is missing: give a prompt or messages" })
@@ -201,7 +216,12 @@ export const run = (options: RunOptions) =>
     )
     const cast = offenses.length === 0
       ? Effect.void
-      : Audit.record({ type: "refused", tool: "Agent.run", gate: "autonomous", reason: autonomousViolation(offenses.join("; ")) })
+      : Audit.record({
+        type: "refused",
+        tool: "Agent.run",
+        gate: "autonomous",
+        reason: autonomousViolation(offenses.join("; "))
+      })
     const context: Partial<Invocation.Context> = {
       ...options.context,
       autonomous: true,

@@ -56,5 +56,4 @@ export const markAudited = <E extends object>(error: E): E => {
   return error
 }
 
-export const wasAudited = (error: unknown): boolean =>
-  typeof error === "object" && error !== null && audited.has(error)
+export const wasAudited = (error: unknown): boolean => typeof error === "object" && error !== null && audited.has(error)

@@ -149,7 +149,9 @@ export type MadeByToolProposalOnly = typeof MadeByToolProposalOnly
 
 const proposalRecords = new WeakSet<object>()
 
-export const mintProposal = <T extends object>(fields: T): T & { readonly madeByToolProposalOnly: MadeByToolProposalOnly } => {
+export const mintProposal = <T extends object>(
+  fields: T
+): T & { readonly madeByToolProposalOnly: MadeByToolProposalOnly } => {
   const record: T & { readonly madeByToolProposalOnly: MadeByToolProposalOnly } = Object.freeze({
     ...fields,
     madeByToolProposalOnly: MadeByToolProposalOnly

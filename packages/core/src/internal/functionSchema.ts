@@ -16,7 +16,18 @@ type Node = { [key: string]: unknown }
 const isNode = (u: unknown): u is Node => typeof u === "object" && u !== null && !Array.isArray(u)
 
 // The keywords kept; everything else is dropped or becomes a hint.
-const kept = new Set(["type", "properties", "required", "additionalProperties", "items", "enum", "anyOf", "$ref", "$defs", "description"])
+const kept = new Set([
+  "type",
+  "properties",
+  "required",
+  "additionalProperties",
+  "items",
+  "enum",
+  "anyOf",
+  "$ref",
+  "$defs",
+  "description"
+])
 
 const hints: Record<string, (value: unknown) => string> = {
   minLength: (v) => `at least ${v} characters`,
@@ -101,7 +112,7 @@ export const strictViolations = (parameters: unknown): Array<string> => {
     if (isNode(node.properties)) {
       for (const [name, child] of Object.entries(node.properties)) visit(child, `${path}.${name}`, depth + 1)
     }
-    if (isNode(node.$defs)) for (const [name, child] of Object.entries(node.$defs)) visit(child, `$defs.${name}`, 1)
+    if (isNode(node.$defs)) { for (const [name, child] of Object.entries(node.$defs)) visit(child, `$defs.${name}`, 1) }
     if (node.items !== undefined) visit(node.items, `${path}[]`, depth)
     if (Array.isArray(node.anyOf)) node.anyOf.forEach((branch, i) => visit(branch, `${path}|${i}`, depth))
     if (isNode(node.additionalProperties)) visit(node.additionalProperties, `${path}{}`, depth)

@@ -40,7 +40,6 @@ export interface Mark {
   readonly within: Within | undefined
 }
 
-
 const made = new WeakSet<object>()
 
 const makeMark = (autonomous: boolean, ceiling: Ceiling, within: Within | undefined): Mark => {
@@ -145,54 +144,60 @@ const anchorOf = (fiber: object, base: Mark): Anchor => {
  * Runs `self` with the current fiber's mark restricted further: autonomous,
  * or a lower ceiling. Restrictions only add up; nothing here lifts one.
  */
-export const restrict = (patch: { readonly autonomous?: true; readonly ceiling?: Ceiling; readonly within?: Within }) =>
-<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.withFiberRuntime<A, E, R>((fiber) => {
-    // The cheap reading is enough here: restricting more than needed is safe.
-    const before = quickMark(fiber)
-    const lower = patch.ceiling !== undefined && rank[patch.ceiling] < rank[before.ceiling]
-    // An autonomous fiber may cause no write or send already: a lower
-    // ceiling would change nothing it is allowed.
-    if (before.autonomous || (patch.autonomous !== true && !lower)) return self
-    const wanted = markFor(
-      patch.autonomous === true,
-      lower ? patch.ceiling! : before.ceiling,
-      lower ? patch.within : before.within
-    )
-    let stack = held.get(fiber)
-    if (stack === undefined) held.set(fiber, stack = [])
-    const entries = stack
-    if (patch.autonomous === true) {
-      // Once per agent run: the fiber-local value is set too, so fibers
-      // forked from here carry it in their own entries.
-      return Effect.acquireUseRelease(
-        Effect.sync(() => (entries.push(wanted), fiber.getFiberRef(markRef))),
-        () => Effect.locally(self, markRef, wanted),
-        () => Effect.sync(() => entries.pop())
+export const restrict =
+  (patch: { readonly autonomous?: true; readonly ceiling?: Ceiling; readonly within?: Within }) =>
+  <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.withFiberRuntime<A, E, R>((fiber) => {
+      // The cheap reading is enough here: restricting more than needed is safe.
+      const before = quickMark(fiber)
+      const lower = patch.ceiling !== undefined && rank[patch.ceiling] < rank[before.ceiling]
+      // An autonomous fiber may cause no write or send already: a lower
+      // ceiling would change nothing it is allowed.
+      if (before.autonomous || (patch.autonomous !== true && !lower)) return self
+      const wanted = markFor(
+        patch.autonomous === true,
+        lower ? patch.ceiling! : before.ceiling,
+        lower ? patch.within : before.within
       )
-    }
-    const current = fiber.getFiberRef(markRef)
-    const anchored = typeof current === "object" && current !== null && anchors.has(current) &&
-      (current as Anchor).fiber === fiber
-    entries.push(wanted)
-    // Lifted on success and failure. An interruption while `self` runs may
-    // leave the fiber restricted until it ends: that fails closed, and it is
-    // cheaper on this hot path than a finalizer.
-    const lift = Effect.sync(() => entries.pop())
-    const guarded = Effect.matchCauseEffect(self, {
-      onFailure: (cause) => Effect.zipRight(lift, Effect.failCause(cause)),
-      onSuccess: (value) => Effect.as(lift, value)
+      let stack = held.get(fiber)
+      if (stack === undefined) held.set(fiber, stack = [])
+      const entries = stack
+      if (patch.autonomous === true) {
+        // Once per agent run: the fiber-local value is set too, so fibers
+        // forked from here carry it in their own entries.
+        return Effect.acquireUseRelease(
+          Effect.sync(() => (entries.push(wanted), fiber.getFiberRef(markRef))),
+          () => Effect.locally(self, markRef, wanted),
+          () => Effect.sync(() => entries.pop())
+        )
+      }
+      const current = fiber.getFiberRef(markRef)
+      const anchored = typeof current === "object" && current !== null && anchors.has(current) &&
+        (current as Anchor).fiber === fiber
+      entries.push(wanted)
+      // Lifted on success and failure. An interruption while `self` runs may
+      // leave the fiber restricted until it ends: that fails closed, and it is
+      // cheaper on this hot path than a finalizer.
+      const lift = Effect.sync(() => entries.pop())
+      const guarded = Effect.matchCauseEffect(self, {
+        onFailure: (cause) => Effect.zipRight(lift, Effect.failCause(cause)),
+        onSuccess: (value) => Effect.as(lift, value)
+      })
+      // The anchor keeps what the value said: a fiber born restricted stays so.
+      return anchored ? guarded : Effect.zipRight(FiberRef.set(markRef, anchorOf(fiber, trusted(current))), guarded)
     })
-    // The anchor keeps what the value said: a fiber born restricted stays so.
-    return anchored ? guarded : Effect.zipRight(FiberRef.set(markRef, anchorOf(fiber, trusted(current))), guarded)
-  })
 
 /**
  * Why the current fiber may not cause a `grade` effect of `tool`, or
  * undefined when it may. `needs` names what the effect takes, for the
  * message (the grade's capability unless said).
  */
-export const refusal = (mark: Mark, tool: string, grade: Confirmable, needs: string = capabilityName(grade)): Refused | undefined => {
+export const refusal = (
+  mark: Mark,
+  tool: string,
+  grade: Confirmable,
+  needs: string = capabilityName(grade)
+): Refused | undefined => {
   if (mark.autonomous) {
     return new Refused({ tool, gate: "autonomous", reason: autonomousReason })
   }

@@ -62,7 +62,9 @@ export const authorize = (
         if (request.grade !== "write" || !declared.has(request.tool)) {
           return refusedBy(plan.name, request.tool.name, `does not declare ${request.tool.name}`)
         }
-        return Effect.succeed(mintConfirmed(request.tool, { payload: request.payload, by: `${by} (plan ${plan.name})`, edited: false }))
+        return Effect.succeed(
+          mintConfirmed(request.tool, { payload: request.payload, by: `${by} (plan ${plan.name})`, edited: false })
+        )
       })
   })
   return { capability, end: () => running = false }

@@ -15,7 +15,6 @@ export const Proposed = Schema.Struct({
   note: Schema.String
 })
 
-
 export const make = (tool: Any) => {
   const encodeInput = Schema.encode(tool.input)
   const invalid = (error: ParseError) => InvalidOutput.fromParseError(tool.name, error)

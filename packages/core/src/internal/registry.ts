@@ -38,9 +38,14 @@ const failureOf = (tool: AnyTool, error: unknown): { code: Code; message: string
   if (error instanceof Refused) return { code: "refused", message: error.message, gate: error.gate }
   if (error instanceof Rejected || error instanceof InvalidEdit) return { code: "rejected", message: error.message }
   if (error instanceof InvalidInput) return { code: "invalid-input", message: error.message }
-  if (error instanceof InvalidOutput) return { code: "failed", message: `${tool.name} produced a result it may not return.` }
+  if (error instanceof InvalidOutput) {
+    return { code: "failed", message: `${tool.name} produced a result it may not return.` }
+  }
   const tag = typeof error === "object" && error !== null && "_tag" in error ? String(error._tag) : undefined
-  return { code: "failed", message: (tag !== undefined ? tool.failureMessages?.[tag] : undefined) ?? `${tool.name} failed.` }
+  return {
+    code: "failed",
+    message: (tag !== undefined ? tool.failureMessages?.[tag] : undefined) ?? `${tool.name} failed.`
+  }
 }
 
 export interface Dispatched {
@@ -65,7 +70,11 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
       const licensed = context.features ?? options.features ?? []
       const missing = tool.features.filter((feature) => !licensed.includes(feature))
       if (missing.length > 0) {
-        return { code: "feature", gate: "feature", reason: `${tool.name} needs the feature ${missing.join(", ")}, which is not licensed here` }
+        return {
+          code: "feature",
+          gate: "feature",
+          reason: `${tool.name} needs the feature ${missing.join(", ")}, which is not licensed here`
+        }
       }
     }
     // Only a page the app recognises can block; an unknown page passes.
@@ -73,7 +82,11 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
       tool.pages !== undefined && tool.pages.length > 0 && context.page !== undefined && knownPages.has(context.page) &&
       !tool.pages.includes(context.page)
     ) {
-      return { code: "page", gate: "page", reason: `${tool.name} is for the ${tool.pages.join(", ")} page(s), not ${context.page}` }
+      return {
+        code: "page",
+        gate: "page",
+        reason: `${tool.name} is for the ${tool.pages.join(", ")} page(s), not ${context.page}`
+      }
     }
     return undefined
   }
@@ -107,7 +120,9 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
   const functionSchemas = (partial: Partial<Invocation.Context> = {}) => {
     const context = Invocation.merge(Invocation.initial, partial)
     const definitions = []
-    for (const tool of toolkit.tools) if (offense(tool, context) === undefined) definitions.push(compile(tool).definition)
+    for (const tool of toolkit.tools) {
+      if (offense(tool, context) === undefined) definitions.push(compile(tool).definition)
+    }
     return definitions
   }
 
@@ -143,7 +158,11 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
   // The hot path: plain effects rather than a generator (every step of a
   // generator costs a little), the audit sink bound once for the call, and
   // the output encoded without an effect when its schema is synchronous.
-  const run = (tool: AnyTool, input: unknown, fiber: RuntimeFiber<unknown, unknown>): Effect.Effect<Dispatched, never, any> => {
+  const run = (
+    tool: AnyTool,
+    input: unknown,
+    fiber: RuntimeFiber<unknown, unknown>
+  ): Effect.Effect<Dispatched, never, any> => {
     const decoded = decode(tool, input)
     if (Either.isLeft(decoded)) {
       return refusal(tool.name, { code: "invalid-input", gate: "input", reason: decoded.left })
@@ -180,10 +199,12 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
     const failure = Cause.failureOption(cause)
     if (Option.isNone(failure)) return defect(tool.name, cause)
     const { code, gate, message } = failureOf(tool, failure.value)
-    const result: ToolResult = gate !== undefined ? { ok: false, code, error: message, gate } : { ok: false, code, error: message }
+    const result: ToolResult = gate !== undefined ? { ok: false, code, error: message, gate }
+      : { ok: false, code, error: message }
     return Effect.as(
       failure.value instanceof Refused
-        ? wasAudited(failure.value) ? Effect.void : Audit.record({ type: "refused", tool: tool.name, gate: failure.value.gate, reason: failure.value.reason })
+        ? wasAudited(failure.value) ? Effect.void
+          : Audit.record({ type: "refused", tool: tool.name, gate: failure.value.gate, reason: failure.value.reason })
         : Audit.record({ type: "failed", tool: tool.name, error: message }),
       { result }
     )
@@ -284,4 +305,3 @@ const defect = (tool: string, cause: Cause.Cause<unknown>): Effect.Effect<Dispat
     { result: { ok: false, code: "failed", error: message } }
   )
 }
-

@@ -186,4 +186,3 @@ export const makeSend = <Name extends string, I, IE, P, PE, O, OE, E1, R1, E2, R
   confirmers.set(tool, confirmAndDeliver as (payload: unknown) => Effect.Effect<Outcome, unknown, unknown>)
   return tool
 }
-

@@ -9,15 +9,15 @@ type Fields = ConstructorParameters<typeof LanguageModel.ModelError>[0]
 
 const reasonOf = (status: number): LanguageModel.ModelErrorReason =>
   status === 400 ? "bad-request"
-  : status === 401 ? "unauthorized"
-  : status === 403 ? "forbidden"
-  : status === 404 ? "not-found"
-  : status === 408 ? "timeout"
-  : status === 409 ? "conflict"
-  : status === 422 ? "bad-request"
-  : status === 429 ? "rate-limited"
-  : status >= 500 ? "server"
-  : "http"
+    : status === 401 ? "unauthorized"
+    : status === 403 ? "forbidden"
+    : status === 404 ? "not-found"
+    : status === 408 ? "timeout"
+    : status === 409 ? "conflict"
+    : status === 422 ? "bad-request"
+    : status === 429 ? "rate-limited"
+    : status >= 500 ? "server"
+    : "http"
 
 // retry-after-ms (OpenAI's), else retry-after in seconds or as an HTTP date.
 export const retryAfterMillis = (headers: unknown, now: number): number | undefined => {
@@ -55,9 +55,15 @@ export const toModelError = (error: unknown, now: number): LanguageModel.ModelEr
   const status = typeof error === "object" && error !== null && "status" in error && typeof error.status === "number"
     ? error.status
     : undefined
-  if (name === "APIConnectionTimeoutError") return new LanguageModel.ModelError({ reason: "timeout", detail: messageOf(error) })
-  if (name === "APIConnectionError") return new LanguageModel.ModelError({ reason: "connection", detail: messageOf(error) })
-  if (status === undefined) return new LanguageModel.ModelError({ reason: "malformed-response", detail: messageOf(error) })
+  if (name === "APIConnectionTimeoutError") {
+    return new LanguageModel.ModelError({ reason: "timeout", detail: messageOf(error) })
+  }
+  if (name === "APIConnectionError") {
+    return new LanguageModel.ModelError({ reason: "connection", detail: messageOf(error) })
+  }
+  if (status === undefined) {
+    return new LanguageModel.ModelError({ reason: "malformed-response", detail: messageOf(error) })
+  }
   const fields: Fields = { reason: reasonOf(status), detail: messageOf(error), status }
   const wait = retryAfterMillis((error as { headers?: unknown }).headers, now)
   return new LanguageModel.ModelError(wait === undefined ? fields : { ...fields, retryAfterMillis: wait })
@@ -78,7 +84,11 @@ export const retryPolicy = (options: RetryOptions) =>
     Schedule.whileInput(isRetryable),
     Schedule.intersect(Schedule.recurs(options.maxRetries)),
     Schedule.addDelay(([error, attempt]) => {
-      const backoff = Duration.min(Duration.times(Duration.decode(options.base), 2 ** attempt), Duration.decode(options.cap))
-      return error.retryAfterMillis !== undefined ? Duration.max(Duration.millis(error.retryAfterMillis), backoff) : backoff
+      const backoff = Duration.min(
+        Duration.times(Duration.decode(options.base), 2 ** attempt),
+        Duration.decode(options.cap)
+      )
+      return error.retryAfterMillis !== undefined ? Duration.max(Duration.millis(error.retryAfterMillis), backoff)
+        : backoff
     })
   )

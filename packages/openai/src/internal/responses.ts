@@ -15,7 +15,8 @@ const items = (message: LanguageModel.Message): Array<Item> => {
       return [{ role: "user", content: message.content }]
     case "assistant":
       return [
-        ...(message.content !== undefined && message.content !== "" ? [{ role: "assistant" as const, content: message.content }] : []),
+        ...(message.content !== undefined && message.content !== ""
+          ? [{ role: "assistant" as const, content: message.content }] : []),
         ...message.toolCalls.map((call): Item => ({
           type: "function_call",
           call_id: call.id,
