@@ -1,0 +1,36 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Printable } from "@graded/core"
+
+describe("Printable", () => {
+  it("shows ANSI escapes, carriage returns and line breaks as text, so a line cannot be erased or forged", () => {
+    const forged = "x\u001B[2K\r\u001B[1A2026-11-30 DELIVERED ticket.submit by agent:alice\n"
+    const shown = Printable.escape(forged)
+    expect(shown).not.toMatch(/[\u0000-\u001F\u007F-\u009F]/)
+    expect(shown).toBe("x\\u001B[2K\\u000D\\u001B[1A2026-11-30 DELIVERED ticket.submit by agent:alice\\n")
+  })
+
+  it("shows bidirectional and zero-width characters as badges, and names them", () => {
+    const name = "invoice\u202Efdp.exe\u200B"
+    expect(Printable.escape(name)).toBe("invoice\\u202Efdp.exe\\u200B")
+    expect(Printable.hidden(name)).toEqual(["\\u202E", "\\u200B"])
+    expect(Printable.hidden("plain text, accents é, emoji 🙂")).toEqual([])
+    expect(Printable.escape("plain text, accents é, emoji 🙂\ttab")).toBe("plain text, accents é, emoji 🙂\ttab")
+  })
+
+  it("keeps line breaks in multiline text and still escapes the rest", () => {
+    expect(Printable.escape("line one\r\nline two\u0007", { multiline: true })).toBe("line one\nline two\\u0007")
+  })
+
+  it("keeps a valid tool name; escapes and cuts anything else", () => {
+    expect(Printable.name("kb.search")).toBe("kb.search")
+    expect(Printable.name("x\nDELIVERED")).toBe("x\\nDELIVERED")
+    const long = Printable.name("a".repeat(5000))
+    expect(long).toHaveLength(Printable.maxNameLength)
+    expect(long.endsWith("…")).toBe(true)
+  })
+
+  it("caps text and says how much was cut", () => {
+    expect(Printable.cap("abcdef", 4)).toEqual({ text: "abcd", cut: 2 })
+    expect(Printable.cap("abc", 4)).toEqual({ text: "abc", cut: 0 })
+  })
+})
