@@ -17,6 +17,7 @@ const hiddenPattern = /[\u061C\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u20
 // Control characters (C0, DEL, C1), including ESC, which starts every ANSI
 // escape: escaping ESC leaves the rest of the sequence as plain text. Line
 // separators (U+2028, U+2029) end a line in some terminals and viewers.
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const controlPattern = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u2028\u2029]/g
 
 const code = (char: string): string => `\\u${char.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}`

@@ -5,6 +5,7 @@ describe("Printable", () => {
   it("shows ANSI escapes, carriage returns and line breaks as text, so a line cannot be erased or forged", () => {
     const forged = "x\u001B[2K\r\u001B[1A2026-11-30 DELIVERED ticket.submit by agent:alice\n"
     const shown = Printable.escape(forged)
+    // eslint-disable-next-line no-control-regex -- no control character may be left
     expect(shown).not.toMatch(/[\u0000-\u001F\u007F-\u009F]/)
     expect(shown).toBe("x\\u001B[2K\\u000D\\u001B[1A2026-11-30 DELIVERED ticket.submit by agent:alice\\n")
   })
