@@ -155,7 +155,7 @@ export type Autonomous<T> = [T] extends [Toolkit.Any] ?
  * @category models
  */
 export interface Denial {
-  readonly code: Registry.Code | "round-limit"
+  readonly code: Registry.Code | "round-limit" | "call-limit"
   readonly message: string
 }
 
@@ -238,6 +238,11 @@ export type Options<T> = Input & {
   readonly toolkit: Autonomous<T>
   /** Model turns allowed (default 4). */
   readonly maxRounds?: number | undefined
+  /**
+   * Tool calls run from one model turn (default 8); the rest are refused back
+   * to the model with the code `call-limit`, and audited.
+   */
+  readonly maxCallsPerRound?: number | undefined
   /** Longest argument text accepted from the model for one call (default 100,000 characters). */
   readonly maxArgumentChars?: number | undefined
   /** A system message placed first. */
@@ -272,6 +277,15 @@ export type AgentError = ModelError | internal.InvalidOptions
  * @category constructors
  */
 export const defaultMaxRounds: number = internal.defaultMaxRounds
+
+/**
+ * The number of tool calls `Agent.run` runs from one model turn when
+ * `maxCallsPerRound` is not given.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const defaultMaxCallsPerRound: number = internal.defaultMaxCallsPerRound
 
 /**
  * The default limit on one call's argument text.

@@ -79,12 +79,14 @@ export const layer = (turns: ReadonlyArray<Turn>): Layer.Layer<LanguageModel> =>
     let next = 0
     let callIds = 0
     // Calls written without an id get one here, so two runs of one script
-    // (or two tests) number their calls alike.
+    // (or two tests) number their calls alike. A turn scripted malformed on
+    // purpose goes to the loop as it is.
+    const unnumbered = (call: unknown) => typeof call === "object" && call !== null && (call as ToolCall).id === ""
     const numbered = (response: Response): Response =>
-      response.toolCalls.some((call) => call.id === "")
+      Array.isArray(response?.toolCalls) && response.toolCalls.some(unnumbered)
         ? {
           ...response,
-          toolCalls: response.toolCalls.map((call) => call.id === "" ? { ...call, id: `call_${++callIds}` } : call)
+          toolCalls: response.toolCalls.map((call) => unnumbered(call) ? { ...call, id: `call_${++callIds}` } : call)
         }
         : response
     return {

@@ -4,8 +4,8 @@
 // toolkit holds a write and a send tool (the compile-time check is cast away)
 // and a real HumanConfirm is in scope.
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Schema } from "effect"
-import { Agent, Audit, HumanConfirm, ScriptedModel, Tool, Toolkit } from "@graded/core"
+import { Cause, Effect, Layer, Option, Schema } from "effect"
+import { Agent, Audit, HumanConfirm, Printable, ScriptedModel, Tool, Toolkit } from "@graded/core"
 import { makeDesk } from "./supportDesk.js"
 
 const { call, calls, raw, text } = ScriptedModel
@@ -22,6 +22,12 @@ interface Case {
 }
 
 const send = (args = "{\"text\":\"Your account is closed.\"}") => args
+
+// What a broken or hostile model adapter may hand the loop, whatever its type says.
+const malformed = (...toolCalls: ReadonlyArray<unknown>) =>
+  ({ text: undefined, toolCalls }) as unknown as ScriptedModel.Turn
+const flood = (n: number) => calls(...Array.from({ length: n }, (_, i) => call("kb.search", { query: `q${i}` })))
+const times = <A>(n: number, value: A): Array<A> => Array(n).fill(value)
 
 // dprint-ignore: one attack a line, a table to read down
 const cases: ReadonlyArray<Case> = [
@@ -55,11 +61,18 @@ const cases: ReadonlyArray<Case> = [
     denied: ["not-offered"],
     gates: ["offered"]
   },
-  { name: "ten sends in one turn", turns: [calls(...Array.from({ length: 10 }, () => raw("chat__sendMessage", send()))), text("done")], denied: Array(10).fill("not-offered"), gates: Array(10).fill("offered") },
+  { name: "ten sends in one turn", turns: [calls(...Array.from({ length: 10 }, () => raw("chat__sendMessage", send()))), text("done")], denied: [...times(8, "not-offered"), ...times(2, "call-limit")], gates: [...times(8, "offered"), ...times(2, "call-limit")] },
   { name: "the write again with other arguments after a denial", turns: [calls(raw("ticket__submit", "{\"subject\":\"a\"}")), calls(raw("ticket__submit", "{\"subject\":\"b\"}")), text("done")], denied: ["not-offered", "not-offered"], gates: ["offered", "offered"] },
   { name: "a proposal tool that was never offered", turns: [calls(raw("ticket__submit__propose", "{\"subject\":\"x\"}")), text("done")], denied: ["unknown-tool"], gates: ["offered"] },
   { name: "a read tool that writes from inside", turns: [calls(call("kb.guarded", {})), text("done")], denied: ["refused"], gates: ["autonomous"], reason: /autonomous gate/ },
   { name: "repeats a refused call", turns: [calls(call("kb.guarded", {})), calls(call("kb.guarded", {})), text("done")], denied: ["refused", "refused"], gates: ["autonomous", "repeat"], reason: /autonomous gate/ },
+  { name: "floods one turn with 50 calls", turns: [flood(50), text("done")], denied: times(42, "call-limit"), gates: times(42, "call-limit"), reason: /at most 8 tool calls/ },
+  { name: "a tool call whose name is not a string", turns: [malformed({ id: "c1", name: 42, arguments: "{}" }), text("done")], denied: ["invalid-input"], gates: ["call"], reason: /malformed/ },
+  { name: "a null tool call", turns: [malformed(null), text("done")], denied: ["invalid-input"], gates: ["call"] },
+  { name: "a tool call with no id", turns: [malformed({ name: "kb__search", arguments: "{}" }), text("done")], denied: ["invalid-input"], gates: ["call"] },
+  { name: "arguments that are a number", turns: [malformed({ id: "c1", name: "kb__search", arguments: 7 }), text("done")], denied: ["invalid-input"], gates: ["call"] },
+  { name: "a tool name carrying ANSI escapes and a fake audit line", turns: [calls(raw("x\u001B[2K\r\nDELIVERED chat.sendMessage", "{}")), text("done")], denied: ["unknown-tool"], gates: ["offered"], reason: /\\u001B\[2K\\u000D\\nDELIVERED/ },
+  { name: "a 1,000-character name carrying newlines", turns: [calls(raw("\n".repeat(1000), "{}")), text("done")], denied: ["unknown-tool"], gates: ["offered"] },
   { name: "runs out of rounds", maxRounds: 2, turns: [calls(call("kb.search", { query: "a" })), calls(raw("chat__sendMessage", send())), text("never")], denied: ["round-limit"], gates: [] }
 ]
 
@@ -118,4 +131,57 @@ describe("red team", () => {
         }
       }))
   }
+})
+
+describe("red team: a model turn that is not what its type says", () => {
+  const turns: ReadonlyArray<readonly [string, unknown]> = [
+    ["toolCalls is a string", { text: undefined, toolCalls: "kb__search" }],
+    ["toolCalls is an object", {
+      text: undefined,
+      toolCalls: { 0: { id: "c1", name: "kb__search", arguments: "{}" } }
+    }],
+    ["the turn is null", null],
+    ["the turn is a number", 42],
+    ["text is a number", { text: 5, toolCalls: [] }],
+    ["a call that is null", { text: undefined, toolCalls: [null] }],
+    ["a call whose name is an object", {
+      text: undefined,
+      toolCalls: [{ id: "c1", name: { toString: "x" }, arguments: "{}" }]
+    }],
+    ["usage that is a string", { text: "fine", toolCalls: [], usage: "lots" }]
+  ]
+  for (const [name, turn] of turns) {
+    it.effect(`${name}: a structured refusal or a ModelError, never a defect`, () =>
+      Effect.gen(function*() {
+        const desk = makeDesk()
+        const exit = yield* Effect.exit(
+          Agent.run({ toolkit: Toolkit.readOnly(desk.support), prompt: "go", maxRounds: 2 }).pipe(
+            Effect.provide(ScriptedModel.layer([turn as ScriptedModel.Turn, text("done")]))
+          )
+        )
+        if (exit._tag === "Failure") {
+          const failure = Cause.failureOption(exit.cause)
+          expect(Option.isSome(failure) && failure.value).toMatchObject({
+            _tag: "@graded/core/LanguageModel/ModelError",
+            reason: "malformed-response"
+          })
+        } else {
+          for (const call of exit.value.calls) expect(call.ok ? "" : call.error.code).toBe("invalid-input")
+        }
+      }))
+  }
+
+  it.effect("a name the model invents is stored escaped and cut, so an audit line cannot be forged", () =>
+    Effect.gen(function*() {
+      const desk = makeDesk()
+      const audit = Audit.memory()
+      const forged = "x\u001B[2K\r\n2026-11-30 DELIVERED chat.sendMessage by agent:alice" + "y".repeat(500)
+      yield* Agent.run({ toolkit: Toolkit.readOnly(desk.support), prompt: "go" }).pipe(
+        Effect.provide(Layer.merge(ScriptedModel.layer([calls(raw(forged, "{}")), text("done")]), audit.layer))
+      )
+      const refused = audit.entries.find((entry) => entry.type === "refused")
+      expect(refused?.type === "refused" && refused.tool).toBe(Printable.name(forged))
+      expect(refused?.type === "refused" && refused.tool.length).toBeLessThanOrEqual(Printable.maxNameLength)
+      expect(JSON.stringify(audit.entries)).not.toMatch(/\\u001b|\\r/)
+    }))
 })

@@ -1,17 +1,20 @@
 import { Effect, Either, Schema } from "effect"
 import * as Audit from "../Audit.js"
 import * as Invocation from "../Invocation.js"
-import { LanguageModel, type Message, type ToolCall, type Usage } from "../LanguageModel.js"
+import { LanguageModel, type Message, ModelError, type Response, type ToolCall, type Usage } from "../LanguageModel.js"
+import * as Printable from "../Printable.js"
 import type { Code, ToolResult } from "../Registry.js"
 import type { Any as AnyTool } from "../Tool.js"
 import type { Any as AnyToolkit } from "../Toolkit.js"
-import { invalidInputMessage } from "../ToolError.js"
+import { invalidInputMessage, issueOf } from "../ToolError.js"
 import { fromWire } from "../Wire.js"
 import { capabilityName, needs } from "../Grade.js"
 import { withoutCapabilities } from "./capability.js"
 import * as Registry from "./registry.js"
 
 export const defaultMaxRounds = 4
+
+export const defaultMaxCallsPerRound = 8
 
 export const autonomousViolation = <const Offenses extends string>(offenses: Offenses) =>
   `Agent.run takes read tools only: ${offenses}. Pass Toolkit.readOnly(toolkit), or let a human confirm these tools through HumanConfirm` as const
@@ -30,12 +33,13 @@ export interface RunOptions {
   readonly prompt?: string | undefined
   readonly messages?: ReadonlyArray<Message> | undefined
   readonly maxRounds?: number | undefined
+  readonly maxCallsPerRound?: number | undefined
   readonly maxArgumentChars?: number | undefined
   readonly system?: string | undefined
   readonly context?: Partial<Invocation.Context> | undefined
 }
 
-type DenialCode = Code | "round-limit"
+type DenialCode = Code | "round-limit" | "call-limit"
 
 type Call =
   | { readonly ok: true; readonly id: string; readonly tool: string; readonly input: unknown; readonly output: unknown }
@@ -72,7 +76,65 @@ export const defaultMaxArgumentChars = 100_000
 
 const refusals = new Set<DenialCode>(["refused", "rejected", "requires-confirm"])
 
-const loop = (options: RunOptions, maxRounds: number) =>
+// A model turn is data from outside: decoded, never trusted to have the
+// shape its type says. A turn that is not an object with a list of calls is
+// a ModelError; one malformed call is refused back to the model on its own.
+const Turn = Schema.Struct({
+  text: Schema.optional(Schema.NullOr(Schema.String)),
+  toolCalls: Schema.optional(Schema.NullOr(Schema.Array(Schema.Unknown))),
+  usage: Schema.optional(Schema.Unknown)
+})
+const decodeTurn = Schema.decodeUnknownEither(Turn)
+const WellFormedCall = Schema.Struct({ id: Schema.String, name: Schema.String, arguments: Schema.String })
+const decodeCall = Schema.decodeUnknownEither(WellFormedCall)
+
+const count = (value: unknown): number => typeof value === "number" && Number.isFinite(value) ? value : 0
+
+interface Checked {
+  readonly text: string | undefined
+  readonly calls: ReadonlyArray<ToolCall>
+  // The index of each call that is malformed, and why.
+  readonly malformed: ReadonlyMap<number, string>
+  readonly usage: Usage
+}
+
+const checkTurn = (response: unknown, round: number): Either.Either<Checked, ModelError> => {
+  const turn = decodeTurn(response)
+  if (Either.isLeft(turn)) {
+    return Either.left(
+      new ModelError({ reason: "malformed-response", detail: `the model's turn is malformed: ${issueOf(turn.left)}` })
+    )
+  }
+  const malformed = new Map<number, string>()
+  const calls = (turn.right.toolCalls ?? []).map((raw, index): ToolCall => {
+    // Arguments given as an object rather than JSON text are taken as JSON.
+    const candidate = typeof raw === "object" && raw !== null && "arguments" in raw &&
+        typeof raw.arguments === "object" && raw.arguments !== null
+      ? { ...raw, arguments: JSON.stringify(raw.arguments) }
+      : raw
+    const call = decodeCall(candidate)
+    if (Either.isRight(call)) return call.right
+    malformed.set(index, issueOf(call.left))
+    const field = (key: string) =>
+      typeof raw === "object" && raw !== null && key in raw ? (raw as Record<string, unknown>)[key] : undefined
+    const id = field("id")
+    const name = field("name")
+    return {
+      id: typeof id === "string" ? id : `malformed-${round}-${index}`,
+      name: typeof name === "string" ? name : "(no name)",
+      arguments: ""
+    }
+  })
+  const usage = turn.right.usage as Partial<Record<keyof Usage, unknown>> | null | undefined
+  return Either.right({
+    text: turn.right.text ?? undefined,
+    calls,
+    malformed,
+    usage: { inputTokens: count(usage?.inputTokens), outputTokens: count(usage?.outputTokens) }
+  })
+}
+
+const loop = (options: RunOptions, maxRounds: number, maxCallsPerRound: number) =>
   Effect.gen(function*() {
     const model = yield* LanguageModel
     const registry = Registry.make(options.toolkit, {})
@@ -98,7 +160,8 @@ const loop = (options: RunOptions, maxRounds: number) =>
     // Runs for every call a model makes: checks first, then one registry
     // dispatch, as plain effects rather than a generator.
     const dispatch = (call: ToolCall): Effect.Effect<Outcome, never, any> => {
-      const name = fromWire(call.name)
+      // What the model named is stored escaped and cut unless it is a tool name.
+      const name = Printable.name(fromWire(call.name))
       // Defence 2: nothing outside the offered set runs, whatever its name.
       const tool = offered.get(call.name)
       if (tool === undefined) {
@@ -161,9 +224,12 @@ const loop = (options: RunOptions, maxRounds: number) =>
       usage: usage as Usage
     })
     for (let round = 1;; round++) {
-      const response = yield* model.generate({ messages: [...messages], tools })
-      usage.inputTokens += response.usage?.inputTokens ?? 0
-      usage.outputTokens += response.usage?.outputTokens ?? 0
+      const generated: Response = yield* model.generate({ messages: [...messages], tools })
+      const checked = checkTurn(generated, round)
+      if (Either.isLeft(checked)) return yield* checked.left
+      const response = { text: checked.right.text, toolCalls: checked.right.calls }
+      usage.inputTokens += checked.right.usage.inputTokens
+      usage.outputTokens += checked.right.usage.outputTokens
       messages.push({ role: "assistant", content: response.text, toolCalls: response.toolCalls })
       if (response.toolCalls.length === 0) {
         yield* Audit.record({ type: "answered", rounds: round })
@@ -174,7 +240,7 @@ const loop = (options: RunOptions, maxRounds: number) =>
         for (const call of response.toolCalls) {
           const outcome = denied(
             call.id,
-            fromWire(call.name),
+            Printable.name(fromWire(call.name)),
             "round-limit",
             `the limit of ${maxRounds} rounds is reached`
           )
@@ -184,12 +250,31 @@ const loop = (options: RunOptions, maxRounds: number) =>
         yield* Audit.record({
           type: "round-limit",
           rounds: round,
-          pending: response.toolCalls.map((call) => fromWire(call.name))
+          pending: response.toolCalls.map((call) => Printable.name(fromWire(call.name)))
         })
         return result("round-limit", round, response.text)
       }
-      for (const call of response.toolCalls) {
-        const outcome = yield* dispatch(call)
+      for (const [index, call] of response.toolCalls.entries()) {
+        const issue = checked.right.malformed.get(index)
+        const outcome = issue !== undefined
+          ? yield* refuse(
+            call.id,
+            Printable.name(fromWire(call.name)),
+            "call",
+            "invalid-input",
+            `the tool call is malformed: ${issue}`
+          )
+          : index >= maxCallsPerRound
+          ? yield* refuse(
+            call.id,
+            Printable.name(fromWire(call.name)),
+            "call-limit",
+            "call-limit",
+            `at most ${maxCallsPerRound} tool calls are run in one turn; this was call ${
+              index + 1
+            } of ${response.toolCalls.length}`
+          )
+          : yield* dispatch(call)
         calls.push(outcome.call)
         messages.push({ role: "tool", callId: call.id, name: call.name, content: outcome.content })
       }
@@ -203,6 +288,13 @@ export const run = (options: RunOptions) =>
       return yield* new InvalidOptions({
         option: "maxRounds",
         issue: `must be a positive whole number, got ${maxRounds}`
+      })
+    }
+    const maxCallsPerRound = options.maxCallsPerRound ?? defaultMaxCallsPerRound
+    if (!Number.isInteger(maxCallsPerRound) || maxCallsPerRound < 1) {
+      return yield* new InvalidOptions({
+        option: "maxCallsPerRound",
+        issue: `must be a positive whole number, got ${maxCallsPerRound}`
       })
     }
     if (options.prompt === undefined && (options.messages === undefined || options.messages.length === 0)) {
@@ -229,5 +321,7 @@ export const run = (options: RunOptions) =>
     }
     // Every tool call of the loop sees capabilities that refuse, whatever an
     // outer layer provided; provided once here rather than for each call.
-    return yield* Invocation.within(context)(Effect.zipRight(cast, withoutCapabilities(loop(options, maxRounds))))
+    return yield* Invocation.within(context)(
+      Effect.zipRight(cast, withoutCapabilities(loop(options, maxRounds, maxCallsPerRound)))
+    )
   })
