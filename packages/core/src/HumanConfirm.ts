@@ -21,6 +21,7 @@ import {
   WriteCapabilityTag
 } from "./internal/capability.js"
 import { refusalHere } from "./internal/invocation.js"
+import { protoKeyError } from "./internal/forbiddenKey.js"
 import { refuse } from "./internal/refuse.js"
 import * as Invocation from "./Invocation.js"
 import { type ConfirmError, InvalidEdit, issueOf, parseOptions, Refused, Rejected } from "./ToolError.js"
@@ -117,7 +118,10 @@ const confirmWith = (ui: UI) => (request: Request): Effect.Effect<Confirmed<unkn
         new Refused({ tool, gate: "confirmation", reason: `the payload cannot be shown: ${issueOf(error)}` })
       )
     )
-    const revalidate = (edited: unknown) => Schema.decodeUnknown(request.schema, parseOptions)(edited)
+    const revalidate = (edited: unknown) => {
+      const proto = protoKeyError(request.schema, edited)
+      return proto !== undefined ? Effect.fail(proto) : Schema.decodeUnknown(request.schema, parseOptions)(edited)
+    }
     yield* Audit.record({ type: "confirm-requested", tool, grade: request.grade, payload: shown })
     const decision = yield* ui.confirm({
       tool,

@@ -14,6 +14,7 @@ import * as Audit from "./Audit.js"
 import type { HumanTrigger, WriteCapability } from "./Capability.js"
 import type { Grade } from "./Grade.js"
 import { HumanTriggerTag, isGranted, WriteCapabilityTag } from "./internal/capability.js"
+import { protoKeyError } from "./internal/forbiddenKey.js"
 import { refusalHere } from "./internal/invocation.js"
 import * as internal from "./internal/plan.js"
 import * as Invocation from "./Invocation.js"
@@ -224,9 +225,11 @@ export const run = <Name extends string, In, Out, R>(
     const authorization = internal.authorize(plan, trigger.by)
     if (authorization === undefined) return yield* notStarted("this plan was not made by Plan.make")
     const context = yield* Invocation.current
-    const decoded = yield* Schema.decodeUnknown(plan.input, parseOptions)(input).pipe(
-      Effect.mapError((error) => notStarted(`its input is invalid: ${issueOf(error)}`))
-    )
+    const proto = protoKeyError(plan.input, input)
+    const decoded =
+      yield* (proto !== undefined ? Effect.fail(proto) : Schema.decodeUnknown(plan.input, parseOptions)(input)).pipe(
+        Effect.mapError((error) => notStarted(`its input is invalid: ${issueOf(error)}`))
+      )
     return yield* plan.steps(decoded, stepsOf(plan.name)).pipe(
       Effect.provideService(WriteCapabilityTag, authorization.capability),
       Effect.ensuring(Effect.sync(authorization.end)),

@@ -5,7 +5,7 @@
 // and a real HumanConfirm is in scope.
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Layer, Option, Schema } from "effect"
-import { Agent, Audit, HumanConfirm, Printable, ScriptedModel, Tool, Toolkit } from "@graded/core"
+import { Agent, Audit, HumanConfirm, Printable, Registry, ScriptedModel, Tool, ToolError, Toolkit } from "@graded/core"
 import { makeDesk } from "./supportDesk.js"
 
 const { call, calls, raw, text } = ScriptedModel
@@ -183,5 +183,69 @@ describe("red team: a model turn that is not what its type says", () => {
       expect(refused?.type === "refused" && refused.tool).toBe(Printable.name(forged))
       expect(refused?.type === "refused" && refused.tool.length).toBeLessThanOrEqual(Printable.maxNameLength)
       expect(JSON.stringify(audit.entries)).not.toMatch(/\\u001b|\\r/)
+    }))
+})
+
+describe("red team: __proto__ in arguments", () => {
+  const Optional = Tool.read("kb.filter", {
+    title: "Filter",
+    description: "Filters articles.",
+    input: Schema.Struct({ query: Schema.optional(Schema.String), limit: Schema.optional(Schema.Number) }),
+    output: Schema.Unknown,
+    run: (input) => Effect.succeed(input)
+  })
+  const Required = Tool.read("kb.exact", {
+    title: "Exact",
+    description: "Finds one article.",
+    input: Schema.Struct({ query: Schema.String }),
+    output: Schema.Unknown,
+    run: (input) => Effect.succeed(input)
+  })
+  const registry = Registry.make(Toolkit.make(Optional, Required))
+  const issue = "[\"__proto__\"]: the key \"__proto__\" is not accepted"
+
+  it.effect("is refused with one message, whether the tool's fields are optional or not", () =>
+    Effect.gen(function*() {
+      const input = JSON.parse("{\"query\":\"x\",\"__proto__\":{\"admin\":true}}")
+      const optional = yield* registry.invoke("kb.filter", input)
+      const required = yield* registry.invoke("kb.exact", input)
+      expect(optional).toMatchObject({
+        ok: false,
+        code: "invalid-input",
+        error: ToolError.invalidInputMessage("kb.filter", issue)
+      })
+      expect(required).toMatchObject({
+        ok: false,
+        code: "invalid-input",
+        error: ToolError.invalidInputMessage("kb.exact", issue)
+      })
+      const nested = yield* registry.invoke("kb.filter", JSON.parse("{\"query\":\"x\",\"a\":{\"__proto__\":{}}}"))
+      expect(nested.error).toContain("[\"a\"][\"__proto__\"]")
+    }))
+
+  it.effect("from a model, through the loop, the same", () =>
+    Effect.gen(function*() {
+      const result = yield* Agent.run({ toolkit: Toolkit.make(Optional), prompt: "go" }).pipe(
+        Effect.provide(
+          ScriptedModel.layer([calls(raw("kb__filter", "{\"__proto__\":{\"admin\":true}}")), text("done")])
+        )
+      )
+      expect(result.calls[0]).toMatchObject({
+        ok: false,
+        error: { code: "invalid-input", message: ToolError.invalidInputMessage("kb.filter", issue) }
+      })
+    }))
+
+  it.effect("in a human's edit, it is an invalid edit and nothing is delivered", () =>
+    Effect.gen(function*() {
+      const desk = makeDesk()
+      const edited = JSON.parse("{\"to\":\"customer:42\",\"text\":\"hi\",\"__proto__\":{\"to\":\"everyone\"}}")
+      const error = yield* Effect.flip(
+        desk.SendReply.invoke({ text: "hi" }).pipe(
+          Effect.provide(HumanConfirm.layer(HumanConfirm.scripted([HumanConfirm.approve("agent:alice", edited)])))
+        )
+      )
+      expect(error).toMatchObject({ _tag: "@graded/core/ToolError/InvalidEdit", issue })
+      expect(desk.effects.delivered).toEqual([])
     }))
 })

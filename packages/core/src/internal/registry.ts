@@ -11,6 +11,7 @@ import type { Any as AnyToolkit } from "../Toolkit.js"
 import {
   InvalidEdit,
   InvalidInput,
+  invalidInputMessage,
   InvalidOutput,
   parseOptions,
   Refused,
@@ -21,6 +22,7 @@ import * as Trim from "../Trim.js"
 import { toWire } from "../Wire.js"
 import { withoutCapabilities } from "./capability.js"
 import { compile } from "./functionSchema.js"
+import { protoKeyIssue, protoKeyPath } from "./forbiddenKey.js"
 import { isSend } from "./tool.js"
 import { capabilityName, needs } from "../Grade.js"
 
@@ -126,11 +128,14 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
     return definitions
   }
 
-  const decode = (tool: AnyTool, input: unknown) =>
-    Either.mapLeft(
+  const decode = (tool: AnyTool, input: unknown) => {
+    const proto = protoKeyPath(input)
+    if (proto !== undefined) return Either.left(invalidInputMessage(tool.name, protoKeyIssue(proto)))
+    return Either.mapLeft(
       prepared(tool).decode(compile(tool).normalize(input)),
       (error) => InvalidInput.fromParseError(tool.name, error).message
     )
+  }
 
   // A write or send a model chose: nothing runs or is sent. For a send, the
   // prepared payload goes back so a human can be shown it.
