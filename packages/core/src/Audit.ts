@@ -27,7 +27,12 @@ export const Event = Schema.Union(
     tools: Schema.Array(Schema.String),
     suppressed: Schema.Array(Schema.Struct({ tool, reason: Schema.String }))
   }),
-  Schema.Struct({ type: Schema.Literal("called"), tool, input: Schema.Unknown }),
+  Schema.Struct({
+    type: Schema.Literal("called"),
+    tool,
+    input: Schema.Unknown,
+    openWorld: Schema.optional(Schema.Literal(true))
+  }),
   Schema.Struct({ type: Schema.Literal("completed"), tool, chars: Schema.Number }),
   Schema.Struct({ type: Schema.Literal("refused"), tool, gate: Schema.String, reason: Schema.String }),
   Schema.Struct({ type: Schema.Literal("confirm-requested"), tool, grade: Schema.String, payload: Schema.Unknown }),

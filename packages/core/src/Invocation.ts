@@ -31,6 +31,12 @@ export interface Context {
   readonly role?: string | undefined
   /** Correlates every audit event of one piece of work. */
   readonly traceId?: string | undefined
+  /**
+   * The tools marked `untrusted` whose output has entered this run. Only grows:
+   * a nested context cannot clear it. `Agent.run` adds to it; an app that feeds
+   * outside content to a model sets it too.
+   */
+  readonly untrusted?: ReadonlyArray<string> | undefined
 }
 
 /**
@@ -59,15 +65,22 @@ export const current: Effect.Effect<Context> = Effect.withFiberRuntime((fiber) =
 
 /**
  * Merges two contexts. `autonomous` is sticky: code running for a model can
- * never declare itself human again.
+ * never declare itself human again; so is `untrusted`, which only grows.
  *
  * @since 0.1.0
  * @category combinators
  */
-export const merge = (outer: Context, inner: Partial<Context>): Context =>
+export const merge = (outer: Context, inner: Partial<Context>): Context => {
   // Object.assign, not `{ ...outer, ...inner, autonomous }`: on Node 20 a
   // spread followed by more properties costs about a microsecond a property.
-  Object.assign({}, outer, inner, { autonomous: outer.autonomous || inner.autonomous === true })
+  const autonomous = outer.autonomous || inner.autonomous === true
+  if (outer.untrusted === undefined || outer.untrusted.length === 0) {
+    return Object.assign({}, outer, inner, { autonomous })
+  }
+  const untrusted = inner.untrusted === undefined ? outer.untrusted
+    : [...new Set([...outer.untrusted, ...inner.untrusted])]
+  return Object.assign({}, outer, inner, { autonomous, untrusted })
+}
 
 /**
  * Runs an effect within a context, merged into the current one.

@@ -84,6 +84,8 @@ export interface Listing {
   readonly title: string
   readonly description: string
   readonly offered: boolean
+  /** Its arguments reach an outside party (`openWorld` on the tool). */
+  readonly openWorld: boolean
   readonly gate?: string | undefined
   readonly reason?: string | undefined
 }
@@ -103,6 +105,12 @@ export interface Options {
    * unknown and never blocks a tool. Defaults to every page a tool names.
    */
   readonly pages?: ReadonlyArray<string> | undefined
+  /**
+   * Whether an autonomous context that has read untrusted content (its
+   * `untrusted` is not empty) may still call open-world tools. Default
+   * `"refuse"`: the content could tell the model to send data out through them.
+   */
+  readonly openWorldAfterUntrusted?: "refuse" | "allow" | undefined
 }
 
 /**

@@ -58,6 +58,19 @@ export interface Options {
   readonly features?: ReadonlyArray<string> | undefined
   /** Page types the tool is meant for. An unknown page never blocks it. */
   readonly pages?: ReadonlyArray<string> | undefined
+  /**
+   * Its arguments reach an outside party (fetching a URL the model chose, a web
+   * search): data the model puts in them leaves the system. Shown in listings,
+   * in the function definition's description and in audit; once untrusted
+   * content entered an autonomous run, the registry refuses it.
+   */
+  readonly openWorld?: boolean | undefined
+  /**
+   * Its output comes from outside and may carry instructions (a web page, an
+   * inbound email). Once a model has read it, open-world tools are refused for
+   * the rest of the run.
+   */
+  readonly untrusted?: boolean | undefined
   /** Compliance labels for your own listings and reviews; graded does not act on them yet. */
   readonly tags?: ReadonlyArray<string> | undefined
   /** The fixed text a model or user sees for each failure, by error tag. */

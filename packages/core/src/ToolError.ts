@@ -114,6 +114,17 @@ export const gradeReason = (ceiling: string, grade: string): string =>
   `the code running here may cause no more than a ${ceiling}, not a ${grade}`
 
 /**
+ * Why an open-world tool is refused once untrusted content has entered a
+ * model's run: `untrusted` names the tools that brought it in.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const openWorldReason = (tool: string, untrusted: ReadonlyArray<string>): string =>
+  `${tool} sends its arguments outside this system, and untrusted content (from ${untrusted.join(", ")}) has ` +
+  `entered this run: it is not called, so that content cannot send data out through it`
+
+/**
  * What a model or user sees of a defect: the cause goes to audit only.
  *
  * @since 0.1.0

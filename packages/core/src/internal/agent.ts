@@ -153,6 +153,9 @@ const loop = (options: RunOptions, maxRounds: number, maxCallsPerRound: number) 
     })
     const tools = registry.functionSchemas(context)
     const refusedBefore = new Set<string>()
+    // The untrusted tools whose output the model has read in this run: from
+    // then on the registry closes open-world tools.
+    let untrusted: ReadonlyArray<string> = []
 
     const refuse = (id: string, tool: string, gate: string, code: DenialCode, reason: string, message = reason) =>
       Effect.as(Audit.record({ type: "refused", tool, gate, reason }), denied(id, tool, code, message))
@@ -193,8 +196,12 @@ const loop = (options: RunOptions, maxRounds: number, maxCallsPerRound: number) 
       }
       // Defence 3: the registry's gates again, under capabilities that refuse
       // (provided once around the whole loop, in `run`).
-      return Effect.map(registry.dispatch(tool.name, parsed.right), ({ result, success, text }): Outcome => {
+      const dispatched = untrusted.length === 0
+        ? registry.dispatch(tool.name, parsed.right)
+        : Invocation.within({ untrusted })(registry.dispatch(tool.name, parsed.right))
+      return Effect.map(dispatched, ({ result, success, text }): Outcome => {
         if (success !== undefined) {
+          if (tool.untrusted === true && !untrusted.includes(tool.name)) untrusted = [...untrusted, tool.name]
           return {
             call: { ok: true, id: call.id, tool: tool.name, input: success.input, output: success.output },
             content: text ?? JSON.stringify(forModel(result))

@@ -13,6 +13,9 @@ import { fastStrict } from "./fastSchema.js"
 
 type Node = { [key: string]: unknown }
 
+// Told to the model in an open-world tool's description.
+export const openWorldNote = "(Open world: what you pass to this tool is sent outside this system.)"
+
 const isNode = (u: unknown): u is Node => typeof u === "object" && u !== null && !Array.isArray(u)
 
 // The keywords kept; everything else is dropped or becomes a hint.
@@ -208,7 +211,7 @@ export const compile = (tool: Any): Compiled => {
     definition: {
       type: "function",
       name: toWire(tool.name),
-      description: tool.description,
+      description: tool.openWorld === true ? `${tool.description} ${openWorldNote}` : tool.description,
       parameters: parameters as JsonSchema,
       strict: violations.length === 0
     },

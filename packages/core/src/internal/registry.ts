@@ -13,6 +13,7 @@ import {
   InvalidInput,
   invalidInputMessage,
   InvalidOutput,
+  openWorldReason,
   parseOptions,
   Refused,
   Rejected,
@@ -90,6 +91,20 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
         reason: `${tool.name} is for the ${tool.pages.join(", ")} page(s), not ${context.page}`
       }
     }
+    // Untrusted content may tell the model to put private data into an
+    // open-world tool's arguments: once it has entered a model's run, those
+    // tools are closed. This stops that channel, not a wrong answer.
+    if (
+      tool.openWorld === true && context.autonomous && context.untrusted !== undefined &&
+      context.untrusted.length > 0 &&
+      options.openWorldAfterUntrusted !== "allow"
+    ) {
+      return {
+        code: "refused",
+        gate: "open-world",
+        reason: openWorldReason(tool.name, context.untrusted)
+      }
+    }
     return undefined
   }
 
@@ -114,6 +129,7 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
         title: tool.title,
         description: tool.description,
         offered: verdict === undefined,
+        openWorld: tool.openWorld === true,
         ...(verdict !== undefined ? { gate: verdict.gate, reason: verdict.reason } : {})
       }
     })
@@ -197,7 +213,13 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
     })
     return record === undefined
       ? invoked
-      : Effect.zipRight(record({ type: "called", tool: tool.name, input }), invoked)
+      : Effect.zipRight(
+        record(
+          tool.openWorld === true ? { type: "called", tool: tool.name, input, openWorld: true }
+            : { type: "called", tool: tool.name, input }
+        ),
+        invoked
+      )
   }
 
   const failed = (tool: AnyTool, cause: Cause.Cause<unknown>): Effect.Effect<Dispatched> => {

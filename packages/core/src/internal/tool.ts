@@ -38,6 +38,8 @@ const options = (definition: Options): Options => ({
   features: definition.features,
   pages: definition.pages,
   tags: definition.tags,
+  openWorld: definition.openWorld,
+  untrusted: definition.untrusted,
   failureMessages: definition.failureMessages,
   limits: definition.limits
 })
