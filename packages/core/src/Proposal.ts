@@ -7,11 +7,12 @@
  *
  * @since 0.1.0
  */
-import { Clock, Effect, Schema } from "effect"
+import { Clock, Duration, Effect, Schema } from "effect"
 import type { Confirmable } from "./Grade.js"
 import { refusalHere } from "./internal/invocation.js"
 import { refuse } from "./internal/refuse.js"
 import { confirmerOf, isSend } from "./internal/tool.js"
+import * as Audit from "./Audit.js"
 import * as Invocation from "./Invocation.js"
 import type { MadeByToolProposalOnly } from "./internal/capability.js"
 import * as internal from "./internal/proposal.js"
@@ -64,6 +65,13 @@ export interface Proposal {
   readonly actor: string | undefined
   readonly traceId: string | undefined
   readonly decision?: Decided | undefined
+  /**
+   * While `approving`: until when (ISO) the approving process holds it. It
+   * renews the lease before it delivers; once the lease has passed,
+   * `Proposal.recover` settles the proposal as failed, and it is never
+   * delivered again.
+   */
+  readonly leaseUntil?: string | undefined
   /** The tool's encoded output, once delivered. */
   readonly output?: unknown
 }
@@ -76,7 +84,7 @@ export interface Proposal {
  * @since 0.1.0
  * @category models
  */
-export type New = Omit<Proposal, "id" | "status" | "decision" | "output"> & {
+export type New = Omit<Proposal, "id" | "status" | "decision" | "output" | "leaseUntil"> & {
   /** A value no code outside graded can write: a record made by hand does not compile. */
   readonly madeByToolProposalOnly: MadeByToolProposalOnly
 }
@@ -114,7 +122,19 @@ export interface Proposed {
  * @category models
  */
 export interface ToolConstructor {
-  <const T extends Tool.Any>(tool: Proposable<T>): ProposalOf<T>
+  <const T extends Tool.Any>(tool: Proposable<T>, options?: ToolOptions): ProposalOf<T>
+}
+
+/**
+ * Options of `Proposal.tool`: `maxPendingPerTrace` (default 10) is how many
+ * proposals one run (one trace id) may have waiting for a human at once; past
+ * it the proposal tool refuses, so a model cannot flood the human's page.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ToolOptions {
+  readonly maxPendingPerTrace?: number | undefined
 }
 
 /**
@@ -204,7 +224,27 @@ export interface Approved {
   readonly output: unknown
 }
 
-const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis).toISOString())
+const iso = (millis: number) => new Date(millis).toISOString()
+const now = Effect.map(Clock.currentTimeMillis, iso)
+
+/**
+ * How long an approval holds a proposal before another process may settle it
+ * (`Proposal.recover`) when no `lease` is given: 15 minutes, renewed once the
+ * human has approved, before delivery.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const defaultLease: Duration.Duration = Duration.minutes(15)
+
+/**
+ * Why an approval interrupted while delivering was settled as failed.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const interruptedWhileDelivering =
+  "the approval was interrupted while delivering; it may have gone out, so it is not delivered again"
 
 /**
  * Approves a proposal through the caller's `HumanConfirm`: the human is asked,
@@ -229,7 +269,8 @@ const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis).toI
  */
 export const approve = <T extends Toolkit.Any>(
   toolkit: T,
-  id: string
+  id: string,
+  options?: { readonly lease?: Duration.DurationInput | undefined }
 ): Effect.Effect<
   Approved,
   NotFound | AlreadyDecided | ToolError<Tool.Error<Toolkit.Tools<T>[number]>>,
@@ -255,9 +296,25 @@ export const approve = <T extends Toolkit.Any>(
     const refusal = yield* refusalHere(tool.name, stored.grade)
     if (refusal !== undefined) return yield* refuse(refusal)
     const context = yield* Invocation.current
-    yield* store.claim(id, context.actor ?? "human")
+    const by = context.actor ?? "human"
+    const lease = Duration.toMillis(Duration.decode(options?.lease ?? defaultLease))
+    yield* store.claim(id, by, iso((yield* Clock.currentTimeMillis) + lease))
+    // Once the human approved: the lease is renewed (a lost lease stops it
+    // here, before anything is written or sent), and from then on an
+    // interruption may have let it out.
+    let delivering = false
+    const beforeEffect = Effect.flatMap(Clock.currentTimeMillis, (millis) => store.renew(id, iso(millis + lease))).pipe(
+      Effect.zipRight(Effect.sync(() => delivering = true))
+    )
+    const interrupted = Effect.flatMap(now, (at) =>
+      store.settle(
+        id,
+        delivering
+          ? { status: "failed", decision: { by, at, edited: false, reason: interruptedWhileDelivering } }
+          : { status: "pending" }
+      )).pipe(Effect.ignore)
     const schema = isSend(tool) ? tool.payload : tool.input
-    const exit = yield* Effect.exit(
+    const exit = yield* Effect.exit(Effect.onInterrupt(
       Effect.flatMap(
         Schema.decodeUnknown(schema, parseOptions)(stored.grade === "send" ? stored.payload : stored.input).pipe(
           Effect.mapError(() =>
@@ -268,9 +325,10 @@ export const approve = <T extends Toolkit.Any>(
             })
           )
         ),
-        confirm
-      )
-    )
+        (payload) => confirm(payload, beforeEffect)
+      ),
+      () => interrupted
+    ))
     const at = yield* now
     if (exit._tag === "Success") {
       const { by, edited, output } = exit.value
@@ -291,6 +349,29 @@ export const approve = <T extends Toolkit.Any>(
     )
     return yield* Effect.failCause(exit.cause)
   }) as Effect.Effect<Approved, never, ProposalStore>
+
+/**
+ * Settles every proposal whose approval stopped (its process died or hung past
+ * its lease) as `failed`, audits each (gate `lease`), and returns them for a
+ * human to check: it may have been delivered, so it is never delivered again.
+ * Run it from any process, on start or on a schedule.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const recover: Effect.Effect<ReadonlyArray<Proposal>, never, ProposalStore> = Effect.gen(function*() {
+  const store = yield* ProposalStore
+  const expired = yield* store.expire(yield* now)
+  for (const proposal of expired) {
+    yield* Audit.record({
+      type: "refused",
+      tool: proposal.tool,
+      gate: "lease",
+      reason: proposal.decision?.reason ?? ""
+    })
+  }
+  return expired
+})
 
 /**
  * Rejects a pending proposal: nothing is delivered.

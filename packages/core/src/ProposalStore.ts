@@ -68,8 +68,19 @@ export declare namespace ProposalStore {
     readonly add: (proposal: New) => Effect.Effect<Proposal>
     readonly get: (id: string) => Effect.Effect<Proposal, NotFound>
     readonly list: (filter?: { readonly status?: Status | undefined }) => Effect.Effect<ReadonlyArray<Proposal>>
-    /** Moves a pending proposal to `approving`, or fails: once per proposal. */
-    readonly claim: (id: string, by: string) => Effect.Effect<Proposal, NotFound | AlreadyDecided>
+    /**
+     * Moves a pending proposal to `approving`, held until `leaseUntil` (ISO),
+     * or fails: once per proposal.
+     */
+    readonly claim: (id: string, by: string, leaseUntil?: string) => Effect.Effect<Proposal, NotFound | AlreadyDecided>
+    /** Extends the lease of a proposal being approved, or fails if it is no longer `approving`. */
+    readonly renew: (id: string, leaseUntil: string) => Effect.Effect<Proposal, NotFound | AlreadyDecided>
+    /**
+     * Settles every proposal whose approval's lease has passed by `now` (ISO)
+     * as `failed` (it may have been delivered; it is never delivered again),
+     * and returns them.
+     */
+    readonly expire: (now: string) => Effect.Effect<ReadonlyArray<Proposal>>
     /** Moves a pending proposal to `rejected`, or fails. */
     readonly reject: (id: string, decision: Decided) => Effect.Effect<Proposal, NotFound | AlreadyDecided>
     /**
@@ -79,6 +90,16 @@ export declare namespace ProposalStore {
     readonly settle: (id: string, outcome: Outcome) => Effect.Effect<Proposal, NotFound | AlreadyDecided>
   }
 }
+
+/**
+ * Why a proposal whose approval stopped was settled as failed.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const leaseEnded = (proposal: Proposal): string =>
+  `its approval by ${proposal.decision?.by ?? "someone"} stopped before it settled (the lease ended at ` +
+  `${proposal.leaseUntil}); it may have been delivered, so it is not delivered again`
 
 /**
  * An in-memory store, for tests, demos and single-process apps.
@@ -128,18 +149,35 @@ export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () =
       Effect.sync(() =>
         [...proposals.values()].filter((proposal) => filter?.status === undefined || proposal.status === filter.status)
       ),
-    claim: (id, by) =>
+    claim: (id, by, leaseUntil) =>
       Effect.flatMap(Clock.currentTimeMillis, (millis) =>
         whenPending(id, (proposal) => ({
           ...proposal,
           status: "approving",
-          decision: { by, at: new Date(millis).toISOString(), edited: false }
+          decision: { by, at: new Date(millis).toISOString(), edited: false },
+          leaseUntil
         }))),
+    renew: (id, leaseUntil) => inState(id, "approving", (proposal) => ({ ...proposal, leaseUntil })),
+    expire: (now) =>
+      Effect.sync(() => {
+        const expired: Array<Proposal> = []
+        for (const proposal of proposals.values()) {
+          if (proposal.status === "approving" && proposal.leaseUntil !== undefined && proposal.leaseUntil < now) {
+            expired.push(put({
+              ...proposal,
+              status: "failed",
+              leaseUntil: undefined,
+              decision: { by: "graded", at: now, edited: false, reason: leaseEnded(proposal) }
+            }))
+          }
+        }
+        return expired
+      }),
     reject: (id, decision) => whenPending(id, (proposal) => ({ ...proposal, status: "rejected", decision })),
     settle: (id, outcome) =>
       inState(id, "approving", (proposal) =>
         outcome.status === "pending"
-          ? { ...proposal, status: "pending", decision: undefined }
-          : { ...proposal, ...outcome })
+          ? { ...proposal, status: "pending", decision: undefined, leaseUntil: undefined }
+          : { ...proposal, ...outcome, leaseUntil: undefined })
   }
 })

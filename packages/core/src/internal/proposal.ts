@@ -4,7 +4,8 @@ import * as Audit from "../Audit.js"
 import * as Invocation from "../Invocation.js"
 import { ProposalStore } from "../ProposalStore.js"
 import type { Any } from "../Tool.js"
-import { InvalidOutput } from "../ToolError.js"
+import { InvalidOutput, Refused } from "../ToolError.js"
+import { refuse } from "./refuse.js"
 import { mintProposal } from "./capability.js"
 import type { Confirmable } from "../Grade.js"
 import { isSend, makeRead } from "./tool.js"
@@ -15,7 +16,10 @@ export const Proposed = Schema.Struct({
   note: Schema.String
 })
 
-export const make = (tool: Any) => {
+export const defaultMaxPendingPerTrace = 10
+
+export const make = (tool: Any, options?: { readonly maxPendingPerTrace?: number | undefined }) => {
+  const maxPending = options?.maxPendingPerTrace ?? defaultMaxPendingPerTrace
   const encodeInput = Schema.encode(tool.input)
   const invalid = (error: ParseError) => InvalidOutput.fromParseError(tool.name, error)
   return makeRead(`${tool.name}.propose`, {
@@ -33,6 +37,20 @@ export const make = (tool: Any) => {
       Effect.gen(function*() {
         const store = yield* ProposalStore
         const context = yield* Invocation.current
+        // One run may not flood the human's queue.
+        if (context.traceId !== undefined) {
+          const pending = yield* store.list({ status: "pending" })
+          const mine = pending.filter((proposal) => proposal.traceId === context.traceId).length
+          if (mine >= maxPending) {
+            return yield* refuse(
+              new Refused({
+                tool: `${tool.name}.propose`,
+                gate: "proposal",
+                reason: `this run has ${mine} proposals waiting for a human already; at most ${maxPending} wait at once`
+              })
+            )
+          }
+        }
         const now = yield* Clock.currentTimeMillis
         const encodedInput = yield* encodeInput(input).pipe(Effect.mapError(invalid))
         // A send's payload is prepared now, so the human approves exactly what

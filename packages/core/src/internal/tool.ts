@@ -82,12 +82,18 @@ export interface Outcome {
 }
 
 // For each write or send tool: confirm a value and then run or deliver it.
-// `Proposal.approve` uses it with a stored payload; nothing else outside the
-// tool does.
-const confirmers = new WeakMap<object, (payload: unknown) => Effect.Effect<Outcome, unknown, unknown>>()
+// `Proposal.approve` uses it with a stored payload, and a `beforeEffect` that
+// runs once the human approved and before anything is written or sent (it
+// renews the proposal's lease; if it fails, nothing runs). Nothing else
+// outside the tool uses it.
+export type Confirmer = (
+  payload: unknown,
+  beforeEffect?: Effect.Effect<void, unknown>
+) => Effect.Effect<Outcome, unknown, unknown>
 
-export const confirmerOf = (tool: Any): ((payload: unknown) => Effect.Effect<Outcome, unknown, unknown>) | undefined =>
-  confirmers.get(tool)
+const confirmers = new WeakMap<object, Confirmer>()
+
+export const confirmerOf = (tool: Any): Confirmer | undefined => confirmers.get(tool)
 
 // Where a tool's own code runs, the fiber may cause nothing above `ceiling`:
 // a read tool that provides its own HumanConfirm, starts a plan or delivers a
@@ -118,7 +124,10 @@ export const makeWrite = <Name extends string, I, IE, O, OE, E, R>(
   const run = definition.run as (input: I) => Effect.Effect<O, E, R>
   const input = erase(definition.input)
   const guard = within(checked(name), "write", "run", "write")
-  const confirmAndRun = (payload: I): Effect.Effect<Outcome, E | ConfirmError, R | WriteCapability> =>
+  const confirmAndRun = (
+    payload: I,
+    beforeEffect: Effect.Effect<void, unknown> = Effect.void
+  ): Effect.Effect<Outcome, unknown, R | WriteCapability> =>
     Effect.gen(function*() {
       const capability = yield* WriteCapabilityTag
       const authority = authorityOf(capability)
@@ -127,6 +136,7 @@ export const makeWrite = <Name extends string, I, IE, O, OE, E, R>(
       // Whoever authorized it, the write itself is refused where none may happen.
       const refusal = yield* refusalHere(name, "write")
       if (refusal !== undefined) return yield* refuse(refusal)
+      yield* beforeEffect
       if (!consumeConfirmed(confirmed, tool)) return yield* spent(name)
       const output = yield* guard(Effect.suspend(() => run(confirmed.payload as I)))
       yield* Audit.record({ type: "delivered", tool: name, by: confirmed.by })
@@ -138,9 +148,13 @@ export const makeWrite = <Name extends string, I, IE, O, OE, E, R>(
     grade: "write",
     input,
     output: erase(definition.output),
-    invoke: (payload) => Effect.map(confirmAndRun(payload), (outcome) => outcome.output as O)
+    invoke: (payload) =>
+      Effect.map(
+        confirmAndRun(payload) as Effect.Effect<Outcome, E | ConfirmError, R | WriteCapability>,
+        (outcome) => outcome.output as O
+      )
   })
-  confirmers.set(tool, confirmAndRun as (payload: unknown) => Effect.Effect<Outcome, unknown, unknown>)
+  confirmers.set(tool, confirmAndRun as Confirmer)
   return tool
 }
 
@@ -161,12 +175,16 @@ export const makeSend = <Name extends string, I, IE, P, PE, O, OE, E1, R1, E2, R
         () => Audit.record({ type: "delivered", tool: name, by: confirmed.by })
       )
     })
-  const confirmAndDeliver = (payload: P): Effect.Effect<Outcome, E2 | ConfirmError, R2 | SendCapability> =>
+  const confirmAndDeliver = (
+    payload: P,
+    beforeEffect: Effect.Effect<void, unknown> = Effect.void
+  ): Effect.Effect<Outcome, unknown, R2 | SendCapability> =>
     Effect.gen(function*() {
       const capability = yield* SendCapabilityTag
       const authority = authorityOf(capability)
       if (authority === undefined) return yield* forged(name, "SendCapability")
       const confirmed = yield* authority.confirm({ tool, grade: "send", payload, schema: payloadSchema })
+      yield* beforeEffect
       const output = yield* deliver(confirmed as Confirmed<P, Name>)
       return { output, by: confirmed.by, edited: confirmed.edited }
     })
@@ -182,9 +200,13 @@ export const makeSend = <Name extends string, I, IE, P, PE, O, OE, E1, R1, E2, R
     invoke: (input) =>
       Effect.flatMap(
         preparing(Effect.suspend(() => prepare(input))),
-        (payload) => Effect.map(confirmAndDeliver(payload), (outcome) => outcome.output as O)
+        (payload) =>
+          Effect.map(
+            confirmAndDeliver(payload) as Effect.Effect<Outcome, E2 | ConfirmError, R2 | SendCapability>,
+            (outcome) => outcome.output as O
+          )
       )
   })
-  confirmers.set(tool, confirmAndDeliver as (payload: unknown) => Effect.Effect<Outcome, unknown, unknown>)
+  confirmers.set(tool, confirmAndDeliver as Confirmer)
   return tool
 }
