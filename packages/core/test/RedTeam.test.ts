@@ -396,3 +396,21 @@ describe("red team: a read tool that leaks through its arguments", () => {
       expect(fetched).toEqual(["https://b.example"])
     }))
 })
+
+describe("red team: a caller's name for a tool", () => {
+  it.effect("an unknown name given to registry.invoke is stored escaped and cut", () =>
+    tried(
+      "registry.invoke (a console, the bridge) with a name carrying a newline and an ANSI escape",
+      "unknown-tool; the name stored escaped",
+      Effect.gen(function*() {
+        const audit = Audit.memory()
+        const forged = "kb.search\n\u001B[1A DELIVERED"
+        const result = yield* Registry.make(Toolkit.readOnly(makeDesk().support)).invoke(forged, {}).pipe(
+          Effect.provide(audit.layer)
+        )
+        expect(result).toMatchObject({ ok: false, code: "unknown-tool" })
+        expect(audit.entries[0]).toMatchObject({ type: "refused", tool: Printable.name(forged) })
+        expect(result.error).toBe(`there is no tool named ${Printable.name(forged)}`)
+      })
+    ))
+})

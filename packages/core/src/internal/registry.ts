@@ -19,6 +19,7 @@ import {
   Rejected,
   unexpectedFailure
 } from "../ToolError.js"
+import * as Printable from "../Printable.js"
 import * as Trim from "../Trim.js"
 import { toWire } from "../Wire.js"
 import { withoutCapabilities } from "./capability.js"
@@ -243,7 +244,9 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
       Effect.withFiberRuntime((fiber): Effect.Effect<Dispatched, never, any> => {
         const tool = toolkit.get(name)
         if (tool === undefined) {
-          return refusal(name, { code: "unknown-tool", gate: "unknown", reason: `there is no tool named ${name}` })
+          // Stored escaped and cut: the name came from the caller.
+          const shown = Printable.name(name)
+          return refusal(shown, { code: "unknown-tool", gate: "unknown", reason: `there is no tool named ${shown}` })
         }
         const context = fiber.getFiberRef(currentRef)
         const verdict = gates(tool, context)
@@ -253,7 +256,7 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
       }),
       // Last line: whatever escaped above (a throwing getter in the input, a
       // result that cannot be serialized) becomes a fixed message.
-      (cause) => defect(name, cause)
+      (cause) => defect(Printable.name(name), cause)
     )
 
   const invoke = (name: string, input: unknown, partial: Partial<Invocation.Context> = {}) =>
