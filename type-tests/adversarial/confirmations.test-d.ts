@@ -49,9 +49,10 @@ expectType<
   Proposal.approve(support, "p-1").pipe(Effect.provide(HumanConfirm.layer(HumanConfirm.scripted([]))))
 )
 
-// The old self-approving form, with a decision passed in, is gone.
+// The old self-approving form, with a decision passed in, is gone: the third
+// argument holds only the lease.
 
-// error: Expected 2 arguments, but got 3
+// error: Object literal may only specify known properties, and 'by' does not exist in type
 expectError(Proposal.approve(support, "p-1", { by: "agent:alice" }))
 
 // Only Tool.proposal makes the records a store accepts.

@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { expectError, expectType } from "tsd"
-import { Agent, LanguageModel, Toolkit } from "@graded/core"
+import { Agent, LanguageModel, type SendCapability, Toolkit, type WriteCapability } from "@graded/core"
 import { CurrentConversation, KbSearch, KnowledgeBase, SendReply, SubmitTicket, support } from "./fixtures.js"
 
 // Rejected: an autonomous loop handed a send tool, a write tool, or both.
@@ -49,4 +49,20 @@ if (first !== undefined && first.ok) {
 // The message type is the same text as the run-time message.
 expectType<Agent.AutonomousViolation<"x (send) needs SendCapability">>(
   Agent.autonomousViolation("x (send) needs SendCapability")
+)
+
+// Agent.supervised takes any tools: its R keeps the capabilities of the
+// writes and sends, so it runs only where a HumanConfirm layer provides them.
+const supervised = Agent.supervised({ toolkit: support, prompt: "File it and tell the customer." })
+expectType<
+  Effect.Effect<
+    Agent.Result<readonly [typeof KbSearch, typeof CurrentConversation, typeof SubmitTicket, typeof SendReply]>,
+    Agent.AgentError,
+    LanguageModel.LanguageModel | KnowledgeBase | WriteCapability | SendCapability
+  >
+>(supervised)
+
+// error: AgentError, LanguageModel | ... 1 more ... | SendCapability>' is not assignable to parameter of type
+expectError(
+  Effect.runPromise(supervised.pipe(Effect.provideService(KnowledgeBase, { search: () => Effect.succeed([]) })))
 )

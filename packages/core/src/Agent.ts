@@ -319,3 +319,61 @@ export const run = <T extends Toolkit.Any>(
     AgentError,
     LanguageModel | Toolkit.Requirements<T>
   >
+
+/**
+ * What `Agent.supervised` takes: any tools (reads, writes and sends), a prompt
+ * or messages, and the same limits, system message and context as `Agent.run`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type SupervisedOptions<T> = Input & {
+  readonly toolkit: T
+  /** Model turns allowed (default 4). */
+  readonly maxRounds?: number | undefined
+  /** Tool calls run from one model turn (default 8); the rest are refused with `call-limit`. */
+  readonly maxCallsPerRound?: number | undefined
+  /** Longest argument text accepted from the model for one call (default 100,000 characters). */
+  readonly maxArgumentChars?: number | undefined
+  /** A system message placed first. */
+  readonly system?: string | undefined
+  /** The invocation context: who the human supervising is (`actor`), the page, features, trace id. */
+  readonly context?: Partial<Omit<Invocation.Context, "autonomous">> | undefined
+}
+
+/**
+ * Runs the loop under a human's supervision: the model may call every tool of
+ * the toolkit. Reads run at once, as the model's (marked autonomous, under
+ * capabilities that refuse). A write or send waits for a human, asked through
+ * the caller's `HumanConfirm` with the exact payload (a send's prepared one):
+ * approved, it runs or is delivered; edited, the edit is decoded again;
+ * rejected, the model gets the reason as the call's result. The calls of one
+ * turn are asked together, and the turn goes on once all are decided. Its type
+ * needs `WriteCapability`/`SendCapability` for the toolkit's writes and sends,
+ * so it compiles only where a `HumanConfirm` layer is provided; called from a
+ * model's fiber or a read tool's own code, every write and send is refused.
+ *
+ * @example
+ * import { Effect, Layer } from "effect"
+ * import { Agent, HumanConfirm, ScriptedModel, type Tool, Toolkit } from "@graded/core"
+ *
+ * declare const SendReply: Tool.SendTool<"chat.sendMessage", { text: string }, { text: string }, { delivered: boolean }, never, never>
+ *
+ * const program = Agent.supervised({ toolkit: Toolkit.make(SendReply), prompt: "Tell the customer it is fixed." }).pipe(
+ *   Effect.provide(Layer.merge(
+ *     ScriptedModel.layer([ScriptedModel.calls(ScriptedModel.call("chat.sendMessage", { text: "Fixed." })), ScriptedModel.text("Sent.")]),
+ *     HumanConfirm.layer(HumanConfirm.scripted([HumanConfirm.approve("agent:alice")]))
+ *   ))
+ * )
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const supervised = <T extends Toolkit.Any>(
+  options: SupervisedOptions<T>
+): Effect<Result<Toolkit.Tools<T>>, AgentError, LanguageModel | Toolkit.Requirements<T>> =>
+  internal.run(options as internal.RunOptions, "supervised") as Effect<
+    Result<Toolkit.Tools<T>>,
+    AgentError,
+    LanguageModel | Toolkit.Requirements<T>
+  >

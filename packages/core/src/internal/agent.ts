@@ -134,7 +134,10 @@ const checkTurn = (response: unknown, round: number): Either.Either<Checked, Mod
   })
 }
 
-const loop = (options: RunOptions, maxRounds: number, maxCallsPerRound: number) =>
+// Supervised, a write or send the model calls asks the caller's HumanConfirm
+// (in this fiber, which no model marks) and runs only as the human decides;
+// reads still run as the model's, marked autonomous, under refusing capabilities.
+const loop = (options: RunOptions, maxRounds: number, maxCallsPerRound: number, supervised: boolean) =>
   Effect.gen(function*() {
     const model = yield* LanguageModel
     const registry = Registry.make(options.toolkit, {})
@@ -196,9 +199,13 @@ const loop = (options: RunOptions, maxRounds: number, maxCallsPerRound: number) 
       }
       // Defence 3: the registry's gates again, under capabilities that refuse
       // (provided once around the whole loop, in `run`).
-      const dispatched = untrusted.length === 0
-        ? registry.dispatch(tool.name, parsed.right)
-        : Invocation.within({ untrusted })(registry.dispatch(tool.name, parsed.right))
+      const viaRegistry = registry.dispatch(tool.name, parsed.right)
+      const dispatched = supervised
+        ? tool.grade === "read" ? Invocation.within({ autonomous: true, untrusted })(withoutCapabilities(viaRegistry))
+          : viaRegistry
+        : untrusted.length === 0
+        ? viaRegistry
+        : Invocation.within({ untrusted })(viaRegistry)
       return Effect.map(dispatched, ({ result, success, text }): Outcome => {
         if (success !== undefined) {
           if (tool.untrusted === true && !untrusted.includes(tool.name)) untrusted = [...untrusted, tool.name]
@@ -261,9 +268,20 @@ const loop = (options: RunOptions, maxRounds: number, maxCallsPerRound: number) 
         })
         return result("round-limit", round, response.text)
       }
+      const outcomes: Array<Outcome> = []
+      // Supervised, each write or send is asked at once, after the turn's reads:
+      // the turn goes on when every one is decided.
+      const decisions: Array<readonly [number, ToolCall]> = []
       for (const [index, call] of response.toolCalls.entries()) {
         const issue = checked.right.malformed.get(index)
-        const outcome = issue !== undefined
+        if (supervised && issue === undefined && index < maxCallsPerRound) {
+          const tool = offered.get(call.name)
+          if (tool !== undefined && tool.grade !== "read") {
+            decisions.push([index, call])
+            continue
+          }
+        }
+        outcomes[index] = issue !== undefined
           ? yield* refuse(
             call.id,
             Printable.name(fromWire(call.name)),
@@ -282,13 +300,18 @@ const loop = (options: RunOptions, maxRounds: number, maxCallsPerRound: number) 
             } of ${response.toolCalls.length}`
           )
           : yield* dispatch(call)
+      }
+      const decided = yield* Effect.forEach(decisions, ([, call]) => dispatch(call), { concurrency: "unbounded" })
+      decisions.forEach(([index], i) => outcomes[index] = decided[i]!)
+      for (const [index, call] of response.toolCalls.entries()) {
+        const outcome = outcomes[index]!
         calls.push(outcome.call)
         messages.push({ role: "tool", callId: call.id, name: call.name, content: outcome.content })
       }
     }
   })
 
-export const run = (options: RunOptions) =>
+export const run = (options: RunOptions, mode: "autonomous" | "supervised" = "autonomous") =>
   Effect.gen(function*() {
     const maxRounds = options.maxRounds ?? defaultMaxRounds
     if (!Number.isInteger(maxRounds) || maxRounds < 1) {
@@ -308,6 +331,13 @@ export const run = (options: RunOptions) =>
       return yield* new InvalidOptions({ option: "prompt", issue: "is missing: give a prompt or messages" })
     }
     const outer = yield* Invocation.current
+    const traceId = options.context?.traceId ?? outer.traceId ?? crypto.randomUUID()
+    if (mode === "supervised") {
+      // Not marked autonomous: a human decides each write and send here. Called
+      // from a model's fiber or a read tool's own code, the mark it inherits
+      // still refuses every one.
+      return yield* Invocation.within({ ...options.context, traceId })(loop(options, maxRounds, maxCallsPerRound, true))
+    }
     // Only a cast gets a write or send tool here. The loop goes on without
     // them (the registry hides them); the audit says what the compiler would.
     const offenses = options.toolkit.tools.flatMap((tool) =>
@@ -324,11 +354,11 @@ export const run = (options: RunOptions) =>
     const context: Partial<Invocation.Context> = {
       ...options.context,
       autonomous: true,
-      traceId: options.context?.traceId ?? outer.traceId ?? crypto.randomUUID()
+      traceId
     }
     // Every tool call of the loop sees capabilities that refuse, whatever an
     // outer layer provided; provided once here rather than for each call.
     return yield* Invocation.within(context)(
-      Effect.zipRight(cast, withoutCapabilities(loop(options, maxRounds, maxCallsPerRound)))
+      Effect.zipRight(cast, withoutCapabilities(loop(options, maxRounds, maxCallsPerRound, false)))
     )
   })
