@@ -4,7 +4,18 @@
 // compile and shows the runtime refusing them.
 import { Effect, Schema } from "effect"
 import { expectError, expectType } from "tsd"
-import { type Capability, HumanConfirm, Plan, Proposal, ProposalStore, Tool, ToolError } from "@graded/core"
+import {
+  Agent,
+  type Capability,
+  HumanConfirm,
+  Plan,
+  Proposal,
+  ProposalStore,
+  ScriptedModel,
+  Tool,
+  Toolkit,
+  ToolError
+} from "@graded/core"
 import { KbSearch, type KnowledgeBase, Payload, SendReply, SubmitTicket, support } from "../core/fixtures.js"
 
 const Mail = Tool.send("mail.send", {
@@ -115,3 +126,18 @@ expectType<
 >(
   Tool.proposal(SendReply)
 )
+
+// Rejected: a read tool that runs a supervised loop over a write tool, to have
+// a model's write confirmed from inside a read. Its run needs the capability.
+
+// error: kb.supervisor is a read tool, but its run needs WriteCapability: grade it Tool.write or Tool.send
+expectError(Tool.read("kb.supervisor", {
+  title: "t",
+  description: "d",
+  input: Schema.Struct({}),
+  output: Schema.Unknown,
+  run: () =>
+    Agent.supervised({ toolkit: Toolkit.make(SubmitTicket), prompt: "file it" }).pipe(
+      Effect.provide(ScriptedModel.layer([ScriptedModel.text("ok")]))
+    )
+}))
