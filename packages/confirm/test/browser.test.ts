@@ -42,7 +42,7 @@ const launch = (chosen: Chromium.Browser) =>
 
 beforeAll(async () => {
   scope = Effect.runSync(Scope.make())
-  const made = await Effect.runPromise(Scope.extend(WebConfirm.make(), scope))
+  const made = await Effect.runPromise(Scope.extend(WebConfirm.make({ singleUser: true }), scope))
   server = made.server
   ui = made.ui
 }, 60_000)
@@ -173,7 +173,9 @@ for (const chosen of browsers) {
         const store = await Effect.runPromise(Scope.extend(Layer.build(ProposalStore.memory), proposalScope))
         const run = <A, E>(effect: Effect.Effect<A, E, any>) =>
           Effect.runPromise(Effect.provide(effect, store) as Effect.Effect<A, E>)
-        const { server: page } = await run(Scope.extend(WebConfirm.make({ proposals: { toolkit } }), proposalScope))
+        const { server: page } = await run(
+          Scope.extend(WebConfirm.make({ singleUser: true, proposals: { toolkit } }), proposalScope)
+        )
         await run(
           Agent.run({ toolkit: Toolkit.make(Tool.proposal(desk.SendReply)), prompt: "Tell the customer" }).pipe(
             Effect.provide(ScriptedModel.layer([
