@@ -164,43 +164,63 @@ for (const chosen of browsers) {
     })
 
     describe("what the person sees is what runs", () => {
-      it("characters that hide or reorder text show as badges where they stand, and flag the card", async () => {
-        const desk = makeDesk()
-        const result = Effect.runPromise(Effect.either(
-          desk.SendReply.invoke({ text: "Your file: invoice\u202Efdp.exe\u200B is attached" }).pipe(
-            Invocation.within({ actor: "agent\u2066:alice" }),
-            Effect.provide(HumanConfirm.layer(ui))
-          )
-        ))
-        const page = await open()
-        const pending = card(page, "is attached")
-        await pending.waitFor()
-        const payload = await pending.locator("pre.payload").textContent() ?? ""
-        // No character that reorders or hides text reaches the screen: each is a visible badge.
-        expect(payload).toContain("invoice\\u202Efdp.exe\\u200B is attached")
-        expect(payload).not.toMatch(/[\u202E\u200B]/)
-        expect(await pending.locator("pre.payload .hidden-char").allTextContents()).toEqual(["\\u202E", "\\u200B"])
-        expect(await pending.locator(".meta .hidden-char").allTextContents()).toEqual(["\\u2066"])
-        const flag = pending.locator(".flag")
-        expect(await flag.textContent()).toContain("This card contains characters that hide or reorder text")
-        expect(await flag.textContent()).toContain("\\u202E")
-        expect(await flag.isVisible()).toBe(true)
-        // A badge looks unlike the text around it.
-        const [badge, text] = await pending.locator("pre.payload .hidden-char").first().evaluate((node) => [
-          getComputedStyle(node).backgroundColor,
-          getComputedStyle(node.parentElement!).backgroundColor
-        ])
-        expect(badge).not.toBe(text)
-        await page.screenshot({
-          path: path.join(artifacts, `${shot(chosen)}confirm-hidden-characters.png`),
-          fullPage: true
-        })
-        await pending.getByRole("button", { name: "Reject" }).click()
-        await pending.getByRole("button", { name: "Reject with this reason" }).click()
-        expect((await result)._tag).toBe("Left")
-        expect(desk.effects.delivered).toEqual([])
-        await page.close()
-      }, 60_000)
+      it(
+        "characters that hide or reorder text show as badges where they stand, flag the card, and show in an edit's preview",
+        async () => {
+          const desk = makeDesk()
+          const result = Effect.runPromise(Effect.either(
+            desk.SendReply.invoke({ text: "Your file: invoice\u202Efdp.exe\u200B is attached" }).pipe(
+              Invocation.within({ actor: "agent\u2066:alice" }),
+              Effect.provide(HumanConfirm.layer(ui))
+            )
+          ))
+          const page = await open()
+          const pending = card(page, "is attached")
+          await pending.waitFor()
+          const payload = await pending.locator("pre.payload").textContent() ?? ""
+          // No character that reorders or hides text reaches the screen: each is a visible badge.
+          expect(payload).toContain("invoice\\u202Efdp.exe\\u200B is attached")
+          expect(payload).not.toMatch(/[\u202E\u200B]/)
+          expect(await pending.locator("pre.payload .hidden-char").allTextContents()).toEqual(["\\u202E", "\\u200B"])
+          expect(await pending.locator(".meta .hidden-char").allTextContents()).toEqual(["\\u2066"])
+          const flag = pending.locator(".flag")
+          expect(await flag.textContent()).toContain("This card contains characters that hide or reorder text")
+          expect(await flag.textContent()).toContain("\\u202E")
+          expect(await flag.isVisible()).toBe(true)
+          // A badge looks unlike the text around it.
+          const [badge, text] = await pending.locator("pre.payload .hidden-char").first().evaluate((node) => {
+            // In the browser; this file's types have no DOM.
+            const { getComputedStyle } = globalThis as unknown as {
+              getComputedStyle: (element: unknown) => { backgroundColor: string }
+            }
+            return [getComputedStyle(node).backgroundColor, getComputedStyle(node.parentElement).backgroundColor]
+          })
+          expect(badge).not.toBe(text)
+          await page.screenshot({
+            path: path.join(artifacts, `${shot(chosen)}confirm-hidden-characters.png`),
+            fullPage: true
+          })
+          // An edit shows what it would send the same way, as the person types.
+          await pending.getByRole("button", { name: "Edit" }).click()
+          const preview = pending.locator("pre.preview")
+          expect(await preview.locator(".hidden-char").allTextContents()).toEqual(["\\u202E", "\\u200B"])
+          expect(await pending.locator("form .flag").isVisible()).toBe(true)
+          await page.screenshot({
+            path: path.join(artifacts, `${shot(chosen)}confirm-hidden-characters-edit.png`),
+            fullPage: true
+          })
+          await pending.locator("input[name=text]").fill("Your file: invoice.pdf is attached")
+          expect(await preview.locator(".hidden-char").count()).toBe(0)
+          expect(await pending.locator("form .flag").isVisible()).toBe(false)
+          expect(await preview.textContent()).toContain("\"text\": \"Your file: invoice.pdf is attached\"")
+          await pending.getByRole("button", { name: "Approve edited" }).click()
+          await pending.locator(".status", { hasText: "Approved with an edit by alice." }).waitFor()
+          expect((await result)._tag).toBe("Right")
+          expect(desk.effects.delivered).toEqual([{ to: "customer:42", text: "Your file: invoice.pdf is attached" }])
+          await page.close()
+        },
+        60_000
+      )
 
       it("a payload over the cap shows its first 20,000 characters, says so, and can only be rejected", async () => {
         const desk = makeDesk()

@@ -1,13 +1,28 @@
 // The confirm-card page. Everything from the server is put on the page with
-// textContent, never innerHTML: a payload is shown as the text it is. Each
-// character the server listed with the card as hiding or reordering text
-// (`hidden`) is drawn as a badge where it stands, and the card is flagged; a
-// field the server cut says how much it shows, and such a card offers only
+// textContent, never innerHTML: a payload is shown as the text it is. Every
+// character that hides or reorders text (or is a control) is drawn as a badge
+// where it stands: the page's set is `Printable.escape`'s own, computed here
+// once, so the page marks exactly what the server flags, in the card and in
+// a person's edit alike. A card whose `hidden` list is not empty is flagged;
+// a field the server cut says how much it shows, and such a card offers only
 // Reject. The script runs under a CSP nonce; the token travels in the URL
 // fragment (never sent to a server or a Referer) and then in an Authorization
 // header, which a browser never adds on its own, so another site cannot make
 // decisions. The header says who decides: the signed-in person, or, in
 // single-user mode, the name typed there.
+import { Printable } from "@graded/core"
+
+let hiding: string | undefined
+// The BMP characters Printable shows as escapes (multi-line text: tabs and line
+// breaks stay), as a JSON array of code points for the page's script.
+const hidingCodes = (): string =>
+  hiding ??= JSON.stringify(
+    Array.from({ length: 0x10000 }, (_, code) => code).filter((code) => {
+      const char = String.fromCharCode(code)
+      return Printable.escape(char, { multiline: true }) !== char
+    })
+  )
+
 export const page = (nonce: string): string =>
   `<!doctype html>
 <html lang="en">
@@ -64,17 +79,20 @@ const el = (tag, props = {}, ...children) => {
 }
 const count = (n) => n.toLocaleString("en-US")
 
-// Text as nodes: each character the server listed as hiding or reordering
-// text (the card's hidden list, as escapes) becomes a visible badge.
-const visible = (text, hiding) => {
-  if (hiding.size === 0) return [document.createTextNode(text)]
+// Characters that hide or reorder text, and controls: Printable's set.
+const hiding = new Set(${hidingCodes()}.map((code) => String.fromCharCode(code)))
+const hides = (text) => { for (const char of text) if (hiding.has(char)) return true; return false }
+const escaped = (char) => String.fromCharCode(92) + "u" + char.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")
+// Text as nodes: each such character becomes a visible badge where it stands.
+const visible = (text) => {
+  if (!hides(text)) return [document.createTextNode(text)]
   const nodes = []
   let plain = ""
   for (const char of text) {
-    const code = hiding.get(char)
-    if (code === undefined) { plain += char; continue }
+    if (!hiding.has(char)) { plain += char; continue }
     if (plain) nodes.push(document.createTextNode(plain))
     plain = ""
+    const code = escaped(char)
     nodes.push(el("span", { class: "hidden-char", title: "U+" + code.slice(2) + ": a character that hides or reorders text", text: code }))
   }
   if (plain) nodes.push(document.createTextNode(plain))
@@ -101,16 +119,32 @@ const editor = (card) => {
       form.append(el("label", { text: name }), input)
       read.push(() => [name, property.type === "string" ? input.value : property.type === "boolean" ? input.value === "true" : Number(input.value)])
     }
-    return { form, value: () => Object.fromEntries(read.map((f) => f())) }
+    return previewed(form, () => Object.fromEntries(read.map((f) => f())))
   }
   const area = el("textarea", { name: "json", rows: "8" })
   area.value = JSON.stringify(card.payload, null, 2)
   form.append(el("label", { text: "payload (JSON)" }), area)
-  return { form, value: () => JSON.parse(area.value) }
+  return previewed(form, () => JSON.parse(area.value))
+}
+
+// What approving the edit would send, as the card shows a payload: an input
+// box draws hidden and reordering characters as they act, the preview as badges.
+const previewed = (form, value) => {
+  const flag = el("div", { class: "flag", role: "alert", hidden: "", text: "This edit contains characters that hide or reorder text. Each is shown as a badge below." })
+  const preview = el("pre", { class: "payload preview" })
+  const update = () => {
+    let text
+    try { text = JSON.stringify(value(), null, 2) } catch (error) { text = "not JSON: " + error.message }
+    flag.hidden = !hides(text)
+    preview.replaceChildren(...visible(text))
+  }
+  form.append(el("label", { text: "You will approve:" }), flag, preview)
+  form.addEventListener("input", update)
+  update()
+  return { form, value }
 }
 
 const render = (card) => {
-  const hiding = new Map(card.hidden.map((code) => [String.fromCharCode(parseInt(code.slice(2), 16)), code]))
   const status = el("div", { class: "status" })
   const decide = async (body) => {
     status.className = "status"
@@ -159,12 +193,12 @@ const render = (card) => {
     ? "The payload cannot be shown as JSON."
     : "The " + cut.field + " is cut: showing " + count(cut.shown) + " of " + count(cut.total) + " characters." }))
   const node = el("section", { class: "card" + (card.kind === "proposal" ? " proposal" : ""), "data-id": card.id, "data-tool": card.tool },
-    el("h2", {}, el("span", { class: "grade " + card.grade, text: card.grade }), el("span", {}, ...visible(card.title, hiding))),
-    el("div", { class: "meta" }, ...visible(card.tool + " · " + (card.actor || "unknown actor") + " · " + new Date(card.createdAt).toLocaleString(), hiding)),
-    el("div", {}, ...visible(card.description, hiding)),
+    el("h2", {}, el("span", { class: "grade " + card.grade, text: card.grade }), el("span", {}, ...visible(card.title))),
+    el("div", { class: "meta" }, ...visible(card.tool + " · " + (card.actor || "unknown actor") + " · " + new Date(card.createdAt).toLocaleString())),
+    el("div", {}, ...visible(card.description)),
     flag,
     ...cuts,
-    el("pre", { class: "payload" }, ...visible(card.shown, hiding)),
+    el("pre", { class: "payload" }, ...visible(card.shown)),
     actions, status)
   return node
 }
