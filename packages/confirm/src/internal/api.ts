@@ -71,6 +71,8 @@ const bytes = (limit: number) =>
     (request) =>
       Effect.async<Buffer, TooLarge | BadBody>((resume) => {
         const source = NodeHttpServerRequest.toIncomingMessage(request)
+        // Nothing else reads it; a body already read to its end would never say so again.
+        if (source.readableEnded) return resume(Effect.fail(new BadBody({ reason: "the body could not be read" })))
         const chunks: Array<Buffer> = []
         let size = 0
         const stop = () => {
