@@ -1,6 +1,9 @@
 // The demo with a person in the loop: the agent answers with read tools, then
 // the reply waits on the web confirm page until you approve, edit or reject
-// it. Run `pnpm demo:web` and open the URL it prints (PORT picks the port).
+// it. Run `pnpm demo:web` and open the URL it prints for you (PORT picks the
+// port). Each person on the support team gets a token of their own, so the
+// audit records who decided by the token they signed in with, whatever name
+// a request claims.
 import { Effect, Layer } from "effect"
 import { Agent, Audit, Invocation, ScriptedModel, Toolkit } from "@graded/core"
 import { WebConfirm } from "@graded/confirm"
@@ -8,14 +11,20 @@ import { script } from "./demo.js"
 import * as Desk from "./desk.js"
 import { fromEnv } from "./model.js"
 import { desk, SendMessage } from "./tools.js"
+import { randomBytes } from "node:crypto"
 
 const outbox: Desk.Outbox = { tickets: [], messages: [], form: undefined }
 const model = fromEnv(process.env)
 
+// One token per person: in an app, your sign-in (`authenticate`) takes this place.
+const team = ["alice", "bob"]
+const tokens = new Map(team.map((person) => [person, randomBytes(24).toString("hex")]))
+const users = Object.fromEntries([...tokens].map(([person, token]) => [token, person]))
+
 const program = Effect.gen(function*() {
   const server = yield* WebConfirm.WebConfirm
   console.log(`Model: ${model.name}`)
-  console.log(`Confirm page: ${server.url}`)
+  for (const [person, token] of tokens) console.log(`Confirm page for ${person}: ${server.link(token)}`)
   const result = yield* Agent.run({
     toolkit: Toolkit.readOnly(desk),
     prompt: "Has this customer reported a similar problem before?",
@@ -36,7 +45,9 @@ const audit = Audit.layer((entry) =>
 
 Effect.runPromise(
   program.pipe(
-    Effect.provide(Layer.mergeAll(WebConfirm.layer({ port: Number(process.env.PORT ?? 0) }), Desk.layer(outbox), audit))
+    Effect.provide(
+      Layer.mergeAll(WebConfirm.layer({ users, port: Number(process.env.PORT ?? 0) }), Desk.layer(outbox), audit)
+    )
   )
 ).then(
   () => process.exit(0),

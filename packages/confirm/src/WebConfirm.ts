@@ -4,19 +4,31 @@
  * becomes a card showing the tool, grade, title, who is acting, when, and the
  * exact payload; a person approves it, edits it (the edit is checked on the
  * server and checked again by HumanConfirm) or rejects it with a reason. The
- * confirmation waits until someone decides, or until a configured timeout
- * rejects it as "timed out".
+ * confirmation waits until someone decides, until a configured timeout
+ * rejects it as "timed out", or until the server closes, which rejects it as
+ * "the confirm server closed".
  *
- * Security: a secret token on every API call (without it: 401, nothing
+ * Who decides is who signed in: the app's sign-in hook (`authenticate`), a
+ * token per person (`users`), or, said explicitly, one person holding the
+ * page's token (`singleUser`); the server does not start without one of them.
+ *
+ * What the person sees is what runs: characters that hide or reorder text are
+ * shown as badges and flag the card; every field is capped (`maxChars`), a cut
+ * says so, and a card that did not show all of itself can only be rejected.
+ *
+ * Security: the caller's identity on every API call (without it: 401, nothing
  * changes); a per-card CSRF value and an Origin check on decisions; each card
  * decided once (a second tab or a double click is told who decided); payloads
- * shown as text, never HTML; bound to 127.0.0.1 unless told otherwise.
+ * shown as text, never HTML; a Host the server was not started on refused
+ * (421); bodies over `maxBodyBytes` refused before they are parsed (413);
+ * bound to 127.0.0.1 unless told otherwise.
  *
  * @since 0.1.0
  */
+import type { HttpServerRequest } from "@effect/platform"
 import type { ServeError } from "@effect/platform/HttpServerError"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Context, type Duration, Effect, Layer, type Scope } from "effect"
+import { Context, type Duration, Effect, Layer, Schema, type Scope } from "effect"
 import { HumanConfirm, type ProposalStore, type SendCapability, type Toolkit, type WriteCapability } from "@graded/core"
 import { createServer } from "node:http"
 import * as Api from "./internal/api.js"
@@ -25,21 +37,142 @@ import * as Guard from "./internal/guard.js"
 import * as ProposalCards from "./internal/proposals.js"
 
 /**
- * How the confirm page is served: where it listens, the secret its API asks
- * for, and how long, if at all, a card waits before it is rejected as timed out.
+ * The caller is not someone the server knows: the answer is 401 with `reason`,
+ * and nothing changes. A sign-in hook fails with it.
+ *
+ * @example
+ * import { Effect } from "effect"
+ * import { WebConfirm } from "@graded/confirm"
+ * const refuse = Effect.fail(new WebConfirm.Unauthorized({ reason: "sign in first" }))
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export { Unauthorized } from "./internal/guard.js"
+
+/**
+ * An app's sign-in: tells who is calling from the request (a session cookie,
+ * a header set by a sign-in proxy, a bearer token), or fails with
+ * `Unauthorized`. The identity it names is the decider the audit records; a
+ * defect in it counts as a refusal.
  *
  * @since 0.1.0
  * @category models
  */
-export interface Options {
+export type Authenticate = (
+  request: HttpServerRequest.HttpServerRequest
+) => Effect.Effect<string, Guard.Unauthorized>
+
+/**
+ * What every server is configured with, whoever decides: where it listens,
+ * which Host names it answers for, its limits, and how long a card waits.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Common {
   /** Default 0: any free port. */
   readonly port?: number | undefined
   /** Default 127.0.0.1. Anything else exposes the page beyond this machine. */
   readonly host?: string | undefined
-  /** The secret for the API; a random one by default. */
-  readonly token?: string | undefined
   /** Rejects a confirmation nobody decided in this time, as "timed out". */
   readonly timeout?: Duration.DurationInput | undefined
+  /**
+   * More Host names the page answers for (a reverse proxy's, a machine's DNS
+   * name), with or without a port. The address it was started on and the
+   * loopback names at its port always work; any other Host is refused (421).
+   */
+  readonly allowedHosts?: ReadonlyArray<string> | undefined
+  /** Default 1 MiB (`defaultMaxBodyBytes`): a bigger body is refused with 413 before it is parsed. */
+  readonly maxBodyBytes?: number | undefined
+  /** Default 20,000 (`defaultMaxChars`): the most characters a card shows of each field and of the payload. */
+  readonly maxChars?: number | undefined
+}
+
+/**
+ * Who decides, by the app's own sign-in: every API call runs `authenticate`,
+ * and the identity it names is recorded as the decider. A body's `by` is
+ * ignored.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SignedIn {
+  readonly authenticate: Authenticate
+  readonly users?: undefined
+  readonly singleUser?: undefined
+  readonly token?: undefined
+}
+
+/**
+ * Who decides, by a token per person: `{ [token]: identity }`. Each person
+ * opens `server.link(theirToken)`; a call carrying a token is recorded as that
+ * token's person. A body's `by` is ignored.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Users {
+  readonly users: Readonly<Record<string, string>>
+  readonly authenticate?: undefined
+  readonly singleUser?: undefined
+  readonly token?: undefined
+}
+
+/**
+ * Who decides, said explicitly: one person holds the page's token (`token`,
+ * random by default) and names themself on the page; the name a decision's
+ * body gives (`by`) is recorded, escaped and cut to a name's length.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SingleUser {
+  readonly singleUser: true
+  readonly token?: string | undefined
+  readonly authenticate?: undefined
+  readonly users?: undefined
+}
+
+/**
+ * How the confirm page is served: the common settings, and exactly one way
+ * to tell who decides.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Options = Common & (SignedIn | Users | SingleUser)
+
+/**
+ * The default body limit: 1 MiB.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const defaultMaxBodyBytes: number = 1024 * 1024
+
+/**
+ * The default cap on what a card shows of each field: 20,000 characters.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const defaultMaxChars: number = 20_000
+
+/**
+ * The options cannot start a server: no way to tell who decides, more than
+ * one, or a limit that is not a positive whole number.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class Misconfigured extends Schema.TaggedError<Misconfigured>()("@graded/confirm/WebConfirm/Misconfigured", {
+  option: Schema.String,
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `WebConfirm: ${this.reason}`
+  }
 }
 
 /**
@@ -75,7 +208,8 @@ export type ProposalServices<T extends Toolkit.Any> =
   | Exclude<Toolkit.Requirements<T>, WriteCapability | SendCapability>
 
 /**
- * A decided card, for the record.
+ * A decided card, for the record: who decided what, never the payload.
+ * `"closed"` is a card the server rejected as it closed.
  *
  * @since 0.1.0
  * @category models
@@ -84,7 +218,7 @@ export interface Decided {
   readonly id: string
   readonly tool: string
   readonly by: string
-  readonly decision: "approved" | "edited" | "rejected" | "timed out"
+  readonly decision: "approved" | "edited" | "rejected" | "timed out" | "closed"
 }
 
 /**
@@ -94,12 +228,16 @@ export interface Decided {
  * @category models
  */
 export interface Server {
-  /** The page, with the token in its fragment: open this. */
+  /** The page: open this. In single-user mode it carries the page's token in its fragment. */
   readonly url: string
   readonly origin: string
-  readonly token: string
+  /** The page's token, in single-user mode; otherwise undefined. */
+  readonly token: string | undefined
+  /** The page for the person holding `token` (with `users`: each person's own link). */
+  readonly link: (token: string) => string
   /** How many confirmations wait for a person. */
   readonly pending: () => number
+  /** The last 1,000 decisions, oldest first. */
   readonly decided: () => ReadonlyArray<Decided>
 }
 
@@ -111,15 +249,65 @@ export interface Server {
  */
 export class WebConfirm extends Context.Tag("@graded/confirm/WebConfirm")<WebConfirm, Server>() {}
 
+const positive = (option: string, value: number | undefined, fallback: number) =>
+  value === undefined ? Effect.succeed(fallback)
+    : Number.isInteger(value) && value > 0 ? Effect.succeed(value)
+    : new Misconfigured({ option, reason: `${option} must be a positive whole number, got ${value}` })
+
+// Exactly one way to tell who decides, checked at run time too: the types
+// say so, but a cast or plain JavaScript does not.
+const who = (options: Options): Effect.Effect<Guard.Who, Misconfigured> => {
+  const given = [
+    options.authenticate !== undefined ? "authenticate" : undefined,
+    options.users !== undefined ? "users" : undefined,
+    options.singleUser === true ? "singleUser" : undefined
+  ].filter((name) => name !== undefined)
+  if (given.length === 0) {
+    return new Misconfigured({
+      option: "authenticate",
+      reason:
+        "say who decides: give authenticate (your sign-in), users (one token per person) or singleUser: true (one person holds the page's token and names themself)"
+    })
+  }
+  if (given.length > 1) {
+    return new Misconfigured({
+      option: given.join(", "),
+      reason: `give one way to say who decides, not ${given.join(" and ")}`
+    })
+  }
+  if (options.token !== undefined && options.singleUser !== true) {
+    return new Misconfigured({
+      option: "token",
+      reason: "token is the single-user page's token; with authenticate or users, leave it out"
+    })
+  }
+  if (options.authenticate !== undefined) return Effect.succeed({ _tag: "Hook", authenticate: options.authenticate })
+  if (options.users !== undefined) {
+    const entries = Object.entries(options.users)
+    return entries.length > 0 &&
+        entries.every(([token, by]) => token !== "" && typeof by === "string" && by.trim() !== "")
+      ? Effect.succeed({ _tag: "Users", users: options.users })
+      : new Misconfigured({
+        option: "users",
+        reason: "users must name at least one person, each by a non-empty token and name"
+      })
+  }
+  const token = options.token ?? Guard.secret()
+  return token === ""
+    ? new Misconfigured({ option: "token", reason: "token must not be empty" })
+    : Effect.succeed({ _tag: "SingleUser", token })
+}
+
 /**
- * Starts the server and returns the UI for `HumanConfirm.layer`, and the server.
+ * Starts the server and returns the UI for `HumanConfirm.layer`, and the
+ * server. Fails with `Misconfigured` when the options do not say who decides.
  *
  * @example
  * import { Effect } from "effect"
  * import { HumanConfirm } from "@graded/core"
  * import { WebConfirm } from "@graded/confirm"
  * const program = Effect.gen(function*() {
- *   const { server, ui } = yield* WebConfirm.make({ timeout: "10 minutes" })
+ *   const { server, ui } = yield* WebConfirm.make({ singleUser: true, timeout: "10 minutes" })
  *   yield* Effect.log(`Open ${server.url}`)
  *   return HumanConfirm.layer(ui)
  * })
@@ -128,50 +316,72 @@ export class WebConfirm extends Context.Tag("@graded/confirm/WebConfirm")<WebCon
  * @category constructors
  */
 export const make = <const O extends Options & { readonly proposals?: Proposals<Toolkit.Any> | undefined }>(
-  options: O = {} as O
-): Effect.Effect<{ readonly ui: HumanConfirm.UI; readonly server: Server }, ServeError, Scope.Scope | Needs<O>> =>
+  options: O
+): Effect.Effect<
+  { readonly ui: HumanConfirm.UI; readonly server: Server },
+  ServeError | Misconfigured,
+  Scope.Scope | Needs<O>
+> =>
   // Written once for any toolkit (whose approvals need `any`); the signature
   // says what the proposals need.
   Effect.gen(function*() {
-    const token = options.token ?? Guard.secret()
+    const decider = yield* who(options)
+    const maxBodyBytes = yield* positive("maxBodyBytes", options.maxBodyBytes, defaultMaxBodyBytes)
+    const maxChars = yield* positive("maxChars", options.maxChars, defaultMaxChars)
     const host = options.host ?? "127.0.0.1"
     const server = yield* NodeHttpServer.make(() => createServer(), { port: options.port ?? 0, host })
     const address = server.address
-    const origin = address._tag === "TcpAddress" ? `http://${host.includes(":") ? `[${host}]` : host}:${address.port}`
+    const port = address._tag === "TcpAddress" ? address.port : 0
+    const origin = address._tag === "TcpAddress" ? `http://${host.includes(":") ? `[${host}]` : host}:${port}`
       : "unix"
-    const cards = Cards.make({ timeout: options.timeout })
+    const cards = Cards.make({ timeout: options.timeout, maxChars })
     yield* server.serve(Api.make({
       cards,
-      guard: Guard.make({ token, origin }),
-      proposals: options.proposals === undefined ? undefined : ProposalCards.make(options.proposals.toolkit)
+      guard: Guard.make({
+        who: decider,
+        hosts: Guard.hosts(host, port, options.allowedHosts ?? []),
+        maxBodyBytes
+      }),
+      proposals: options.proposals === undefined ? undefined : ProposalCards.make(options.proposals.toolkit, maxChars)
     }))
+    // Added after the server, so it runs first as the scope closes: every
+    // waiting caller hears at once, before the server waits for its connections.
+    yield* Effect.addFinalizer(() => cards.close("the confirm server closed"))
+    const link = (token: string) => `${origin}/#token=${token}`
+    const token = decider._tag === "SingleUser" ? decider.token : undefined
     return {
       ui: { confirm: cards.ask },
       server: {
-        url: `${origin}/#token=${token}`,
+        url: token === undefined ? `${origin}/` : link(token),
         origin,
         token,
+        link,
         pending: () => cards.pending().length,
         decided: cards.decided
       }
     }
-  }) as Effect.Effect<{ readonly ui: HumanConfirm.UI; readonly server: Server }, ServeError, Scope.Scope | Needs<O>>
+  }) as Effect.Effect<
+    { readonly ui: HumanConfirm.UI; readonly server: Server },
+    ServeError | Misconfigured,
+    Scope.Scope | Needs<O>
+  >
 
 /**
  * `HumanConfirm.layer` over the web page, and the `WebConfirm` service that
  * tells its URL.
  *
  * @example
- * import { Effect } from "effect"
+ * import { Effect, Layer } from "effect"
  * import { WebConfirm } from "@graded/confirm"
  * const printUrl = Effect.flatMap(WebConfirm.WebConfirm, (server) => Effect.log(`Open ${server.url}`))
+ * const people = WebConfirm.layer({ users: { "a-long-random-token-for-alice": "alice" } })
  *
  * @since 0.1.0
  * @category layers
  */
 export const layer = <const O extends Options & { readonly proposals?: Proposals<Toolkit.Any> | undefined }>(
-  options: O = {} as O
-): Layer.Layer<WriteCapability | SendCapability | WebConfirm, ServeError, Needs<O>> =>
+  options: O
+): Layer.Layer<WriteCapability | SendCapability | WebConfirm, ServeError | Misconfigured, Needs<O>> =>
   Layer.unwrapScoped(
     Effect.map(
       make(options),

@@ -1,23 +1,41 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Layer } from "effect"
-import { HumanConfirm, Proposal, ProposalStore, Tool, Toolkit } from "@graded/core"
+import { Effect, Exit, Fiber, Layer, Scope } from "effect"
+import { Audit, HumanConfirm, Invocation, Proposal, ProposalStore, Tool, Toolkit } from "@graded/core"
 import { WebConfirm } from "@graded/confirm"
+import { setFlagsFromString } from "node:v8"
+import { runInNewContext } from "node:vm"
 import { makeDesk } from "../../core/test/supportDesk.js"
 
 // A send waiting on the web page, and a way to talk to the page's API.
-const waiting = (options: WebConfirm.Options = {}) =>
+// `token` is the one the API calls carry: the page's own unless a test names a person's.
+const waiting = (
+  options: WebConfirm.Options = { singleUser: true },
+  more: {
+    readonly token?: string
+    readonly audit?: Audit.Memory
+    readonly actor?: string
+    /** Sent with every API call, before the call's own. */
+    readonly headers?: Record<string, string>
+  } = {}
+) =>
   Effect.gen(function*() {
     const { server, ui } = yield* WebConfirm.make(options)
     const desk = makeDesk()
     const send = (text: string) =>
-      Effect.fork(desk.SendReply.invoke({ text }).pipe(Effect.provide(HumanConfirm.layer(ui))))
+      Effect.fork(
+        desk.SendReply.invoke({ text }).pipe(
+          Invocation.within(more.actor === undefined ? {} : { actor: more.actor }),
+          Effect.provide(Layer.merge(HumanConfirm.layer(ui), more.audit?.layer ?? Layer.empty))
+        )
+      )
     const api = (path: string, init: RequestInit = {}, auth = true) =>
       Effect.promise(async () => {
         const response = await fetch(`${server.origin}${path}`, {
           ...init,
           headers: {
-            ...(auth ? { authorization: `Bearer ${server.token}` } : {}),
+            ...(auth ? { authorization: `Bearer ${more.token ?? server.token}` } : {}),
             "content-type": "application/json",
+            ...more.headers,
             ...init.headers
           }
         })
@@ -33,7 +51,7 @@ const waiting = (options: WebConfirm.Options = {}) =>
     })
     const decide = (card: any, body: unknown, headers: Record<string, string> = { "x-graded-csrf": card.csrf }) =>
       api(`/api/requests/${card.id}/decision`, { method: "POST", body: JSON.stringify(body), headers })
-    return { server, desk, send, api, cards, decide }
+    return { server, ui, desk, send, api, cards, decide }
   })
 
 describe("WebConfirm", () => {
@@ -130,7 +148,7 @@ describe("WebConfirm", () => {
 
   it.scopedLive("nobody deciding in time is a rejection: timed out", () =>
     Effect.gen(function*() {
-      const { desk, send, server } = yield* waiting({ timeout: "100 millis" })
+      const { desk, send, server } = yield* waiting({ singleUser: true, timeout: "100 millis" })
       const fiber = yield* send("Hello")
       const error = yield* Effect.flip(Fiber.join(fiber))
       expect(error).toMatchObject({ _tag: "@graded/core/ToolError/Rejected", by: "web-confirm", reason: "timed out" })
@@ -155,8 +173,10 @@ describe("WebConfirm", () => {
           headers: { "x-graded-csrf": card.csrf }
         })
       )
-        .toEqual(who)
-      expect(yield* decide(card, null)).toEqual(who)
+        .toEqual({ status: 400, body: { error: "the body must be JSON" } })
+      expect(yield* decide(card, null))
+        .toEqual({ status: 400, body: { error: "the body must be a JSON object: { action, payload?, reason? }" } })
+      expect(yield* decide(card, { action: "approve" })).toEqual(who)
       expect(yield* decide(card, { by: "  ", action: "approve" })).toEqual(who)
       expect(yield* decide(card, { by: "alice", action: "send it" }))
         .toEqual({ status: 400, body: { error: "action must be approve, edit or reject" } })
@@ -183,7 +203,7 @@ describe("WebConfirm", () => {
 
   it.scopedLive("the layer provides HumanConfirm and tells the URL", () =>
     Effect.gen(function*() {
-      const server = yield* Effect.provide(WebConfirm.WebConfirm, Layer.fresh(WebConfirm.layer()))
+      const server = yield* Effect.provide(WebConfirm.WebConfirm, Layer.fresh(WebConfirm.layer({ singleUser: true })))
       expect(server.url).toContain("#token=")
     }))
 })
@@ -193,7 +213,10 @@ describe("WebConfirm with proposals", () => {
     Effect.gen(function*() {
       const { Proposal, Tool, Toolkit } = yield* Effect.promise(() => import("@graded/core"))
       const desk = makeDesk()
-      const { server } = yield* WebConfirm.make({ proposals: { toolkit: Toolkit.make(desk.SendReply) } })
+      const { server } = yield* WebConfirm.make({
+        singleUser: true,
+        proposals: { toolkit: Toolkit.make(desk.SendReply) }
+      })
       yield* Tool.proposal(desk.SendReply).invoke({ text: "From a model" })
       const [pending] = yield* Proposal.list({ status: "pending" })
       const headers = { authorization: `Bearer ${server.token}`, "content-type": "application/json" }
@@ -241,7 +264,7 @@ const tampering = (rewrite: (payload: any) => unknown) => {
 
 const proposing = Effect.gen(function*() {
   const desk = makeDesk()
-  const { server } = yield* WebConfirm.make({ proposals: { toolkit: Toolkit.make(desk.SendReply) } })
+  const { server } = yield* WebConfirm.make({ singleUser: true, proposals: { toolkit: Toolkit.make(desk.SendReply) } })
   yield* Tool.proposal(desk.SendReply).invoke({ text: "From a model" })
   const headers = { authorization: `Bearer ${server.token}`, "content-type": "application/json" }
   const listed = yield* Effect.promise(() =>
@@ -290,4 +313,257 @@ describe("WebConfirm with proposals: the same guard, and only what the card show
       expect(yield* Proposal.get(card.id)).toMatchObject({ status: "rejected" })
     }).pipe(Effect.provide(store.layer))
   })
+})
+
+// Who decides is who signed in.
+const people = { "token-of-alice-0123456789abcdef": "alice", "token-of-bob-0123456789abcdef00": "bob" }
+const alice = Object.keys(people)[0]!
+
+describe("WebConfirm: who decides is who signed in", () => {
+  it.scopedLive("a decision claiming another person in its body is recorded under the one whose token it carries", () =>
+    Effect.gen(function*() {
+      const audit = Audit.memory()
+      const { cards, decide, desk, send, server } = yield* waiting({ users: people }, { token: alice, audit })
+      const fiber = yield* send("Hello")
+      const [card] = yield* cards
+      expect(yield* decide(card, { by: "bob", action: "approve" }))
+        .toEqual({ status: 200, body: { message: "Approved by alice." } })
+      yield* Fiber.join(fiber)
+      expect(desk.effects.delivered).toHaveLength(1)
+      expect(server.decided()).toMatchObject([{ by: "alice", decision: "approved" }])
+      expect(audit.entries.filter((entry) => entry.type === "decided")).toMatchObject([{ by: "alice" }])
+      // Each person has a link of their own; the page itself carries no token.
+      expect(server.token).toBeUndefined()
+      expect(server.url).toBe(`${server.origin}/`)
+      expect(server.link(alice)).toBe(`${server.origin}/#token=${alice}`)
+    }))
+
+  it.scopedLive("the sign-in hook decides who decides; a body's by is ignored, a refused sign-in changes nothing", () =>
+    Effect.gen(function*() {
+      const audit = Audit.memory()
+      // An app behind a sign-in proxy that names the person in a header.
+      const authenticate: WebConfirm.Authenticate = (request) => {
+        const user = request.headers["x-signed-in-as"]
+        return user === undefined || user === ""
+          ? Effect.fail(new WebConfirm.Unauthorized({ reason: "sign in first" }))
+          : Effect.succeed(user)
+      }
+      const { api, cards, decide, desk, send } = yield* waiting({ authenticate }, {
+        audit,
+        headers: { "x-signed-in-as": "carol" }
+      })
+      const fiber = yield* send("Hello")
+      const [card] = yield* cards
+      expect(yield* api("/api/requests", { headers: { "x-signed-in-as": "" } }))
+        .toEqual({ status: 401, body: { error: "sign in first" } })
+      expect(yield* decide(card, { action: "approve" }, { "x-graded-csrf": card.csrf, "x-signed-in-as": "" }))
+        .toEqual({ status: 401, body: { error: "sign in first" } })
+      expect(yield* api("/api/me")).toEqual({ status: 200, body: { by: "carol", singleUser: false } })
+      const answer = yield* decide(card, { by: "mallory", action: "reject", reason: "not now" })
+      expect(answer).toEqual({ status: 200, body: { message: "Rejected by carol: not now" } })
+      expect(yield* Effect.flip(Fiber.join(fiber))).toMatchObject({ by: "carol", reason: "not now" })
+      expect(audit.entries.filter((entry) => entry.type === "decided")).toMatchObject([{ by: "carol" }])
+      expect(desk.effects.delivered).toEqual([])
+    }))
+
+  it.scopedLive("without a sign-in hook, people or single-user mode, the server refuses to start", () =>
+    Effect.gen(function*() {
+      for (
+        const options of [
+          {},
+          { token: "a-token-nobody-is-named-by", timeout: "1 minute" },
+          { singleUser: false },
+          { users: {} },
+          { singleUser: true, users: people }
+        ]
+      ) {
+        const error = yield* Effect.flip(WebConfirm.make(options as WebConfirm.Options))
+        expect(error).toMatchObject({ _tag: "@graded/confirm/WebConfirm/Misconfigured" })
+        expect(error.message).toMatch(/^WebConfirm: /)
+      }
+      const none = yield* Effect.flip(WebConfirm.make({} as WebConfirm.Options))
+      expect(none.message).toBe(
+        "WebConfirm: say who decides: give authenticate (your sign-in), users (one token per person) or singleUser: true (one person holds the page's token and names themself)"
+      )
+    }))
+
+  it.scopedLive("single-user mode records the name the page gives, escaped and cut to a name's length", () =>
+    Effect.gen(function*() {
+      const { api, cards, decide, send, server } = yield* waiting()
+      expect(yield* api("/api/me")).toEqual({ status: 200, body: { singleUser: true } })
+      yield* send("Hello")
+      const [card] = yield* cards
+      expect((yield* decide(card, { by: "x\u001B[2K\nDELIVERED", action: "reject" })).body.message)
+        .toBe("Rejected by x\\u001B[2K\\nDELIVERED: rejected on the confirm page")
+      expect(server.decided()).toMatchObject([{ by: "x\\u001B[2K\\nDELIVERED" }])
+    }))
+})
+
+setFlagsFromString("--expose-gc")
+const gc = runInNewContext("gc") as () => void
+
+/** Whether `ref` is let go once nothing else holds it (a few collections, a turn of the event loop between). */
+const collected = (ref: WeakRef<object>) =>
+  Effect.promise(async () => {
+    for (let i = 0; i < 10; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10))
+      gc()
+      if (ref.deref() === undefined) return true
+    }
+    return false
+  })
+
+describe("WebConfirm: servers that fail closed and stay up", () => {
+  it.scopedLive("a decided card is let go: the server keeps who decided, not what was shown", () =>
+    Effect.gen(function*() {
+      const { cards, decide, desk, server, ui } = yield* waiting({
+        singleUser: true,
+        timeout: "300 millis",
+        maxChars: 200_000
+      })
+      const refs: Array<WeakRef<object>> = []
+      const watched: HumanConfirm.UI = {
+        confirm: (view) => {
+          refs.push(new WeakRef(view))
+          return ui.confirm(view)
+        }
+      }
+      const human = HumanConfirm.layer(watched)
+      const big = "z".repeat(100_000)
+      // Approved, rejected, timed out: three ways to be decided.
+      for (const [i, action] of (["approve", "reject", undefined] as const).entries()) {
+        const fiber = yield* Effect.fork(
+          Effect.either(desk.SendReply.invoke({ text: `${big}${i}` }).pipe(Effect.provide(human)))
+        )
+        const [card] = yield* cards
+        if (action !== undefined) expect((yield* decide(card, { by: "alice", action })).status).toBe(200)
+        yield* Fiber.join(fiber)
+      }
+      expect(server.pending()).toBe(0)
+      expect(server.decided().map((decided) => decided.decision)).toEqual(["approved", "rejected", "timed out"])
+      expect(JSON.stringify(server.decided())).not.toContain("zzz")
+      for (const ref of refs) expect(yield* collected(ref)).toBe(true)
+    }))
+
+  it.scopedLive("closing the server rejects every waiting card, says why, and audits it", () =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const audit = Audit.memory()
+      const { server, ui } = yield* Scope.extend(WebConfirm.make({ singleUser: true }), scope)
+      const desk = makeDesk()
+      const human = Layer.merge(HumanConfirm.layer(ui), audit.layer)
+      const fibers = yield* Effect.forEach(
+        ["one", "two"],
+        (text) => Effect.fork(desk.SendReply.invoke({ text }).pipe(Effect.provide(human)))
+      )
+      while (server.pending() < 2) yield* Effect.sleep("5 millis")
+      yield* Scope.close(scope, Exit.void)
+      for (const fiber of fibers) {
+        const error = yield* Effect.flip(Fiber.join(fiber)).pipe(Effect.timeoutFail({
+          duration: "5 seconds",
+          onTimeout: () => "still waiting after the server closed"
+        }))
+        expect(error).toMatchObject({
+          _tag: "@graded/core/ToolError/Rejected",
+          by: "web-confirm",
+          reason: "the confirm server closed"
+        })
+      }
+      expect(server.decided()).toMatchObject([{ decision: "closed" }, { decision: "closed" }])
+      expect(audit.entries.filter((entry) => entry.type === "decided")).toMatchObject([
+        { decision: "rejected", by: "web-confirm", reason: "the confirm server closed" },
+        { decision: "rejected", by: "web-confirm", reason: "the confirm server closed" }
+      ])
+      // Asked after closing: rejected at once, the same way.
+      const late = yield* Effect.flip(desk.SendReply.invoke({ text: "three" }).pipe(Effect.provide(human)))
+      expect(late).toMatchObject({ by: "web-confirm", reason: "the confirm server closed" })
+      expect(desk.effects.delivered).toEqual([])
+    }))
+
+  it.scopedLive("the page answers for the addresses it was started on, and for allowed hosts", () =>
+    Effect.gen(function*() {
+      const { server } = yield* waiting({ singleUser: true, allowedHosts: ["confirm.example.com"] })
+      const { port } = new URL(server.origin)
+      const status = (host: string) =>
+        Effect.promise(() =>
+          import("./rawHttp.js").then((Raw) =>
+            Raw.send(server.origin, {
+              method: "GET",
+              path: "/api/requests",
+              headers: { host, authorization: `Bearer ${server.token}` }
+            })
+          )
+        ).pipe(Effect.map((answer) => answer.status))
+      for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `LOCALHOST:${port}`, "confirm.example.com"]) {
+        expect(yield* status(host)).toBe(200)
+      }
+      for (
+        const host of ["evil.example", `evil.example:${port}`, `127.0.0.1:${Number(port) + 1}`, "", "localhost.:1"]
+      ) {
+        expect(yield* status(host)).toBe(421)
+      }
+    }))
+
+  it.scopedLive("a body at the limit is read; one byte over is 413", () =>
+    Effect.gen(function*() {
+      const { cards, decide, send } = yield* waiting({ singleUser: true, maxBodyBytes: 200 })
+      yield* send("Hello")
+      const [card] = yield* cards
+      const body = (size: number) => {
+        const bare = { by: "alice", action: "reject", reason: "" }
+        return { ...bare, reason: "r".repeat(size - JSON.stringify(bare).length) }
+      }
+      expect(JSON.stringify(body(201)).length).toBe(201)
+      expect(yield* decide(card, body(201))).toEqual({
+        status: 413,
+        body: { error: "the request body is larger than 200 bytes" }
+      })
+      expect((yield* decide(card, body(200))).status).toBe(200)
+    }))
+})
+
+describe("WebConfirm: what the person sees is what runs", () => {
+  it.scopedLive("characters that hide or reorder text are listed with the card, wherever they are", () =>
+    Effect.gen(function*() {
+      const { cards, send } = yield* waiting({ singleUser: true }, { actor: "agent\u2067:alice" })
+      yield* send("invoice\u202Efdp.exe\u200B and \u0085")
+      const [card] = yield* cards
+      expect(card.hidden).toEqual(["\\u2067", "\\u202E", "\\u200B", "\\u0085"])
+      expect(card.shown).toBe(
+        JSON.stringify({ to: "customer:42", text: "invoice\u202Efdp.exe\u200B and \u0085" }, null, 2)
+      )
+      expect(card.cut).toEqual([])
+    }))
+
+  it.scopedLive("a card caps what it shows and says so; such a card can be rejected, not approved", () =>
+    Effect.gen(function*() {
+      const { cards, decide, desk, send } = yield* waiting({ singleUser: true, maxChars: 1000 })
+      const fiber = yield* send(`${"a".repeat(5000)}\u202E`)
+      const [card] = yield* cards
+      const total = JSON.stringify({ to: "customer:42", text: `${"a".repeat(5000)}\u202E` }, null, 2).length
+      expect(card.cut).toEqual([{ field: "payload", shown: 1000, total }])
+      expect(card.shown).toHaveLength(1000)
+      expect(card.payload).toBeUndefined()
+      // The part it did not show still flags it.
+      expect(card.hidden).toEqual(["\\u202E"])
+      expect(yield* decide(card, { by: "alice", action: "approve" })).toEqual({
+        status: 422,
+        body: {
+          error: `the payload was not shown in full (showing 1,000 of ${
+            total.toLocaleString("en-US")
+          } characters): it can be rejected, not approved`
+        }
+      })
+      expect((yield* decide(card, { by: "alice", action: "reject", reason: "too long to read" })).status).toBe(200)
+      expect(yield* Effect.flip(Fiber.join(fiber))).toMatchObject({ reason: "too long to read" })
+      expect(desk.effects.delivered).toEqual([])
+    }))
+
+  it.scopedLive("the default cap is 20,000 characters a field", () =>
+    Effect.gen(function*() {
+      const { cards, send } = yield* waiting()
+      yield* send("b".repeat(30_000))
+      const [card] = yield* cards
+      expect(card.cut).toMatchObject([{ field: "payload", shown: 20_000 }])
+    }))
 })

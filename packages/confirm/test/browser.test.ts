@@ -8,7 +8,7 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { type Browser, chromium, type Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
-import { HumanConfirm } from "@graded/core"
+import { HumanConfirm, Invocation } from "@graded/core"
 import { WebConfirm } from "@graded/confirm"
 import type * as Chromium from "./chromium.js"
 import { makeDesk } from "../../core/test/supportDesk.js"
@@ -42,7 +42,7 @@ const launch = (chosen: Chromium.Browser) =>
 
 beforeAll(async () => {
   scope = Effect.runSync(Scope.make())
-  const made = await Effect.runPromise(Scope.extend(WebConfirm.make(), scope))
+  const made = await Effect.runPromise(Scope.extend(WebConfirm.make({ singleUser: true }), scope))
   server = made.server
   ui = made.ui
 }, 60_000)
@@ -163,6 +163,113 @@ for (const chosen of browsers) {
       }, 60_000)
     })
 
+    describe("what the person sees is what runs", () => {
+      it(
+        "characters that hide or reorder text show as badges where they stand, flag the card, and show in an edit's preview",
+        async () => {
+          const desk = makeDesk()
+          const result = Effect.runPromise(Effect.either(
+            desk.SendReply.invoke({ text: "Your file: invoice\u202Efdp.exe\u200B is attached" }).pipe(
+              Invocation.within({ actor: "agent\u2066:alice" }),
+              Effect.provide(HumanConfirm.layer(ui))
+            )
+          ))
+          const page = await open()
+          const pending = card(page, "is attached")
+          await pending.waitFor()
+          const payload = await pending.locator("pre.payload").textContent() ?? ""
+          // No character that reorders or hides text reaches the screen: each is a visible badge.
+          expect(payload).toContain("invoice\\u202Efdp.exe\\u200B is attached")
+          expect(payload).not.toMatch(/[\u202E\u200B]/)
+          expect(await pending.locator("pre.payload .hidden-char").allTextContents()).toEqual(["\\u202E", "\\u200B"])
+          expect(await pending.locator(".meta .hidden-char").allTextContents()).toEqual(["\\u2066"])
+          const flag = pending.locator(".flag")
+          expect(await flag.textContent()).toContain("This card contains characters that hide or reorder text")
+          expect(await flag.textContent()).toContain("\\u202E")
+          expect(await flag.isVisible()).toBe(true)
+          // A badge looks unlike the text around it.
+          const [badge, text] = await pending.locator("pre.payload .hidden-char").first().evaluate((node) => {
+            // In the browser; this file's types have no DOM.
+            const { getComputedStyle } = globalThis as unknown as {
+              getComputedStyle: (element: unknown) => { backgroundColor: string }
+            }
+            return [getComputedStyle(node).backgroundColor, getComputedStyle(node.parentElement).backgroundColor]
+          })
+          expect(badge).not.toBe(text)
+          await page.screenshot({
+            path: path.join(artifacts, `${shot(chosen)}confirm-hidden-characters.png`),
+            fullPage: true
+          })
+          // An edit shows what it would send the same way, as the person types.
+          await pending.getByRole("button", { name: "Edit" }).click()
+          const preview = pending.locator("pre.preview")
+          expect(await preview.locator(".hidden-char").allTextContents()).toEqual(["\\u202E", "\\u200B"])
+          expect(await pending.locator("form .flag").isVisible()).toBe(true)
+          await page.screenshot({
+            path: path.join(artifacts, `${shot(chosen)}confirm-hidden-characters-edit.png`),
+            fullPage: true
+          })
+          await pending.locator("input[name=text]").fill("Your file: invoice.pdf is attached")
+          expect(await preview.locator(".hidden-char").count()).toBe(0)
+          expect(await pending.locator("form .flag").isVisible()).toBe(false)
+          expect(await preview.textContent()).toContain("\"text\": \"Your file: invoice.pdf is attached\"")
+          await pending.getByRole("button", { name: "Approve edited" }).click()
+          await pending.locator(".status", { hasText: "Approved with an edit by alice." }).waitFor()
+          expect((await result)._tag).toBe("Right")
+          expect(desk.effects.delivered).toEqual([{ to: "customer:42", text: "Your file: invoice.pdf is attached" }])
+          await page.close()
+        },
+        60_000
+      )
+
+      it("a payload over the cap shows its first 20,000 characters, says so, and can only be rejected", async () => {
+        const desk = makeDesk()
+        const text = `${"long ".repeat(5000)}end`
+        const result = send(desk, text)
+        const page = await open()
+        const pending = card(page, "long long")
+        await pending.waitFor()
+        const total = JSON.stringify({ to: "customer:42", text }, null, 2).length
+        expect(await pending.locator("pre.payload").textContent()).toHaveLength(20_000)
+        expect(await pending.locator(".cut").textContent()).toBe(
+          `The payload is cut: showing 20,000 of ${total.toLocaleString("en-US")} characters.`
+        )
+        expect(await pending.getByRole("button", { name: "Approve" }).isDisabled()).toBe(true)
+        expect(await pending.getByRole("button", { name: "Edit" }).isDisabled()).toBe(true)
+        expect(await pending.locator(".why").textContent()).toContain("Approve and Edit are off")
+        await page.screenshot({ path: path.join(artifacts, `${shot(chosen)}confirm-cut.png`), fullPage: true })
+        await pending.getByRole("button", { name: "Reject" }).click()
+        await pending.locator("input[name=reason]").fill("too long to read")
+        await pending.getByRole("button", { name: "Reject with this reason" }).click()
+        await pending.locator(".status", { hasText: "Rejected by alice: too long to read" }).waitFor()
+        expect(await result).toMatchObject({ _tag: "Left", left: { reason: "too long to read" } })
+        expect(desk.effects.delivered).toEqual([])
+        await page.close()
+      }, 60_000)
+
+      it("signed in by a token of their own, the page says who decides and the decision is theirs", async () => {
+        const token = "a-token-of-alices-own-0123456789"
+        const own = Effect.runSync(Scope.make())
+        const made = await Effect.runPromise(Scope.extend(WebConfirm.make({ users: { [token]: "alice" } }), own))
+        const desk = makeDesk()
+        const result = Effect.runPromise(Effect.either(
+          desk.SendReply.invoke({ text: "Signed in" }).pipe(Effect.provide(HumanConfirm.layer(made.ui)))
+        ))
+        const page = await browser.newPage()
+        await page.goto(made.server.link(token))
+        const pending = card(page, "Signed in")
+        await pending.waitFor()
+        await page.locator("#who", { hasText: "Deciding as alice (signed in)" }).waitFor()
+        expect(await page.locator("#by").isVisible()).toBe(false)
+        await pending.getByRole("button", { name: "Approve" }).click()
+        await pending.locator(".status", { hasText: "Approved by alice." }).waitFor()
+        expect((await result)._tag).toBe("Right")
+        expect(made.server.decided()).toMatchObject([{ by: "alice", decision: "approved" }])
+        await page.close()
+        await Effect.runPromise(Scope.close(own, Exit.void))
+      }, 60_000)
+    })
+
     describe("proposals on the confirm page", () => {
       it("a model's pending proposal shows as a card; approving it delivers once", async () => {
         const { Agent, ProposalStore, ScriptedModel, Tool, Toolkit } = await import("@graded/core")
@@ -173,7 +280,9 @@ for (const chosen of browsers) {
         const store = await Effect.runPromise(Scope.extend(Layer.build(ProposalStore.memory), proposalScope))
         const run = <A, E>(effect: Effect.Effect<A, E, any>) =>
           Effect.runPromise(Effect.provide(effect, store) as Effect.Effect<A, E>)
-        const { server: page } = await run(Scope.extend(WebConfirm.make({ proposals: { toolkit } }), proposalScope))
+        const { server: page } = await run(
+          Scope.extend(WebConfirm.make({ singleUser: true, proposals: { toolkit } }), proposalScope)
+        )
         await run(
           Agent.run({ toolkit: Toolkit.make(Tool.proposal(desk.SendReply)), prompt: "Tell the customer" }).pipe(
             Effect.provide(ScriptedModel.layer([

@@ -14,7 +14,7 @@ const clients = 50
 describe("WebConfirm under load", () => {
   it.scopedLive(`${confirmations} pending confirmations, ${clients} concurrent clients`, () =>
     Effect.gen(function*() {
-      const { server, ui } = yield* WebConfirm.make()
+      const { server, ui } = yield* WebConfirm.make({ singleUser: true })
       const desk = makeDesk()
       const human = HumanConfirm.layer(ui)
       const started = performance.now()

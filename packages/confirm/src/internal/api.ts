@@ -1,54 +1,131 @@
-// The page and its JSON API, on @effect/platform's HttpRouter. Every /api/
-// route sits behind the token; both decision routes go through the same
-// decision guard (origin and the card's CSRF value) before the body is read.
-// Bodies are decoded by Schema; every failure is a tagged error, turned into
-// its status and `{ error }` in one place (the `catchTags` in `make`).
+// The page and its JSON API, on @effect/platform's HttpRouter. Every request
+// passes the guard's request check (Host, declared size, path) before any
+// route; every /api/ route sits behind the caller's identity; both decision
+// routes go through the same decision guard (origin and the card's CSRF value)
+// before the body is read. A body is read up to the size limit, counting the
+// bytes as they arrive (a body with no Content-Length is refused the moment it
+// passes the limit), and only then decoded as UTF-8, JSON and Schema. Who
+// decides is who the guard says is calling; only in single-user mode does the
+// body name them. Every failure is a tagged error, turned into its status and
+// `{ error }` in one place (`answer`).
 // Imported by WebConfirm.ts only.
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Data, Effect, ParseResult, Schema } from "effect"
-import { HumanConfirm } from "@graded/core"
+import { NodeHttpServerRequest } from "@effect/platform-node"
+import { Context, Effect, ParseResult, Schema } from "effect"
+import { HumanConfirm, Printable } from "@graded/core"
 import { randomBytes } from "node:crypto"
 import type { Cards } from "./cards.js"
-import { listed } from "./cards.js"
-import type { Guard } from "./guard.js"
+import { listed, shownInFull } from "./cards.js"
+import { type Guard, TooLarge } from "./guard.js"
 import { page } from "./page.js"
 import type { Decision, Proposals } from "./proposals.js"
 
+// Text from people and payloads goes back escaped, so a status line cannot hide or reorder what it says.
 const json = (status: number, body: unknown) =>
   HttpServerResponse.unsafeJson(body, { status, headers: { "cache-control": "no-store" } })
+const say = (message: string) => json(200, { message: Printable.escape(message, { multiline: true }) })
 
 const says = (message: string) => () => ({ message, override: true })
 
 const who = "say who decides: a non-empty \"by\""
 const actions = "action must be approve, edit or reject"
+const shape = "the body must be a JSON object: { action, payload?, reason? }"
 
-/** `POST .../decision`: who decides, and what; an edit's payload, a rejection's reason. */
+/** `POST .../decision`: what the person decided; an edit's payload, a rejection's reason; `by` in single-user mode. */
 const Body = Schema.Struct({
-  by: Schema.propertySignature(Schema.Trim.pipe(Schema.nonEmptyString()).annotations({ message: says(who) }))
-    .annotations({ missingMessage: () => who }),
+  by: Schema.optional(Schema.Unknown),
   action: Schema.propertySignature(Schema.Literal("approve", "edit", "reject").annotations({ message: says(actions) }))
     .annotations({ missingMessage: () => actions }),
   payload: Schema.optional(Schema.Unknown),
   reason: Schema.optional(Schema.Trim.annotations({ message: says("a reason must be text") }))
   // Only for a body that is not an object at all: the fields say their own.
-}).annotations({ message: () => who })
+}).annotations({ message: () => shape })
 
-const decision = Effect.map(
-  HttpServerRequest.schemaBodyJson(Body),
-  (body): Decision => ({
-    ...body,
-    reason: body.reason === undefined || body.reason === "" ? "rejected on the confirm page" : body.reason
-  })
-)
-
-const Id = Schema.Struct({ id: Schema.String })
-
-/** 400: an edit the tool's schema refuses (the card stays open). */
-class InvalidEdit extends Data.TaggedError("@graded/confirm/WebConfirm/InvalidEdit")<{ readonly reason: string }> {
+/** 400: a body that is not UTF-8 JSON, or does not say who decides in single-user mode. */
+class BadBody extends Schema.TaggedError<BadBody>()("@graded/confirm/WebConfirm/BadBody", {
+  reason: Schema.String
+}) {
   override get message(): string {
     return this.reason
   }
 }
+
+/** 400: an edit the tool's schema refuses (the card stays open). */
+class InvalidEdit extends Schema.TaggedError<InvalidEdit>()("@graded/confirm/WebConfirm/InvalidEdit", {
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return this.reason
+  }
+}
+
+/** Who is calling, as the guard told it: `undefined` in single-user mode. */
+class Caller extends Context.Tag("@graded/confirm/WebConfirm/Caller")<Caller, string | undefined>() {}
+
+// Read from Node's request directly: stopping a platform stream early would
+// destroy the socket, and with it the 413. A refused body is left unread;
+// Node discards the rest once the answer is sent.
+const bytes = (limit: number) =>
+  Effect.flatMap(
+    HttpServerRequest.HttpServerRequest,
+    (request) =>
+      Effect.async<Buffer, TooLarge | BadBody>((resume) => {
+        const source = NodeHttpServerRequest.toIncomingMessage(request)
+        // Nothing else reads it; a body already read to its end would never say so again.
+        if (source.readableEnded) return resume(Effect.fail(new BadBody({ reason: "the body could not be read" })))
+        const chunks: Array<Buffer> = []
+        let size = 0
+        const stop = () => {
+          source.off("data", data).off("end", end).off("error", error)
+          source.pause()
+        }
+        const data = (chunk: Buffer) => {
+          size += chunk.length
+          if (size <= limit) return void chunks.push(chunk)
+          stop()
+          resume(Effect.fail(new TooLarge({ limit })))
+        }
+        const end = () => {
+          stop()
+          resume(Effect.succeed(Buffer.concat(chunks)))
+        }
+        const error = () => {
+          stop()
+          resume(Effect.fail(new BadBody({ reason: "the body could not be read" })))
+        }
+        source.on("data", data).on("end", end).on("error", error)
+        return Effect.sync(stop)
+      })
+  )
+
+const utf8 = new TextDecoder("utf-8", { fatal: true })
+
+const body = (limit: number) =>
+  Effect.flatMap(bytes(limit), (raw): Effect.Effect<typeof Body.Type, BadBody | ParseResult.ParseError> => {
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(utf8.decode(raw))
+    } catch (error) {
+      return new BadBody({ reason: error instanceof SyntaxError ? "the body must be JSON" : "the body must be UTF-8" })
+    }
+    return Schema.decodeUnknown(Body)(parsed)
+  })
+
+const decision = (limit: number) =>
+  Effect.gen(function*() {
+    const given = yield* body(limit)
+    const caller = yield* Caller
+    const claimed = typeof given.by === "string" ? given.by.trim() : ""
+    if (caller === undefined && claimed === "") return yield* new BadBody({ reason: who })
+    return {
+      by: caller ?? Printable.name(claimed),
+      action: given.action,
+      payload: given.payload,
+      reason: given.reason === undefined || given.reason === "" ? "rejected on the confirm page" : given.reason
+    } satisfies Decision
+  })
+
+const Id = Schema.Struct({ id: Schema.String })
 
 const decideCard = (cards: Cards, guard: Guard) =>
   Effect.gen(function*() {
@@ -56,21 +133,22 @@ const decideCard = (cards: Cards, guard: Guard) =>
     const card = yield* cards.find(id)
     yield* guard.decision(card.csrf)
     yield* cards.undecided(card)
-    const { action, by, payload, reason } = yield* decision
+    const { action, by, payload, reason } = yield* decision(guard.maxBodyBytes)
+    if (action !== "reject") yield* shownInFull(card.display)
     switch (action) {
       case "approve":
         yield* cards.settle(card, { by, decision: "approved" }, HumanConfirm.approve(by))
-        return json(200, { message: `Approved by ${by}.` })
+        return say(`Approved by ${by}.`)
       case "edit": {
         // Checked here so the person can fix it; HumanConfirm checks it again.
         yield* Effect.mapError(card.view.check(payload), (problem) =>
           new InvalidEdit({ reason: `the edit is invalid: ${problem}` }))
         yield* cards.settle(card, { by, decision: "edited" }, HumanConfirm.approve(by, payload))
-        return json(200, { message: `Approved with an edit by ${by}.` })
+        return say(`Approved with an edit by ${by}.`)
       }
       case "reject":
         yield* cards.settle(card, { by, decision: "rejected" }, HumanConfirm.reject(by, reason))
-        return json(200, { message: `Rejected by ${by}: ${reason}` })
+        return say(`Rejected by ${by}: ${reason}`)
     }
   })
 
@@ -79,7 +157,8 @@ const decideProposal = (proposals: Proposals, guard: Guard) =>
     const { id } = yield* HttpRouter.schemaPathParams(Id)
     const card = yield* proposals.find(id)
     yield* guard.decision(card.csrf)
-    return json(200, yield* proposals.decide(card, yield* decision))
+    const { message } = yield* proposals.decide(card, yield* decision(guard.maxBodyBytes))
+    return say(message)
   })
 
 const list = (cards: Cards, proposals: Proposals | undefined) =>
@@ -87,6 +166,9 @@ const list = (cards: Cards, proposals: Proposals | undefined) =>
     proposals === undefined ? Effect.succeed([]) : proposals.list,
     (pending) => json(200, { requests: [...cards.pending().map(listed), ...pending] })
   )
+
+/** `GET /api/me`: who the page decides as; in single-user mode, the page asks. */
+const me = Effect.map(Caller, (by) => json(200, by === undefined ? { singleUser: true } : { by, singleUser: false }))
 
 const index = Effect.sync(() => {
   const nonce = randomBytes(16).toString("base64")
@@ -102,7 +184,7 @@ const index = Effect.sync(() => {
 })
 
 const error = (status: number) => (failure: { readonly message: string }) =>
-  Effect.succeed(json(status, { error: failure.message }))
+  Effect.succeed(json(status, { error: Printable.escape(failure.message, { multiline: true }) }))
 
 /**
  * The whole server: the page at `/`, the API under `/api/`.
@@ -114,17 +196,19 @@ export const make = (options: {
 }) => {
   const { cards, guard, proposals } = options
   const routes = HttpRouter.empty.pipe(
+    HttpRouter.get("/me", me),
     HttpRouter.get("/requests", list(cards, proposals)),
     HttpRouter.post("/requests/:id/decision", decideCard(cards, guard)),
     proposals === undefined ? (router) => router
       : HttpRouter.post("/proposals/:id/decision", decideProposal(proposals, guard))
   )
-  const api = Effect.zipRight(guard.api, routes).pipe(
+  // Every failure, as its status and `{ error }`: here for the API's, below for the request check's.
+  const api = Effect.flatMap(guard.api, (caller) => Effect.provideService(routes, Caller, caller)).pipe(
     Effect.catchTags({
       RouteNotFound: () => Effect.succeed(json(404, { error: "no such endpoint" })),
-      RequestError: () => Effect.succeed(json(400, { error: who })),
       ParseError: (failure) =>
-        Effect.succeed(json(400, { error: ParseResult.ArrayFormatter.formatErrorSync(failure)[0]?.message ?? who })),
+        Effect.succeed(json(400, { error: ParseResult.ArrayFormatter.formatErrorSync(failure)[0]?.message ?? shape })),
+      "@graded/confirm/WebConfirm/BadBody": error(400),
       "@graded/confirm/WebConfirm/InvalidEdit": error(400),
       "@graded/confirm/WebConfirm/Undelivered": error(400),
       "@graded/confirm/WebConfirm/Unauthorized": error(401),
@@ -133,12 +217,21 @@ export const make = (options: {
       "@graded/core/ProposalStore/NotFound": error(404),
       "@graded/confirm/WebConfirm/AlreadyDecided": (failure) =>
         Effect.succeed(json(409, { error: failure.message, ...failure.decided })),
-      "@graded/core/ProposalStore/AlreadyDecided": error(409)
+      "@graded/core/ProposalStore/AlreadyDecided": error(409),
+      "@graded/confirm/WebConfirm/TooLarge": error(413),
+      "@graded/confirm/WebConfirm/PartlyShown": error(422)
     })
   )
-  return HttpRouter.empty.pipe(
+  const app = HttpRouter.empty.pipe(
     HttpRouter.get("/", index),
     HttpRouter.mountApp("/api", api),
     Effect.catchTag("RouteNotFound", () => Effect.succeed(json(404, { error: "not found" })))
+  )
+  return Effect.zipRight(guard.request, app).pipe(
+    Effect.catchTags({
+      "@graded/confirm/WebConfirm/MisdirectedHost": error(421),
+      "@graded/confirm/WebConfirm/BadPath": error(400),
+      "@graded/confirm/WebConfirm/TooLarge": error(413)
+    })
   )
 }

@@ -1,16 +1,118 @@
 // The cards waiting on the page: one per confirmation, each decided once.
 // The check and the mark in `settle` run without yielding, so two decisions
 // racing for one card can never both win; the confirmation's own fiber waits
-// on the card's Deferred, and a timeout settles the card the same way.
-// Imported by WebConfirm.ts (the UI) and internal/api.ts (the routes).
-import { Clock, Data, Deferred, type Duration, Effect } from "effect"
-import { HumanConfirm } from "@graded/core"
+// on the card's Deferred, and a timeout or the server closing settles the card
+// the same way. A decided card is let go at once: the server keeps who decided
+// what (as the audit does), never the payload.
+// What a card shows is computed once, when it opens (`display`): every field
+// capped, the characters that hide or reorder text listed, wherever they are.
+// Imported by WebConfirm.ts (the UI) and internal/api.ts (the routes);
+// `display` and `PartlyShown` by internal/proposals.ts too.
+import { Clock, Deferred, type Duration, Effect, Schema } from "effect"
+import { HumanConfirm, Printable } from "@graded/core"
 import type { Decided } from "../WebConfirm.js"
 import { secret } from "./guard.js"
+
+/** A field that was cut: how much of it the card shows. */
+export interface Cut {
+  readonly field: "title" | "description" | "actor" | "payload"
+  readonly shown: number
+  readonly total: number
+}
+
+/** What a card shows, computed once. */
+export interface Display {
+  readonly tool: string
+  readonly title: string
+  readonly description: string
+  readonly actor: string | undefined
+  /** The payload as the card shows it: JSON, two-space indent, capped. */
+  readonly shown: string
+  /** The payload itself, for the edit form; absent when it was cut or is not JSON. */
+  readonly payload: unknown
+  /** Characters anywhere on the card (shown or cut) that hide or reorder text, as `\u202E`. */
+  readonly hidden: ReadonlyArray<string>
+  readonly cut: ReadonlyArray<Cut>
+}
+
+// Every character that `Printable.escape` would show as an escape, once each,
+// in the order found: bidirectional and zero-width characters, and controls.
+const hiding = (text: string): ReadonlyArray<string> => {
+  if (Printable.escape(text, { multiline: true }) === text) return []
+  const found: Array<string> = []
+  for (const char of new Set(text)) {
+    const escaped = Printable.escape(char, { multiline: true })
+    if (escaped !== char) found.push(escaped)
+  }
+  return found
+}
+
+const json = (payload: unknown): string | undefined => {
+  try {
+    return JSON.stringify(payload, null, 2)
+  } catch {
+    return undefined
+  }
+}
+
+export const display = (
+  fields: {
+    readonly tool: string
+    readonly title: string
+    readonly description: string
+    readonly actor: string | undefined
+    readonly payload: unknown
+  },
+  maxChars: number
+): Display => {
+  const text = json(fields.payload)
+  const payload = text ?? "(this payload cannot be shown as JSON)"
+  const cut: Array<Cut> = []
+  const capped = (field: Cut["field"], value: string) => {
+    const { cut: more, text } = Printable.cap(value, maxChars)
+    if (more > 0) cut.push({ field, shown: text.length, total: value.length })
+    return text
+  }
+  const title = capped("title", fields.title)
+  const description = capped("description", fields.description)
+  const actor = fields.actor === undefined ? undefined : capped("actor", fields.actor)
+  const shown = capped("payload", payload)
+  if (text === undefined) cut.push({ field: "payload", shown: 0, total: 0 })
+  const every = [fields.tool, fields.title, fields.description, fields.actor ?? "", payload]
+  return {
+    tool: fields.tool,
+    title,
+    description,
+    actor,
+    shown,
+    payload: text === undefined || cut.length > 0 ? undefined : fields.payload,
+    hidden: [...new Set(every.flatMap(hiding))],
+    cut
+  }
+}
+
+/** 422: an approval or an edit of a card that did not show all of itself. */
+export class PartlyShown extends Schema.TaggedError<PartlyShown>()("@graded/confirm/WebConfirm/PartlyShown", {
+  field: Schema.String,
+  shown: Schema.Number,
+  total: Schema.Number
+}) {
+  override get message(): string {
+    const count = (n: number) => n.toLocaleString("en-US")
+    return `the ${this.field} was not shown in full (showing ${count(this.shown)} of ${
+      count(this.total)
+    } characters): it can be rejected, not approved`
+  }
+}
+
+/** Fails when the card did not show all of itself: only a rejection is taken then. */
+export const shownInFull = (shown: Display): Effect.Effect<void, PartlyShown> =>
+  shown.cut.length === 0 ? Effect.void : new PartlyShown(shown.cut[0]!)
 
 export interface Card {
   readonly id: string
   readonly view: HumanConfirm.View
+  readonly display: Display
   readonly createdAt: string
   readonly csrf: string
   readonly answer: Deferred.Deferred<HumanConfirm.Decision>
@@ -18,40 +120,46 @@ export interface Card {
 }
 
 /** A card as the page's API lists it; a proposal lists the same way, with `kind: "proposal"`. */
-export interface Listed {
+export interface Listed extends Display {
   readonly id: string
   readonly kind?: "proposal"
   readonly csrf: string
   readonly createdAt: string
-  readonly tool: string
   readonly grade: "write" | "send"
-  readonly title: string
-  readonly description: string
-  readonly actor: string | undefined
-  readonly payload: unknown
   readonly schema: unknown
 }
 
+const DecidedSchema: Schema.Schema<Decided> = Schema.Struct({
+  id: Schema.String,
+  tool: Schema.String,
+  by: Schema.String,
+  decision: Schema.Literal("approved", "edited", "rejected", "timed out", "closed")
+})
+
 /** 404: no card with that id (never was, or its caller gave up). */
-export class UnknownCard extends Data.TaggedError("@graded/confirm/WebConfirm/UnknownCard")<{ readonly id: string }> {
+export class UnknownCard extends Schema.TaggedError<UnknownCard>()("@graded/confirm/WebConfirm/UnknownCard", {
+  id: Schema.String
+}) {
   override get message(): string {
-    return `there is no request ${this.id}`
+    return `there is no request ${Printable.name(this.id)}`
   }
 }
 
 /** 409: the card was decided already; the answer says by whom. */
-export class AlreadyDecided extends Data.TaggedError("@graded/confirm/WebConfirm/AlreadyDecided")<{
-  readonly decided: Decided
-}> {
+export class AlreadyDecided extends Schema.TaggedError<AlreadyDecided>()(
+  "@graded/confirm/WebConfirm/AlreadyDecided",
+  { decided: DecidedSchema }
+) {
   override get message(): string {
     return `already decided: ${this.decided.decision} by ${this.decided.by}`
   }
 }
 
 export interface Cards {
-  /** Opens a card for the view and waits for its decision (or the timeout's). */
+  /** Opens a card for the view and waits for its decision (or the timeout's, or the server closing). */
   readonly ask: (view: HumanConfirm.View) => Effect.Effect<HumanConfirm.Decision>
-  readonly find: (id: string) => Effect.Effect<Card, UnknownCard>
+  /** A waiting card; one decided already fails with who decided, while the server remembers it. */
+  readonly find: (id: string) => Effect.Effect<Card, UnknownCard | AlreadyDecided>
   /** Fails if the card was decided already. */
   readonly undecided: (card: Card) => Effect.Effect<Card, AlreadyDecided>
   /** Decides the card and answers its confirmation, once. */
@@ -60,6 +168,8 @@ export interface Cards {
     record: Omit<Decided, "id" | "tool">,
     decision: HumanConfirm.Decision
   ) => Effect.Effect<void, AlreadyDecided>
+  /** Rejects every waiting card, and every card asked for from now on, with `reason`. */
+  readonly close: (reason: string) => Effect.Effect<void>
   readonly pending: () => ReadonlyArray<Card>
   readonly decided: () => ReadonlyArray<Decided>
 }
@@ -68,26 +178,32 @@ export const listed = (card: Card): Listed => ({
   id: card.id,
   csrf: card.csrf,
   createdAt: card.createdAt,
-  tool: card.view.tool,
   grade: card.view.grade,
-  title: card.view.title,
-  description: card.view.description,
-  actor: card.view.actor,
-  payload: card.view.payload,
-  schema: card.view.schema
+  schema: card.view.schema,
+  ...card.display
 })
 
-const timedOut = { by: "web-confirm", reason: "timed out" } as const
+const server = "web-confirm"
 
-export const make = (options: { readonly timeout?: Duration.DurationInput | undefined }): Cards => {
+/** How many decisions a server remembers, to tell a late second tab who decided. */
+const remembered = 1000
+
+export const make = (options: {
+  readonly timeout?: Duration.DurationInput | undefined
+  readonly maxChars: number
+}): Cards => {
   const cards = new Map<string, Card>()
-  const decided: Array<Decided> = []
+  // Oldest first; small records only, the oldest let go past `remembered`.
+  const decided = new Map<string, Decided>()
+  let closed: string | undefined
   let next = 0
 
   const settleNow = (card: Card, record: Omit<Decided, "id" | "tool">, decision: HumanConfirm.Decision) => {
     if (card.decided !== undefined) return false
     card.decided = { id: card.id, tool: card.view.tool, ...record }
-    decided.push(card.decided)
+    cards.delete(card.id)
+    decided.set(card.id, card.decided)
+    if (decided.size > remembered) decided.delete(decided.keys().next().value!)
     Deferred.unsafeDone(card.answer, Effect.succeed(decision))
     return true
   }
@@ -97,6 +213,7 @@ export const make = (options: { readonly timeout?: Duration.DurationInput | unde
       const card: Card = {
         id: `c-${++next}`,
         view,
+        display: display(view, options.maxChars),
         createdAt: new Date(yield* Clock.currentTimeMillis).toISOString(),
         csrf: secret(),
         answer: yield* Deferred.make<HumanConfirm.Decision>(),
@@ -115,9 +232,9 @@ export const make = (options: { readonly timeout?: Duration.DurationInput | unde
         onSuccess: Effect.succeed,
         onTimeout: () =>
           Effect.suspend(() => {
-            const late = HumanConfirm.reject(timedOut.by, timedOut.reason)
+            const late = HumanConfirm.reject(server, "timed out")
             // A decision that won the race just now still stands.
-            return settleNow(card, { by: timedOut.by, decision: "timed out" }, late) ? Effect.succeed(late) : answer
+            return settleNow(card, { by: server, decision: "timed out" }, late) ? Effect.succeed(late) : answer
           })
       }),
       Effect.flatten
@@ -127,15 +244,20 @@ export const make = (options: { readonly timeout?: Duration.DurationInput | unde
   return {
     ask: (view) =>
       Effect.uninterruptibleMask((restore) =>
-        Effect.flatMap(open(view), (card) =>
-          restore(wait(card)).pipe(
-            // A confirmation abandoned by its caller leaves no card behind.
-            Effect.onInterrupt(() => Effect.sync(() => card.decided === undefined && cards.delete(card.id)))
-          ))
+        closed !== undefined ? Effect.succeed(HumanConfirm.reject(server, closed)) : Effect.flatMap(
+          open(view),
+          (card) =>
+            restore(wait(card)).pipe(
+              // A confirmation abandoned by its caller leaves no card behind.
+              Effect.onInterrupt(() => Effect.sync(() => card.decided === undefined && cards.delete(card.id)))
+            )
+        )
       ),
     find: (id) => {
       const card = cards.get(id)
-      return card === undefined ? new UnknownCard({ id }) : Effect.succeed(card)
+      if (card !== undefined) return Effect.succeed(card)
+      const known = decided.get(id)
+      return known === undefined ? new UnknownCard({ id }) : new AlreadyDecided({ decided: known })
     },
     undecided: (card) =>
       card.decided === undefined ? Effect.succeed(card) : new AlreadyDecided({ decided: card.decided }),
@@ -143,7 +265,14 @@ export const make = (options: { readonly timeout?: Duration.DurationInput | unde
       Effect.suspend(() =>
         settleNow(card, record, decision) ? Effect.void : new AlreadyDecided({ decided: card.decided! })
       ),
-    pending: () => [...cards.values()].filter((card) => card.decided === undefined),
-    decided: () => [...decided]
+    close: (reason) =>
+      Effect.sync(() => {
+        closed = reason
+        for (const card of [...cards.values()]) {
+          settleNow(card, { by: server, decision: "closed" }, HumanConfirm.reject(server, reason))
+        }
+      }),
+    pending: () => [...cards.values()],
+    decided: () => [...decided.values()]
   }
 }

@@ -1,8 +1,28 @@
 // The confirm-card page. Everything from the server is put on the page with
-// textContent, never innerHTML: a payload is shown as the text it is. The
-// script runs under a CSP nonce; the token travels in the URL fragment (never
-// sent to a server or a Referer) and then in an Authorization header, which a
-// browser never adds on its own, so another site cannot make decisions.
+// textContent, never innerHTML: a payload is shown as the text it is. Every
+// character that hides or reorders text (or is a control) is drawn as a badge
+// where it stands: the page's set is `Printable.escape`'s own, computed here
+// once, so the page marks exactly what the server flags, in the card and in
+// a person's edit alike. A card whose `hidden` list is not empty is flagged;
+// a field the server cut says how much it shows, and such a card offers only
+// Reject. The script runs under a CSP nonce; the token travels in the URL
+// fragment (never sent to a server or a Referer) and then in an Authorization
+// header, which a browser never adds on its own, so another site cannot make
+// decisions. The header says who decides: the signed-in person, or, in
+// single-user mode, the name typed there.
+import { Printable } from "@graded/core"
+
+let hiding: string | undefined
+// The BMP characters Printable shows as escapes (multi-line text: tabs and line
+// breaks stay), as a JSON array of code points for the page's script.
+const hidingCodes = (): string =>
+  hiding ??= JSON.stringify(
+    Array.from({ length: 0x10000 }, (_, code) => code).filter((code) => {
+      const char = String.fromCharCode(code)
+      return Printable.escape(char, { multiline: true }) !== char
+    })
+  )
+
 export const page = (nonce: string): string =>
   `<!doctype html>
 <html lang="en">
@@ -29,10 +49,16 @@ export const page = (nonce: string): string =>
   .status { font-weight: 600; margin-top: 8px; } .status.error { color: #991b1b; }
   label { display: block; font-size: 13px; margin: 6px 0 2px; } input, textarea { font: inherit; width: 100%; box-sizing: border-box; padding: 5px 8px; }
   .empty { color: #71717a; }
+  .hidden-char { font: 12px ui-monospace, monospace; background: #7c2d12; color: #fff; border-radius: 3px; padding: 0 3px; margin: 0 1px; }
+  .flag { background: #fff7ed; border: 1px solid #c2410c; color: #7c2d12; font-weight: 600; padding: 6px 10px; border-radius: 6px; margin: 8px 0; }
+  .cut { background: #eff6ff; border: 1px solid #1d4ed8; color: #1e3a8a; padding: 6px 10px; border-radius: 6px; margin: 8px 0; }
+  .why { color: #52525b; font-size: 13px; margin-top: 6px; }
+  button:disabled { opacity: 0.45; cursor: not-allowed; }
+  header #who { color: #d4d4d8; white-space: nowrap; }
 </style>
 </head>
 <body>
-<header><h1>graded: waiting for a human</h1><label for="by">Deciding as</label><input id="by" value="web-user"></header>
+<header><h1>graded: waiting for a human</h1><span id="who"></span><label for="by" id="by-label" hidden>Deciding as</label><input id="by" value="web-user" hidden></header>
 <main><div id="cards"><p class="empty">Nothing waits for a decision.</p></div></main>
 <script nonce="${nonce}">
 const token = new URLSearchParams(location.hash.slice(1)).get("token") || ""
@@ -40,6 +66,7 @@ const by = document.getElementById("by")
 by.value = localStorage.getItem("graded.by") || by.value
 by.addEventListener("change", () => localStorage.setItem("graded.by", by.value))
 const shown = new Map()
+let singleUser = false
 const el = (tag, props = {}, ...children) => {
   const node = document.createElement(tag)
   for (const [key, value] of Object.entries(props)) {
@@ -49,6 +76,27 @@ const el = (tag, props = {}, ...children) => {
   }
   for (const child of children) if (child) node.append(child)
   return node
+}
+const count = (n) => n.toLocaleString("en-US")
+
+// Characters that hide or reorder text, and controls: Printable's set.
+const hiding = new Set(${hidingCodes()}.map((code) => String.fromCharCode(code)))
+const hides = (text) => { for (const char of text) if (hiding.has(char)) return true; return false }
+const escaped = (char) => String.fromCharCode(92) + "u" + char.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")
+// Text as nodes: each such character becomes a visible badge where it stands.
+const visible = (text) => {
+  if (!hides(text)) return [document.createTextNode(text)]
+  const nodes = []
+  let plain = ""
+  for (const char of text) {
+    if (!hiding.has(char)) { plain += char; continue }
+    if (plain) nodes.push(document.createTextNode(plain))
+    plain = ""
+    const code = escaped(char)
+    nodes.push(el("span", { class: "hidden-char", title: "U+" + code.slice(2) + ": a character that hides or reorders text", text: code }))
+  }
+  if (plain) nodes.push(document.createTextNode(plain))
+  return nodes
 }
 const api = (path, init = {}) => fetch(path, { ...init, headers: { ...(init.headers || {}), authorization: "Bearer " + token, "content-type": "application/json" } })
 
@@ -71,12 +119,29 @@ const editor = (card) => {
       form.append(el("label", { text: name }), input)
       read.push(() => [name, property.type === "string" ? input.value : property.type === "boolean" ? input.value === "true" : Number(input.value)])
     }
-    return { form, value: () => Object.fromEntries(read.map((f) => f())) }
+    return previewed(form, () => Object.fromEntries(read.map((f) => f())))
   }
   const area = el("textarea", { name: "json", rows: "8" })
   area.value = JSON.stringify(card.payload, null, 2)
   form.append(el("label", { text: "payload (JSON)" }), area)
-  return { form, value: () => JSON.parse(area.value) }
+  return previewed(form, () => JSON.parse(area.value))
+}
+
+// What approving the edit would send, as the card shows a payload: an input
+// box draws hidden and reordering characters as they act, the preview as badges.
+const previewed = (form, value) => {
+  const flag = el("div", { class: "flag", role: "alert", hidden: "", text: "This edit contains characters that hide or reorder text. Each is shown as a badge below." })
+  const preview = el("pre", { class: "payload preview" })
+  const update = () => {
+    let text
+    try { text = JSON.stringify(value(), null, 2) } catch (error) { text = "not JSON: " + error.message }
+    flag.hidden = !hides(text)
+    preview.replaceChildren(...visible(text))
+  }
+  form.append(el("label", { text: "You will approve:" }), flag, preview)
+  form.addEventListener("input", update)
+  update()
+  return { form, value }
 }
 
 const render = (card) => {
@@ -87,7 +152,7 @@ const render = (card) => {
     const response = await api((card.kind === "proposal" ? "/api/proposals/" : "/api/requests/") + encodeURIComponent(card.id) + "/decision", {
       method: "POST",
       headers: { "x-graded-csrf": card.csrf },
-      body: JSON.stringify({ by: by.value, ...body })
+      body: JSON.stringify(singleUser ? { by: by.value, ...body } : body)
     })
     const answer = await response.json().catch(() => ({ error: "no answer" }))
     if (response.ok) { status.textContent = answer.message; node.querySelectorAll("button").forEach((b) => b.disabled = true) }
@@ -118,11 +183,22 @@ const render = (card) => {
     actions.replaceWith(form)
   })
   actions.append(approve, edit, reject)
+  // A card that did not show all of itself can be rejected, not approved: the server refuses the same.
+  const why = card.cut.length === 0 ? null
+    : el("div", { class: "why", text: "Approve and Edit are off: this card does not show all of what would run. Reject it, or have it made smaller." })
+  if (why) { approve.disabled = true; edit.disabled = true; actions.append(why) }
+  const flag = card.hidden.length === 0 ? null
+    : el("div", { class: "flag", role: "alert", text: "This card contains characters that hide or reorder text: " + card.hidden.join(" ") + ". Each is shown as a badge where it stands." })
+  const cuts = card.cut.map((cut) => el("div", { class: "cut", text: cut.total === 0
+    ? "The payload cannot be shown as JSON."
+    : "The " + cut.field + " is cut: showing " + count(cut.shown) + " of " + count(cut.total) + " characters." }))
   const node = el("section", { class: "card" + (card.kind === "proposal" ? " proposal" : ""), "data-id": card.id, "data-tool": card.tool },
-    el("h2", {}, el("span", { class: "grade " + card.grade, text: card.grade }), el("span", { text: card.title })),
-    el("div", { class: "meta", text: card.tool + " · " + (card.actor || "unknown actor") + " · " + new Date(card.createdAt).toLocaleString() }),
-    el("div", { text: card.description }),
-    el("pre", { class: "payload", text: JSON.stringify(card.payload, null, 2) }),
+    el("h2", {}, el("span", { class: "grade " + card.grade, text: card.grade }), el("span", {}, ...visible(card.title))),
+    el("div", { class: "meta" }, ...visible(card.tool + " · " + (card.actor || "unknown actor") + " · " + new Date(card.createdAt).toLocaleString())),
+    el("div", {}, ...visible(card.description)),
+    flag,
+    ...cuts,
+    el("pre", { class: "payload" }, ...visible(card.shown)),
     actions, status)
   return node
 }
@@ -136,6 +212,16 @@ const refresh = async () => {
   list.querySelector(".empty")?.remove()
   if (shown.size === 0) list.replaceChildren(el("p", { class: "empty", text: "Nothing waits for a decision." }))
 }
+// Who decides: the signed-in person, or (single-user mode) the name typed in the header.
+const whoami = async () => {
+  const response = await api("/api/me")
+  if (!response.ok) return
+  const me = await response.json()
+  singleUser = me.singleUser === true
+  if (singleUser) { by.hidden = false; document.getElementById("by-label").hidden = false }
+  else document.getElementById("who").textContent = "Deciding as " + me.by + " (signed in)"
+}
+whoami()
 refresh()
 setInterval(refresh, 1000)
 </script>

@@ -3,14 +3,16 @@
 // Approving runs `Proposal.approve` with this module's HumanConfirm: graded
 // computes what to confirm from the stored record, and the person's decision
 // stands only if that is exactly what the card showed; otherwise the answer
-// is a rejection and nothing is delivered.
+// is a rejection and nothing is delivered. A card that did not show all of
+// itself can only be rejected. What the page was shown is kept while the
+// proposal is pending, and let go once a listing finds it decided.
 // Imported by internal/api.ts only.
-import { Data, Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { HumanConfirm, Proposal, ProposalStore, type Toolkit } from "@graded/core"
-import type { Listed } from "./cards.js"
+import { type Display, display, type Listed, type PartlyShown, shownInFull } from "./cards.js"
 import { secret } from "./guard.js"
 
-/** What a person decided on a card, as the API's body carries it. */
+/** What a person decided on a card: who (as the server tells it), and what. */
 export interface Decision {
   readonly by: string
   readonly action: "approve" | "edit" | "reject"
@@ -19,9 +21,9 @@ export interface Decision {
 }
 
 /** 400: the proposal was approved but could not be delivered (a refusal, an invalid edit, the tool's own error). */
-export class Undelivered
-  extends Data.TaggedError("@graded/confirm/WebConfirm/Undelivered")<{ readonly reason: string }>
-{
+export class Undelivered extends Schema.TaggedError<Undelivered>()("@graded/confirm/WebConfirm/Undelivered", {
+  reason: Schema.String
+}) {
   override get message(): string {
     return this.reason
   }
@@ -33,6 +35,7 @@ export interface Shown {
   readonly csrf: string
   readonly tool: string
   readonly payload: unknown
+  readonly display: Display
 }
 
 export interface Proposals {
@@ -44,7 +47,7 @@ export interface Proposals {
     decision: Decision
   ) => Effect.Effect<
     { readonly message: string },
-    ProposalStore.NotFound | ProposalStore.AlreadyDecided | Undelivered,
+    ProposalStore.NotFound | ProposalStore.AlreadyDecided | Undelivered | PartlyShown,
     ProposalStore.ProposalStore
   >
 }
@@ -64,35 +67,46 @@ const answering = (shown: Shown, decision: Decision): HumanConfirm.UI => ({
     )
 })
 
-export const make = (toolkit: Toolkit.Any): Proposals => {
+export const make = (toolkit: Toolkit.Any, maxChars: number): Proposals => {
   // The first listing is what the page renders (it never redraws a card), so
   // that is what an approval must match.
   const shown = new Map<string, Shown>()
   const show = (proposal: Proposal.Proposal) => {
     const known = shown.get(proposal.id)
     if (known !== undefined) return known
-    const made: Shown = { id: proposal.id, csrf: secret(), tool: proposal.tool, payload: proposal.payload }
+    const made: Shown = {
+      id: proposal.id,
+      csrf: secret(),
+      tool: proposal.tool,
+      payload: proposal.payload,
+      display: display({
+        tool: proposal.tool,
+        title: `Proposed: ${proposal.title}`,
+        description: `A model proposed this ${proposal.grade}; nothing happens unless you approve it.`,
+        actor: proposal.actor,
+        payload: proposal.payload
+      }, maxChars)
+    }
     shown.set(proposal.id, made)
     return made
   }
   return {
-    list: Effect.map(Proposal.list({ status: "pending" }), (pending) =>
-      pending.map((proposal): Listed => {
+    list: Effect.map(Proposal.list({ status: "pending" }), (pending) => {
+      const open = new Set(pending.map((proposal) => proposal.id))
+      for (const id of shown.keys()) if (!open.has(id)) shown.delete(id)
+      return pending.map((proposal): Listed => {
         const card = show(proposal)
         return {
           id: card.id,
           kind: "proposal",
           csrf: card.csrf,
           createdAt: proposal.proposedAt,
-          tool: card.tool,
           grade: proposal.grade,
-          title: `Proposed: ${proposal.title}`,
-          description: `A model proposed this ${proposal.grade}; nothing happens unless you approve it.`,
-          actor: proposal.actor,
-          payload: card.payload,
-          schema: undefined
+          schema: undefined,
+          ...card.display
         }
-      })),
+      })
+    }),
     find: (id) => {
       const known = shown.get(id)
       return known === undefined ? new ProposalStore.NotFound({ id }) : Effect.succeed(known)
@@ -102,23 +116,26 @@ export const make = (toolkit: Toolkit.Any): Proposals => {
         ? Effect.as(Proposal.reject(card.id, { by: decision.by, reason: decision.reason }), {
           message: `Rejected by ${decision.by}.`
         })
-        : Proposal.approve(toolkit, card.id).pipe(
-          // With `Toolkit.Any` the approval's error and requirements are `any`: the
-          // tools' own services are named by `WebConfirm.Needs`, their errors below.
-          Effect.provide(HumanConfirm.layer(answering(card, decision))),
-          Effect.catchAll((error: { readonly message?: unknown }) =>
-            Effect.fail(
-              error instanceof ProposalStore.NotFound || error instanceof ProposalStore.AlreadyDecided
-                ? error
-                : new Undelivered({
-                  reason: typeof error.message === "string" ? error.message : "the proposal could not be delivered"
-                })
-            )
-          ),
-          Effect.as({
-            message: decision.action === "edit" ? `Approved with an edit by ${decision.by}.`
-              : `Approved by ${decision.by}.`
-          })
+        : Effect.zipRight(
+          shownInFull(card.display),
+          Proposal.approve(toolkit, card.id).pipe(
+            // With `Toolkit.Any` the approval's error and requirements are `any`: the
+            // tools' own services are named by `WebConfirm.Needs`, their errors below.
+            Effect.provide(HumanConfirm.layer(answering(card, decision))),
+            Effect.catchAll((error: { readonly message?: unknown }) =>
+              Effect.fail(
+                error instanceof ProposalStore.NotFound || error instanceof ProposalStore.AlreadyDecided
+                  ? error
+                  : new Undelivered({
+                    reason: typeof error.message === "string" ? error.message : "the proposal could not be delivered"
+                  })
+              )
+            ),
+            Effect.as({
+              message: decision.action === "edit" ? `Approved with an edit by ${decision.by}.`
+                : `Approved by ${decision.by}.`
+            })
+          )
         )
   }
 }

@@ -1,0 +1,147 @@
+// Red team, web surface: what a hostile client of the confirm page tries,
+// one attack a row, each sent as raw bytes on a loopback socket to a real
+// server with one send waiting on it. Every row names what the server must
+// answer (status and reason) and whether the card must still wait; after
+// each attack the server must still answer, and nothing may have been sent
+// that the row did not decide. The suite ends with a report of the surface.
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Exit, Fiber, Scope } from "effect"
+import { HumanConfirm } from "@graded/core"
+import { WebConfirm } from "@graded/confirm"
+import { afterAll } from "vitest"
+import { makeDesk } from "../../core/test/supportDesk.js"
+import * as Raw from "./rawHttp.js"
+
+/** The live server and the card an attack aims at. */
+interface Target {
+  readonly host: string
+  readonly token: string
+  readonly card: { readonly id: string; readonly csrf: string }
+}
+
+interface Case {
+  readonly name: string
+  readonly attack: (target: Target) => Raw.Request
+  /** The answer the server must give. */
+  readonly status: number
+  readonly says: RegExp
+  /** Whether the card still waits afterwards (false: the row is a decision, and `says` who made it). */
+  readonly pending?: boolean
+  readonly options?: Partial<WebConfirm.Options>
+  /** Text to send, when the row needs a payload of its own. */
+  readonly text?: string
+}
+
+// The desk's token and the token of one person each, for the rows about identity.
+const people = { "token-of-alice-0123456789abcdef": "alice", "token-of-bob-0123456789abcdef00": "bob" }
+
+const api = (target: Target, extra: Record<string, string | Buffer> = {}) => ({
+  host: target.host,
+  authorization: `Bearer ${target.token}`,
+  ...extra
+})
+
+const decision = (target: Target, body: unknown, extra: Record<string, string | Buffer> = {}): Raw.Request => ({
+  method: "POST",
+  path: `/api/requests/${target.card.id}/decision`,
+  headers: { ...api(target, { "x-graded-csrf": target.card.csrf, "content-type": "application/json" }), ...extra },
+  body: JSON.stringify(body)
+})
+
+// The last byte of a secret replaced by 0xFF: the same length in characters, not in bytes.
+const nonAscii = (secret: string) => Buffer.concat([Buffer.from(secret.slice(0, -1)), Buffer.from([0xff])])
+
+const approve = { by: "mallory", action: "approve" }
+
+// dprint-ignore: one attack a row, a table to read down
+const cases: ReadonlyArray<Case> = [
+  { name: "no token", attack: (t) => ({ method: "GET", path: "/api/requests", headers: { host: t.host } }), status: 401, says: /a valid token is required/ },
+  { name: "a wrong token", attack: (t) => decision(t, approve, { authorization: "Bearer wrong" }), status: 401, says: /a valid token is required/ },
+  { name: "a token with a byte outside ASCII (same length)", attack: (t) => ({ method: "GET", path: "/api/requests", headers: api(t, { authorization: nonAscii(`Bearer ${t.token}`) }) }), status: 401, says: /a valid token is required/ },
+  { name: "a CSRF value with a byte outside ASCII (same length)", attack: (t) => decision(t, approve, { "x-graded-csrf": nonAscii(t.card.csrf) }), status: 403, says: /CSRF/ },
+  { name: "no CSRF value", attack: (t) => decision(t, approve, { "x-graded-csrf": "" }), status: 403, says: /CSRF/ },
+  { name: "a decision from another site's origin", attack: (t) => decision(t, approve, { origin: "http://evil.example" }), status: 403, says: /origin/ },
+  { name: "a decision from an opaque origin (null)", attack: (t) => decision(t, approve, { origin: "null" }), status: 403, says: /origin/ },
+  { name: "a malformed %-escape in the card id", attack: (t) => ({ ...decision(t, approve), path: "/api/requests/%E0%A4%A/decision" }), status: 400, says: /malformed %-escape/ },
+  { name: "a lone % in the card id", attack: (t) => ({ ...decision(t, approve), path: `/api/requests/${t.card.id}%/decision` }), status: 400, says: /malformed %-escape/ },
+  { name: "a card id that never was", attack: (t) => ({ ...decision(t, approve), path: "/api/requests/c-999/decision" }), status: 404, says: /there is no request c-999/ },
+  { name: "a 100 MB body declared, 1 KB sent", attack: (t) => ({ ...decision(t, approve), headers: { ...decision(t, approve).headers, "content-length": String(100 * 1024 * 1024) }, body: "x".repeat(1024) }), status: 413, says: /larger than 1048576 bytes/ },
+  { name: "a 2 MB chunked body, no Content-Length", attack: (t) => ({ ...decision(t, {}), body: { chunks: chunked({ action: "reject", reason: "x".repeat(2 * 1024 * 1024) }) } }), status: 413, says: /larger than 1048576 bytes/ },
+  { name: "a body over a configured limit of 1 KB", options: { maxBodyBytes: 1024 }, attack: (t) => decision(t, { action: "reject", reason: "x".repeat(2000) }), status: 413, says: /larger than 1024 bytes/ },
+  { name: "a rebound DNS name for the API (Host)", attack: (t) => ({ method: "GET", path: "/api/requests", headers: api(t, { host: "evil.example" }) }), status: 421, says: /does not answer for evil\.example/ },
+  { name: "a rebound DNS name for the page (Host)", attack: (t) => ({ method: "GET", path: "/", headers: { host: `evil.example:${t.host.split(":")[1]}` } }), status: 421, says: /does not answer for evil\.example/ },
+  { name: "a decision for the wrong port's Host", attack: (t) => decision(t, approve, { host: "127.0.0.1:1" }), status: 421, says: /does not answer for 127\.0\.0\.1:1/ },
+  { name: "a body that is not JSON", attack: (t) => ({ ...decision(t, approve), body: "not json" }), status: 400, says: /JSON/ },
+  { name: "a body that is not UTF-8", attack: (t) => ({ ...decision(t, approve), body: Buffer.from([0x7b, 0xff, 0xfe, 0x7d]) }), status: 400, says: /UTF-8/ },
+  { name: "an action that is not one", attack: (t) => decision(t, { by: "a", action: "send it" }), status: 400, says: /action must be approve, edit or reject/ },
+  { name: "an approval of a payload not shown in full", options: { maxChars: 100 }, text: "y".repeat(500), attack: (t) => decision(t, approve), status: 422, says: /not shown in full/ },
+  { name: "an edit of a payload not shown in full", options: { maxChars: 100 }, text: "y".repeat(500), attack: (t) => decision(t, { by: "mallory", action: "edit", payload: { to: "customer:42", text: "short" } }), status: 422, says: /not shown in full/ },
+  { name: "a decision claiming another person in its body", options: { users: people }, attack: (t) => decision(t, { by: "bob", action: "reject", reason: "no" }), status: 200, says: /Rejected by alice/, pending: false },
+  { name: "a person's token with a byte outside ASCII", options: { users: people }, attack: (t) => ({ method: "GET", path: "/api/requests", headers: api(t, { authorization: nonAscii(`Bearer ${t.token}`) }) }), status: 401, says: /a valid token is required/ },
+  { name: "a sign-in hook that throws", options: { authenticate: () => Effect.die(new Error("session store down")) }, attack: (t) => decision(t, approve), status: 401, says: /could not tell who you are/ }
+]
+
+function chunked(body: unknown): ReadonlyArray<Buffer> {
+  const bytes = Buffer.from(JSON.stringify(body))
+  return Array.from({ length: Math.ceil(bytes.length / 65536) }, (_, i) => bytes.subarray(i * 65536, (i + 1) * 65536))
+}
+
+const report: Array<string> = []
+
+describe("red team: the web confirm surface", () => {
+  it("has at least 20 attacks", () => {
+    expect(cases.length).toBeGreaterThanOrEqual(20)
+  })
+
+  for (const c of cases) {
+    it.live(c.name, () =>
+      Effect.gen(function*() {
+        const scope = yield* Scope.make()
+        const given = c.options ?? {}
+        const who: Partial<WebConfirm.Options> = "users" in given || "authenticate" in given ? {} : { singleUser: true }
+        const { server, ui } = yield* Scope.extend(
+          WebConfirm.make({ ...who, ...given } as WebConfirm.Options),
+          scope
+        )
+        // With `users`, the attacker holds alice's token; with a hook, the page's own.
+        const token = "users" in given ? Object.keys(people)[0]! : server.token ?? "none"
+        const desk = makeDesk()
+        const fiber = yield* Effect.fork(
+          desk.SendReply.invoke({ text: c.text ?? "Hello" }).pipe(Effect.provide(HumanConfirm.layer(ui)))
+        )
+        const host = new URL(server.origin).host
+        const list = () =>
+          Effect.promise(() =>
+            Raw.send(server.origin, {
+              method: "GET",
+              path: "/api/requests",
+              headers: { host, authorization: `Bearer ${token}` }
+            })
+          )
+        let listed = yield* list()
+        for (let i = 0; i < 200 && listed.status === 200 && !(listed.body?.requests?.length > 0); i++) {
+          yield* Effect.sleep("10 millis")
+          listed = yield* list()
+        }
+        const card = listed.body?.requests?.[0] ?? { id: "c-1", csrf: "" }
+        const answer = yield* Effect.promise(() => Raw.send(server.origin, c.attack({ host, token, card })))
+        report.push(`  ${c.name}: ${answer.status ?? "no answer"} ${answer.body?.error ?? answer.body?.message ?? ""}`)
+        expect(answer.status).toBe(c.status)
+        expect(answer.body?.error ?? answer.body?.message).toMatch(c.says)
+        // Still up, and the card as the row says.
+        const after = yield* list()
+        if ("authenticate" in given) expect(after.status).toBe(401)
+        else {
+          expect(after.status).toBe(200)
+          expect(after.body.requests.length).toBe(c.pending === false ? 0 : 1)
+        }
+        yield* Scope.close(scope, Exit.void)
+        yield* Fiber.interrupt(fiber)
+        expect(desk.effects.delivered).toEqual([])
+      }), 30_000)
+  }
+})
+
+afterAll(() => {
+  console.log(`red team, web surface: ${cases.length} attacks\n${report.join("\n")}`)
+})
