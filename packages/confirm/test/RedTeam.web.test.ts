@@ -8,7 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Scope } from "effect"
 import { HumanConfirm } from "@graded/core"
 import { WebConfirm } from "@graded/confirm"
-import { afterAll } from "vitest"
+import { redTeam } from "../../../test/redTeam.js"
 import { makeDesk } from "../../core/test/supportDesk.js"
 import * as Raw from "./rawHttp.js"
 
@@ -86,7 +86,7 @@ function chunked(body: unknown): ReadonlyArray<Buffer> {
   return Array.from({ length: Math.ceil(bytes.length / 65536) }, (_, i) => bytes.subarray(i * 65536, (i + 1) * 65536))
 }
 
-const report: Array<string> = []
+const report = redTeam("web confirm page")
 
 describe("red team: the web confirm surface", () => {
   it("has at least 20 attacks", () => {
@@ -96,6 +96,7 @@ describe("red team: the web confirm surface", () => {
   for (const c of cases) {
     it.live(c.name, () =>
       Effect.gen(function*() {
+        const held = report.attack(c.name)
         const scope = yield* Scope.make()
         const given = c.options ?? {}
         const who: Partial<WebConfirm.Options> = "users" in given || "authenticate" in given ? {} : { singleUser: true }
@@ -125,7 +126,6 @@ describe("red team: the web confirm surface", () => {
         }
         const card = listed.body?.requests?.[0] ?? { id: "c-1", csrf: "" }
         const answer = yield* Effect.promise(() => Raw.send(server.origin, c.attack({ host, token, card })))
-        report.push(`  ${c.name}: ${answer.status ?? "no answer"} ${answer.body?.error ?? answer.body?.message ?? ""}`)
         expect(answer.status).toBe(c.status)
         expect(answer.body?.error ?? answer.body?.message).toMatch(c.says)
         // Still up, and the card as the row says.
@@ -138,10 +138,11 @@ describe("red team: the web confirm surface", () => {
         yield* Scope.close(scope, Exit.void)
         yield* Fiber.interrupt(fiber)
         expect(desk.effects.delivered).toEqual([])
+        held(
+          `${answer.status} ${
+            answer.body?.error ?? answer.body?.message ?? ""
+          }; the server stayed up; nothing delivered`
+        )
       }), 30_000)
   }
-})
-
-afterAll(() => {
-  console.log(`red team, web surface: ${cases.length} attacks\n${report.join("\n")}`)
 })
