@@ -179,6 +179,20 @@ export const usage = (): string =>
   ].join("\n")
 
 /**
+ * How an app runs the command: `by` names the person at the keyboard (the
+ * actor, the HumanTrigger and the decider of every confirmation) when the app
+ * knows them better than the operating system does; without it, that is
+ * `cli:<the operating-system user>`. The command line has no such flag: the
+ * person typing cannot claim to be someone else.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RunOptions {
+  readonly by?: string | undefined
+}
+
+/**
  * Runs the command on `argv` as `process.argv` gives it (the node and script
  * paths first). `--help` prints the usage and an example; a command line that
  * does not parse fails with a `ValidationError` whose message is already printed.
@@ -192,5 +206,11 @@ export const usage = (): string =>
  * @since 0.1.0
  * @category constructors
  */
-export const run = (argv: ReadonlyArray<string>) =>
-  Command.run(command, { name: "graded", version: "0.1.0", footer: examplesDoc(commandIn(argv.slice(2))) })(argv)
+export const run = (argv: ReadonlyArray<string>, options: RunOptions = {}) => {
+  const program = Command.run(command, {
+    name: "graded",
+    version: "0.1.0",
+    footer: examplesDoc(commandIn(argv.slice(2)))
+  })(argv)
+  return options.by === undefined ? program : Effect.provideService(program, internal.Person, options.by)
+}

@@ -20,6 +20,8 @@ export interface Session {
   readonly waitFor: (text: string, timeout?: number) => Promise<string>
   /** Types `text`, then Enter. */
   readonly type: (text: string) => void
+  /** Sends `data` as it is (a control key such as Ctrl-D, "\u0004"). */
+  readonly write: (data: string) => void
   /** Resolves once the command has ended and all it printed is on the screen. */
   readonly exited: Promise<{ readonly code: number; readonly screen: string }>
   readonly kill: () => void
@@ -92,6 +94,7 @@ export const spawn = (file: string, args: ReadonlyArray<string>, options: Option
     screen,
     waitFor,
     type: (text) => child.write(`${text}\r`),
+    write: (data) => child.write(data),
     exited,
     kill: () => {
       if (!ended) child.kill()

@@ -9,6 +9,7 @@ import { FileSystem } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
 import { Context, Effect, Either, Layer, ParseResult, Schema } from "effect"
 import * as Grade from "./Grade.js"
+import * as Printable from "./Printable.js"
 import { discard, recorder } from "./internal/audit.js"
 
 const tool = Schema.String
@@ -251,10 +252,53 @@ export const readJsonl = (
     return entries
   })
 
-const show = (value: unknown) => JSON.stringify(value)
+/**
+ * The most characters of a payload, an input or a free-text field (a reason,
+ * an error) that `describe` shows; the rest is cut, and the line says how much.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const maxShown = 1_000
+
+// Text that came from outside (a model, a web client, an audit file someone
+// wrote): cut, then shown on one line with every control, ANSI,
+// bidirectional and zero-width character as a visible escape.
+const text = (value: string): string => {
+  const { cut, text: kept } = Printable.cap(value, maxShown)
+  return Printable.escape(kept) + (cut > 0 ? `… (${cut} more characters)` : "")
+}
+
+// A tool name, a decider: kept when it is a valid tool name, escaped and cut otherwise.
+const name = Printable.name
+
+// A payload or an input as one line of JSON. Values JSON cannot hold are shown
+// as the file sink writes them; a value that cannot be shown at all says so.
+const show = (value: unknown): string => {
+  let json: string | undefined
+  try {
+    json = JSON.stringify(value, replacer)
+  } catch {
+    return "(a value that cannot be shown as JSON)"
+  }
+  return json === undefined ? "undefined" : text(json)
+}
+
+const names = (values: ReadonlyArray<string>) => values.map(name).join(", ")
+const because = (reason: string | undefined) => reason !== undefined ? `: ${text(reason)}` : ""
 
 /**
- * One entry as a line a person reads.
+ * One entry as a line a person reads. Every field that may come from outside
+ * (a tool name a model made up, a web client's decider and reason, a payload)
+ * is shown through `Printable`: on one line, with control, ANSI,
+ * bidirectional and zero-width characters as visible escapes, so an entry
+ * cannot erase or forge another line; payloads and free text are cut at
+ * `maxShown` characters, saying how many more there were.
+ *
+ * @example
+ * import { Audit } from "@graded/core"
+ * Audit.describe({ type: "refused", tool: "x\nDELIVERED", gate: "offered", reason: "unknown" })
+ * // "REFUSED x\\nDELIVERED at the offered gate: unknown"
  *
  * @since 0.1.0
  * @category combinators
@@ -262,31 +306,31 @@ const show = (value: unknown) => JSON.stringify(value)
 export const describe = (entry: Event): string => {
   switch (entry.type) {
     case "offered":
-      return `offered to the model: ${entry.tools.join(", ") || "nothing"}` +
-        (entry.suppressed.length > 0 ? `; withheld: ${entry.suppressed.map((s) => s.reason).join("; ")}` : "")
+      return `offered to the model: ${names(entry.tools) || "nothing"}` +
+        (entry.suppressed.length > 0 ? `; withheld: ${entry.suppressed.map((s) => text(s.reason)).join("; ")}` : "")
     case "called":
-      return `runs ${entry.tool} ${show(entry.input)}`
+      return `runs ${name(entry.tool)} ${show(entry.input)}`
     case "completed":
-      return `${entry.tool} returned ${entry.chars} characters`
+      return `${name(entry.tool)} returned ${entry.chars} characters`
     case "refused":
-      return `REFUSED ${entry.tool} at the ${entry.gate} gate: ${entry.reason}`
+      return `REFUSED ${name(entry.tool)} at the ${text(entry.gate)} gate: ${text(entry.reason)}`
     case "confirm-requested":
-      return `asks a human to confirm ${entry.tool} (${entry.grade}) with ${show(entry.payload)}`
+      return `asks a human to confirm ${name(entry.tool)} (${text(entry.grade)}) with ${show(entry.payload)}`
     case "decided":
-      return `${entry.by} ${entry.decision} ${entry.tool}${entry.edited ? " (edited)" : ""}` +
-        (entry.reason !== undefined ? `: ${entry.reason}` : "")
+      return `${name(entry.by)} ${entry.decision} ${name(entry.tool)}${entry.edited ? " (edited)" : ""}` +
+        because(entry.reason)
     case "delivered":
-      return `DELIVERED ${entry.tool}, confirmed by ${entry.by}`
+      return `DELIVERED ${name(entry.tool)}, confirmed by ${name(entry.by)}`
     case "failed":
-      return `${entry.tool} failed: ${entry.error}`
+      return `${name(entry.tool)} failed: ${text(entry.error)}`
     case "proposed":
-      return `proposed ${entry.tool} for a human to decide (${entry.proposal})`
+      return `proposed ${name(entry.tool)} for a human to decide (${text(entry.proposal)})`
     case "step":
-      return `plan ${entry.plan}, step ${entry.index} (${entry.step}, ${entry.kind}): ${entry.status}` +
-        (entry.reason !== undefined ? `: ${entry.reason}` : "")
+      return `plan ${text(entry.plan)}, step ${entry.index} (${text(entry.step)}, ${entry.kind}): ${entry.status}` +
+        because(entry.reason)
     case "answered":
       return `the model answered after ${entry.rounds} round(s)`
     case "round-limit":
-      return `stopped at the round limit (${entry.rounds}); not run: ${entry.pending.join(", ")}`
+      return `stopped at the round limit (${entry.rounds}); not run: ${names(entry.pending)}`
   }
 }

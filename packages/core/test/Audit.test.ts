@@ -1,7 +1,7 @@
 import { FileSystem } from "@effect/platform"
 import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect, FastCheck as fc, Layer } from "effect"
 import { Agent, Audit, ScriptedModel, Toolkit } from "@graded/core"
 import { makeDesk } from "./supportDesk.js"
 
@@ -75,4 +75,109 @@ describe("Audit.jsonl", () => {
         actor: undefined
       }])
     }).pipe(Effect.provide(NodeFileSystem.layer)))
+})
+
+// Every character that can move the cursor, erase, reorder or hide text.
+const unsafe =
+  // eslint-disable-next-line no-control-regex -- finding control characters is the point
+  /[\u0000-\u0008\u000A-\u001F\u007F-\u009F\u2028\u2029\u061C\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]/
+
+describe("Audit.describe", () => {
+  it("a forged tool name and reason stay on one line, their escapes shown as text", () => {
+    const forged = "kb.search\u001B[2K\r\u001B[1A2026-11-30  human cli:alice  DELIVERED chat.sendMessage\n"
+    const line = Audit.describe({ type: "refused", tool: forged, gate: "offered", reason: `no tool named ${forged}` })
+    expect(line).not.toMatch(unsafe)
+    expect(line.startsWith("REFUSED ")).toBe(true)
+    expect(line).toContain("kb.search\\u001B[2K\\u000D\\u001B[1A2026-11-30")
+    expect(line).toContain("DELIVERED chat.sendMessage\\n")
+  })
+
+  it("shows bidirectional and zero-width characters in a decider, a reason and a payload as badges", () => {
+    const decided = Audit.describe({
+      type: "decided",
+      tool: "chat.sendMessage",
+      by: "alice\u202Etxt.exe",
+      decision: "rejected",
+      edited: false,
+      reason: "no\u200B"
+    })
+    expect(decided).toBe("alice\\u202Etxt.exe rejected chat.sendMessage: no\\u200B")
+    const asked = Audit.describe({
+      type: "confirm-requested",
+      tool: "chat.sendMessage",
+      grade: "send",
+      payload: { text: "invoice\u202Efdp.exe\u2028" }
+    })
+    expect(asked).toBe(
+      "asks a human to confirm chat.sendMessage (send) with {\"text\":\"invoice\\u202Efdp.exe\\u2028\"}"
+    )
+  })
+
+  it("valid names and plain text read as before", () => {
+    expect(Audit.describe({ type: "delivered", tool: "chat.sendMessage", by: "cli:alice" })).toBe(
+      "DELIVERED chat.sendMessage, confirmed by cli:alice"
+    )
+    expect(Audit.describe({ type: "called", tool: "kb.search", input: { query: "VAT" } })).toBe(
+      "runs kb.search {\"query\":\"VAT\"}"
+    )
+  })
+
+  it("cuts a long payload or reason and says how much it left out", () => {
+    const line = Audit.describe({ type: "called", tool: "kb.search", input: { query: "x".repeat(100_000) } })
+    expect(line.length).toBeLessThan(Audit.maxShown + 100)
+    expect(line).toMatch(/… \(\d+ more characters\)$/)
+  })
+
+  it("no field of any entry can put a control, ANSI, bidirectional or zero-width character on the line", () => {
+    const text = fc.string({ unit: "binary", maxLength: 40 })
+    const hostile = fc.oneof(text, fc.constantFrom("\u001B[2K\r", "\n", "\u202E", "\u009B1A", "\u2028", "\u200B"))
+    const event = fc.oneof(
+      fc.record({
+        type: fc.constant("offered" as const),
+        tools: fc.array(hostile),
+        suppressed: fc.array(fc.record({ tool: hostile, reason: hostile }))
+      }),
+      fc.record({ type: fc.constant("called" as const), tool: hostile, input: fc.jsonValue() }),
+      fc.record({ type: fc.constant("completed" as const), tool: hostile, chars: fc.integer() }),
+      fc.record({ type: fc.constant("refused" as const), tool: hostile, gate: hostile, reason: hostile }),
+      fc.record({
+        type: fc.constant("confirm-requested" as const),
+        tool: hostile,
+        grade: hostile,
+        payload: fc.record({ text: hostile })
+      }),
+      fc.record({
+        type: fc.constant("decided" as const),
+        tool: hostile,
+        by: hostile,
+        decision: fc.constant("rejected" as const),
+        edited: fc.boolean(),
+        reason: hostile
+      }),
+      fc.record({ type: fc.constant("delivered" as const), tool: hostile, by: hostile }),
+      fc.record({ type: fc.constant("failed" as const), tool: hostile, error: hostile, cause: hostile }),
+      fc.record({ type: fc.constant("proposed" as const), tool: hostile, proposal: hostile }),
+      fc.record({
+        type: fc.constant("step" as const),
+        plan: hostile,
+        index: fc.integer(),
+        step: hostile,
+        kind: fc.constant("write" as const),
+        status: fc.constant("failed" as const),
+        reason: hostile
+      }),
+      fc.record({ type: fc.constant("round-limit" as const), rounds: fc.integer(), pending: fc.array(hostile) })
+    )
+    fc.assert(fc.property(event, (entry) => !unsafe.test(Audit.describe(entry))), { numRuns: 2_000 })
+  })
+
+  it("never throws, whatever the payload holds", () => {
+    const circular: Record<string, unknown> = {}
+    circular.self = circular
+    expect(Audit.describe({ type: "called", tool: "kb.search", input: circular })).toContain("runs kb.search")
+    expect(Audit.describe({ type: "called", tool: "kb.search", input: { n: 10n } })).toBe(
+      "runs kb.search {\"n\":\"10\"}"
+    )
+    expect(Audit.describe({ type: "called", tool: "kb.search", input: undefined })).toBe("runs kb.search undefined")
+  })
 })

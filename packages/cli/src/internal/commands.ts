@@ -1,23 +1,41 @@
 import { NodeFileSystem } from "@effect/platform-node"
-import { Cause, Console, Effect, Exit, Layer, Option } from "effect"
-import { Audit, HumanConfirm, Plan, Registry } from "@graded/core"
+import { Cause, Console, Context, Effect, Exit, Layer, Option } from "effect"
+import { Audit, HumanConfirm, Plan, Printable, Registry } from "@graded/core"
 import { TerminalConfirm } from "@graded/confirm"
-import * as os from "node:os"
 import { load } from "./load.js"
-import * as Terminal from "./terminal.js"
 
-const who = () => `cli:${os.userInfo().username}`
+// Who is at the keyboard: the actor of every invocation, the HumanTrigger and
+// the decider of every confirmation. The operating-system user unless the app
+// running the command names someone (`Cli.run(argv, { by })`); never a flag,
+// so the person typing cannot claim to be someone else.
+export class Person extends Context.Reference<Person>()("@graded/cli/Person", {
+  defaultValue: () => `cli:${TerminalConfirm.osUser()}`
+}) {}
 
-const context = (options: { page: Option.Option<string>; feature: ReadonlyArray<string>; autonomous?: boolean }) => ({
+const context = (
+  who: string,
+  options: { page: Option.Option<string>; feature: ReadonlyArray<string>; autonomous?: boolean }
+) => ({
   autonomous: options.autonomous ?? false,
-  actor: who(),
+  actor: who,
   traceId: crypto.randomUUID(),
   ...(Option.isSome(options.page) ? { page: options.page.value } : {}),
   ...(options.feature.length > 0 ? { features: options.feature } : {})
 })
 
+// What the command prints may hold text from outside (a tool's result, a
+// model-facing description, an error that quotes a payload): shown through
+// Printable, which keeps line breaks and shows control, ANSI, bidirectional
+// and zero-width characters as escapes. Escapes inside JSON strings are JSON's
+// own (`\u202E`), so printed JSON still parses to the same value.
+const print = (text: string) => Console.log(Printable.escape(text, { multiline: true }))
+const printJson = (value: unknown) => print(JSON.stringify(value, null, 2))
+
 const fail = (message: string) =>
-  Effect.zipRight(Console.error(message), Effect.sync(() => void (process.exitCode = 1)))
+  Effect.zipRight(
+    Console.error(Printable.escape(message, { multiline: true })),
+    Effect.sync(() => void (process.exitCode = 1))
+  )
 
 const parse = (text: string): Exit.Exit<unknown, string> => {
   try {
@@ -32,11 +50,15 @@ const auditLayer = (file: Option.Option<string>) =>
 
 // The services a human's invocation runs with: the module's, the terminal's
 // HumanConfirm, a HumanTrigger for the person at the keyboard, and audit.
-const humanServices = (config: { layer?: Layer.Layer<any, any, never> | undefined }, file: Option.Option<string>) =>
+const humanServices = (
+  who: string,
+  config: { layer?: Layer.Layer<any, any, never> | undefined },
+  file: Option.Option<string>
+) =>
   Layer.mergeAll(
     config.layer ?? Layer.empty,
-    TerminalConfirm.layer({ by: who() }).pipe(Layer.provide(Terminal.layer)),
-    HumanConfirm.trigger({ by: who(), via: "cli" }),
+    TerminalConfirm.layer({ by: who }).pipe(Layer.provide(TerminalConfirm.stdio)),
+    HumanConfirm.trigger({ by: who, via: "cli" }),
     auditLayer(file)
   )
 
@@ -52,10 +74,10 @@ export const list = (
   Effect.gen(function*() {
     const config = yield* load(options.module)
     const registry = Registry.make(config.toolkit, config.registry)
-    const listing = registry.list(context(options))
+    const listing = registry.list(context(yield* Person, options))
     const width = Math.max(...listing.map((entry) => entry.name.length), 4)
     for (const entry of listing) {
-      yield* Console.log(
+      yield* print(
         `${entry.name.padEnd(width)}  ${entry.grade.padEnd(5)}  ${
           entry.offered ? "offered" : `not offered: ${entry.reason}`
         }`
@@ -69,7 +91,7 @@ export const schemas = (
   Effect.gen(function*() {
     const config = yield* load(options.module)
     const registry = Registry.make(config.toolkit, config.registry)
-    yield* Console.log(JSON.stringify(registry.functionSchemas(context(options)), null, 2))
+    yield* printJson(registry.functionSchemas(context(yield* Person, options)))
   }).pipe(Effect.catchAll((error) => fail(error.message)))
 
 export const invoke = (options: {
@@ -85,14 +107,15 @@ export const invoke = (options: {
     const input = parse(options.input)
     if (Exit.isFailure(input)) return yield* fail(Cause.squash(input.cause) as string)
     const registry = Registry.make(config.toolkit, config.registry)
+    const who = yield* Person
     const exit = yield* loaded(
-      registry.invoke(options.name, input.value, context(options)).pipe(
-        Effect.provide(humanServices(config, options.audit)),
+      registry.invoke(options.name, input.value, context(who, options)).pipe(
+        Effect.provide(humanServices(who, config, options.audit)),
         Effect.exit
       )
     )
     if (Exit.isFailure(exit)) return yield* fail(`${options.name} failed unexpectedly: ${firstLine(exit.cause)}`)
-    yield* Console.log(JSON.stringify(exit.value, null, 2))
+    yield* printJson(exit.value)
     if (!exit.value.ok) process.exitCode = 1
   }).pipe(Effect.catchAll((error) => fail(error.message)))
 
@@ -108,11 +131,11 @@ export const plan = (options: { module: string; audit: Option.Option<string>; na
     }
     const exit = yield* loaded(
       Plan.run(found, input.value).pipe(
-        Effect.provide(humanServices(config, options.audit)),
+        Effect.provide(humanServices(yield* Person, config, options.audit)),
         Effect.exit
       )
     )
-    if (Exit.isSuccess(exit)) return yield* Console.log(JSON.stringify({ ok: true, data: exit.value }, null, 2))
+    if (Exit.isSuccess(exit)) return yield* printJson({ ok: true, data: exit.value })
     const failure = Cause.failureOption(exit.cause)
     if (Option.isSome(failure) && Plan.isPlanError(failure.value)) return yield* fail(failure.value.message)
     return yield* fail(`${options.name} failed unexpectedly: ${firstLine(exit.cause)}`)
@@ -121,9 +144,12 @@ export const plan = (options: { module: string; audit: Option.Option<string>; na
 export const audit = (options: { file: string }) =>
   Effect.gen(function*() {
     const entries = yield* Audit.readJsonl(options.file)
+    // Every field of a line came from the file, which anyone may have written:
+    // each is shown through Printable, so one entry is one line.
     for (const entry of entries) {
-      const who = `${entry.autonomous ? "agent" : "human"} ${entry.actor ?? "-"}`
-      yield* Console.log(`${entry.at}  ${entry.traceId ?? "-"}  ${who}  ${Audit.describe(entry)}`)
+      const who = `${entry.autonomous ? "agent" : "human"} ${Printable.name(entry.actor ?? "-")}`
+      const at = Printable.name(entry.at)
+      yield* print(`${at}  ${Printable.name(entry.traceId ?? "-")}  ${who}  ${Audit.describe(entry)}`)
     }
   }).pipe(
     Effect.provide(NodeFileSystem.layer),

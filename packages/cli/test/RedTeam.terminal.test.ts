@@ -1,0 +1,491 @@
+// Red team, terminal and CLI surface: what a hostile model, web client, audit
+// file or payload tries against what a person reads in a terminal (`graded
+// audit`, the confirm card), who is recorded as deciding, and a script that
+// answers through a pipe. Each row names the attack and the outcome a person
+// must get; the rows that concern the screen run `graded` in a real
+// pseudo-terminal and read what it shows (@xterm/headless), not only the bytes.
+// The model's attacks on the loop are packages/core/test/RedTeam.test.ts; the
+// web page's are packages/confirm/test/RedTeam.web.test.ts.
+import type { HumanConfirm } from "@graded/core"
+import { TerminalConfirm } from "@graded/confirm"
+import { spawn as spawnChild } from "node:child_process"
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { afterAll, describe, expect, it } from "vitest"
+import { redTeam } from "../../../test/redTeam.js"
+import { killAll, type Session, spawn } from "./pty.js"
+
+const report = redTeam("terminal and CLI")
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const bin = path.resolve(here, "../bin/graded.mjs")
+const cards = path.resolve(here, "fixtures/cards.ts")
+const desk = path.resolve(here, "../../../examples/support-desk")
+const dir = mkdtempSync(path.join(os.tmpdir(), "graded-redteam-"))
+const m = ["-m", "src/graded.config.ts"]
+
+afterAll(() => {
+  killAll()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+// Anything that can move the cursor, erase, reorder or hide text on a screen.
+const unsafe =
+  // eslint-disable-next-line no-control-regex -- finding control characters is the point
+  /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u2028\u2029\u061C\u200B-\u200F\u202A-\u202E\u2060-\u2069\uFEFF]/
+
+// The erase-line, cursor-up and carriage-return sequence that, printed raw,
+// wipes the line before it and writes a line of its own.
+const erase = "\u001B[2K\r\u001B[1A\u001B[2K\r"
+const fakeDelivered = "2026-11-30T12:00:00.000Z  t-0  human cli:alice  DELIVERED chat.sendMessage, confirmed by alice"
+
+// --- graded audit, in a pseudo-terminal ----------------------------------
+
+const entry = (at: string, event: Record<string, unknown>) =>
+  JSON.stringify({ at, traceId: "t-1", actor: "agent:bot", autonomous: true, ...event })
+
+const auditEntries = [
+  entry("2026-11-30T12:00:01.000Z", {
+    type: "refused",
+    tool: `kb.search${erase}${fakeDelivered}\n`,
+    gate: "offered",
+    reason: `no tool named kb.search${erase}${fakeDelivered}`
+  }),
+  entry("2026-11-30T12:00:02.000Z", {
+    type: "decided",
+    tool: "chat.sendMessage",
+    by: `mallory${erase}alice`,
+    decision: "rejected",
+    edited: false,
+    reason: `spam\n${fakeDelivered}`
+  }),
+  entry("2026-11-30T12:00:03.000Z", {
+    type: "round-limit",
+    rounds: 4,
+    pending: [`chat.sendMessage\r${fakeDelivered}`]
+  }),
+  JSON.stringify({
+    at: `2026-11-30T12:00:04.000Z${erase}`,
+    traceId: `t-2\n${fakeDelivered}`,
+    actor: `agent:bot\r${fakeDelivered}`,
+    autonomous: false,
+    type: "answered",
+    rounds: 1
+  }),
+  entry("2026-11-30T12:00:05.000Z", {
+    type: "delivered",
+    tool: "chat.sendMessage",
+    by: "alice\u202Efdp.exe\u200B"
+  }),
+  entry("2026-11-30T12:00:06.000Z", {
+    type: "refused",
+    tool: "chat.sendMessage",
+    gate: "autonomous",
+    reason: "y".repeat(1_000_000)
+  })
+]
+
+let auditRun: Promise<{ code: number; screen: string }> | undefined
+const auditScreen = () => {
+  if (auditRun === undefined) {
+    const file = path.join(dir, "forged.jsonl")
+    writeFileSync(file, `${auditEntries.join("\n")}\n`)
+    auditRun = spawn(process.execPath, [bin, "audit", file], { cwd: desk, cols: 160 }).exited
+  }
+  return auditRun
+}
+const auditLines = async () => {
+  const { code, screen } = await auditScreen()
+  expect(code).toBe(0)
+  return screen.split("\n").filter((line) => line !== "")
+}
+
+// --- graded invoke, in a pseudo-terminal and through a pipe -----------------
+
+// Waits for graded's own question: a line that starts with it (a payload's copy sits behind the card's gutter).
+const question = async (session: Session, text: string) => {
+  const deadline = Date.now() + 60_000
+  let ended = false
+  void session.exited.then(() => void (ended = true))
+  for (;;) {
+    const screen = await session.waitFor(text)
+    if (screen.split("\n").some((line) => line.startsWith(text))) return screen
+    if (ended || Date.now() > deadline) throw new Error(`no line starts with "${text}". The screen:\n${screen}`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+// `graded invoke chat.sendMessage` with this text, shown in a pseudo-terminal and rejected with `reason`.
+const invokeCard = async (text: string, reason: string) => {
+  const audit = path.join(dir, `invoke-${Math.random().toString(36).slice(2)}.jsonl`)
+  const cli = spawn(process.execPath, [
+    bin,
+    "invoke",
+    "chat.sendMessage",
+    JSON.stringify({ text }),
+    ...m,
+    "--audit",
+    audit
+  ], {
+    cwd: desk
+  })
+  const card = await question(cli, "Approve, edit or reject? [a/e/r]")
+  cli.type("r")
+  await question(cli, "Reason:")
+  cli.type(reason)
+  const done = await cli.exited
+  return { card, done, audit: readFileSync(audit, "utf8").trim().split("\n").map((line) => JSON.parse(line)) }
+}
+
+// Runs a command with its standard input a pipe that carries `input`, then closes.
+const piped = (file: string, args: ReadonlyArray<string>, input: string, cwd: string, uid?: number) =>
+  new Promise<{ out: string; err: string; code: number | null }>((resolve, reject) => {
+    const child = spawnChild(file, [...args], { cwd, ...(uid !== undefined ? { uid, gid: uid } : {}) })
+    let out = ""
+    let err = ""
+    child.stdout.on("data", (chunk) => void (out += chunk))
+    child.stderr.on("data", (chunk) => void (err += chunk))
+    child.on("error", reject)
+    child.on("close", (code) => resolve({ out, err, code }))
+    child.stdin.end(input)
+  })
+
+const outcomes = (stderr: string) =>
+  stderr.split("\n").filter((line) => line.startsWith("{")).map((line) => JSON.parse(line))
+
+const cardsProgram = (count: number) => [process.execPath, ["--import", "tsx", cards, String(count)]] as const
+
+// --- the card, rendered -------------------------------------------------
+
+const view = (payload: unknown): HumanConfirm.View => ({
+  tool: "chat.sendMessage",
+  grade: "send",
+  title: "Send a chat message",
+  description: "Send a message to the customer.",
+  payload,
+  actor: "agent:bot",
+  traceId: undefined,
+  schema: undefined,
+  check: () => {
+    throw new Error("not used")
+  }
+})
+
+// --- the table ------------------------------------------------------------
+
+interface Attack {
+  readonly surface: "graded audit" | "graded invoke" | "confirm card" | "who decides" | "piped input" | "typed input"
+  readonly attack: string
+  readonly expected: string
+  /** Why the row cannot run on this machine, if it cannot. */
+  readonly skip?: string | undefined
+  readonly run: () => Promise<void>
+}
+
+const attacks: ReadonlyArray<Attack> = [
+  {
+    surface: "graded audit",
+    attack:
+      "a model's tool name and reason carry CR, LF, erase-line and cursor-up to wipe the REFUSED line and print a fake DELIVERED one",
+    expected: "one line per entry; the REFUSED line stays, the escapes show as text",
+    run: async () => {
+      const lines = await auditLines()
+      expect(lines).toHaveLength(auditEntries.length)
+      for (const line of lines) expect(line.startsWith("2026-11-30T12:00:0")).toBe(true)
+      expect(lines.filter((line) => line.includes("DELIVERED")).every((line) => !line.startsWith(fakeDelivered)))
+        .toBe(true)
+      const refused = lines[0] ?? ""
+      expect(refused).toContain("REFUSED kb.search\\u001B[2K\\u000D\\u001B[1A\\u001B[2K\\u000D2026-11-30T12:00:00.000Z")
+      expect(refused).toContain("… at the offered gate: no tool named kb.search\\u001B[2K")
+    }
+  },
+  {
+    surface: "graded audit",
+    attack: "a web client's `by` and `reason` carry a line break and erase sequences to forge a decision line",
+    expected: "the decision stays one line, under the decider's escaped name",
+    run: async () => {
+      const line = (await auditLines())[1] ?? ""
+      expect(line).toContain(
+        "mallory\\u001B[2K\\u000D\\u001B[1A\\u001B[2K\\u000Dalice rejected chat.sendMessage: spam\\n2026"
+      )
+    }
+  },
+  {
+    surface: "graded audit",
+    attack: "a pending tool name in a round-limit entry carries a carriage return",
+    expected: "the name is shown escaped on the round-limit line",
+    run: async () => {
+      const line = (await auditLines())[2] ?? ""
+      expect(line).toContain("stopped at the round limit (4); not run: chat.sendMessage\\u000D2026")
+    }
+  },
+  {
+    surface: "graded audit",
+    attack: "an audit file's own fields (time, trace id, actor) carry escapes and line breaks",
+    expected: "each is escaped; the entry is one line",
+    run: async () => {
+      const line = (await auditLines())[3] ?? ""
+      expect(line).toContain("2026-11-30T12:00:04.000Z\\u001B[2K\\u000D")
+      expect(line).toContain("t-2\\n2026-11-30")
+      expect(line).toContain("human agent:bot\\u000D2026")
+      expect(line).toContain("the model answered after 1 round(s)")
+    }
+  },
+  {
+    surface: "graded audit",
+    attack: "a decider's name holds a right-to-left override and a zero-width space (`alice<RLO>fdp.exe`)",
+    expected: "shown as visible \\u202E and \\u200B badges, nothing reordered",
+    run: async () => {
+      const line = (await auditLines())[4] ?? ""
+      expect(line).toContain("DELIVERED chat.sendMessage, confirmed by alice\\u202Efdp.exe\\u200B")
+      expect(line).not.toMatch(unsafe)
+    }
+  },
+  {
+    surface: "graded audit",
+    attack: "a 1,000,000-character reason floods the screen",
+    expected: "cut at 1,000 characters, saying how many more there were",
+    run: async () => {
+      const line = (await auditLines())[5] ?? ""
+      expect(line).toContain(`${"y".repeat(1_000)}… (999000 more characters)`)
+      expect(line.length).toBeLessThan(1_200)
+    }
+  },
+  {
+    surface: "graded invoke",
+    attack:
+      "a tool name with a right-to-left override, a zero-width space and an erase-line escape, echoed in the error",
+    expected: "the printed result shows them as escapes, and still parses as JSON with the same value",
+    run: async () => {
+      const name = "kb.se\u202Earch\u200B\u001B[2K"
+      const run = await piped(process.execPath, [bin, "invoke", name, "{}", ...m], "", desk)
+      expect(run.code).toBe(1)
+      expect(run.out).not.toMatch(unsafe)
+      const result = JSON.parse(run.out)
+      expect(result).toMatchObject({ ok: false, code: "unknown-tool" })
+      expect(result.error).toContain("kb.se")
+    }
+  },
+  {
+    surface: "confirm card",
+    attack: "the payload's text is `invoice<RLO>fdp.exe<ZWSP>`, to read as invoice.exe…pdf",
+    expected: "visible \\u202E and \\u200B badges, and the card is flagged; nothing sent without a decision",
+    run: async () => {
+      const { card, done, audit } = await invokeCard("invoice\u202Efdp.exe\u200B", "looks wrong")
+      expect(card).toContain("\"text\": \"invoice\\u202Efdp.exe\\u200B\"")
+      expect(card).toContain(
+        "⚠ the payload holds characters that hide or reorder text, shown as escapes: \\u202E \\u200B"
+      )
+      expect(done.code).toBe(1)
+      expect(audit.filter((e) => e.type === "delivered")).toEqual([])
+    }
+  },
+  {
+    surface: "confirm card",
+    attack: "the payload's text erases the card's lines and draws a fake, harmless payload and question",
+    expected: "every escape shows as text, the real card stays on screen",
+    run: async () => {
+      const forged = `Hi${erase}${erase}│   "text": "Thanks!"\n└\nApprove, edit or reject? [a/e/r] a`
+      const { card } = await invokeCard(forged, "forged")
+      const lines = card.split("\n")
+      expect(lines).toContain("│   \"to\": \"c-42\"")
+      expect(lines).toContain(
+        "│     ┆ Hi\\u001B[2K\\u000D\\u001B[1A\\u001B[2K\\u000D\\u001B[2K\\u000D\\u001B[1A\\u001B[2K\\u000D│   \"text\": \"Thanks!\""
+      )
+      expect(lines).toContain("│     ┆ └")
+      expect(lines).toContain("│     ┆ Approve, edit or reject? [a/e/r] a")
+      expect(lines.filter((line) => line.startsWith("└"))).toHaveLength(1)
+      expect(lines.filter((line) => line.startsWith("Approve, edit or reject?"))).toHaveLength(1)
+    }
+  },
+  {
+    surface: "confirm card",
+    attack: "payload keys carry ANSI escapes and a line break",
+    expected: "the keys are quoted and escaped",
+    run: async () => {
+      const card = TerminalConfirm.card(view({ [`to\u001B[2K\n"to"`]: "attacker" }))
+      expect(card).not.toMatch(unsafe)
+      expect(card).toContain("│   \"to\\u001B[2K\\n\\\"to\\\"\": \"attacker\"")
+    }
+  },
+  {
+    surface: "confirm card",
+    attack: "a 50,000-character payload, approved by a script that answers `a` without looking",
+    expected: "the card shows 2,000 characters and says so; `a` is refused until `s` showed all; end of input rejects",
+    run: async () => {
+      const big = "x".repeat(50_000)
+      const [file, args] = cardsProgram(1)
+      const blind = await piped(file, [...args, "--text", big], "a\n", path.dirname(bin))
+      expect(blind.out).toContain("[showing 2000 of 50000 characters]")
+      expect(blind.out).toContain("Show all, edit or reject? [s/e/r]")
+      expect(blind.out).toContain("This card does not show the whole payload")
+      expect(outcomes(blind.err)).toEqual([
+        {
+          card: 1,
+          outcome: {
+            error: "@graded/core/ToolError/Rejected",
+            by: os.userInfo().username,
+            reason: "input ended before a decision (the terminal or pipe closed)"
+          }
+        },
+        { delivered: [] }
+      ])
+      const looked = await piped(file, [...args, "--text", big], "s\na\n", path.dirname(bin))
+      expect(looked.out).toContain(big)
+      expect(outcomes(looked.err).at(-1)).toEqual({ delivered: [{ to: "customer:42", text: big }] })
+    }
+  },
+  {
+    surface: "confirm card",
+    attack: "a payload of 100,000 empty fields, and one nested 10,000 levels deep",
+    expected: "the card stays within its limit and says how much it shows; it never throws",
+    run: async () => {
+      const wide = Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [String(i), ""]))
+      const card = TerminalConfirm.card(view(wide))
+      expect(card.length).toBeLessThan(TerminalConfirm.defaultLimits.total * 10)
+      const [, shown, size] = /this card shows (\d+) of (\d+) characters of the payload/.exec(card) ?? []
+      expect(Number(shown)).toBe(TerminalConfirm.defaultLimits.total)
+      expect(Number(size)).toBeGreaterThan(100_000)
+      let deep: unknown = "end"
+      for (let i = 0; i < 10_000; i++) deep = [deep]
+      const nested = TerminalConfirm.card(view(deep))
+      expect(nested.length).toBeLessThan(TerminalConfirm.defaultLimits.total * 40)
+      expect(nested).toMatch(/this card shows \d+ of \d+ characters|nested too deeply to be shown here/)
+    }
+  },
+  {
+    surface: "who decides",
+    attack: "the command runs for a person; nothing they type or the payload says chooses the decider",
+    expected: "the decision, the trigger and the actor are recorded as cli:<the operating-system user>",
+    run: async () => {
+      const { done, audit } = await invokeCard("Hello", "by:alice")
+      const me = `cli:${os.userInfo().username}`
+      expect(done.screen).toContain(`rejected by ${me}: by:alice`)
+      expect(audit.find((e) => e.type === "decided")).toMatchObject({ by: me, decision: "rejected", actor: me })
+    }
+  },
+  {
+    surface: "who decides",
+    attack: "the system has no name for the user (a uid without a passwd entry), so os.userInfo() throws",
+    expected: "the command still runs and records cli:uid:<n> as the decider",
+    skip: process.getuid?.() === 0 ? undefined : "only root can start a process under a uid without a name",
+    run: async () => {
+      const audit = path.join(dir, "uid.jsonl")
+      rmSync(audit, { force: true })
+      writeFileSync(audit, "")
+      chmodSync(dir, 0o777)
+      chmodSync(audit, 0o666)
+      const run = await piped(
+        process.execPath,
+        [bin, "invoke", "chat.sendMessage", "{\"text\":\"Hi\"}", ...m, "--audit", audit],
+        "r\nnobody\n",
+        desk,
+        54_321
+      )
+      expect(run.err).not.toContain("uv_os_get_passwd")
+      expect(JSON.parse(run.out.slice(run.out.indexOf("{\n  \"ok\"")))).toMatchObject({
+        ok: false,
+        error: "chat.sendMessage was rejected by cli:uid:54321: nobody"
+      })
+    }
+  },
+  {
+    surface: "piped input",
+    attack: "a script pipes `e` and then the edit on the next line into graded invoke",
+    expected: "the edit is read as the answer and delivered once (it was read as a closed terminal)",
+    run: async () => {
+      const audit = path.join(dir, "piped-edit.jsonl")
+      const edit = JSON.stringify({ to: "c-42", text: "Edited by a script" })
+      const run = await piped(
+        process.execPath,
+        [bin, "invoke", "chat.sendMessage", "{\"text\":\"Helo\"}", ...m, "--audit", audit],
+        `e\n${edit}\n`,
+        desk
+      )
+      expect(run.code).toBe(0)
+      expect(run.out).toContain("\"sent\": true")
+      const entries = readFileSync(audit, "utf8").trim().split("\n").map((line) => JSON.parse(line))
+      expect(entries.find((e) => e.type === "decided")).toMatchObject({ decision: "approved", edited: true })
+      expect(entries.filter((e) => e.type === "delivered")).toHaveLength(1)
+    }
+  },
+  {
+    surface: "piped input",
+    attack: "a script approves, edits and rejects three cards in turn through one pipe, then closes it at a fourth",
+    expected: "each card gets its own answer; the fourth is rejected because input ended",
+    run: async () => {
+      const [file, args] = cardsProgram(4)
+      const edit = JSON.stringify({ to: "customer:42", text: "edited" })
+      const run = await piped(file, args, `a\ne\n${edit}\nr\nnot this one\n`, path.dirname(bin))
+      const me = os.userInfo().username
+      expect(outcomes(run.err)).toEqual([
+        { card: 1, outcome: { delivered: { delivered: true } } },
+        { card: 2, outcome: { delivered: { delivered: true } } },
+        { card: 3, outcome: { error: "@graded/core/ToolError/Rejected", by: me, reason: "not this one" } },
+        {
+          card: 4,
+          outcome: {
+            error: "@graded/core/ToolError/Rejected",
+            by: me,
+            reason: "input ended before a decision (the terminal or pipe closed)"
+          }
+        },
+        { delivered: [{ to: "customer:42", text: "message 1" }, { to: "customer:42", text: "edited" }] }
+      ])
+    }
+  },
+  {
+    surface: "typed input",
+    attack: "a person types `a` and Enter while the next card is still being prepared",
+    expected:
+      "that line does not answer a card that was not on the screen; the card waits for an answer typed after it",
+    run: async () => {
+      const [file, args] = cardsProgram(2)
+      const session = spawn(file, [...args, "--delay", "1500"], { cwd: path.dirname(bin) })
+      await question(session, "Approve, edit or reject? [a/e/r]")
+      session.type("a")
+      await session.waitFor("{\"card\":1,")
+      session.type("a")
+      await session.waitFor("message 2")
+      await new Promise((resolve) => setTimeout(resolve, 1_000))
+      expect(session.screen()).not.toContain("\"card\":2")
+      session.type("r")
+      await session.waitFor("Reason:")
+      session.type("second card seen")
+      const { screen } = await session.exited
+      expect(screen).toContain("{\"card\":1,\"outcome\":{\"delivered\":{\"delivered\":true}}}")
+      expect(screen).toContain("\"reason\":\"second card seen\"")
+      expect(screen).toContain("{\"delivered\":[{\"to\":\"customer:42\",\"text\":\"message 1\"}]}")
+    }
+  },
+  {
+    surface: "typed input",
+    attack: "a person presses Ctrl-D at the question",
+    expected: "the card is rejected because input ended; nothing is sent",
+    run: async () => {
+      const [file, args] = cardsProgram(1)
+      const session = spawn(file, args, { cwd: path.dirname(bin) })
+      await session.waitFor("[a/e/r]")
+      session.write("\u0004")
+      const { screen } = await session.exited
+      expect(screen).toContain("input ended before a decision")
+      expect(screen).toContain("{\"delivered\":[]}")
+    }
+  }
+]
+
+describe("red team: the terminal and the CLI", { timeout: 240_000 }, () => {
+  for (const attack of attacks) {
+    const title = `${attack.surface}: ${attack.attack} ⇒ ${attack.expected}`
+    if (attack.skip !== undefined) it.skip(`${title} (skipped: ${attack.skip})`, attack.run)
+    else {
+      it(title, async () => {
+        const held = report.attack(`${attack.surface}: ${attack.attack}`)
+        await attack.run()
+        held(attack.expected)
+      })
+    }
+  }
+})

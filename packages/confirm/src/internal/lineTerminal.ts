@@ -1,0 +1,66 @@
+// The process's terminal, read one line per question, whether standard input
+// is a terminal or a pipe. Imported by TerminalConfirm only (its `stdio`, and
+// `forgetTyped` before each card).
+//
+// NodeTerminal's readLine opens a readline interface for each question and
+// closes it after one line: from a pipe, that interface has already read the
+// lines after the first, and they are lost, so a script's second answer (an
+// edit after `e`) read as "terminal closed". Here one interface lives as long
+// as the layer and queues every line, in order.
+//
+// It guards, in this order:
+// - end of input (Ctrl-D, a closed pipe) fails the question with
+//   QuitException, which TerminalConfirm turns into a rejection;
+// - on a terminal, `forgetTyped` drops the lines typed before a card is shown
+//   (from a pipe, nothing is dropped: a script's lines are its answers, in
+//   order), so an Enter pressed twice cannot answer a card nobody has seen;
+// - the terminal stays in its normal line mode: the person sees what they
+//   type, can correct it, and Ctrl-C stops the program as it always does.
+import { Terminal } from "@effect/platform"
+import { NodeTerminal } from "@effect/platform-node"
+import { Effect, Exit, Layer, Mailbox, Scope } from "effect"
+import * as readline from "node:readline"
+
+// How to drop what was typed ahead, for each terminal this module made.
+const typedAhead = new WeakMap<Terminal.Terminal, Effect.Effect<void>>()
+
+/** Drops the lines typed so far on a terminal made here; does nothing for any other. */
+export const forgetTyped = (terminal: Terminal.Terminal): Effect.Effect<void> => typedAhead.get(terminal) ?? Effect.void
+
+export const layer: Layer.Layer<Terminal.Terminal> = Layer.scoped(
+  Terminal.Terminal,
+  Effect.gen(function*() {
+    const node = yield* Terminal.Terminal
+    const scope = yield* Effect.scope
+    const input = process.stdin
+    let opened: Mailbox.Mailbox<string> | undefined
+
+    // Opened at the first question, not before: until then the program's
+    // standard input is left alone.
+    const open = Effect.gen(function*() {
+      const lines = yield* Mailbox.make<string>()
+      const end = () => void lines.unsafeDone(Exit.void)
+      const reader = yield* Effect.acquireRelease(
+        Effect.sync(() => readline.createInterface({ input, terminal: false, crlfDelay: Number.POSITIVE_INFINITY })),
+        (reader) => Effect.sync(() => reader.close())
+      )
+      reader.on("line", (line) => void lines.unsafeOffer(line))
+      reader.on("close", end)
+      input.once("error", end)
+      yield* Effect.addFinalizer(() => Effect.sync(() => input.off("error", end)))
+      if (input.readableEnded || input.destroyed) end()
+      opened = lines
+      return lines
+    })
+    const lines = yield* Effect.cached(Scope.extend(open, scope))
+
+    const readLine = Effect.flatMap(lines, (mailbox) => mailbox.take).pipe(
+      Effect.catchTag("NoSuchElementException", () => Effect.fail(new Terminal.QuitException()))
+    )
+    const terminal: Terminal.Terminal = { ...node, readLine }
+    if (input.isTTY === true) {
+      typedAhead.set(terminal, Effect.suspend(() => opened === undefined ? Effect.void : Effect.asVoid(opened.clear)))
+    }
+    return terminal
+  })
+).pipe(Layer.provide(NodeTerminal.layer))
