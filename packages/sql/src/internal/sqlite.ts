@@ -29,7 +29,7 @@ import { Context, Effect, Layer } from "effect"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
 
-export const busyWaitMillis = 10_000
+const busyWaitMillis = 10_000
 
 // A statement that returns rows fails, while reading them, with a bare Error
 // whose message is SQLite's for SQLITE_BUSY; the others carry the code.
@@ -58,8 +58,10 @@ const patient = (url: string): Client => {
           return await run(client)
         } catch (error) {
           if (!isBusy(error) || Date.now() > deadline) throw error
-          current = createClient({ url })
+          // Closed first: should opening fail, later statements fail too
+          // rather than run on the connection that lost its writes.
           client.close()
+          current = createClient({ url })
           // Jittered, so processes that met once do not meet again.
           await pause(wait * (0.5 + Math.random()))
         }
