@@ -14,7 +14,7 @@ import { refuse } from "./internal/refuse.js"
 import { confirmerOf, isSend } from "./internal/tool.js"
 import * as Audit from "./Audit.js"
 import * as Invocation from "./Invocation.js"
-import type { MadeByToolProposalOnly } from "./internal/capability.js"
+import { isProposalRecord, type MadeByToolProposalOnly } from "./internal/capability.js"
 import * as internal from "./internal/proposal.js"
 import { type AlreadyDecided, type NotFound, ProposalStore } from "./ProposalStore.js"
 import type * as Tool from "./Tool.js"
@@ -88,6 +88,23 @@ export type New = Omit<Proposal, "id" | "status" | "decision" | "output" | "leas
   /** A value no code outside graded can write: a record made by hand does not compile. */
   readonly madeByToolProposalOnly: MadeByToolProposalOnly
 }
+
+/**
+ * Whether a value is a record `Tool.proposal` made: the check a store's `add`
+ * makes before it keeps anything, as `ProposalStore.memory` does, so a store
+ * outside this package (`@graded/sql`) refuses the same records. It goes by
+ * identity: a copy, a spread or a record written by hand is not one.
+ *
+ * @example
+ * import { Effect } from "effect"
+ * import { Proposal } from "@graded/core"
+ * const add = (record: Proposal.New) =>
+ *   Proposal.isNew(record) ? Effect.succeed(record.tool) : Effect.dieMessage("not made by Tool.proposal")
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isNew = (u: unknown): u is New => isProposalRecord(u)
 
 /**
  * How an approval ended. `delivered`, `failed` and `rejected` are final;

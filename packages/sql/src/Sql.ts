@@ -1,0 +1,120 @@
+/**
+ * graded's durable parts in one layer: the tables (migrated at start), the
+ * `ProposalStore` and the `Audit` sink, on one database.
+ *
+ * - `Sql.sqlite({ filename })`: one file beside the app, the embedded default.
+ *   Several processes on one machine may share the file: it uses WAL, and a
+ *   statement that finds the file locked by another waits for it (up to 10 s).
+ * - `Sql.postgres({ url })`: one PostgreSQL database for many processes on
+ *   many machines.
+ * - `Sql.layer`: the same on a `SqlClient` you provide (another driver's
+ *   settings, a pool you share); SQLite and PostgreSQL only.
+ *
+ * Each layer also provides its `SqlClient`, so `SqlAudit.entries` and your own
+ * queries run on the same database.
+ *
+ * @since 0.1.0
+ */
+import type { MigrationError } from "@effect/sql/Migrator"
+import type * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import { PgClient } from "@effect/sql-pg"
+import { Layer, Redacted } from "effect"
+import type { Audit, ProposalStore } from "@graded/core"
+import * as sqliteClient from "./internal/sqlite.js"
+import * as SqlAudit from "./SqlAudit.js"
+import * as SqlMigrations from "./SqlMigrations.js"
+import * as SqlProposalStore from "./SqlProposalStore.js"
+
+/**
+ * Migrates the database of the `SqlClient` in context, then provides the
+ * proposal store and the audit sink on it.
+ *
+ * @example
+ * import { PgClient } from "@effect/sql-pg"
+ * import { Duration, Layer, Redacted } from "effect"
+ * import { Sql } from "@graded/sql"
+ * // PostgreSQL with settings of your own:
+ * const durable = Sql.layer.pipe(Layer.provideMerge(PgClient.layer({
+ *   url: Redacted.make("postgres://graded@db.internal/graded"),
+ *   ssl: true,
+ *   connectTimeout: Duration.seconds(10)
+ * })))
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer: Layer.Layer<
+  ProposalStore.ProposalStore | Audit.Audit,
+  SqlError | MigrationError,
+  SqlClient.SqlClient
+> = Layer.merge(SqlProposalStore.layer, SqlAudit.layer).pipe(
+  Layer.provide(Layer.effectDiscard(SqlMigrations.run))
+)
+
+/**
+ * Where `Sql.sqlite` keeps its database.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SqliteOptions {
+  /** The database file, made with its tables when missing (its folder must exist). */
+  readonly filename: string
+}
+
+/**
+ * graded's durable parts in a SQLite file (through @effect/sql-libsql): the
+ * embedded default, for one app or a few processes on one machine.
+ *
+ * @example
+ * import { Effect } from "effect"
+ * import { Proposal } from "@graded/core"
+ * import { Sql } from "@graded/sql"
+ * const pending = Proposal.list({ status: "pending" }).pipe(Effect.provide(Sql.sqlite({ filename: "graded.db" })))
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const sqlite = (
+  options: SqliteOptions
+): Layer.Layer<ProposalStore.ProposalStore | Audit.Audit | SqlClient.SqlClient, SqlError | MigrationError> =>
+  layer.pipe(Layer.provideMerge(sqliteClient.layer(options.filename)))
+
+/**
+ * Where `Sql.postgres` connects.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PostgresOptions {
+  /** `postgres://user:password@host:port/database`. */
+  readonly url: string | Redacted.Redacted
+  /** The pool's size (default 10). */
+  readonly maxConnections?: number | undefined
+  /** Shown in `pg_stat_activity` (default `graded`). */
+  readonly applicationName?: string | undefined
+}
+
+/**
+ * graded's durable parts in PostgreSQL (through @effect/sql-pg): for many
+ * processes, on many machines, sharing one queue of proposals and one audit.
+ *
+ * @example
+ * import { Effect, Redacted } from "effect"
+ * import { Proposal } from "@graded/core"
+ * import { Sql } from "@graded/sql"
+ * const durable = Sql.postgres({ url: Redacted.make("postgres://graded@db.internal/graded") })
+ * const recovered = Proposal.recover.pipe(Effect.provide(durable))
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const postgres = (
+  options: PostgresOptions
+): Layer.Layer<ProposalStore.ProposalStore | Audit.Audit | SqlClient.SqlClient, SqlError | MigrationError> =>
+  layer.pipe(Layer.provideMerge(PgClient.layer({
+    url: Redacted.isRedacted(options.url) ? options.url : Redacted.make(options.url),
+    maxConnections: options.maxConnections,
+    applicationName: options.applicationName ?? "graded"
+  })))

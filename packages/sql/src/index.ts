@@ -1,0 +1,9 @@
+/**
+ * @graded/sql: graded's proposal queue and audit on @effect/sql, in SQLite or PostgreSQL.
+ *
+ * @since 0.1.0
+ */
+export * as Sql from "./Sql.js"
+export * as SqlAudit from "./SqlAudit.js"
+export * as SqlMigrations from "./SqlMigrations.js"
+export * as SqlProposalStore from "./SqlProposalStore.js"

@@ -1,0 +1,76 @@
+// The tables, as @effect/sql migrations: one schema for SQLite and
+// PostgreSQL. The two dialects differ in two places only, both chosen here:
+// how a table numbers its rows (the row number is the proposal's id and the
+// audit's order), and how text compares (ISO timestamps are compared as
+// text; PostgreSQL's default collation may ignore punctuation, "C" compares
+// bytes, as SQLite does).
+// Who may import this: SqlMigrations.ts only. A released migration is never
+// edited; a change is a new one appended to `migrations`.
+import * as SqlClient from "@effect/sql/SqlClient"
+import { Effect } from "effect"
+
+const dialect = Effect.map(SqlClient.SqlClient, (sql) => ({
+  sql,
+  rowNumber: sql.onDialectOrElse({
+    pg: () => sql.literal("BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY"),
+    sqlite: () => sql.literal("INTEGER PRIMARY KEY AUTOINCREMENT"),
+    orElse: () => undefined
+  }),
+  orderedText: sql.onDialectOrElse({
+    pg: () => sql.literal(`TEXT COLLATE "C"`),
+    orElse: () => sql.literal("TEXT")
+  })
+}))
+
+const unsupported = "@graded/sql keeps its tables in SQLite or PostgreSQL only: this SqlClient is neither"
+
+// JSON values (input, payload, output, entry) are text in both dialects, so a
+// row reads back the same wherever it was written. NULL is `undefined`.
+const proposals = Effect.gen(function*() {
+  const { orderedText, rowNumber, sql } = yield* dialect
+  if (rowNumber === undefined) return yield* Effect.dieMessage(unsupported)
+  yield* sql`CREATE TABLE graded_proposals (
+    seq ${rowNumber},
+    tool TEXT NOT NULL,
+    grade TEXT NOT NULL,
+    title TEXT NOT NULL,
+    input TEXT,
+    payload TEXT,
+    status TEXT NOT NULL,
+    proposed_at TEXT NOT NULL,
+    actor TEXT,
+    trace_id TEXT,
+    decided_by TEXT,
+    decided_at TEXT,
+    edited INTEGER,
+    reason TEXT,
+    lease_until ${orderedText},
+    output TEXT
+  )`
+  yield* sql`CREATE INDEX graded_proposals_status ON graded_proposals (status, seq)`
+  yield* sql`CREATE INDEX graded_proposals_trace ON graded_proposals (trace_id, status)`
+})
+
+const audit = Effect.gen(function*() {
+  const { orderedText, rowNumber, sql } = yield* dialect
+  if (rowNumber === undefined) return yield* Effect.dieMessage(unsupported)
+  yield* sql`CREATE TABLE graded_audit (
+    seq ${rowNumber},
+    at ${orderedText} NOT NULL,
+    type TEXT NOT NULL,
+    tool TEXT,
+    gate TEXT,
+    trace_id TEXT,
+    actor TEXT,
+    autonomous INTEGER NOT NULL,
+    entry TEXT NOT NULL
+  )`
+  yield* sql`CREATE INDEX graded_audit_trace ON graded_audit (trace_id, seq)`
+  yield* sql`CREATE INDEX graded_audit_tool ON graded_audit (tool, at)`
+  yield* sql`CREATE INDEX graded_audit_at ON graded_audit (at)`
+})
+
+export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
+  "1_proposals": proposals,
+  "2_audit": audit
+}

@@ -1,0 +1,86 @@
+// The databases the suites run on, as subjects: a SQLite file in a temp
+// folder, and a PostgreSQL database (PGlite's wire server started by the test
+// on 127.0.0.1, or a database of its own on the server GRADED_PG_URL names).
+// Each test gets an empty database; `open` connects a new pool to it.
+import { PGlite } from "@electric-sql/pglite"
+import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
+import { SqlClient } from "@effect/sql/SqlClient"
+import { PgClient } from "@effect/sql-pg"
+import { Context, Effect, Layer, Redacted, type Scope } from "effect"
+import { type Audit, ProposalStore } from "@graded/core"
+import { Sql } from "@graded/sql"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import type { AuditSubject } from "./auditContract.js"
+import type { Subject } from "./storeContract.js"
+
+export const tempDir = Effect.acquireRelease(
+  Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "graded-sql-"))),
+  (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+)
+
+const subjects = (
+  name: string,
+  layer: Effect.Effect<
+    Layer.Layer<ProposalStore.ProposalStore | Audit.Audit | SqlClient, unknown>,
+    unknown,
+    Scope.Scope
+  >
+): { readonly store: Subject; readonly audit: AuditSubject } => ({
+  store: {
+    name,
+    database: Effect.map(layer, (open) => ({
+      open: Effect.map(Layer.build(open), Context.get(ProposalStore.ProposalStore))
+    }))
+  },
+  audit: { name, database: Effect.map(layer, (open) => ({ open: Layer.build(open) })) }
+})
+
+/** A new SQLite file per test. */
+export const sqlite = subjects(
+  "Sql.sqlite on a temp file",
+  Effect.map(tempDir, (dir) => Sql.sqlite({ filename: path.join(dir, "graded.db") }))
+)
+
+/**
+ * One PostgreSQL database for the whole file, made new for each test (tests
+ * in a file run one after another) by dropping graded's tables: the first
+ * layer a test builds migrates it again. `url` is read when a test starts.
+ */
+export const postgres = (name: string, url: () => string) => {
+  const reset = Effect.scoped(Effect.gen(function*() {
+    const sql = Context.get(yield* Layer.build(PgClient.layer({ url: Redacted.make(url()) })), SqlClient)
+    yield* sql`DROP TABLE IF EXISTS graded_proposals, graded_audit, graded_migrations`
+  }))
+  return { reset, ...subjects(name, Effect.zipRight(reset, Effect.sync(() => Sql.postgres({ url: url() })))) }
+}
+
+/** PGlite (PostgreSQL in WebAssembly, from npm) behind its wire server on 127.0.0.1 and a free port. */
+export const startPglite = async () => {
+  const db = await PGlite.create()
+  // Every pool the tests open at once (up to 10 connections each) must fit.
+  const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0, maxConnections: 200 })
+  await server.start()
+  return {
+    url: `postgres://postgres@${server.getServerConn()}/postgres`,
+    stop: async () => {
+      await server.stop()
+      await db.close()
+    }
+  }
+}
+
+/** A database of its own on a real server, dropped afterwards. */
+export const createDatabase = async (serverUrl: string) => {
+  const name = `graded_test_${process.pid}_${Date.now()}`
+  const admin = (statement: string) =>
+    Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+      const context = yield* Layer.build(PgClient.layer({ url: Redacted.make(serverUrl) }))
+      yield* Context.get(context, SqlClient).unsafe(statement)
+    })))
+  await admin(`CREATE DATABASE ${name}`)
+  const url = new URL(serverUrl)
+  url.pathname = `/${name}`
+  return { url: url.href, drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) }
+}

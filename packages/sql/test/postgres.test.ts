@@ -1,0 +1,72 @@
+// Everything on PostgreSQL: PGlite's wire server, started here on 127.0.0.1
+// (PostgreSQL compiled to WebAssembly, from npm, so this runs wherever Node
+// does), and, when GRADED_PG_URL names a server, a database of its own on
+// that server too (.ci/run starts Debian's postgresql for it).
+import { SqlClient } from "@effect/sql/SqlClient"
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { Context, Effect, Either, Layer } from "effect"
+import { ProposalStore } from "@graded/core"
+import { Sql, SqlMigrations } from "@graded/sql"
+import { auditContract } from "./auditContract.js"
+import { createDatabase, postgres, startPglite } from "./databases.js"
+import { sharedQueue, storeContract } from "./storeContract.js"
+
+const cleanup: Array<() => Promise<void>> = []
+afterAll(async () => {
+  for (const stop of cleanup.reverse()) await stop()
+})
+
+const suite = (name: string, skip: boolean, start: () => Promise<{ url: string; stop: () => Promise<void> }>) =>
+  describe.skipIf(skip)(name, () => {
+    let url = ""
+    beforeAll(async () => {
+      const started = await start()
+      cleanup.push(started.stop)
+      url = started.url
+    })
+    const subjects = postgres(name, () => url)
+    storeContract(subjects.store)
+    auditContract(subjects.audit)
+
+    describe("Sql.postgres", () => {
+      it.scoped("makes its tables, records its migrations apart from the app's, and migrates once", () =>
+        Effect.gen(function*() {
+          yield* subjects.reset
+          const sql = Context.get(yield* Layer.build(Sql.postgres({ url })), SqlClient)
+          const tables = yield* sql<{ table_name: string }>`SELECT table_name FROM information_schema.tables
+            WHERE table_schema = current_schema() AND table_name LIKE 'graded_%' ORDER BY table_name`
+          expect(tables.map((t) => t.table_name)).toEqual(["graded_audit", "graded_migrations", "graded_proposals"])
+          expect(yield* SqlMigrations.run.pipe(Effect.provideService(SqlClient, sql))).toEqual([])
+        }))
+
+      it.live("processes starting at once on one database all come up and share one queue", () =>
+        Effect.gen(function*() {
+          yield* subjects.reset
+          const stores = yield* Effect.forEach(
+            Array.from({ length: 4 }, () => Sql.postgres({ url })),
+            (layer) => Effect.map(Layer.build(layer), Context.get(ProposalStore.ProposalStore)),
+            { concurrency: "unbounded" }
+          )
+          expect(yield* Effect.forEach(stores, (store) => store.list())).toEqual([[], [], [], []])
+          yield* sharedQueue(stores)
+        }).pipe(Effect.scoped))
+
+      it.scoped("a server nobody answers at fails the layer with a SqlError", () =>
+        Effect.gen(function*() {
+          const closed = new URL(url)
+          closed.port = "1"
+          const error = yield* Effect.either(Layer.build(Sql.postgres({ url: closed.href })))
+          expect(Either.isLeft(error) && error.left._tag).toBe("SqlError")
+        }))
+    })
+  })
+
+suite("PostgreSQL (PGlite's wire server on 127.0.0.1)", false, startPglite)
+suite(
+  `PostgreSQL (the server GRADED_PG_URL names)`,
+  process.env.GRADED_PG_URL === undefined || process.env.GRADED_PG_URL === "",
+  async () => {
+    const database = await createDatabase(process.env.GRADED_PG_URL!)
+    return { url: database.url, stop: database.drop }
+  }
+)

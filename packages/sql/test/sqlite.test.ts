@@ -1,0 +1,143 @@
+// Everything on SQLite, in a temp file: the store contract, the audit, the
+// migrations, and what one file shared by several connections needs.
+import { SqlClient } from "@effect/sql/SqlClient"
+import { describe, expect, it } from "@effect/vitest"
+import { Context, Deferred, Effect, Fiber, Layer } from "effect"
+import { HumanConfirm, Proposal, ProposalStore, Registry, Tool, Toolkit } from "@graded/core"
+import { Sql, SqlAudit, SqlMigrations } from "@graded/sql"
+import { execFile } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { promisify } from "node:util"
+import { makeDesk } from "../../core/test/supportDesk.js"
+import { auditContract } from "./auditContract.js"
+import { sqlite, tempDir } from "./databases.js"
+import { proposing, sharedQueue, storeContract } from "./storeContract.js"
+
+const execFileAsync = promisify(execFile)
+const child = fileURLToPath(new URL("sqliteProcess.ts", import.meta.url))
+const root = fileURLToPath(new URL("../../..", import.meta.url))
+
+storeContract(sqlite.store)
+auditContract(sqlite.audit)
+
+describe("Sql.sqlite", () => {
+  it.scoped("makes the file and its tables, records its migrations apart from the app's, and migrates once", () =>
+    Effect.gen(function*() {
+      const filename = path.join(yield* tempDir, "app.db")
+      const context = yield* Layer.build(Sql.sqlite({ filename }))
+      expect(fs.existsSync(filename)).toBe(true)
+      const sql = Context.get(context, SqlClient)
+      const tables = yield* sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`
+      expect(tables.map((t) => t.name)).toEqual(
+        expect.arrayContaining(["graded_audit", "graded_migrations", "graded_proposals"])
+      )
+      expect(tables.map((t) => t.name)).not.toContain("effect_sql_migrations")
+      expect(yield* sql`SELECT migration_id, name FROM graded_migrations ORDER BY migration_id`).toEqual([
+        { migration_id: 1, name: "proposals" },
+        { migration_id: 2, name: "audit" }
+      ])
+      expect(yield* SqlMigrations.run.pipe(Effect.provideService(SqlClient, sql))).toEqual([])
+      expect(yield* sql`PRAGMA journal_mode`).toEqual([{ journal_mode: "wal" }])
+    }))
+
+  it.scoped("proposals outlive the process that made them: a new layer on the same file finds them and delivers once", () =>
+    Effect.gen(function*() {
+      const filename = path.join(yield* tempDir, "app.db")
+      const desk = makeDesk()
+      // One process: the model proposes, then the process ends.
+      yield* Registry.make(Toolkit.make(Tool.proposal(desk.SendReply)))
+        .invoke("chat.sendMessage.propose", { text: "We are on it." }, { autonomous: true, traceId: "t-1" })
+        .pipe(Effect.provide(Sql.sqlite({ filename })))
+      // Another: the human finds the proposal and approves it.
+      const after = Effect.provide(Sql.sqlite({ filename }))
+      const [waiting] = yield* Proposal.list({ status: "pending" }).pipe(after)
+      expect(waiting).toMatchObject({ tool: "chat.sendMessage", payload: { to: "customer:42", text: "We are on it." } })
+      const approve = Proposal.approve(desk.support, waiting!.id).pipe(
+        Effect.provide(HumanConfirm.layer(HumanConfirm.scripted([HumanConfirm.approve("agent:alice")]))),
+        after
+      )
+      yield* approve
+      expect(yield* Effect.flip(approve)).toBeInstanceOf(ProposalStore.AlreadyDecided)
+      expect(desk.effects.delivered).toEqual([{ to: "customer:42", text: "We are on it." }])
+      const audit = yield* SqlAudit.trace("t-1").pipe(after)
+      expect(audit.map((entry) => entry.type)).toEqual(["called", "proposed", "completed"])
+    }))
+
+  it.live("processes starting at once on one new file all come up and share one queue", () =>
+    Effect.gen(function*() {
+      const filename = path.join(yield* tempDir, "app.db")
+      const stores = yield* Effect.forEach(
+        Array.from({ length: 4 }, () => Sql.sqlite({ filename })),
+        (layer) => Effect.map(Layer.build(layer), Context.get(ProposalStore.ProposalStore)),
+        { concurrency: "unbounded" }
+      )
+      yield* sharedQueue(stores)
+    }).pipe(Effect.scoped))
+
+  it.live("a write that finds the file locked by another connection waits for it, without blocking the process", () =>
+    Effect.gen(function*() {
+      const filename = path.join(yield* tempDir, "app.db")
+      const store = Context.get(yield* Layer.build(Sql.sqlite({ filename })), ProposalStore.ProposalStore)
+      const other = Context.get(yield* Layer.build(Sql.sqlite({ filename })), SqlClient)
+      const { propose } = proposing()
+      const id = yield* propose(store, "hi")
+      const locked = yield* Deferred.make<void>()
+      // Another connection holds the write lock for 300 ms.
+      const holder = yield* Effect.fork(other.withTransaction(
+        other`INSERT INTO graded_audit (at, type, autonomous, entry) VALUES ('x', 'answered', 0, '{}')`.pipe(
+          Effect.zipRight(Deferred.succeed(locked, undefined)),
+          Effect.zipRight(Effect.sleep("300 millis"))
+        )
+      ))
+      yield* Deferred.await(locked)
+      let ticks = 0
+      const ticker = yield* Effect.fork(
+        Effect.forever(Effect.zipRight(Effect.sleep("10 millis"), Effect.sync(() => ticks++)))
+      )
+      const started = Date.now()
+      const claimed = yield* store.claim(id, "agent:alice")
+      expect(Date.now() - started).toBeGreaterThan(200)
+      expect(claimed.status).toBe("approving")
+      // The process went on meanwhile.
+      expect(ticks).toBeGreaterThan(5)
+      yield* Fiber.join(holder)
+      // The connection that waited still commits, and locks nobody out: the other sees the claim and writes.
+      expect(yield* other`SELECT status FROM graded_proposals WHERE seq = 1`).toEqual([{ status: "approving" }])
+      yield* other`INSERT INTO graded_audit (at, type, autonomous, entry) VALUES ('y', 'answered', 0, '{}')`
+      expect((yield* store.claim(yield* propose(store, "again"), "agent:bob")).status).toBe("approving")
+      yield* Fiber.interrupt(ticker)
+    }).pipe(Effect.scoped))
+
+  it.live(
+    "four processes on one file: every proposal recorded, each claimed by exactly one of them",
+    () =>
+      Effect.gen(function*() {
+        const filename = path.join(yield* tempDir, "app.db")
+        const run = (...args: ReadonlyArray<string>) =>
+          Effect.forEach(
+            Array.from({ length: 4 }),
+            () =>
+              Effect.promise(() =>
+                execFileAsync(process.execPath, ["--import", "tsx", child, filename, ...args], { cwd: root })
+              ),
+            { concurrency: "unbounded" }
+          )
+        const won = (yield* run("25")).flatMap(({ stdout }) => JSON.parse(stdout) as Array<string>)
+        const store = Context.get(yield* Layer.build(Sql.sqlite({ filename })), ProposalStore.ProposalStore)
+        const all = yield* store.list()
+        expect(all).toHaveLength(100)
+        expect([...won].sort()).toEqual(all.map((p) => p.id).sort())
+        expect(all.every((p) => p.status === "approving" && p.decision?.by.startsWith("process:"))).toBe(true)
+      }).pipe(Effect.scoped),
+    120_000
+  )
+
+  it.scoped("a file that cannot be opened fails the layer with a SqlError naming it", () =>
+    Effect.gen(function*() {
+      const filename = path.join(yield* tempDir, "no-such-folder", "app.db")
+      const error = yield* Effect.flip(Layer.build(Sql.sqlite({ filename })))
+      expect(error).toMatchObject({ _tag: "SqlError", message: `Could not open the SQLite database ${filename}` })
+    }))
+})

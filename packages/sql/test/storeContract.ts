@@ -1,0 +1,575 @@
+// The ProposalStore contract: what every store does, checked the same way on
+// each. `ProposalStore.memory` is the specification; each SQL store runs this
+// suite and, in the last test, is driven side by side with the memory store
+// through random sequences of calls and must answer each call as it does.
+// Each test gets an empty database of its own; `open` connects a second pool
+// to it (for the memory store, the same store again).
+import { describe, expect, it } from "@effect/vitest"
+import { Context, Deferred, Effect, Either, Exit, FastCheck as fc, Fiber, Layer, type Scope, TestClock } from "effect"
+import { Audit, HumanConfirm, type Invocation, Proposal, ProposalStore, Registry, Tool, Toolkit } from "@graded/core"
+import { makeDesk } from "../../core/test/supportDesk.js"
+
+type Store = ProposalStore.ProposalStore.Service
+
+export interface Database {
+  /** A store on this database; for SQL each call opens a connection pool of its own. */
+  readonly open: Effect.Effect<Store, unknown, Scope.Scope>
+}
+
+export interface Subject {
+  readonly name: string
+  /** An empty database for one test. */
+  readonly database: Effect.Effect<Database, unknown, Scope.Scope>
+}
+
+/** The memory store as a subject: one store per database, `open` hands it out again. */
+export const memory: Subject = {
+  name: "ProposalStore.memory",
+  database: Effect.map(Layer.build(ProposalStore.memory), (context) => {
+    const store = Context.get(context, ProposalStore.ProposalStore)
+    return { open: Effect.succeed(store) }
+  })
+}
+
+/** The store a layer provides, built in the current scope. */
+export const storeOf = <E>(layer: Layer.Layer<ProposalStore.ProposalStore, E>): Effect.Effect<Store, E, Scope.Scope> =>
+  Effect.map(Layer.build(layer), Context.get(ProposalStore.ProposalStore))
+
+const lease = (minutes: number) => new Date(minutes * 60_000).toISOString()
+
+// Proposals are made the only way there is: a model calls a proposal tool.
+export const proposing = () => {
+  const desk = makeDesk()
+  const registry = Registry.make(Toolkit.make(Tool.proposal(desk.SubmitTicket), Tool.proposal(desk.SendReply)))
+  const invoke = (store: Store, name: string, input: unknown, context?: Partial<Invocation.Context>) =>
+    registry.invoke(name, input, { autonomous: true, ...context }).pipe(
+      Effect.provideService(ProposalStore.ProposalStore, store)
+    )
+  const proposed = (result: Registry.ToolResult) => {
+    expect(result.ok, result.error).toBe(true)
+    return (result.data as Proposal.Proposed).proposal
+  }
+  const propose = (store: Store, text: string, context?: Partial<Invocation.Context>) =>
+    Effect.map(invoke(store, "chat.sendMessage.propose", { text }, { actor: "agent:bot", ...context }), proposed)
+  const proposeWrite = (store: Store, subject: string) =>
+    Effect.map(invoke(store, "ticket.submit.propose", { subject }), proposed)
+  return { desk, invoke, propose, proposeWrite }
+}
+
+/** Stores opened at once on one database share one queue: one proposes, all claim it at once, one wins. */
+export const sharedQueue = (stores: ReadonlyArray<Store>) =>
+  Effect.gen(function*() {
+    const id = yield* proposing().propose(stores[0]!, "shared")
+    const outcomes = yield* Effect.forEach(stores, (store, i) => Effect.either(store.claim(id, `agent:${i}`)), {
+      concurrency: "unbounded"
+    })
+    expect(outcomes.filter(Either.isRight)).toHaveLength(1)
+    for (const store of stores) expect((yield* store.get(id)).status).toBe("approving")
+  })
+
+const as = (by: string) => Effect.provide(HumanConfirm.layer(HumanConfirm.scripted([HumanConfirm.approve(by)])))
+
+const alreadyDecided = (id: string, status: Proposal.Status, by?: string) =>
+  Either.left(new ProposalStore.AlreadyDecided({ id, status, by }))
+
+export const storeContract = (subject: Subject) =>
+  describe(`ProposalStore contract: ${subject.name}`, () => {
+    const withStore = (
+      name: string,
+      body: (store: Store, database: Database) => Effect.Effect<void, unknown, Scope.Scope>
+    ) =>
+      it.scoped(name, () =>
+        Effect.gen(function*() {
+          const database = yield* subject.database
+          yield* body(yield* database.open, database)
+        }))
+
+    withStore("add keeps what Tool.proposal recorded; get and list read it back, in order and by status", (store) =>
+      Effect.gen(function*() {
+        const { propose, proposeWrite } = proposing()
+        const first = yield* propose(store, "Hello, ünïcode \u{1F600} and \"quotes\"\nnewline", {
+          traceId: "t-1",
+          actor: "agent:bot"
+        })
+        const second = yield* proposeWrite(store, "VAT number wrong")
+        const stored = yield* store.get(first)
+        expect(stored).toEqual({
+          id: first,
+          tool: "chat.sendMessage",
+          grade: "send",
+          title: "Send a chat message",
+          input: { text: "Hello, ünïcode \u{1F600} and \"quotes\"\nnewline" },
+          payload: { to: "customer:42", text: "Hello, ünïcode \u{1F600} and \"quotes\"\nnewline" },
+          status: "pending",
+          proposedAt: new Date(0).toISOString(),
+          actor: "agent:bot",
+          traceId: "t-1"
+        })
+        expect(yield* store.get(second)).toMatchObject({
+          tool: "ticket.submit",
+          grade: "write",
+          payload: { subject: "VAT number wrong" },
+          actor: undefined,
+          traceId: undefined
+        })
+        expect((yield* store.list()).map((p) =>
+          p.id
+        )).toEqual([first, second])
+        yield* store.claim(second, "agent:alice")
+        expect((yield* store.list({ status: "pending" })).map((p) => p.id)).toEqual([first])
+        expect((yield* store.list({ status: "approving" })).map((p) => p.id)).toEqual([second])
+        expect(yield* store.list({ status: "delivered" })).toEqual([])
+        expect(first).not.toBe(second)
+      }))
+
+    withStore("add refuses a record Tool.proposal did not make: written by hand, or copied from a real one", (store) =>
+      Effect.gen(function*() {
+        const recorded: Array<Proposal.New> = []
+        const spying: Store = { ...store, add: (record) => (recorded.push(record), store.add(record)) }
+        yield* proposing().propose(spying, "real")
+        const genuine = recorded[0]!
+        expect(Proposal.isNew(genuine)).toBe(true)
+        const byHand = {
+          tool: "chat.sendMessage",
+          grade: "send",
+          title: "Send a chat message",
+          input: { text: "forged" },
+          payload: { to: "everyone", text: "forged" },
+          proposedAt: new Date(0).toISOString(),
+          actor: undefined,
+          traceId: undefined
+        } as unknown as Proposal.New
+        for (const forged of [byHand, { ...genuine, payload: { to: "everyone", text: "forged" } }, { ...genuine }]) {
+          expect(Proposal.isNew(forged)).toBe(false)
+          const exit = yield* Effect.exit(store.add(forged))
+          expect(Exit.isFailure(exit) && exit.cause._tag === "Die").toBe(true)
+        }
+        expect(yield* store.list()).toHaveLength(1)
+      }))
+
+    withStore("an id the store never gave is NotFound for every call", (store) =>
+      Effect.gen(function*() {
+        yield* proposing().propose(store, "one")
+        for (const id of ["p-999", "p-0", "p-01", "p-1.0", "1", "", "p-1 OR 1=1", "p-99999999999999999999"]) {
+          const notFound = Either.left(new ProposalStore.NotFound({ id }))
+          expect(yield* Effect.either(store.get(id))).toEqual(notFound)
+          expect(yield* Effect.either(store.claim(id, "agent:alice"))).toEqual(notFound)
+          expect(yield* Effect.either(store.renew(id, lease(5)))).toEqual(notFound)
+          expect(yield* Effect.either(store.reject(id, { by: "a", at: lease(0), edited: false }))).toEqual(notFound)
+          expect(yield* Effect.either(store.settle(id, { status: "pending" }))).toEqual(notFound)
+        }
+      }))
+
+    withStore(
+      "claim takes a pending proposal once, holding it under a lease; a second claim is told who holds it",
+      (store) =>
+        Effect.gen(function*() {
+          const id = yield* proposing().propose(store, "hi")
+          yield* TestClock.adjust("90 seconds")
+          const claimed = yield* store.claim(id, "agent:alice", lease(15))
+          expect(claimed).toMatchObject({
+            id,
+            status: "approving",
+            decision: { by: "agent:alice", at: new Date(90_000).toISOString(), edited: false },
+            leaseUntil: lease(15)
+          })
+          expect(yield* store.get(id)).toEqual(claimed)
+          expect(yield* Effect.either(store.claim(id, "agent:bob", lease(20)))).toEqual(
+            alreadyDecided(id, "approving", "agent:alice")
+          )
+          expect(yield* Effect.either(store.reject(id, { by: "agent:bob", at: lease(0), edited: false }))).toEqual(
+            alreadyDecided(id, "approving", "agent:alice")
+          )
+          // A claim without a lease holds no lease.
+          const other = yield* proposing().propose(store, "no lease")
+          expect((yield* store.claim(other, "agent:carol")).leaseUntil).toBeUndefined()
+        })
+    )
+
+    withStore("renew extends the lease of an approving proposal only", (store) =>
+      Effect.gen(function*() {
+        const id = yield* proposing().propose(store, "hi")
+        expect(yield* Effect.either(store.renew(id, lease(30)))).toEqual(alreadyDecided(id, "pending"))
+        yield* store.claim(id, "agent:alice", lease(15))
+        const renewed = yield* store.renew(id, lease(30))
+        expect(renewed).toMatchObject({ status: "approving", leaseUntil: lease(30), decision: { by: "agent:alice" } })
+        expect(yield* store.get(id)).toEqual(renewed)
+      }))
+
+    withStore("reject takes a pending proposal once and keeps who and why", (store) =>
+      Effect.gen(function*() {
+        const id = yield* proposing().propose(store, "hi")
+        const decision = { by: "agent:alice", at: lease(1), edited: false, reason: "not our tone" }
+        const rejected = yield* store.reject(id, decision)
+        expect(rejected).toMatchObject({ id, status: "rejected", decision })
+        expect(rejected.leaseUntil).toBeUndefined()
+        expect(yield* store.get(id)).toEqual(rejected)
+        expect(yield* Effect.either(store.reject(id, { ...decision, by: "agent:bob" }))).toEqual(
+          alreadyDecided(id, "rejected", "agent:alice")
+        )
+      }))
+
+    withStore(
+      "settle ends an approval: delivered with its output, failed, rejected, or handed back to pending",
+      (store) =>
+        Effect.gen(function*() {
+          const { propose } = proposing()
+          const [a, b, c, d] = [
+            yield* propose(store, "a"),
+            yield* propose(store, "b"),
+            yield* propose(store, "c"),
+            yield* propose(store, "d")
+          ]
+          for (const id of [a, b, c, d]) {
+            yield* store.claim(id!, "agent:alice", lease(15))
+          }
+          const decision = { by: "agent:alice", at: lease(2), edited: true }
+          const delivered = yield* store.settle(a!, {
+            status: "delivered",
+            decision,
+            output: { delivered: true, receipt: null, list: [1, "two", { three: 3 }] }
+          })
+          expect(delivered).toMatchObject({
+            status: "delivered",
+            decision,
+            output: { delivered: true, receipt: null, list: [1, "two", { three: 3 }] }
+          })
+          expect(delivered.leaseUntil).toBeUndefined()
+          const failed = yield* store.settle(b!, { status: "failed", decision: { ...decision, reason: "boom" } })
+          expect(failed).toMatchObject({ status: "failed", decision: { ...decision, reason: "boom" } })
+          const rejected = yield* store.settle(c!, { status: "rejected", decision: { ...decision, reason: "no" } })
+          expect(rejected).toMatchObject({ status: "rejected", decision: { reason: "no" } })
+          const back = yield* store.settle(d!, { status: "pending" })
+          expect(back.status).toBe("pending")
+          expect(back.decision).toBeUndefined()
+          expect(back.leaseUntil).toBeUndefined()
+          for (const id of [a, b, c, d]) {
+            expect(yield* store.get(id!)).toEqual((yield* store.list()).find((p) =>
+              p.id === id
+            ))
+          }
+          // Handed back, it can be claimed again.
+          expect((yield* store.claim(d!, "agent:bob")).decision?.by).toBe("agent:bob")
+          // Only an approving proposal settles.
+          const pending = yield* propose(store, "e")
+          expect(yield* Effect.either(store.settle(pending, { status: "failed", decision }))).toEqual(
+            alreadyDecided(pending, "pending")
+          )
+        })
+    )
+
+    withStore("delivered, failed and rejected are final: no call leaves them", (store) =>
+      Effect.gen(function*() {
+        const { propose } = proposing()
+        const decision = { by: "agent:alice", at: lease(1), edited: false }
+        const finals: Array<readonly [string, Proposal.Status]> = []
+        const delivered = yield* propose(store, "delivered")
+        yield* store.claim(delivered, "agent:alice")
+        yield* store.settle(delivered, { status: "delivered", decision, output: { delivered: true } })
+        finals.push([delivered, "delivered"])
+        const failed = yield* propose(store, "failed")
+        yield* store.claim(failed, "agent:alice")
+        yield* store.settle(failed, { status: "failed", decision })
+        finals.push([failed, "failed"])
+        const rejected = yield* propose(store, "rejected")
+        yield* store.reject(rejected, decision)
+        finals.push([rejected, "rejected"])
+        for (const [id, status] of finals) {
+          const before = yield* store.get(id)
+          const refused = alreadyDecided(id, status, "agent:alice")
+          expect(yield* Effect.either(store.claim(id, "agent:mallory", lease(9)))).toEqual(refused)
+          expect(yield* Effect.either(store.renew(id, lease(9)))).toEqual(refused)
+          expect(yield* Effect.either(store.reject(id, { ...decision, by: "agent:mallory" }))).toEqual(refused)
+          for (const outcome of [{ status: "pending" }, { status: "failed", decision }] as const) {
+            expect(yield* Effect.either(store.settle(id, outcome))).toEqual(refused)
+          }
+          expect(yield* store.expire(lease(10_000))).toEqual([])
+          expect(yield* store.get(id)).toEqual(before)
+        }
+      }))
+
+    withStore("expire settles each approval past its lease as failed, once, saying whose lease ended", (store) =>
+      Effect.gen(function*() {
+        const { propose } = proposing()
+        const [lapsed, held, unleased, pending] = [
+          yield* propose(store, "lapsed"),
+          yield* propose(store, "held"),
+          yield* propose(store, "unleased"),
+          yield* propose(store, "pending")
+        ]
+        const claimed = yield* store.claim(lapsed!, "agent:alice", lease(15))
+        yield* store.claim(held!, "agent:bob", lease(30))
+        yield* store.claim(unleased!, "agent:carol")
+        expect(yield* store.expire(lease(15))).toEqual([]) // a lease ending now has not passed
+        const expired = yield* store.expire(lease(20))
+        expect(expired).toEqual([{
+          ...claimed,
+          status: "failed",
+          leaseUntil: undefined,
+          decision: { by: "graded", at: lease(20), edited: false, reason: ProposalStore.leaseEnded(claimed) }
+        }])
+        expect(expired[0]?.decision?.reason).toContain("agent:alice")
+        expect(yield* store.get(lapsed!)).toEqual(expired[0])
+        expect(yield* store.expire(lease(20))).toEqual([])
+        expect((yield* store.get(held!)).status).toBe("approving")
+        expect((yield* store.get(unleased!)).status).toBe("approving")
+        expect((yield* store.get(pending!)).status).toBe("pending")
+        // The late approver finds its lease gone: nothing is delivered.
+        expect(yield* Effect.either(store.renew(lapsed!, lease(45)))).toEqual(
+          alreadyDecided(lapsed!, "failed", "graded")
+        )
+        expect(
+          yield* Effect.either(store.settle(lapsed!, { status: "delivered", decision: claimed.decision!, output: 1 }))
+        ).toEqual(alreadyDecided(lapsed!, "failed", "graded"))
+      }))
+
+    withStore("fifty concurrent claims of one proposal: one wins, each other is told who holds it", (store) =>
+      Effect.gen(function*() {
+        const id = yield* proposing().propose(store, "hi")
+        const outcomes = yield* Effect.forEach(
+          Array.from({ length: 50 }, (_, i) =>
+            i),
+          (i) =>
+            Effect.either(store.claim(id, `agent:${i}`, lease(15))),
+          { concurrency: "unbounded" }
+        )
+        const won = outcomes.filter(Either.isRight)
+        expect(won).toHaveLength(1)
+        const winner = won[0]!.right.decision!.by
+        expect(
+          outcomes.filter(Either.isLeft).map((o) =>
+            o.left
+          )
+        ).toEqual(
+          Array.from({ length: 49 }, () =>
+            new ProposalStore.AlreadyDecided({ id, status: "approving", by: winner }))
+        )
+        expect((yield* store.get(id)).decision?.by).toBe(winner)
+      }))
+
+    withStore(
+      "claims, rejections and expiries from two connection pools at once: each proposal decided once",
+      (store, database) =>
+        Effect.gen(function*() {
+          const other = yield* database.open
+          const stores = [store, other] as const
+          const { propose } = proposing()
+          const ids = yield* Effect.forEach(
+            Array.from({ length: 10 }, (_, i) =>
+              i),
+            (i) =>
+              propose(stores[i % 2]!, `m${i}`)
+          )
+          const outcomes = yield* Effect.forEach(
+            ids.flatMap((id) => Array.from({ length: 10 }, (_, i) => [id, i] as const)),
+            ([id, i]) =>
+              Effect.either(
+                i % 3 === 0
+                  ? stores[i % 2]!.reject(id, { by: `agent:${i}`, at: lease(0), edited: false })
+                  : stores[i % 2]!.claim(id, `agent:${i}`, lease(15))
+              ).pipe(Effect.map((outcome) => [id, outcome] as const)),
+            { concurrency: "unbounded" }
+          )
+          for (const id of ids) {
+            const mine = outcomes.filter(([of]) => of === id).map(([, outcome]) => outcome)
+            expect(mine.filter(Either.isRight), id).toHaveLength(1)
+            const final = yield* other.get(id)
+            expect(mine.filter(Either.isLeft).every((o) => o.left._tag === "@graded/core/ProposalStore/AlreadyDecided"))
+              .toBe(true)
+            expect(mine.find(Either.isRight)!.right).toEqual(final)
+          }
+          // Every approving one lapses; both pools expire at once, several times: each settles once.
+          const approving = (yield* store.list({ status: "approving" })).map((p) => p.id)
+          const expired = yield* Effect.forEach(
+            Array.from({ length: 6 }, (_, i) => stores[i % 2]!),
+            (s) => s.expire(lease(60)),
+            { concurrency: "unbounded" }
+          )
+          expect(expired.flat().map((p) => p.id).sort()).toEqual([...approving].sort())
+        })
+    )
+
+    withStore(
+      "Proposal.approve end to end: delivers once; fifty approvals from two pools deliver once",
+      (store, database) =>
+        Effect.gen(function*() {
+          const other = yield* database.open
+          const { desk, propose } = proposing()
+          const id = yield* propose(store, "We are on it.")
+          const approved = yield* Proposal.approve(desk.support, id).pipe(
+            as("agent:alice"),
+            Effect.provideService(ProposalStore.ProposalStore, other)
+          )
+          expect(approved.proposal).toMatchObject({
+            id,
+            status: "delivered",
+            decision: { by: "agent:alice", edited: false },
+            output: { delivered: true }
+          })
+          expect(yield* store.get(id)).toEqual(approved.proposal)
+          const again = yield* Effect.flip(
+            Proposal.approve(desk.support, id).pipe(
+              as("agent:bob"),
+              Effect.provideService(ProposalStore.ProposalStore, store)
+            )
+          )
+          expect(again.message).toBe(
+            `Proposal ${id} was already decided (delivered by agent:alice); nothing was delivered again`
+          )
+          const many = yield* propose(store, "Only once, please.")
+          const outcomes = yield* Effect.forEach(
+            Array.from({ length: 50 }, (_, i) => i),
+            (i) =>
+              Effect.either(
+                Proposal.approve(desk.support, many).pipe(
+                  as(`agent:${i}`),
+                  Effect.provideService(ProposalStore.ProposalStore, i % 2 === 0 ? store : other)
+                )
+              ),
+            { concurrency: "unbounded" }
+          )
+          expect(outcomes.filter(Either.isRight)).toHaveLength(1)
+          expect(desk.effects.delivered).toEqual([
+            { to: "customer:42", text: "We are on it." },
+            { to: "customer:42", text: "Only once, please." }
+          ])
+          // An edit is re-validated and recorded as edited.
+          const edited = yield* propose(store, "draft")
+          yield* Proposal.approve(desk.support, edited).pipe(
+            Effect.provide(HumanConfirm.layer(HumanConfirm.scripted([
+              HumanConfirm.approve("agent:alice", { to: "customer:42", text: "final" })
+            ]))),
+            Effect.provideService(ProposalStore.ProposalStore, other)
+          )
+          expect((yield* store.get(edited)).decision).toMatchObject({ by: "agent:alice", edited: true })
+          expect(desk.effects.delivered.at(-1)).toEqual({ to: "customer:42", text: "final" })
+        })
+    )
+
+    withStore(
+      "Proposal.approve stopped half way and Proposal.recover: the lapsed approval fails, audited, never delivered",
+      (store) =>
+        Effect.gen(function*() {
+          const { desk, propose } = proposing()
+          const id = yield* propose(store, "late")
+          const human = yield* Deferred.make<HumanConfirm.Decision>()
+          const ui = HumanConfirm.layer({ confirm: () => Deferred.await(human) })
+          const provided = Effect.provideService(ProposalStore.ProposalStore, store)
+          const fiber = yield* Effect.fork(
+            Proposal.approve(desk.support, id, { lease: "1 minute" }).pipe(Effect.provide(ui), provided)
+          )
+          const claimed = yield* Effect.repeat(Effect.zipRight(Effect.yieldNow(), store.get(id)), {
+            until: (p) => p.status === "approving"
+          })
+          yield* TestClock.adjust("2 minutes")
+          const audit = Audit.memory()
+          const recovered = yield* Proposal.recover.pipe(provided, Effect.provide(audit.layer))
+          expect(recovered.map((p) => [p.id, p.status, p.decision?.reason])).toEqual([
+            [id, "failed", ProposalStore.leaseEnded(claimed)]
+          ])
+          expect(audit.entries).toMatchObject([{ type: "refused", tool: "chat.sendMessage", gate: "lease" }])
+          yield* Deferred.succeed(human, HumanConfirm.approve("agent:alice"))
+          const late = yield* Effect.flip(Fiber.join(fiber))
+          expect(late).toBeInstanceOf(ProposalStore.AlreadyDecided)
+          expect(desk.effects.delivered).toEqual([])
+          expect((yield* store.get(id)).status).toBe("failed")
+        })
+    )
+
+    it.scoped("answers every call as ProposalStore.memory does, over random sequences of calls", () =>
+      Effect.gen(function*() {
+        for (const ops of fc.sample(sequence, { numRuns: 12, seed: 15 })) {
+          yield* Effect.scoped(Effect.gen(function*() {
+            const spec = yield* Effect.flatMap(memory.database, (database) => database.open)
+            const store = yield* Effect.flatMap(subject.database, (database) => database.open)
+            const [expected, actual] = [proposing(), proposing()]
+            // In step, so both see the same clock.
+            for (const [index, op] of ops.entries()) {
+              if (op.op === "tick") {
+                yield* TestClock.adjust("1 minute")
+                continue
+              }
+              const want = yield* play(spec, expected, op)
+              const got = yield* play(store, actual, op)
+              expect(got, `call ${index} of ${JSON.stringify(ops)}`).toEqual(want)
+            }
+          }))
+        }
+      }))
+  })
+
+// ---- random sequences of calls ------------------------------------------------
+
+const id = fc.integer({ min: 1, max: 4 }).map((n) => `p-${n}`)
+const who = fc.constantFrom("agent:alice", "agent:bob")
+const minute = fc.integer({ min: 0, max: 40 })
+// Text a person writes: any Unicode but NUL, which PostgreSQL's text cannot hold (docs/durability.md).
+const text = fc.string({ unit: "grapheme", minLength: 1, maxLength: 12 }).filter((t) => !t.includes("\u0000"))
+const decided = fc.record({
+  by: who,
+  at: minute.map(lease),
+  edited: fc.boolean(),
+  reason: fc.option(text, { nil: undefined })
+})
+
+type Op =
+  | { readonly op: "add"; readonly text: string; readonly traceId: string | undefined }
+  | { readonly op: "get"; readonly id: string }
+  | { readonly op: "list"; readonly status: Proposal.Status | undefined }
+  | { readonly op: "claim"; readonly id: string; readonly by: string; readonly lease: number | undefined }
+  | { readonly op: "renew"; readonly id: string; readonly lease: number }
+  | { readonly op: "reject"; readonly id: string; readonly decision: Proposal.Decided }
+  | { readonly op: "settle"; readonly id: string; readonly outcome: Proposal.Outcome }
+  | { readonly op: "expire"; readonly now: number }
+  | { readonly op: "tick" }
+
+const status = fc.constantFrom<Proposal.Status>("pending", "approving", "delivered", "rejected", "failed")
+const op: fc.Arbitrary<Op> = fc.oneof(
+  fc.record({
+    op: fc.constant("add" as const),
+    text,
+    traceId: fc.option(fc.constantFrom("t-1", "t-2"), { nil: undefined })
+  }),
+  fc.record({ op: fc.constant("get" as const), id }),
+  fc.record({ op: fc.constant("list" as const), status: fc.option(status, { nil: undefined }) }),
+  fc.record({ op: fc.constant("claim" as const), id, by: who, lease: fc.option(minute, { nil: undefined }) }),
+  fc.record({ op: fc.constant("renew" as const), id, lease: minute }),
+  fc.record({ op: fc.constant("reject" as const), id, decision: decided }),
+  fc.record({
+    op: fc.constant("settle" as const),
+    id,
+    outcome: fc.oneof(
+      fc.constant({ status: "pending" } as const),
+      fc.record({ status: fc.constant("delivered" as const), decision: decided, output: fc.jsonValue() }),
+      fc.record({ status: fc.constantFrom("failed" as const, "rejected" as const), decision: decided })
+    )
+  }),
+  fc.record({ op: fc.constant("expire" as const), now: minute }),
+  fc.constant({ op: "tick" } as const)
+)
+const sequence = fc.array(op, { minLength: 5, maxLength: 30 })
+
+// JSON round trips drop what JSON cannot say (-0 becomes 0): compare values as JSON would carry them.
+const asJson = (value: unknown): unknown => value === undefined ? undefined : JSON.parse(JSON.stringify(value))
+
+const play = (store: Store, proposer: ReturnType<typeof proposing>, op: Exclude<Op, { op: "tick" }>) => {
+  const call: Effect.Effect<unknown, unknown> = op.op === "add"
+    ? proposer.invoke(store, "chat.sendMessage.propose", { text: op.text }, { traceId: op.traceId })
+    : op.op === "get"
+    ? store.get(op.id)
+    : op.op === "list"
+    ? store.list(op.status === undefined ? undefined : { status: op.status })
+    : op.op === "claim"
+    ? store.claim(op.id, op.by, op.lease === undefined ? undefined : lease(op.lease))
+    : op.op === "renew"
+    ? store.renew(op.id, lease(op.lease))
+    : op.op === "reject"
+    ? store.reject(op.id, op.decision)
+    : op.op === "settle"
+    ? store.settle(op.id, op.outcome)
+    : store.expire(lease(op.now))
+  return Effect.map(
+    Effect.either(call),
+    (outcome) => asJson(Either.isRight(outcome) ? outcome.right : { error: outcome.left })
+  )
+}
