@@ -12,6 +12,9 @@
  * graded plan quick-ticket '{}'
  * graded schemas --autonomous
  * graded audit audit.jsonl
+ * graded pending                        # proposals waiting for a human (the module's layer provides the store)
+ * graded decide p-1 approve             # shows the card; approve, edit or reject there
+ * graded decide p-2 reject --reason "wrong customer"
  * ```
  *
  * @since 0.1.0
@@ -89,7 +92,9 @@ const examples = {
   ],
   plan: ["graded plan quick-ticket --audit audit.jsonl"],
   schemas: ["graded schemas --autonomous"],
-  audit: ["graded audit audit.jsonl"]
+  audit: ["graded audit audit.jsonl"],
+  pending: ["graded pending", "graded pending --json"],
+  decide: ["graded decide p-1 approve", "graded decide p-2 reject --reason \"wrong customer\""]
 } as const satisfies Record<string, ReadonlyArray<string>>
 
 const descriptions: { readonly [K in keyof typeof examples]: string } = {
@@ -97,7 +102,9 @@ const descriptions: { readonly [K in keyof typeof examples]: string } = {
   invoke: "run a tool as a human; writes and sends are confirmed here",
   plan: "run a fixed flow you started; sends inside it are confirmed here",
   schemas: "the OpenAI function definitions this context is offered",
-  audit: "print a JSON Lines audit file for people"
+  audit: "print a JSON Lines audit file for people",
+  pending: "the proposals waiting for a human, from the module's ProposalStore",
+  decide: "approve a proposal (its card is confirmed here) or reject it with a reason"
 }
 
 const list = Command.make("list", { module, page, feature, autonomous }, withModule(internal.list)).pipe(
@@ -127,13 +134,32 @@ const auditLog = Command.make("audit", { file: Args.text({ name: "file" }) }, in
   Command.withDescription(descriptions.audit)
 )
 
+const pending = Command.make(
+  "pending",
+  { module, json: Options.boolean("json").pipe(Options.withDescription("one JSON object a line")) },
+  withModule(internal.pending)
+).pipe(Command.withDescription(descriptions.pending))
+const decide = Command.make(
+  "decide",
+  {
+    module,
+    reason: Options.text("reason").pipe(
+      Options.withDescription("why it is rejected (required with reject)"),
+      Options.optional
+    ),
+    id: Args.text({ name: "id" }),
+    decision: Args.choice([["approve", "approve" as const], ["reject", "reject" as const]], { name: "approve|reject" })
+  },
+  withModule(internal.decide)
+).pipe(Command.withDescription(descriptions.decide))
+
 /**
  * The `graded` command, to embed or extend.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const command = root.pipe(Command.withSubcommands([list, invoke, plan, schemas, auditLog]))
+export const command = root.pipe(Command.withSubcommands([list, invoke, plan, schemas, auditLog, pending, decide]))
 
 const isCommand = (name: string | undefined): name is keyof typeof examples =>
   name !== undefined && Object.hasOwn(examples, name)

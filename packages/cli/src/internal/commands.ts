@@ -1,7 +1,8 @@
 import { NodeFileSystem } from "@effect/platform-node"
 import { Cause, Console, Context, Effect, Exit, Layer, Option } from "effect"
-import { Audit, HumanConfirm, Plan, Printable, Registry } from "@graded/core"
+import { Audit, HumanConfirm, Invocation, Plan, Printable, Proposal, ProposalStore, Registry } from "@graded/core"
 import { TerminalConfirm } from "@graded/confirm"
+import type { Config } from "../Cli.js"
 import { load } from "./load.js"
 
 // Who is at the keyboard: the actor of every invocation, the HumanTrigger and
@@ -155,3 +156,125 @@ export const audit = (options: { file: string }) =>
     Effect.provide(NodeFileSystem.layer),
     Effect.catchAll((error) => fail(error.message))
   )
+
+// A command line that parses but asks for something the command cannot do
+// (no ProposalStore to read, a rejection without a reason): a usage error,
+// exit code 2, as for a command line that does not parse.
+const usageError = (message: string) =>
+  Effect.zipRight(
+    Console.error(Printable.escape(message, { multiline: true })),
+    Effect.sync(() => void (process.exitCode = 2))
+  )
+
+const noStore = (file: string) =>
+  usageError(
+    `${file} provides no ProposalStore: export a "layer" that provides one (Sql.sqlite({ filename }) from @graded/sql, or ProposalStore.memory)`
+  )
+
+// A value as one line of JSON, every character visible.
+const oneLine = (value: unknown): string => {
+  try {
+    return Printable.escape(JSON.stringify(value) ?? "undefined")
+  } catch {
+    return "(a value that cannot be shown as JSON)"
+  }
+}
+
+// Runs `body` with the module's services (and the terminal's HumanConfirm)
+// when its layer provides a ProposalStore; says so (exit code 2) when not.
+const withStore = <A, E>(
+  file: string,
+  who: string,
+  body: (config: Config) => Effect.Effect<A, E, any>
+) =>
+  Effect.flatMap(load(file), (config) =>
+    loaded(
+      Effect.flatMap(
+        Effect.serviceOption(ProposalStore.ProposalStore),
+        (store) => Option.isNone(store) ? noStore(file) : body(config)
+      ).pipe(
+        Effect.provide(humanServices(who, config, Option.none())),
+        Effect.exit
+      )
+    ))
+
+export const pending = (options: { module: string; json: boolean }) =>
+  Effect.gen(function*() {
+    const who = yield* Person
+    const exit = yield* withStore(options.module, who, () =>
+      Effect.gen(function*() {
+        const proposals = yield* Proposal.list({ status: "pending" })
+        if (options.json) {
+          // JSON Lines; Printable's escapes are JSON's own, so each line parses.
+          for (const proposal of proposals) yield* Console.log(Printable.escape(JSON.stringify(proposal)))
+          return
+        }
+        if (proposals.length === 0) return yield* print("No proposal is pending.")
+        for (const proposal of proposals) {
+          yield* print(
+            [
+              `${Printable.name(proposal.id)}  ${Printable.name(proposal.tool)} (${Printable.name(proposal.grade)})  ${
+                Printable.escape(proposal.title)
+              }`,
+              `  proposed ${Printable.name(proposal.proposedAt)} by ${Printable.name(proposal.actor ?? "-")}, trace ${
+                Printable.name(proposal.traceId ?? "-")
+              }`,
+              `  payload: ${oneLine(proposal.payload)}`
+            ].join("\n")
+          )
+        }
+      }))
+    if (Exit.isFailure(exit)) return yield* fail(`pending failed unexpectedly: ${firstLine(exit.cause)}`)
+  }).pipe(Effect.catchAll((error) => fail(error.message)))
+
+const messageOf = (cause: Cause.Cause<unknown>): string => {
+  const failure = Cause.failureOption(cause)
+  if (Option.isSome(failure)) {
+    const error = failure.value
+    if (typeof error === "object" && error !== null && "message" in error && typeof error.message === "string") {
+      return error.message
+    }
+  }
+  return `failed unexpectedly: ${firstLine(cause)}`
+}
+
+export const decide = (
+  options: { module: string; id: string; decision: "approve" | "reject"; reason: Option.Option<string> }
+) =>
+  Effect.gen(function*() {
+    const reason = Option.getOrUndefined(options.reason)
+    if (options.decision === "reject" && (reason === undefined || reason.trim() === "")) {
+      return yield* usageError("decide <id> reject needs --reason TEXT: the person who proposed it reads why")
+    }
+    if (options.decision === "approve" && reason !== undefined) {
+      return yield* usageError(
+        "--reason is for reject; to reject from the card instead, answer r there and give the reason"
+      )
+    }
+    const who = yield* Person
+    const exit = yield* withStore(options.module, who, (config) =>
+      options.decision === "reject"
+        ? Effect.flatMap(
+          Proposal.reject(options.id, { by: who, reason: reason ?? "" }),
+          (proposal) =>
+            print(
+              `${Printable.name(proposal.id)} rejected by ${Printable.name(who)}: ${Printable.escape(reason ?? "")}`
+            )
+        )
+        // The human sees the card with the exact stored payload and decides
+        // there (approve, edit, reject), as for `graded invoke`.
+        : Proposal.approve(config.toolkit, options.id).pipe(
+          Invocation.within({ autonomous: false, actor: who, traceId: crypto.randomUUID() }),
+          Effect.flatMap((approved) =>
+            Effect.zipRight(
+              print(
+                `${Printable.name(approved.proposal.id)} ${approved.proposal.status} by ${
+                  Printable.name(approved.proposal.decision?.by ?? who)
+                }${approved.proposal.decision?.edited === true ? " (edited)" : ""}`
+              ),
+              printJson(approved.proposal.output ?? null)
+            )
+          )
+        ))
+    if (Exit.isFailure(exit)) return yield* fail(messageOf(exit.cause))
+  }).pipe(Effect.catchAll((error) => fail(error.message)))
