@@ -49,6 +49,34 @@ const expectations: Readonly<Record<string, Expectation>> = {
   "pnpm graded plan quick-ticket --audit audit.jsonl": { exit: 0, prints: "\"id\": \"T-1200\"" },
   "pnpm graded schemas --autonomous": { exit: 0, prints: "\"name\": \"kb__search\"" },
   "pnpm graded audit audit.jsonl": { exit: 0, prints: "plan quick-ticket, step 7 (submit, write): completed" },
+  // docs/cli.md, proposals
+  "cd packages/cli/test/fixtures": { exit: 0, endsIn: "packages/cli/test/fixtures" },
+  "node ../../bin/graded.mjs -m proposals.config.ts invoke chat.sendMessage.propose '{\"text\":\"Hello\"}'": {
+    exit: 0,
+    prints: "\"proposal\": \"p-1\""
+  },
+  "node ../../bin/graded.mjs -m proposals.config.ts invoke chat.sendMessage.propose '{\"text\":\"Helo\"}'": {
+    exit: 0,
+    prints: "\"proposal\": \"p-2\""
+  },
+  "node ../../bin/graded.mjs -m proposals.config.ts pending": {
+    exit: 0,
+    prints: "payload: {\"to\":\"customer:42\",\"text\":\"Helo\"}"
+  },
+  "node ../../bin/graded.mjs -m proposals.config.ts decide p-1 approve": {
+    exit: 0,
+    prints: "p-1 delivered by cli:",
+    asks: "Approve, edit or reject? [a/e/r]",
+    answers: ["a"]
+  },
+  "node ../../bin/graded.mjs -m proposals.config.ts decide p-2 reject --reason \"a typo\"": {
+    exit: 0,
+    prints: "p-2 rejected by cli:"
+  },
+  "node ../../bin/graded.mjs -m proposals.config.ts decide p-1 reject --reason \"too late\"": {
+    exit: 1,
+    prints: "Proposal p-1 was already decided (delivered by cli:"
+  },
   // docs/openai.md
   "pnpm add @graded/core @graded/openai openai effect": {
     notRun: "it adds the packages to your own project, from the npm registry, where they are not published yet"
@@ -60,7 +88,12 @@ const expectations: Readonly<Record<string, Expectation>> = {
 }
 
 // Files the documented commands leave behind; one that was there before is put back afterwards.
-const leftBehind = ["examples/support-desk/audit.jsonl"]
+const leftBehind = [
+  "examples/support-desk/audit.jsonl",
+  ...["graded.db", "graded.db-wal", "graded.db-shm", "delivered.jsonl"].map((file) =>
+    `packages/cli/test/fixtures/${file}`
+  )
+]
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 
