@@ -33,7 +33,10 @@ import * as internal from "./internal/commands.js"
 export interface Config {
   readonly toolkit: Toolkit.Any
   readonly plans?: ReadonlyArray<Plan.Any> | undefined
-  /** The services the tools and plans need (a model for plans that generate text). */
+  /**
+   * The services the tools and plans need (a model for plans that generate
+   * text), and the `ProposalStore` that `pending` and `decide` read.
+   */
   readonly layer?: Layer.Layer<any, any, never> | undefined
   /** Registry options: licensed features, known page types. */
   readonly registry?: Registry.Options | undefined
