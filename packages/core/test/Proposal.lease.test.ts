@@ -4,6 +4,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Schema, TestClock } from "effect"
 import { Audit, HumanConfirm, Proposal, ProposalStore, Registry, Tool, Toolkit } from "@graded/core"
+import { makeDesk } from "./supportDesk.js"
 
 const setup = Effect.gen(function*() {
   const deliveryStarted = yield* Deferred.make<void>()
@@ -103,18 +104,10 @@ describe("Proposal.approve, stopped half way", () => {
 describe("Proposal.tool: a cap on what one run may queue", () => {
   it.effect("past maxPendingPerTrace the proposal tool refuses; another run may still propose", () =>
     Effect.gen(function*() {
-      const Notify = Tool.send("chat.notify", {
-        title: "Notify",
-        description: "Notifies the customer.",
-        input: Schema.Struct({ text: Schema.String }),
-        payload: Schema.Struct({ text: Schema.String }),
-        output: Schema.Boolean,
-        prepare: ({ text }) => Effect.succeed({ text }),
-        deliver: () => Effect.succeed(true)
-      })
-      const registry = Registry.make(Toolkit.make(Tool.proposal(Notify, { maxPendingPerTrace: 3 })))
+      const { SendReply } = makeDesk()
+      const registry = Registry.make(Toolkit.make(Tool.proposal(SendReply, { maxPendingPerTrace: 3 })))
       const propose = (traceId: string) =>
-        registry.invoke("chat.notify.propose", { text: "spam" }, { autonomous: true, traceId })
+        registry.invoke("chat.sendMessage.propose", { text: "spam" }, { autonomous: true, traceId })
       const results = []
       for (let i = 0; i < 5; i++) results.push(yield* propose("t-flood"))
       expect(results.map((r) => r.ok)).toEqual([true, true, true, false, false])
