@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { expectError, expectType } from "tsd"
-import { Agent, LanguageModel, type SendCapability, Toolkit, type WriteCapability } from "@graded/core"
+import { Agent, LanguageModel, ScriptedModel, type SendCapability, Toolkit, type WriteCapability } from "@graded/core"
 import { CurrentConversation, KbSearch, KnowledgeBase, SendReply, SubmitTicket, support } from "./fixtures.js"
 
 // Rejected: an autonomous loop handed a send tool, a write tool, or both.
@@ -62,7 +62,14 @@ expectType<
   >
 >(supervised)
 
-// error: AgentError, LanguageModel | ... 1 more ... | SendCapability>' is not assignable to parameter of type
+// Rejected: run with the model and the knowledge base provided but no HumanConfirm.
+
+// error: Type 'WriteCapability | SendCapability' is not assignable to type 'never'
 expectError(
-  Effect.runPromise(supervised.pipe(Effect.provideService(KnowledgeBase, { search: () => Effect.succeed([]) })))
+  Effect.runPromise(
+    supervised.pipe(
+      Effect.provideService(KnowledgeBase, { search: () => Effect.succeed([]) }),
+      Effect.provide(ScriptedModel.layer([ScriptedModel.text("ok")]))
+    )
+  )
 )

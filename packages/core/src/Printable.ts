@@ -8,7 +8,7 @@
  *
  * @since 0.1.0
  */
-import { namePattern } from "./Wire.js"
+import { checkName } from "./Wire.js"
 
 // Characters that reorder or hide text: the bidirectional embeddings,
 // overrides, isolates and marks, and the zero-width characters.
@@ -80,7 +80,7 @@ export const maxNameLength = 100
  * @category constructors
  */
 export const name = (text: string): string => {
-  if (namePattern.test(text) && text.length <= maxNameLength) return text
+  if (checkName(text) === undefined && text.length <= maxNameLength) return text
   const escaped = escape(text)
   return escaped.length <= maxNameLength ? escaped : `${escaped.slice(0, maxNameLength - 1)}…`
 }

@@ -16,7 +16,8 @@ import type { ParseOptions } from "effect/SchemaAST"
  * @since 0.1.0
  * @category models
  */
-export const parseOptions = { onExcessProperty: "error", errors: "all" } as const satisfies ParseOptions
+// Frozen: every decoder in graded shares it, so no code may loosen it.
+export const parseOptions = Object.freeze({ onExcessProperty: "error", errors: "all" } as const satisfies ParseOptions)
 
 /**
  * The text graded puts in an error's `issue`: Effect's tree of what did not

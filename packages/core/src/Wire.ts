@@ -9,6 +9,11 @@
  * @since 0.1.0
  */
 
+// The pattern graded checks with, never exported: `RegExp.prototype.compile`
+// rewrites a regular expression in place (even a frozen one), so the exported
+// `namePattern` is a copy for callers to read, and changing it changes nothing.
+const validName = /^[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*(?:\.[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*)+$/
+
 /**
  * What a tool name must look like: segments of letters and digits, joined
  * inside a segment by single `-` or `_`, and segments joined by `.`.
@@ -16,7 +21,7 @@
  * @since 0.1.0
  * @category models
  */
-export const namePattern = /^[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*(?:\.[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*)+$/
+export const namePattern: RegExp = new RegExp(validName.source)
 
 /**
  * What OpenAI accepts as a function name.
@@ -105,7 +110,7 @@ export type TooLongMessage<Name extends string> =
  * @category guards
  */
 export const checkName = (name: string): string | undefined => {
-  if (!namePattern.test(name)) return invalidNameMessage(name)
+  if (!validName.test(name)) return invalidNameMessage(name)
   if (toWire(name).length > maxWireLength) return tooLongMessage(name)
   return undefined
 }

@@ -16,6 +16,7 @@ import {
   type HumanTrigger,
   Invocation,
   Plan,
+  Printable,
   Proposal,
   ProposalStore,
   Registry,
@@ -23,6 +24,8 @@ import {
   type SendCapability,
   Tool,
   Toolkit,
+  ToolError,
+  Wire,
   type WriteCapability
 } from "@graded/core"
 import { makeDesk } from "./supportDesk.js"
@@ -784,5 +787,23 @@ describe("adversarial: cast-free attacks on 'no write or send without a human'",
       yield* Effect.exit(disguised("kb.lookup", () => Effect.fail("boom")).invoke({}))
       yield* desk.SubmitTicket.invoke({ subject: "by the human" }).pipe(Effect.provide(HumanConfirm.layer(human)))
       expect(desk.effects.submitted).toEqual(["by the human"])
+    }))
+})
+
+describe("adversarial: the values every gate shares cannot be loosened", () => {
+  it.effect("Object.assign on ToolError.parseOptions throws, RegExp.compile on Wire.namePattern changes nothing: extra keys are still refused and odd names still escaped", () =>
+    Effect.gen(function*() {
+      expect(() => Object.assign(ToolError.parseOptions, { onExcessProperty: "ignore" })).toThrow(TypeError)
+      // compile rewrites the exported copy; graded checks names with its own.
+      Wire.namePattern.compile("[\\s\\S]*")
+      expect(ToolError.parseOptions).toEqual({ onExcessProperty: "error", errors: "all" })
+      const desk = makeDesk()
+      const result = yield* Registry.make(Toolkit.readOnly(desk.support)).invoke("kb.search", {
+        query: "x",
+        admin: true
+      })
+      expect(result).toMatchObject({ ok: false, code: "invalid-input" })
+      expect(Printable.name("x\nDELIVERED")).toBe("x\\nDELIVERED")
+      expect(Wire.checkName("x\nDELIVERED")).toBeDefined()
     }))
 })
