@@ -45,7 +45,7 @@ export const Event = Schema.Union(
     edited: Schema.Boolean,
     reason: optionalReason
   }),
-  Schema.Struct({ type: Schema.Literal("delivered"), tool, by: Schema.String }),
+  Schema.Struct({ type: Schema.Literal("delivered"), tool, by: Schema.String, key: Schema.optional(Schema.String) }),
   Schema.Struct({ type: Schema.Literal("failed"), tool, error: Schema.String, cause: Schema.optional(Schema.String) }),
   Schema.Struct({ type: Schema.Literal("proposed"), tool, proposal: Schema.String }),
   Schema.Struct({
@@ -58,7 +58,22 @@ export const Event = Schema.Union(
     reason: optionalReason
   }),
   Schema.Struct({ type: Schema.Literal("answered"), rounds: Schema.Number }),
-  Schema.Struct({ type: Schema.Literal("round-limit"), rounds: Schema.Number, pending: Schema.Array(Schema.String) })
+  Schema.Struct({ type: Schema.Literal("round-limit"), rounds: Schema.Number, pending: Schema.Array(Schema.String) }),
+  // A delivery that stopped without settling: surfaced to a human, who marks it done or retries it.
+  Schema.Struct({
+    type: Schema.Literal("in-doubt"),
+    tool,
+    proposal: Schema.String,
+    action: Schema.Literal("surfaced", "marked-done", "retried"),
+    by: Schema.String
+  }),
+  // A supervised run's life: waiting on decisions, resumed, cancelled, finished.
+  Schema.Struct({
+    type: Schema.Literal("run"),
+    run: Schema.String,
+    status: Schema.Literal("waiting", "resumed", "cancelled", "finished"),
+    proposals: Schema.optional(Schema.Array(Schema.String))
+  })
 )
 
 /**
@@ -332,5 +347,14 @@ export const describe = (entry: Event): string => {
       return `the model answered after ${entry.rounds} round(s)`
     case "round-limit":
       return `stopped at the round limit (${entry.rounds}); not run: ${names(entry.pending)}`
+    case "in-doubt":
+      return entry.action === "surfaced"
+        ? `IN DOUBT ${name(entry.tool)} (${text(entry.proposal)}): its delivery stopped; a human must mark it done or retry it`
+        : `${name(entry.by)} ${entry.action === "retried" ? "retried" : "marked done"} the in-doubt ${
+          name(entry.tool)
+        } (${text(entry.proposal)})`
+    case "run":
+      return `run ${text(entry.run)} ${entry.status}` +
+        (entry.proposals !== undefined && entry.proposals.length > 0 ? ` (${entry.proposals.map(text).join(", ")})` : "")
   }
 }

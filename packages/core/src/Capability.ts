@@ -31,6 +31,13 @@ export interface Confirmed<P, Name extends string = string> {
   readonly by: string
   /** Whether the human changed the payload before approving. */
   readonly edited: boolean
+  /**
+   * The key that names this delivery to the outside system: pass it on (an
+   * `Idempotency-Key` header, a unique column) so that a retried delivery is
+   * recognised there. One per approval; a proposal keeps its key across a
+   * human's retry of an in-doubt delivery.
+   */
+  readonly idempotencyKey: string
 }
 
 /**

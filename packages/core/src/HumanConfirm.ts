@@ -147,7 +147,12 @@ const confirmWith = (ui: UI) => (request: Request): Effect.Effect<Confirmed<unkn
     }
     if (!("payload" in decision)) {
       yield* Audit.record({ type: "decided", tool, by: decision.by, decision: "approved", edited: false })
-      return mintConfirmed(request.tool, { payload: request.payload, by: decision.by, edited: false })
+      return mintConfirmed(request.tool, {
+        payload: request.payload,
+        by: decision.by,
+        edited: false,
+        idempotencyKey: request.idempotencyKey
+      })
     }
     const edited = yield* revalidate(decision.payload).pipe(
       Effect.tapError((error) =>
@@ -163,7 +168,12 @@ const confirmWith = (ui: UI) => (request: Request): Effect.Effect<Confirmed<unkn
       Effect.mapError((error) => InvalidEdit.fromParseError(tool, decision.by, error))
     )
     yield* Audit.record({ type: "decided", tool, by: decision.by, decision: "approved", edited: true })
-    return mintConfirmed(request.tool, { payload: edited, by: decision.by, edited: true })
+    return mintConfirmed(request.tool, {
+      payload: edited,
+      by: decision.by,
+      edited: true,
+      idempotencyKey: request.idempotencyKey
+    })
   })
 
 /**

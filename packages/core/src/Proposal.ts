@@ -22,13 +22,25 @@ import type * as Toolkit from "./Toolkit.js"
 import { InvalidEdit, parseOptions, Refused, Rejected, type ToolError } from "./ToolError.js"
 
 /**
- * Where a proposal stands: `pending` until a human acts, `approving` while an
- * approval runs, then `delivered`, `rejected` or `failed`, which are final.
+ * Where a proposal stands: `pending` until a human acts (or `expired` when no
+ * one did in time), `approving` while a human is asked, `delivering` once the
+ * delivery is recorded and runs, then `delivered`, `rejected` or `failed`,
+ * which are final with `expired`. `in-doubt` is a delivery that stopped
+ * without settling (its process died): it may have gone out, so it waits for a
+ * human to mark it done (`Proposal.markDone`) or retry it (`Proposal.retry`).
  *
  * @since 0.1.0
  * @category models
  */
-export type Status = "pending" | "approving" | "delivered" | "rejected" | "failed"
+export type Status =
+  | "pending"
+  | "approving"
+  | "delivering"
+  | "delivered"
+  | "rejected"
+  | "failed"
+  | "expired"
+  | "in-doubt"
 
 /**
  * Who decided a proposal and when (an ISO timestamp), whether they edited the
@@ -64,12 +76,21 @@ export interface Proposal {
   readonly proposedAt: string
   readonly actor: string | undefined
   readonly traceId: string | undefined
+  /** The supervised run that waits on it, and the model's call id there. */
+  readonly runId?: string | undefined
+  readonly callId?: string | undefined
+  /** Until when (ISO) a human may decide it; then it is `expired`. */
+  readonly expiresAt?: string | undefined
+  /**
+   * The delivery's unique idempotency key, recorded before the tool ran and
+   * passed to it (`Confirmed.idempotencyKey`, a write's `Delivery`).
+   */
+  readonly deliveryKey?: string | undefined
   readonly decision?: Decided | undefined
   /**
-   * While `approving`: until when (ISO) the approving process holds it. It
-   * renews the lease before it delivers; once the lease has passed,
-   * `Proposal.recover` settles the proposal as failed, and it is never
-   * delivered again.
+   * While `approving` or `delivering`: until when (ISO) the process holds it.
+   * Once the lease has passed, `Proposal.recover` hands an approval back to
+   * `pending` (nothing went out) and marks a delivery `in-doubt`.
    */
   readonly leaseUntil?: string | undefined
   /** The tool's encoded output, once delivered. */
@@ -84,7 +105,7 @@ export interface Proposal {
  * @since 0.1.0
  * @category models
  */
-export type New = Omit<Proposal, "id" | "status" | "decision" | "output" | "leaseUntil"> & {
+export type New = Omit<Proposal, "id" | "status" | "decision" | "output" | "leaseUntil" | "deliveryKey"> & {
   /** A value no code outside graded can write: a record made by hand does not compile. */
   readonly madeByToolProposalOnly: MadeByToolProposalOnly
 }
@@ -108,7 +129,8 @@ export const isNew = (u: unknown): u is New => isProposalRecord(u)
 
 /**
  * How an approval ended. `delivered`, `failed` and `rejected` are final;
- * `pending` hands the proposal back (nothing was delivered).
+ * `pending` hands the proposal back (nothing was delivered); `in-doubt` is a
+ * delivery interrupted after it began.
  *
  * @since 0.1.0
  * @category models
@@ -117,6 +139,7 @@ export type Outcome =
   | { readonly status: "delivered"; readonly decision: Decided; readonly output: unknown }
   | { readonly status: "failed"; readonly decision: Decided }
   | { readonly status: "rejected"; readonly decision: Decided }
+  | { readonly status: "in-doubt"; readonly decision: Decided }
   | { readonly status: "pending" }
 
 /**
@@ -145,13 +168,19 @@ export interface ToolConstructor {
 /**
  * Options of `Proposal.tool`: `maxPendingPerTrace` (default 10) is how many
  * proposals one run (one trace id) may have waiting for a human at once; past
- * it the proposal tool refuses, so a model cannot flood the human's page.
+ * it the proposal tool refuses, so a model cannot flood the human's page;
+ * `expireAfter` bounds how long a proposal waits for a decision.
  *
  * @since 0.1.0
  * @category models
  */
 export interface ToolOptions {
   readonly maxPendingPerTrace?: number | undefined
+  /**
+   * How long a human has to decide (from the Clock); then the proposal is
+   * `expired` and can no longer be approved. Unset: it waits until decided.
+   */
+  readonly expireAfter?: Duration.DurationInput | undefined
 }
 
 /**
@@ -208,12 +237,13 @@ export type ProposalOf<T> = T extends Tool.SendTool<infer Name, infer I, any, an
 export const tool: ToolConstructor = internal.make as unknown as ToolConstructor
 
 /**
- * Lists proposals, optionally by status.
+ * Lists proposals in the order they were made, optionally by status and by
+ * supervised run.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const list = (filter?: { readonly status?: Status | undefined }): Effect.Effect<
+export const list = (filter?: ProposalStore.Filter): Effect.Effect<
   ReadonlyArray<Proposal>,
   never,
   ProposalStore
@@ -255,23 +285,125 @@ const now = Effect.map(Clock.currentTimeMillis, iso)
 export const defaultLease: Duration.Duration = Duration.minutes(15)
 
 /**
- * Why an approval interrupted while delivering was settled as failed.
+ * Why an approval interrupted while delivering was left in doubt.
  *
  * @since 0.1.0
  * @category errors
  */
 export const interruptedWhileDelivering =
-  "the approval was interrupted while delivering; it may have gone out, so it is not delivered again"
+  "the delivery was interrupted after it began; it may have gone out, so it is not delivered again unless a human retries it"
+
+type Decide = "approve" | "retry"
+
+// Approval and retry are one path: a human is asked through the caller's
+// HumanConfirm, the delivery is recorded under its key, then it runs.
+const decide = (
+  toolkit: Toolkit.Any,
+  id: string,
+  mode: Decide,
+  options?: { readonly lease?: Duration.DurationInput | undefined }
+) =>
+  Effect.gen(function*() {
+    const store = yield* ProposalStore
+    const stored = yield* store.get(id)
+    const tool = toolkit.get(stored.tool)
+    const confirm = tool === undefined || tool.grade !== stored.grade ? undefined : confirmerOf(tool)
+    if (tool === undefined || confirm === undefined) {
+      return yield* refuse(
+        new Refused({
+          tool: stored.tool,
+          gate: "unknown",
+          reason: `this toolkit has no ${stored.grade} tool ${stored.tool} to deliver it`
+        })
+      )
+    }
+    // Refused before the proposal is claimed: a model's fiber or a read
+    // tool's own code leaves it waiting for a human.
+    const refusal = yield* refusalHere(tool.name, stored.grade)
+    if (refusal !== undefined) return yield* refuse(refusal)
+    const context = yield* Invocation.current
+    const by = context.actor ?? "human"
+    const lease = Duration.toMillis(Duration.decode(options?.lease ?? defaultLease))
+    const until = (millis: number) => iso(millis + lease)
+    const claimed = mode === "approve"
+      ? yield* store.claim(id, by, until(yield* Clock.currentTimeMillis))
+      : yield* store.retry(id, by, until(yield* Clock.currentTimeMillis))
+    if (mode === "retry") {
+      yield* Audit.record({ type: "in-doubt", tool: tool.name, proposal: id, action: "retried", by })
+    }
+    // A retry keeps the key the first attempt went out with.
+    const key = claimed.deliveryKey ?? crypto.randomUUID()
+    // Once the human approved: the delivery is recorded under its key (a lost
+    // lease stops it here, before anything is written or sent), and from then
+    // on an interruption may have let it out.
+    let delivering = false
+    const beforeEffect = Effect.flatMap(Clock.currentTimeMillis, (millis) => store.beginDelivery(id, key, until(millis)))
+      .pipe(Effect.zipRight(Effect.sync(() => delivering = true)))
+    const interrupted = Effect.flatMap(now, (at) =>
+      store.settle(
+        id,
+        delivering
+          ? { status: "in-doubt", decision: { by, at, edited: false, reason: interruptedWhileDelivering } }
+          : { status: "pending" }
+      )).pipe(Effect.ignore)
+    const schema = isSend(tool) ? tool.payload : tool.input
+    const exit = yield* Effect.exit(Effect.onInterrupt(
+      Effect.flatMap(
+        Schema.decodeUnknown(schema, parseOptions)(stored.grade === "send" ? stored.payload : stored.input).pipe(
+          Effect.mapError(() =>
+            new Refused({
+              tool: tool.name,
+              gate: "proposal",
+              reason: `the stored ${stored.grade === "send" ? "payload" : "input"} no longer fits the tool's schema`
+            })
+          )
+        ),
+        (payload) => confirm(payload, { beforeEffect, idempotencyKey: key })
+      ),
+      () => interrupted
+    ))
+    const at = yield* now
+    if (exit._tag === "Success") {
+      const { by, edited, output } = exit.value
+      const encoded = yield* Effect.orElseSucceed(Schema.encode(tool.output)(output), () => undefined)
+      const settled = yield* store.settle(id, { status: "delivered", decision: { by, at, edited }, output: encoded })
+      return { proposal: settled, output }
+    }
+    const failure = exit.cause._tag === "Fail" ? exit.cause.error : undefined
+    const decision = { by: context.actor ?? "human", at, edited: false }
+    yield* store.settle(
+      id,
+      delivering
+        // The tool ran and failed: final.
+        ? { status: "failed", decision }
+        : failure instanceof Rejected
+        ? mode === "retry"
+          // A retry turned down: the human says it is not to go out again.
+          ? { status: "failed", decision: { ...decision, by: failure.by, reason: failure.reason } }
+          : { status: "rejected", decision: { by: failure.by, at, edited: false, reason: failure.reason } }
+        // Nothing was delivered on an invalid edit or a refusal: the proposal
+        // waits for a better decision, as it was. Any other failure is final.
+        : failure instanceof Refused || failure instanceof InvalidEdit
+        ? mode === "retry"
+          ? { status: "in-doubt", decision: { ...decision, reason: claimed.decision?.reason } }
+          : { status: "pending" }
+        : { status: "failed", decision }
+    ).pipe(Effect.ignore)
+    return yield* Effect.failCause(exit.cause)
+  })
 
 /**
  * Approves a proposal through the caller's `HumanConfirm`: the human is asked,
  * through the caller's UI, with the stored payload (a write's input, a send's
  * payload prepared when it was proposed), and may approve, edit (validated
- * again with the tool's schema) or reject it. An approval delivers exactly
- * once; a rejection is final; an invalid edit or a refusal delivers nothing
- * and leaves the proposal pending. The toolkit is the one the human works
- * with, holding the write or send tool itself. A model's fiber, or a read
- * tool's own code, is refused before the proposal is touched.
+ * again with the tool's schema) or reject it. Before the tool runs, the
+ * delivery is recorded under a unique idempotency key, which the tool is
+ * given to pass on. An approval delivers at most once; a rejection is final;
+ * an invalid edit or a refusal delivers nothing and leaves the proposal
+ * pending; a proposal past its `expiresAt` cannot be approved. The toolkit is
+ * the one the human works with, holding the write or send tool itself. A
+ * model's fiber, or a read tool's own code, is refused before the proposal is
+ * touched.
  *
  * @example
  * import { Effect } from "effect"
@@ -294,100 +426,98 @@ export const approve = <T extends Toolkit.Any>(
   ProposalStore | Toolkit.Requirements<T>
 > =>
   // Written once for any toolkit; the signature restores what its type knows.
+  decide(toolkit, id, "approve", options) as Effect.Effect<Approved, never, ProposalStore>
+
+/**
+ * Retries an in-doubt delivery: the human is asked again through the
+ * caller's `HumanConfirm`, and an approval delivers with the same idempotency
+ * key as the attempt that stopped, so an outside system that honours the key
+ * does not act twice. A human who turns the retry down settles it `failed`.
+ * The audit records the retry.
+ *
+ * @example
+ * import { Effect } from "effect"
+ * import { HumanConfirm, Proposal, Toolkit } from "@graded/core"
+ * declare const desk: Toolkit.Any
+ * const retry = Proposal.retry(desk, "p-1").pipe(
+ *   Effect.provide(HumanConfirm.layer(HumanConfirm.scripted([HumanConfirm.approve("agent:alice")])))
+ * )
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const retry = <T extends Toolkit.Any>(
+  toolkit: T,
+  id: string,
+  options?: { readonly lease?: Duration.DurationInput | undefined }
+): Effect.Effect<
+  Approved,
+  NotFound | AlreadyDecided | ToolError<Tool.Error<Toolkit.Tools<T>[number]>>,
+  ProposalStore | Toolkit.Requirements<T>
+> => decide(toolkit, id, "retry", options) as Effect.Effect<Approved, never, ProposalStore>
+
+/**
+ * Marks an in-doubt delivery as done: a human checked the outside system and
+ * it went out. It settles `delivered` with no output, and the audit says who
+ * said so. Refused in a model's fiber or a read tool's own code, like every
+ * decision.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const markDone = (
+  id: string,
+  options?: { readonly note?: string | undefined }
+): Effect.Effect<Proposal, NotFound | AlreadyDecided | Refused, ProposalStore> =>
   Effect.gen(function*() {
     const store = yield* ProposalStore
     const stored = yield* store.get(id)
-    const tool = toolkit.get(stored.tool)
-    const confirm = tool === undefined || tool.grade !== stored.grade ? undefined : confirmerOf(tool)
-    if (tool === undefined || confirm === undefined) {
-      return yield* refuse(
-        new Refused({
-          tool: stored.tool,
-          gate: "unknown",
-          reason: `this toolkit has no ${stored.grade} tool ${stored.tool} to deliver it`
-        })
-      )
-    }
-    // Refused before the proposal is claimed: a model's fiber or a read
-    // tool's own code leaves it pending for a human.
-    const refusal = yield* refusalHere(tool.name, stored.grade)
+    const refusal = yield* refusalHere(stored.tool, stored.grade)
     if (refusal !== undefined) return yield* refuse(refusal)
-    const context = yield* Invocation.current
-    const by = context.actor ?? "human"
-    const lease = Duration.toMillis(Duration.decode(options?.lease ?? defaultLease))
-    yield* store.claim(id, by, iso((yield* Clock.currentTimeMillis) + lease))
-    // Once the human approved: the lease is renewed (a lost lease stops it
-    // here, before anything is written or sent), and from then on an
-    // interruption may have let it out.
-    let delivering = false
-    const beforeEffect = Effect.flatMap(Clock.currentTimeMillis, (millis) => store.renew(id, iso(millis + lease))).pipe(
-      Effect.zipRight(Effect.sync(() => delivering = true))
-    )
-    const interrupted = Effect.flatMap(now, (at) =>
-      store.settle(
-        id,
-        delivering
-          ? { status: "failed", decision: { by, at, edited: false, reason: interruptedWhileDelivering } }
-          : { status: "pending" }
-      )).pipe(Effect.ignore)
-    const schema = isSend(tool) ? tool.payload : tool.input
-    const exit = yield* Effect.exit(Effect.onInterrupt(
-      Effect.flatMap(
-        Schema.decodeUnknown(schema, parseOptions)(stored.grade === "send" ? stored.payload : stored.input).pipe(
-          Effect.mapError(() =>
-            new Refused({
-              tool: tool.name,
-              gate: "proposal",
-              reason: `the stored ${stored.grade === "send" ? "payload" : "input"} no longer fits the tool's schema`
-            })
-          )
-        ),
-        (payload) => confirm(payload, beforeEffect)
-      ),
-      () => interrupted
-    ))
-    const at = yield* now
-    if (exit._tag === "Success") {
-      const { by, edited, output } = exit.value
-      const encoded = yield* Effect.orElseSucceed(Schema.encode(tool.output)(output), () => undefined)
-      const settled = yield* store.settle(id, { status: "delivered", decision: { by, at, edited }, output: encoded })
-      return { proposal: settled, output }
-    }
-    const failure = exit.cause._tag === "Fail" ? exit.cause.error : undefined
-    yield* store.settle(
-      id,
-      failure instanceof Rejected
-        ? { status: "rejected", decision: { by: failure.by, at, edited: false, reason: failure.reason } }
-        // Nothing was delivered on an invalid edit or a refusal: the proposal
-        // waits for a better decision. Any other failure is final.
-        : failure instanceof Refused || failure instanceof InvalidEdit
-        ? { status: "pending" }
-        : { status: "failed", decision: { by: context.actor ?? "human", at, edited: false } }
-    )
-    return yield* Effect.failCause(exit.cause)
-  }) as Effect.Effect<Approved, never, ProposalStore>
+    const by = (yield* Invocation.current).actor ?? "human"
+    const reason = options?.note ?? "marked delivered by a human after checking"
+    const settled = yield* store.settle(id, {
+      status: "delivered",
+      decision: { by, at: yield* now, edited: false, reason },
+      output: undefined
+    })
+    yield* Audit.record({ type: "in-doubt", tool: stored.tool, proposal: id, action: "marked-done", by })
+    return settled
+  })
 
 /**
- * Settles every proposal whose approval stopped (its process died or hung past
- * its lease) as `failed`, audits each (gate `lease`), and returns them for a
- * human to check: it may have been delivered, so it is never delivered again.
- * Run it from any process, on start or on a schedule.
+ * Moves every proposal whose process stopped (died, or hung past its lease)
+ * and every pending proposal past its `expiresAt`, audits each, and returns
+ * them: an approval that had not recorded its delivery waits for a human
+ * again (nothing went out); a delivery that had begun is `in-doubt` (it may
+ * have gone out: a human marks it done or retries it, it is never re-run
+ * silently); an unanswered proposal is `expired`. Run it from any process,
+ * on start or on a schedule.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const recover: Effect.Effect<ReadonlyArray<Proposal>, never, ProposalStore> = Effect.gen(function*() {
   const store = yield* ProposalStore
-  const expired = yield* store.expire(yield* now)
-  for (const proposal of expired) {
-    yield* Audit.record({
-      type: "refused",
-      tool: proposal.tool,
-      gate: "lease",
-      reason: proposal.decision?.reason ?? ""
-    })
+  const moved = yield* store.expire(yield* now)
+  for (const proposal of moved) {
+    yield* proposal.status === "in-doubt"
+      ? Audit.record({
+        type: "in-doubt",
+        tool: proposal.tool,
+        proposal: proposal.id,
+        action: "surfaced",
+        by: proposal.decision?.by ?? "graded"
+      })
+      : Audit.record({
+        type: "refused",
+        tool: proposal.tool,
+        gate: proposal.status === "expired" ? "expiry" : "lease",
+        reason: proposal.decision?.reason ??
+          `the approval stopped before anything was delivered; ${proposal.id} waits for a human again`
+      })
   }
-  return expired
+  return moved
 })
 
 /**

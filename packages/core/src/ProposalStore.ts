@@ -57,49 +57,120 @@ export class ProposalStore extends Context.Tag("@graded/core/ProposalStore")<Pro
  */
 export declare namespace ProposalStore {
   /**
-   * What a store implements so that each decision happens once: `claim` and
-   * `reject` take only a pending proposal, `settle` only one being approved.
+   * What a store implements so that each decision happens once. Every method
+   * moves a proposal out of the states it names only, atomically, or fails
+   * with `AlreadyDecided` (or `NotFound`): `claim` takes a pending proposal
+   * that has not expired, `retry` an in-doubt one, `beginDelivery` one being
+   * approved, `settle` one being approved, delivered or in doubt as its
+   * outcome allows. `delivered`, `rejected`, `failed` and `expired` are final.
    *
    * @since 0.1.0
    * @category models
    */
   export interface Service {
-    /** Records a proposal made by `Tool.proposal`; any other record is refused. */
+    /** Records a proposal made by `Tool.proposal` or a supervised run; any other record is refused. */
     readonly add: (proposal: New) => Effect.Effect<Proposal>
     readonly get: (id: string) => Effect.Effect<Proposal, NotFound>
-    readonly list: (filter?: { readonly status?: Status | undefined }) => Effect.Effect<ReadonlyArray<Proposal>>
+    /** Proposals in the order they were added, by status and by run when given. */
+    readonly list: (filter?: Filter) => Effect.Effect<ReadonlyArray<Proposal>>
     /**
-     * Moves a pending proposal to `approving`, held until `leaseUntil` (ISO),
-     * or fails: once per proposal.
+     * Moves a pending proposal that has not expired to `approving`, held until
+     * `leaseUntil` (ISO), or fails: once per proposal.
      */
     readonly claim: (id: string, by: string, leaseUntil?: string) => Effect.Effect<Proposal, NotFound | AlreadyDecided>
-    /** Extends the lease of a proposal being approved, or fails if it is no longer `approving`. */
+    /**
+     * Moves an in-doubt proposal back to `approving` for a human's retry; it
+     * keeps its delivery key, so the outside system can recognise the retry.
+     */
+    readonly retry: (id: string, by: string, leaseUntil: string) => Effect.Effect<Proposal, NotFound | AlreadyDecided>
+    /** Extends the lease of a proposal being approved or delivered, or fails if it is in neither state. */
     readonly renew: (id: string, leaseUntil: string) => Effect.Effect<Proposal, NotFound | AlreadyDecided>
     /**
-     * Settles every proposal whose approval's lease has passed by `now` (ISO)
-     * as `failed` (it may have been delivered; it is never delivered again),
-     * and returns them.
+     * Records the delivery before it runs: moves a proposal being approved to
+     * `delivering` under the unique `key` (kept if the proposal has one), held
+     * until `leaseUntil`. Nothing is delivered unless this succeeded.
+     */
+    readonly beginDelivery: (
+      id: string,
+      key: string,
+      leaseUntil: string
+    ) => Effect.Effect<Proposal, NotFound | AlreadyDecided>
+    /**
+     * At `now` (ISO): hands back to `pending` every approval whose lease has
+     * passed before its delivery was recorded (nothing went out), marks
+     * `in-doubt` every delivery whose lease has passed (it may have gone out:
+     * a human decides), and marks `expired` every pending proposal whose
+     * `expiresAt` has passed. Returns the proposals it moved.
      */
     readonly expire: (now: string) => Effect.Effect<ReadonlyArray<Proposal>>
     /** Moves a pending proposal to `rejected`, or fails. */
     readonly reject: (id: string, decision: Decided) => Effect.Effect<Proposal, NotFound | AlreadyDecided>
     /**
-     * Records how an approval ended. Only a proposal being approved can be
-     * settled: a final state is never left.
+     * Records how an approval ended: from `approving`, back to `pending`,
+     * `rejected` or `failed`; from `delivering`, `delivered`, `failed` or
+     * `in-doubt`; from `approving`, back to `in-doubt` (a retry that did not
+     * begin); from `in-doubt`, `delivered` or `failed` (a human's word).
+     * A final state is never left.
      */
     readonly settle: (id: string, outcome: Outcome) => Effect.Effect<Proposal, NotFound | AlreadyDecided>
+  }
+
+  /**
+   * Which proposals `list` returns.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  export interface Filter {
+    readonly status?: Status | undefined
+    readonly runId?: string | undefined
   }
 }
 
 /**
- * Why a proposal whose approval stopped was settled as failed.
+ * The states each outcome of `settle` may leave: the rule every store
+ * follows, in one place.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const settleFrom: { readonly [S in Outcome["status"]]: ReadonlyArray<Status> } = {
+  pending: ["approving"],
+  rejected: ["approving"],
+  failed: ["approving", "delivering", "in-doubt"],
+  delivered: ["delivering", "in-doubt"],
+  "in-doubt": ["approving", "delivering"]
+}
+
+/**
+ * Why an approval whose lease passed before its delivery was recorded went
+ * back to `pending`.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const approvalLapsed = (proposal: Proposal): string =>
+  `its approval by ${proposal.decision?.by ?? "someone"} stopped before anything was delivered (the lease ended ` +
+  `at ${proposal.leaseUntil}); it waits for a human again`
+
+/**
+ * Why a delivery whose lease passed is in doubt.
  *
  * @since 0.1.0
  * @category errors
  */
 export const leaseEnded = (proposal: Proposal): string =>
-  `its approval by ${proposal.decision?.by ?? "someone"} stopped before it settled (the lease ended at ` +
-  `${proposal.leaseUntil}); it may have been delivered, so it is not delivered again`
+  `its delivery, approved by ${proposal.decision?.by ?? "someone"}, stopped before it settled (the lease ended at ` +
+  `${proposal.leaseUntil}); it may have gone out, so it is not delivered again unless a human retries it`
+
+/**
+ * Why a pending proposal expired.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const expiredReason = (proposal: Proposal): string =>
+  `no human decided before ${proposal.expiresAt}; nothing was delivered`
 
 /**
  * An in-memory store, for tests, demos and single-process apps.
@@ -114,24 +185,22 @@ export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () =
   // Each operation checks and updates in one synchronous step: the runtime
   // cannot switch fibers inside it, so two approvals never both claim one
   // proposal.
-  const whenPending = (id: string, update: (proposal: Proposal) => Proposal) =>
+  const move = (id: string, from: ReadonlyArray<Status>, update: (proposal: Proposal) => Proposal | undefined) =>
     Effect.suspend((): Either.Either<Proposal, NotFound | AlreadyDecided> => {
       const proposal = proposals.get(id)
       if (proposal === undefined) return Either.left(new NotFound({ id }))
-      if (proposal.status !== "pending") {
+      const updated = from.includes(proposal.status) ? update(proposal) : undefined
+      if (updated === undefined) {
         return Either.left(new AlreadyDecided({ id, status: proposal.status, by: proposal.decision?.by }))
       }
-      return Either.right(put(update(proposal)))
+      return Either.right(put(updated))
     })
-  const inState = (id: string, status: Status, update: (proposal: Proposal) => Proposal) =>
-    Effect.suspend((): Either.Either<Proposal, NotFound | AlreadyDecided> => {
-      const proposal = proposals.get(id)
-      if (proposal === undefined) return Either.left(new NotFound({ id }))
-      if (proposal.status !== status) {
-        return Either.left(new AlreadyDecided({ id, status: proposal.status, by: proposal.decision?.by }))
-      }
-      return Either.right(put(update(proposal)))
-    })
+  const without = <K extends keyof Proposal>(proposal: Proposal, ...keys: Array<K>): Proposal => {
+    const copy: Record<string, unknown> = { ...proposal }
+    for (const key of keys) delete copy[key]
+    return copy as unknown as Proposal
+  }
+  const iso = (millis: number) => new Date(millis).toISOString()
   return {
     add: (fields) =>
       internal.isProposalRecord(fields)
@@ -147,37 +216,66 @@ export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () =
       }),
     list: (filter) =>
       Effect.sync(() =>
-        [...proposals.values()].filter((proposal) => filter?.status === undefined || proposal.status === filter.status)
+        [...proposals.values()].filter((proposal) =>
+          (filter?.status === undefined || proposal.status === filter.status) &&
+          (filter?.runId === undefined || proposal.runId === filter.runId)
+        )
       ),
     claim: (id, by, leaseUntil) =>
       Effect.flatMap(Clock.currentTimeMillis, (millis) =>
-        whenPending(id, (proposal) => ({
+        move(id, ["pending"], (proposal) =>
+          proposal.expiresAt !== undefined && proposal.expiresAt <= iso(millis) ? undefined : {
+            ...proposal,
+            status: "approving",
+            decision: { by, at: iso(millis), edited: false },
+            leaseUntil
+          })),
+    retry: (id, by, leaseUntil) =>
+      Effect.flatMap(Clock.currentTimeMillis, (millis) =>
+        move(id, ["in-doubt"], (proposal) => ({
           ...proposal,
           status: "approving",
-          decision: { by, at: new Date(millis).toISOString(), edited: false },
+          decision: { by, at: iso(millis), edited: false },
           leaseUntil
         }))),
-    renew: (id, leaseUntil) => inState(id, "approving", (proposal) => ({ ...proposal, leaseUntil })),
+    renew: (id, leaseUntil) => move(id, ["approving", "delivering"], (proposal) => ({ ...proposal, leaseUntil })),
+    beginDelivery: (id, key, leaseUntil) =>
+      move(id, ["approving"], (proposal) => {
+        const deliveryKey = proposal.deliveryKey ?? key
+        // Unique among deliveries: a key another proposal holds is refused.
+        for (const other of proposals.values()) {
+          if (other.id !== id && other.deliveryKey === deliveryKey) return undefined
+        }
+        return { ...proposal, status: "delivering", deliveryKey, leaseUntil }
+      }),
     expire: (now) =>
       Effect.sync(() => {
-        const expired: Array<Proposal> = []
+        const moved: Array<Proposal> = []
         for (const proposal of proposals.values()) {
-          if (proposal.status === "approving" && proposal.leaseUntil !== undefined && proposal.leaseUntil < now) {
-            expired.push(put({
+          const lapsed = proposal.leaseUntil !== undefined && proposal.leaseUntil < now
+          if (proposal.status === "approving" && lapsed) {
+            moved.push(put({ ...without(proposal, "decision", "leaseUntil"), status: "pending" }))
+          } else if (proposal.status === "delivering" && lapsed) {
+            moved.push(put({
+              ...without(proposal, "leaseUntil"),
+              status: "in-doubt",
+              decision: { by: proposal.decision?.by ?? "graded", at: now, edited: false, reason: leaseEnded(proposal) }
+            }))
+          } else if (proposal.status === "pending" && proposal.expiresAt !== undefined && proposal.expiresAt <= now) {
+            moved.push(put({
               ...proposal,
-              status: "failed",
-              leaseUntil: undefined,
-              decision: { by: "graded", at: now, edited: false, reason: leaseEnded(proposal) }
+              status: "expired",
+              decision: { by: "graded", at: now, edited: false, reason: expiredReason(proposal) }
             }))
           }
         }
-        return expired
+        return moved
       }),
-    reject: (id, decision) => whenPending(id, (proposal) => ({ ...proposal, status: "rejected", decision })),
+    reject: (id, decision) => move(id, ["pending"], (proposal) => ({ ...proposal, status: "rejected", decision })),
     settle: (id, outcome) =>
-      inState(id, "approving", (proposal) =>
+      move(id, settleFrom[outcome.status], (proposal) =>
         outcome.status === "pending"
-          ? { ...proposal, status: "pending", decision: undefined, leaseUntil: undefined }
-          : { ...proposal, ...outcome, leaseUntil: undefined })
+          ? { ...without(proposal, "decision", "leaseUntil"), status: "pending" }
+          : { ...without(proposal, "leaseUntil"), ...outcome })
   }
 })

@@ -320,8 +320,22 @@ export interface ReadDefinition<Name extends string, I, IE, O, OE, E, R> extends
 }
 
 /**
+ * What a write's `run` is given beside its input: the key naming this
+ * delivery, to pass to the outside system so that it can recognise a retry
+ * (an `Idempotency-Key` header, a unique column). A send's `deliver` finds the
+ * same key on its `Confirmed` payload.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Delivery {
+  readonly idempotencyKey: string
+}
+
+/**
  * What `Tool.write` takes: the options, input and output schemas, and a `run`
- * that does not compile if it needs `SendCapability`.
+ * that does not compile if it needs `SendCapability`. `run` runs only once a
+ * human approved; its second argument carries the delivery's idempotency key.
  *
  * @since 0.1.0
  * @category models
@@ -329,7 +343,7 @@ export interface ReadDefinition<Name extends string, I, IE, O, OE, E, R> extends
 export interface WriteDefinition<Name extends string, I, IE, O, OE, E, R> extends Options {
   readonly input: Schema.Schema<I, IE>
   readonly output: Schema.Schema<O, OE>
-  readonly run: Honest<Name, "write", "run", R, (input: I) => Effect<O, E, R>>
+  readonly run: Honest<Name, "write", "run", R, (input: I, delivery: Delivery) => Effect<O, E, R>>
 }
 
 /**

@@ -51,7 +51,7 @@ export const sqlite = subjects(
 export const postgres = (name: string, url: () => string) => {
   const reset = Effect.scoped(Effect.gen(function*() {
     const sql = Context.get(yield* Layer.build(PgClient.layer({ url: Redacted.make(url()) })), SqlClient)
-    yield* sql`DROP TABLE IF EXISTS graded_proposals, graded_audit, graded_migrations`
+    yield* sql`DROP TABLE IF EXISTS graded_proposals, graded_audit, graded_deliveries, graded_runs, graded_migrations`
   }))
   return { reset, ...subjects(name, Effect.zipRight(reset, Effect.sync(() => Sql.postgres({ url: url() })))) }
 }

@@ -35,7 +35,13 @@ const suite = (name: string, skip: boolean, start: () => Promise<{ url: string; 
           const sql = Context.get(yield* Layer.build(Sql.postgres({ url })), SqlClient)
           const tables = yield* sql<{ table_name: string }>`SELECT table_name FROM information_schema.tables
             WHERE table_schema = current_schema() AND table_name LIKE 'graded_%' ORDER BY table_name`
-          expect(tables.map((t) => t.table_name)).toEqual(["graded_audit", "graded_migrations", "graded_proposals"])
+          expect(tables.map((t) => t.table_name)).toEqual([
+            "graded_audit",
+            "graded_deliveries",
+            "graded_migrations",
+            "graded_proposals",
+            "graded_runs"
+          ])
           expect(yield* SqlMigrations.run.pipe(Effect.provideService(SqlClient, sql))).toEqual([])
         }))
 

@@ -31,12 +31,19 @@ describe("Sql.sqlite", () => {
       const sql = Context.get(context, SqlClient)
       const tables = yield* sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`
       expect(tables.map((t) => t.name)).toEqual(
-        expect.arrayContaining(["graded_audit", "graded_migrations", "graded_proposals"])
+        expect.arrayContaining([
+          "graded_audit",
+          "graded_deliveries",
+          "graded_migrations",
+          "graded_proposals",
+          "graded_runs"
+        ])
       )
       expect(tables.map((t) => t.name)).not.toContain("effect_sql_migrations")
       expect(yield* sql`SELECT migration_id, name FROM graded_migrations ORDER BY migration_id`).toEqual([
         { migration_id: 1, name: "proposals" },
-        { migration_id: 2, name: "audit" }
+        { migration_id: 2, name: "audit" },
+        { migration_id: 3, name: "runs" }
       ])
       expect(yield* SqlMigrations.run.pipe(Effect.provideService(SqlClient, sql))).toEqual([])
       expect(yield* sql`PRAGMA journal_mode`).toEqual([{ journal_mode: "wal" }])

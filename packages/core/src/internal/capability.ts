@@ -47,6 +47,8 @@ export interface Request {
   readonly payload: unknown
   /** The schema the payload is shown, edited and checked with. */
   readonly schema: Schema.Schema<any, unknown>
+  /** The key the delivery goes out with: a proposal's recorded one, else a fresh one. */
+  readonly idempotencyKey?: string | undefined
 }
 
 export interface Authority {
@@ -105,13 +107,15 @@ export const mintConfirmed = <P>(tool: AnyTool, fields: {
   readonly payload: P
   readonly by: string
   readonly edited: boolean
+  readonly idempotencyKey?: string | undefined
 }): Confirmed<P> => {
   const confirmed = Object.freeze({
     madeByHumanConfirmOnly: MadeByHumanConfirmOnly,
     tool: tool.name,
     payload: fields.payload,
     by: fields.by,
-    edited: fields.edited
+    edited: fields.edited,
+    idempotencyKey: fields.idempotencyKey ?? crypto.randomUUID()
   }) as unknown as Confirmed<P>
   owners.set(confirmed, tool)
   return confirmed

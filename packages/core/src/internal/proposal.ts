@@ -1,4 +1,4 @@
-import { Clock, Effect, Schema } from "effect"
+import { Clock, Duration, Effect, Schema } from "effect"
 import type { ParseError } from "effect/ParseResult"
 import * as Audit from "../Audit.js"
 import * as Invocation from "../Invocation.js"
@@ -18,8 +18,17 @@ export const Proposed = Schema.Struct({
 
 export const defaultMaxPendingPerTrace = 10
 
-export const make = (tool: Any, options?: { readonly maxPendingPerTrace?: number | undefined }) => {
+export const make = (
+  tool: Any,
+  options?: {
+    readonly maxPendingPerTrace?: number | undefined
+    readonly expireAfter?: Duration.DurationInput | undefined
+  }
+) => {
   const maxPending = options?.maxPendingPerTrace ?? defaultMaxPendingPerTrace
+  const expireAfter = options?.expireAfter === undefined
+    ? undefined
+    : Duration.toMillis(Duration.decode(options.expireAfter))
   const encodeInput = Schema.encode(tool.input)
   const invalid = (error: ParseError) => InvalidOutput.fromParseError(tool.name, error)
   return makeRead(`${tool.name}.propose`, {
@@ -69,7 +78,8 @@ export const make = (tool: Any, options?: { readonly maxPendingPerTrace?: number
           payload,
           proposedAt: new Date(now).toISOString(),
           actor: context.actor,
-          traceId: context.traceId
+          traceId: context.traceId,
+          ...(expireAfter !== undefined ? { expiresAt: new Date(now + expireAfter).toISOString() } : {})
         }))
         yield* Audit.record({ type: "proposed", tool: tool.name, proposal: proposal.id })
         return {

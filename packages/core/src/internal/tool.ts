@@ -2,7 +2,7 @@ import { Data, Effect, type Schema } from "effect"
 import { pipeArguments } from "effect/Pipeable"
 import * as Audit from "../Audit.js"
 import type { Confirmed, SendCapability, WriteCapability } from "../Capability.js"
-import type { Any, Options, ReadDefinition, SendDefinition, SendTool, Tool, WriteDefinition } from "../Tool.js"
+import type { Any, Delivery, Options, ReadDefinition, SendDefinition, SendTool, Tool, WriteDefinition } from "../Tool.js"
 import { type ConfirmError, Refused } from "../ToolError.js"
 import type { Grade, Part } from "../Grade.js"
 import { checkName } from "../Wire.js"
@@ -82,14 +82,16 @@ export interface Outcome {
 }
 
 // For each write or send tool: confirm a value and then run or deliver it.
-// `Proposal.approve` uses it with a stored payload, and a `beforeEffect` that
-// runs once the human approved and before anything is written or sent (it
-// renews the proposal's lease; if it fails, nothing runs). Nothing else
-// outside the tool uses it.
-export type Confirmer = (
-  payload: unknown,
-  beforeEffect?: Effect.Effect<void, unknown>
-) => Effect.Effect<Outcome, unknown, unknown>
+// `Proposal.approve` uses it with a stored payload, the proposal's delivery
+// key, and a `beforeEffect` that runs once the human approved and before
+// anything is written or sent (it records the delivery; if it fails, nothing
+// runs). Nothing else outside the tool uses it.
+export interface ConfirmOptions {
+  readonly beforeEffect?: Effect.Effect<void, unknown> | undefined
+  readonly idempotencyKey?: string | undefined
+}
+
+export type Confirmer = (payload: unknown, options?: ConfirmOptions) => Effect.Effect<Outcome, unknown, unknown>
 
 const confirmers = new WeakMap<object, Confirmer>()
 
@@ -121,25 +123,26 @@ export const makeWrite = <Name extends string, I, IE, O, OE, E, R>(
   name: Name,
   definition: WriteDefinition<Name, I, IE, O, OE, E, R>
 ): Tool<Name, "write", I, O, E, R> => {
-  const run = definition.run as (input: I) => Effect.Effect<O, E, R>
+  const run = definition.run as (input: I, delivery: Delivery) => Effect.Effect<O, E, R>
   const input = erase(definition.input)
   const guard = within(checked(name), "write", "run", "write")
   const confirmAndRun = (
     payload: I,
-    beforeEffect: Effect.Effect<void, unknown> = Effect.void
+    { beforeEffect = Effect.void, idempotencyKey }: ConfirmOptions = {}
   ): Effect.Effect<Outcome, unknown, R | WriteCapability> =>
     Effect.gen(function*() {
       const capability = yield* WriteCapabilityTag
       const authority = authorityOf(capability)
       if (authority === undefined) return yield* forged(name, "WriteCapability")
-      const confirmed = yield* authority.confirm({ tool, grade: "write", payload, schema: input })
+      const confirmed = yield* authority.confirm({ tool, grade: "write", payload, schema: input, idempotencyKey })
       // Whoever authorized it, the write itself is refused where none may happen.
       const refusal = yield* refusalHere(name, "write")
       if (refusal !== undefined) return yield* refuse(refusal)
       yield* beforeEffect
       if (!consumeConfirmed(confirmed, tool)) return yield* spent(name)
-      const output = yield* guard(Effect.suspend(() => run(confirmed.payload as I)))
-      yield* Audit.record({ type: "delivered", tool: name, by: confirmed.by })
+      const { idempotencyKey: key } = confirmed
+      const output = yield* guard(Effect.suspend(() => run(confirmed.payload as I, { idempotencyKey: key })))
+      yield* Audit.record({ type: "delivered", tool: name, by: confirmed.by, key: confirmed.idempotencyKey })
       return { output, by: confirmed.by, edited: confirmed.edited }
     })
   const tool: Tool<Name, "write", I, O, E, R> = make<Tool<Name, "write", I, O, E, R>>({
@@ -172,18 +175,24 @@ export const makeSend = <Name extends string, I, IE, P, PE, O, OE, E1, R1, E2, R
       if (!consumeConfirmed(confirmed, tool)) return spent(name)
       return Effect.tap(
         Effect.suspend(() => definition.deliver(confirmed)),
-        () => Audit.record({ type: "delivered", tool: name, by: confirmed.by })
+        () => Audit.record({ type: "delivered", tool: name, by: confirmed.by, key: confirmed.idempotencyKey })
       )
     })
   const confirmAndDeliver = (
     payload: P,
-    beforeEffect: Effect.Effect<void, unknown> = Effect.void
+    { beforeEffect = Effect.void, idempotencyKey }: ConfirmOptions = {}
   ): Effect.Effect<Outcome, unknown, R2 | SendCapability> =>
     Effect.gen(function*() {
       const capability = yield* SendCapabilityTag
       const authority = authorityOf(capability)
       if (authority === undefined) return yield* forged(name, "SendCapability")
-      const confirmed = yield* authority.confirm({ tool, grade: "send", payload, schema: payloadSchema })
+      const confirmed = yield* authority.confirm({
+        tool,
+        grade: "send",
+        payload,
+        schema: payloadSchema,
+        idempotencyKey
+      })
       yield* beforeEffect
       const output = yield* deliver(confirmed as Confirmed<P, Name>)
       return { output, by: confirmed.by, edited: confirmed.edited }

@@ -70,7 +70,40 @@ const audit = Effect.gen(function*() {
   yield* sql`CREATE INDEX graded_audit_at ON graded_audit (at)`
 })
 
+// Supervised runs: a proposal may wait on behalf of a run's call and expire;
+// each delivery is recorded under a unique key before it runs; a run's state
+// is one JSON document, replaced only by the holder of its current version.
+const runs = Effect.gen(function*() {
+  const { orderedText, sql } = yield* dialect
+  yield* sql`ALTER TABLE graded_proposals ADD COLUMN run_id TEXT`
+  yield* sql`ALTER TABLE graded_proposals ADD COLUMN call_id TEXT`
+  yield* sql`ALTER TABLE graded_proposals ADD COLUMN expires_at ${orderedText}`
+  yield* sql`ALTER TABLE graded_proposals ADD COLUMN delivery_key TEXT`
+  yield* sql`CREATE INDEX graded_proposals_run ON graded_proposals (run_id, seq)`
+  yield* sql`CREATE TABLE graded_deliveries (
+    key TEXT PRIMARY KEY,
+    proposal TEXT NOT NULL UNIQUE,
+    tool TEXT NOT NULL,
+    started_by TEXT NOT NULL,
+    started_at TEXT NOT NULL,
+    attempts INTEGER NOT NULL
+  )`
+  yield* sql`CREATE TABLE graded_runs (
+    id TEXT PRIMARY KEY,
+    status TEXT NOT NULL,
+    trace_id TEXT NOT NULL,
+    actor TEXT,
+    version INTEGER NOT NULL,
+    lease_until ${orderedText},
+    created_at TEXT NOT NULL,
+    updated_at ${orderedText} NOT NULL,
+    state TEXT NOT NULL
+  )`
+  yield* sql`CREATE INDEX graded_runs_status ON graded_runs (status, updated_at)`
+})
+
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "1_proposals": proposals,
-  "2_audit": audit
+  "2_audit": audit,
+  "3_runs": runs
 }

@@ -18,7 +18,16 @@ const Row = Schema.Struct({
   title: Schema.String,
   input: Schema.NullOr(Schema.String),
   payload: Schema.NullOr(Schema.String),
-  status: Schema.Literal("pending", "approving", "delivered", "rejected", "failed"),
+  status: Schema.Literal(
+    "pending",
+    "approving",
+    "delivering",
+    "delivered",
+    "rejected",
+    "failed",
+    "expired",
+    "in-doubt"
+  ),
   proposed_at: Schema.String,
   actor: Schema.NullOr(Schema.String),
   trace_id: Schema.NullOr(Schema.String),
@@ -27,7 +36,11 @@ const Row = Schema.Struct({
   edited: Schema.NullOr(Schema.Number),
   reason: Schema.NullOr(Schema.String),
   lease_until: Schema.NullOr(Schema.String),
-  output: Schema.NullOr(Schema.String)
+  output: Schema.NullOr(Schema.String),
+  run_id: Schema.NullOr(Schema.String),
+  call_id: Schema.NullOr(Schema.String),
+  expires_at: Schema.NullOr(Schema.String),
+  delivery_key: Schema.NullOr(Schema.String)
 })
 type Row = typeof Row.Type
 
@@ -53,6 +66,10 @@ const toProposal = (row: Row): Proposal.Proposal => ({
   proposedAt: row.proposed_at,
   actor: row.actor ?? undefined,
   traceId: row.trace_id ?? undefined,
+  ...(row.run_id !== null ? { runId: row.run_id } : {}),
+  ...(row.call_id !== null ? { callId: row.call_id } : {}),
+  ...(row.expires_at !== null ? { expiresAt: row.expires_at } : {}),
+  ...(row.delivery_key !== null ? { deliveryKey: row.delivery_key } : {}),
   ...(row.decided_by !== null && row.decided_at !== null
     ? {
       decision: {
@@ -92,9 +109,12 @@ export const make: Effect.Effect<ProposalStore.ProposalStore.Service, never, Sql
 
     const transition = (
       id: string,
-      from: Proposal.Status,
-      update: (seq: number) => Statement<object>
+      from: Proposal.Status | ReadonlyArray<Proposal.Status>,
+      update: (seq: number) => Statement<object>,
+      // Why a row still in a state it leaves did not move (a pending one past its expiry).
+      stuck?: (found: Proposal.Proposal) => Effect.Effect<never, ProposalStore.AlreadyDecided> | undefined
     ): Effect.Effect<Proposal.Proposal, ProposalStore.NotFound | ProposalStore.AlreadyDecided> => {
+      const states: ReadonlyArray<Proposal.Status> = typeof from === "string" ? [from] : from
       const seq = seqOf(id)
       if (seq === undefined) return Effect.fail(new ProposalStore.NotFound({ id }))
       const attempt = (left: number): Effect.Effect<
@@ -105,7 +125,9 @@ export const make: Effect.Effect<ProposalStore.ProposalStore.Service, never, Sql
           if (updated !== undefined) return Effect.succeed(updated)
           return Effect.flatMap(read(seq), (found) => {
             if (found === undefined) return Effect.fail(new ProposalStore.NotFound({ id }))
-            if (found.status === from && left > 0) return attempt(left - 1)
+            const why = stuck?.(found)
+            if (why !== undefined) return why
+            if (states.includes(found.status) && left > 0) return attempt(left - 1)
             return Effect.fail(
               new ProposalStore.AlreadyDecided({ id, status: found.status, by: found.decision?.by })
             )
@@ -113,6 +135,13 @@ export const make: Effect.Effect<ProposalStore.ProposalStore.Service, never, Sql
         })
       return attempt(retries)
     }
+
+    const expireOne = (proposal: Proposal.Proposal, now: string) =>
+      first(sql`UPDATE graded_proposals
+        SET status = 'expired', decided_by = 'graded', decided_at = ${now}, edited = 0,
+          reason = ${ProposalStore.expiredReason(proposal)}
+        WHERE seq = ${seqOf(proposal.id)!} AND status = 'pending'
+        RETURNING *`)
 
     const decided = ({ at, by, edited, reason }: Proposal.Decided) =>
       sql`decided_by = ${by}, decided_at = ${at}, edited = ${edited ? 1 : 0}, reason = ${reason ?? null}`
@@ -125,10 +154,12 @@ export const make: Effect.Effect<ProposalStore.ProposalStore.Service, never, Sql
         const { grade, proposedAt, title, tool } = record
         const [input, payload] = [toJson(record.input), toJson(record.payload)]
         const [actor, traceId] = [record.actor ?? null, record.traceId ?? null]
+        const [runId, callId, expiresAt] = [record.runId ?? null, record.callId ?? null, record.expiresAt ?? null]
         return Effect.flatMap(
           first(sql`INSERT INTO graded_proposals
-            (tool, grade, title, input, payload, status, proposed_at, actor, trace_id)
-            VALUES (${tool}, ${grade}, ${title}, ${input}, ${payload}, 'pending', ${proposedAt}, ${actor}, ${traceId})
+            (tool, grade, title, input, payload, status, proposed_at, actor, trace_id, run_id, call_id, expires_at)
+            VALUES (${tool}, ${grade}, ${title}, ${input}, ${payload}, 'pending', ${proposedAt}, ${actor}, ${traceId},
+              ${runId}, ${callId}, ${expiresAt})
             RETURNING *`),
           (added) => added === undefined ? Effect.dieMessage("INSERT ... RETURNING gave no row") : Effect.succeed(added)
         )
@@ -142,55 +173,111 @@ export const make: Effect.Effect<ProposalStore.ProposalStore.Service, never, Sql
         )
       },
 
-      list: (filter) =>
-        rows(
-          filter?.status === undefined
-            ? sql`SELECT * FROM graded_proposals ORDER BY seq`
-            : sql`SELECT * FROM graded_proposals WHERE status = ${filter.status} ORDER BY seq`
-        ),
+      list: (filter) => {
+        const where = [
+          ...(filter?.status !== undefined ? [sql`status = ${filter.status}`] : []),
+          ...(filter?.runId !== undefined ? [sql`run_id = ${filter.runId}`] : [])
+        ]
+        return rows(sql`SELECT * FROM graded_proposals ${
+          where.length === 0 ? sql`` : sql`WHERE ${sql.and(where)}`
+        } ORDER BY seq`)
+      },
 
       claim: (id, by, leaseUntil) =>
         Effect.flatMap(Clock.currentTimeMillis, (millis) => {
+          const at = iso(millis)
+          const decision = decided({ by, at, edited: false })
+          return transition(
+            id,
+            "pending",
+            (seq) =>
+              sql`UPDATE graded_proposals SET status = 'approving', ${decision}, lease_until = ${leaseUntil ?? null}
+              WHERE seq = ${seq} AND status = 'pending' AND (expires_at IS NULL OR expires_at > ${at})
+              RETURNING *`,
+            // Pending but past its expiry: it expires now, and says so.
+            (found) =>
+              found.status === "pending" && found.expiresAt !== undefined && found.expiresAt <= at
+                ? Effect.zipRight(
+                  expireOne(found, at),
+                  Effect.fail(new ProposalStore.AlreadyDecided({ id, status: "expired", by: "graded" }))
+                )
+                : undefined
+          )
+        }),
+
+      retry: (id, by, leaseUntil) =>
+        Effect.flatMap(Clock.currentTimeMillis, (millis) => {
           const decision = decided({ by, at: iso(millis), edited: false })
-          return transition(id, "pending", (seq) =>
-            sql`UPDATE graded_proposals SET status = 'approving', ${decision}, lease_until = ${leaseUntil ?? null}
-              WHERE seq = ${seq} AND status = 'pending'
+          return transition(id, "in-doubt", (seq) =>
+            sql`UPDATE graded_proposals SET status = 'approving', ${decision}, lease_until = ${leaseUntil}
+              WHERE seq = ${seq} AND status = 'in-doubt'
               RETURNING *`)
         }),
 
       renew: (id, leaseUntil) =>
-        transition(id, "approving", (seq) =>
+        transition(id, ["approving", "delivering"], (seq) =>
           sql`UPDATE graded_proposals SET lease_until = ${leaseUntil}
-            WHERE seq = ${seq} AND status = 'approving'
+            WHERE seq = ${seq} AND status IN ('approving', 'delivering')
             RETURNING *`),
 
-      // The reason names who held the lease and until when, which the UPDATE
+      // The status moves first (the one conditional UPDATE decides), then the
+      // delivery is recorded under its unique key; the tool runs only after
+      // both. A crash between them leaves a delivery that never ran in
+      // doubt, which errs on the safe side: a human looks.
+      beginDelivery: (id, key, leaseUntil) =>
+        Effect.gen(function*() {
+          const moved = yield* transition(id, "approving", (seq) =>
+            sql`UPDATE graded_proposals
+              SET status = 'delivering', delivery_key = COALESCE(delivery_key, ${key}), lease_until = ${leaseUntil}
+              WHERE seq = ${seq} AND status = 'approving'
+              RETURNING *`)
+          const startedAt = yield* Effect.map(Clock.currentTimeMillis, iso)
+          const recorded = yield* sql`INSERT INTO graded_deliveries
+              (key, proposal, tool, started_by, started_at, attempts)
+              VALUES (${moved.deliveryKey ?? key}, ${moved.id}, ${moved.tool}, ${moved.decision?.by ?? "human"},
+                ${startedAt}, 1)
+              ON CONFLICT (key) DO UPDATE SET attempts = graded_deliveries.attempts + 1
+              WHERE graded_deliveries.proposal = ${moved.id}
+              RETURNING key`.pipe(Effect.orDie)
+          if (recorded.length === 0) {
+            return yield* Effect.dieMessage(`the delivery key of ${id} belongs to another proposal`)
+          }
+          return moved
+        }),
+
+      // The reasons name who held the lease and until when, which the UPDATE
       // overwrites (and RETURNING gives only the new row), so the candidates
       // are read first; each UPDATE then holds only if the row is still
       // exactly as read, so a renewal in between keeps its proposal, and of
-      // two processes expiring at once, one settles each proposal.
+      // two processes expiring at once, one moves each proposal.
       expire: (now) =>
         Effect.gen(function*() {
           const candidates = yield* rows(sql`SELECT * FROM graded_proposals
-            WHERE status = 'approving' AND lease_until IS NOT NULL AND lease_until < ${now}
+            WHERE (status IN ('approving', 'delivering') AND lease_until IS NOT NULL AND lease_until < ${now})
+              OR (status = 'pending' AND expires_at IS NOT NULL AND expires_at <= ${now})
             ORDER BY seq`)
-          const expired: Array<Proposal.Proposal> = []
+          const moved: Array<Proposal.Proposal> = []
           for (const proposal of candidates) {
-            const decision = decided({
-              by: "graded",
-              at: now,
-              edited: false,
-              reason: ProposalStore.leaseEnded(proposal)
-            })
-            const settled = yield* first(sql`UPDATE graded_proposals
-              SET status = 'failed', lease_until = NULL, ${decision}
-              WHERE seq = ${seqOf(proposal.id)!} AND status = 'approving'
-                AND lease_until = ${proposal.leaseUntil ?? null}
-                AND decided_by = ${proposal.decision?.by ?? null} AND decided_at = ${proposal.decision?.at ?? null}
-              RETURNING *`)
-            if (settled !== undefined) expired.push(settled)
+            const seq = seqOf(proposal.id)!
+            const unchanged = sql`seq = ${seq} AND status = ${proposal.status}
+              AND lease_until IS NOT DISTINCT FROM ${proposal.leaseUntil ?? null}
+              AND decided_at IS NOT DISTINCT FROM ${proposal.decision?.at ?? null}`
+            const done = proposal.status === "pending"
+              ? yield* expireOne(proposal, now)
+              : proposal.status === "approving"
+              ? yield* first(sql`UPDATE graded_proposals
+                  SET status = 'pending', lease_until = NULL, decided_by = NULL, decided_at = NULL, edited = NULL,
+                    reason = NULL
+                  WHERE ${unchanged}
+                  RETURNING *`)
+              : yield* first(sql`UPDATE graded_proposals
+                  SET status = 'in-doubt', lease_until = NULL, decided_at = ${now},
+                    reason = ${ProposalStore.leaseEnded(proposal)}
+                  WHERE ${unchanged}
+                  RETURNING *`)
+            if (done !== undefined) moved.push(done)
           }
-          return expired
+          return moved
         }),
 
       reject: (id, decision) =>
@@ -199,17 +286,19 @@ export const make: Effect.Effect<ProposalStore.ProposalStore.Service, never, Sql
             WHERE seq = ${seq} AND status = 'pending'
             RETURNING *`),
 
-      settle: (id, outcome) =>
-        transition(id, "approving", (seq) => {
+      settle: (id, outcome) => {
+        const from = ProposalStore.settleFrom[outcome.status]
+        return transition(id, from, (seq) => {
           const set = outcome.status === "pending"
             ? sql`status = 'pending', decided_by = NULL, decided_at = NULL, edited = NULL, reason = NULL`
             : outcome.status === "delivered"
             ? sql`status = 'delivered', ${decided(outcome.decision)}, output = ${toJson(outcome.output)}`
             : sql`status = ${outcome.status}, ${decided(outcome.decision)}`
           return sql`UPDATE graded_proposals SET ${set}, lease_until = NULL
-            WHERE seq = ${seq} AND status = 'approving'
+            WHERE seq = ${seq} AND status IN ${sql.in(from)}
             RETURNING *`
         })
+      }
     }
   }
 )
