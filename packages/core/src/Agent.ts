@@ -149,13 +149,15 @@ export type Autonomous<T> = [T] extends [Toolkit.Any] ?
 // ---------------------------------------------------------------------------
 
 /**
- * Why a call did not run, as the model and the caller see it.
+ * Why a call did not run, as the model and the caller see it. `expired` and
+ * `cancelled` come from durable runs (`Runs`): no human decided in time, or
+ * the run was cancelled while the call waited.
  *
  * @since 0.1.0
  * @category models
  */
 export interface Denial {
-  readonly code: Registry.Code | "round-limit" | "call-limit"
+  readonly code: Registry.Code | "round-limit" | "call-limit" | "expired" | "cancelled"
   readonly message: string
 }
 

@@ -337,7 +337,10 @@ const decide = (
     // lease stops it here, before anything is written or sent), and from then
     // on an interruption may have let it out.
     let delivering = false
-    const beforeEffect = Effect.flatMap(Clock.currentTimeMillis, (millis) => store.beginDelivery(id, key, until(millis)))
+    const beforeEffect = Effect.flatMap(
+      Clock.currentTimeMillis,
+      (millis) => store.beginDelivery(id, key, until(millis))
+    )
       .pipe(Effect.zipRight(Effect.sync(() => delivering = true)))
     const interrupted = Effect.flatMap(now, (at) =>
       store.settle(

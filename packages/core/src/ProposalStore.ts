@@ -222,14 +222,17 @@ export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () =
         )
       ),
     claim: (id, by, leaseUntil) =>
-      Effect.flatMap(Clock.currentTimeMillis, (millis) =>
-        move(id, ["pending"], (proposal) =>
-          proposal.expiresAt !== undefined && proposal.expiresAt <= iso(millis) ? undefined : {
-            ...proposal,
-            status: "approving",
-            decision: { by, at: iso(millis), edited: false },
-            leaseUntil
-          })),
+      Effect.flatMap(
+        Clock.currentTimeMillis,
+        (millis) =>
+          move(id, ["pending"], (proposal) =>
+            proposal.expiresAt !== undefined && proposal.expiresAt <= iso(millis) ? undefined : {
+              ...proposal,
+              status: "approving",
+              decision: { by, at: iso(millis), edited: false },
+              leaseUntil
+            })
+      ),
     retry: (id, by, leaseUntil) =>
       Effect.flatMap(Clock.currentTimeMillis, (millis) =>
         move(id, ["in-doubt"], (proposal) => ({

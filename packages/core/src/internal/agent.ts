@@ -39,7 +39,7 @@ export interface RunOptions {
   readonly context?: Partial<Invocation.Context> | undefined
 }
 
-type DenialCode = Code | "round-limit" | "call-limit"
+export type DenialCode = Code | "round-limit" | "call-limit" | "expired" | "cancelled"
 
 type Call =
   | { readonly ok: true; readonly id: string; readonly tool: string; readonly input: unknown; readonly output: unknown }
@@ -134,11 +134,86 @@ const checkTurn = (response: unknown, round: number): Either.Either<Checked, Mod
   })
 }
 
+/** What a loop has done so far: all of it is data, so a stored run can go on from it. */
+export interface LoopState {
+  readonly messages: Array<Message>
+  readonly calls: Array<Call>
+  readonly usage: { inputTokens: number; outputTokens: number }
+  /** Model turns taken. */
+  round: number
+  /** The untrusted tools whose output the model has read in this run. */
+  untrusted: ReadonlyArray<string>
+  /** Calls refused in this run, by wire name and arguments: not asked again. */
+  readonly refusedBefore: Set<string>
+}
+
+export const initialState = (options: RunOptions): LoopState => {
+  const messages: Array<Message> = []
+  if (options.system !== undefined) messages.push({ role: "system", content: options.system })
+  if (options.messages !== undefined) messages.push(...options.messages)
+  if (options.prompt !== undefined) messages.push({ role: "user", content: options.prompt })
+  return {
+    messages,
+    calls: [],
+    usage: { inputTokens: 0, outputTokens: 0 },
+    round: 0,
+    untrusted: [],
+    refusedBefore: new Set()
+  }
+}
+
+/** A turn whose writes and sends wait for a human: each place is known, or a proposal id. */
+export interface OpenTurn {
+  readonly calls: ReadonlyArray<ToolCall>
+  readonly outcomes: ReadonlyArray<Outcome | { readonly proposal: string }>
+}
+
+export type LoopEnd =
+  | {
+    readonly _tag: "Done"
+    readonly stopped: "answer" | "round-limit"
+    readonly answer: string | undefined
+  }
+  | { readonly _tag: "Waiting"; readonly turn: OpenTurn }
+
+/**
+ * How a durable run handles a write or send the model called: recorded as a
+ * proposal for a human (its id), or refused at once (an outcome).
+ */
+export interface Durable {
+  readonly propose: (
+    tool: AnyTool,
+    call: ToolCall,
+    input: unknown
+  ) => Effect.Effect<{ readonly proposal: string } | Outcome, never, any>
+  /** Runs after every turn that did not wait, with the state so far. */
+  readonly checkpoint: (state: LoopState) => Effect.Effect<void, any, any>
+}
+
+/** The content and record of one call, once known. */
+export const settle = (state: LoopState, call: ToolCall, outcome: Outcome) => {
+  state.calls.push(outcome.call)
+  state.messages.push({ role: "tool", callId: call.id, name: call.name, content: outcome.content })
+}
+
+export { denied }
+
+export type { Call, Outcome }
+
 // Supervised, a write or send the model calls asks the caller's HumanConfirm
 // (in this fiber, which no model marks) and runs only as the human decides;
-// reads still run as the model's, marked autonomous, under refusing capabilities.
-const loop = (options: RunOptions, maxRounds: number, maxCallsPerRound: number, supervised: boolean) =>
+// durable, it becomes a proposal and the loop stops, waiting. Reads still
+// run as the model's, marked autonomous, under refusing capabilities.
+export const loop = (
+  options: RunOptions,
+  maxRounds: number,
+  maxCallsPerRound: number,
+  mode: "autonomous" | "supervised" | { readonly durable: Durable },
+  state: LoopState
+) =>
   Effect.gen(function*() {
+    const supervised = mode !== "autonomous"
+    const durable = typeof mode === "object" ? mode.durable : undefined
     const model = yield* LanguageModel
     const registry = Registry.make(options.toolkit, {})
     const context = yield* Invocation.current
@@ -155,51 +230,58 @@ const loop = (options: RunOptions, maxRounds: number, maxCallsPerRound: number, 
       }))
     })
     const tools = registry.functionSchemas(context)
-    const refusedBefore = new Set<string>()
-    // The untrusted tools whose output the model has read in this run: from
-    // then on the registry closes open-world tools.
-    let untrusted: ReadonlyArray<string> = []
+    const { refusedBefore } = state
 
     const refuse = (id: string, tool: string, gate: string, code: DenialCode, reason: string, message = reason) =>
       Effect.as(Audit.record({ type: "refused", tool, gate, reason }), denied(id, tool, code, message))
 
-    // Runs for every call a model makes: checks first, then one registry
-    // dispatch, as plain effects rather than a generator.
-    const dispatch = (call: ToolCall): Effect.Effect<Outcome, never, any> => {
+    // The checks every call goes through before a tool is reached: the tool,
+    // if offered and the call is new, well sized and valid JSON.
+    const check = (call: ToolCall): Either.Either<readonly [AnyTool, unknown], Effect.Effect<Outcome>> => {
       // What the model named is stored escaped and cut unless it is a tool name.
       const name = Printable.name(fromWire(call.name))
       // Defence 2: nothing outside the offered set runs, whatever its name.
       const tool = offered.get(call.name)
       if (tool === undefined) {
         const known = options.toolkit.get(name)
-        return known !== undefined
-          ? refuse(call.id, name, "offered", "not-offered", `${known.name} is not offered to the model here`)
-          : refuse(call.id, name, "offered", "unknown-tool", `there is no tool named ${name}`)
+        return Either.left(
+          known !== undefined
+            ? refuse(call.id, name, "offered", "not-offered", `${known.name} is not offered to the model here`)
+            : refuse(call.id, name, "offered", "unknown-tool", `there is no tool named ${name}`)
+        )
       }
       const key = `${call.name}\u0000${call.arguments}`
       if (refusedBefore.has(key)) {
         const reason = "this exact call was already refused in this run; it is not asked again"
-        return refuse(call.id, tool.name, "repeat", "refused", reason)
+        return Either.left(refuse(call.id, tool.name, "repeat", "refused", reason))
       }
       const maxArgumentChars = options.maxArgumentChars ?? defaultMaxArgumentChars
       if (call.arguments.length > maxArgumentChars) {
         const reason = `the arguments are ${call.arguments.length} characters; at most ${maxArgumentChars} are accepted`
-        return refuse(call.id, tool.name, "input", "invalid-input", reason, invalidInputMessage(tool.name, reason))
+        return Either.left(
+          refuse(call.id, tool.name, "input", "invalid-input", reason, invalidInputMessage(tool.name, reason))
+        )
       }
       const parsed = parse(call.arguments)
       if (Either.isLeft(parsed)) {
-        return refuse(
-          call.id,
-          tool.name,
-          "input",
-          "invalid-input",
-          parsed.left,
-          invalidInputMessage(tool.name, parsed.left)
+        return Either.left(
+          refuse(call.id, tool.name, "input", "invalid-input", parsed.left, invalidInputMessage(tool.name, parsed.left))
         )
       }
+      return Either.right([tool, parsed.right] as const)
+    }
+
+    // Runs for every call a model makes: checks first, then one registry
+    // dispatch, as plain effects rather than a generator.
+    const dispatch = (call: ToolCall): Effect.Effect<Outcome, never, any> => {
+      const checked = check(call)
+      if (Either.isLeft(checked)) return checked.left
+      const [tool, input] = checked.right
+      const key = `${call.name}\u0000${call.arguments}`
+      const untrusted = state.untrusted
       // Defence 3: the registry's gates again, under capabilities that refuse
       // (provided once around the whole loop, in `run`).
-      const viaRegistry = registry.dispatch(tool.name, parsed.right)
+      const viaRegistry = registry.dispatch(tool.name, input)
       const dispatched = supervised
         ? tool.grade === "read" ? Invocation.within({ autonomous: true, untrusted })(withoutCapabilities(viaRegistry))
           : viaRegistry
@@ -208,7 +290,9 @@ const loop = (options: RunOptions, maxRounds: number, maxCallsPerRound: number, 
         : Invocation.within({ untrusted })(viaRegistry)
       return Effect.map(dispatched, ({ result, success, text }): Outcome => {
         if (success !== undefined) {
-          if (tool.untrusted === true && !untrusted.includes(tool.name)) untrusted = [...untrusted, tool.name]
+          if (tool.untrusted === true && !state.untrusted.includes(tool.name)) {
+            state.untrusted = [...state.untrusted, tool.name]
+          }
           return {
             call: { ok: true, id: call.id, tool: tool.name, input: success.input, output: success.output },
             content: text ?? JSON.stringify(forModel(result))
@@ -223,21 +307,17 @@ const loop = (options: RunOptions, maxRounds: number, maxCallsPerRound: number, 
       })
     }
 
-    const messages: Array<Message> = []
-    if (options.system !== undefined) messages.push({ role: "system", content: options.system })
-    if (options.messages !== undefined) messages.push(...options.messages)
-    if (options.prompt !== undefined) messages.push({ role: "user", content: options.prompt })
-    const calls: Array<Call> = []
-    const usage = { inputTokens: 0, outputTokens: 0 }
-    const result = (stopped: "answer" | "round-limit", rounds: number, answer: string | undefined) => ({
-      stopped,
-      answer,
-      rounds,
-      calls,
-      messages,
-      usage: usage as Usage
-    })
-    for (let round = 1;; round++) {
+    // Durable, a write or send is recorded for a human, after the same checks.
+    const propose = (call: ToolCall, durable: Durable): Effect.Effect<Outcome | { proposal: string }, never, any> => {
+      const checked = check(call)
+      if (Either.isLeft(checked)) return checked.left
+      const [tool, input] = checked.right
+      return durable.propose(tool, call, input)
+    }
+
+    const { messages, usage } = state
+    for (;;) {
+      const round = ++state.round
       const generated: Response = yield* model.generate({ messages: [...messages], tools })
       const checked = checkTurn(generated, round)
       if (Either.isLeft(checked)) return yield* checked.left
@@ -247,28 +327,30 @@ const loop = (options: RunOptions, maxRounds: number, maxCallsPerRound: number, 
       messages.push({ role: "assistant", content: response.text, toolCalls: response.toolCalls })
       if (response.toolCalls.length === 0) {
         yield* Audit.record({ type: "answered", rounds: round })
-        return result("answer", round, response.text)
+        return { _tag: "Done", stopped: "answer", answer: response.text } satisfies LoopEnd as LoopEnd
       }
       if (round >= maxRounds) {
         // The budget is spent: nothing more runs, and the caller sees what was asked.
         for (const call of response.toolCalls) {
-          const outcome = denied(
-            call.id,
-            Printable.name(fromWire(call.name)),
-            "round-limit",
-            `the limit of ${maxRounds} rounds is reached`
+          settle(
+            state,
+            call,
+            denied(
+              call.id,
+              Printable.name(fromWire(call.name)),
+              "round-limit",
+              `the limit of ${maxRounds} rounds is reached`
+            )
           )
-          calls.push(outcome.call)
-          messages.push({ role: "tool", callId: call.id, name: call.name, content: outcome.content })
         }
         yield* Audit.record({
           type: "round-limit",
           rounds: round,
           pending: response.toolCalls.map((call) => Printable.name(fromWire(call.name)))
         })
-        return result("round-limit", round, response.text)
+        return { _tag: "Done", stopped: "round-limit", answer: response.text } satisfies LoopEnd as LoopEnd
       }
-      const outcomes: Array<Outcome> = []
+      const outcomes: Array<Outcome | { proposal: string }> = []
       // Supervised, each write or send is asked at once, after the turn's reads:
       // the turn goes on when every one is decided.
       const decisions: Array<readonly [number, ToolCall]> = []
@@ -301,17 +383,30 @@ const loop = (options: RunOptions, maxRounds: number, maxCallsPerRound: number, 
           )
           : yield* dispatch(call)
       }
-      const decided = yield* Effect.forEach(decisions, ([, call]) => dispatch(call), { concurrency: "unbounded" })
+      const decided = yield* Effect.forEach(
+        decisions,
+        ([, call]) => durable !== undefined ? propose(call, durable) : dispatch(call),
+        { concurrency: durable !== undefined ? 1 : "unbounded" }
+      )
       decisions.forEach(([index], i) => outcomes[index] = decided[i]!)
-      for (const [index, call] of response.toolCalls.entries()) {
-        const outcome = outcomes[index]!
-        calls.push(outcome.call)
-        messages.push({ role: "tool", callId: call.id, name: call.name, content: outcome.content })
+      if (outcomes.some((outcome) => "proposal" in outcome)) {
+        return { _tag: "Waiting", turn: { calls: response.toolCalls, outcomes } } satisfies LoopEnd as LoopEnd
       }
+      for (const [index, call] of response.toolCalls.entries()) settle(state, call, outcomes[index] as Outcome)
+      if (durable !== undefined) yield* durable.checkpoint(state)
     }
   })
 
-export const run = (options: RunOptions, mode: "autonomous" | "supervised" = "autonomous") =>
+const finish = (state: LoopState, end: LoopEnd & { readonly _tag: "Done" }) => ({
+  stopped: end.stopped,
+  answer: end.answer,
+  rounds: state.round,
+  calls: state.calls,
+  messages: state.messages,
+  usage: state.usage as Usage
+})
+
+export const checkOptions = (options: RunOptions) =>
   Effect.gen(function*() {
     const maxRounds = options.maxRounds ?? defaultMaxRounds
     if (!Number.isInteger(maxRounds) || maxRounds < 1) {
@@ -330,13 +425,26 @@ export const run = (options: RunOptions, mode: "autonomous" | "supervised" = "au
     if (options.prompt === undefined && (options.messages === undefined || options.messages.length === 0)) {
       return yield* new InvalidOptions({ option: "prompt", issue: "is missing: give a prompt or messages" })
     }
+    return { maxRounds, maxCallsPerRound }
+  })
+
+export const run = (options: RunOptions, mode: "autonomous" | "supervised" = "autonomous") =>
+  Effect.gen(function*() {
+    const { maxCallsPerRound, maxRounds } = yield* checkOptions(options)
     const outer = yield* Invocation.current
     const traceId = options.context?.traceId ?? outer.traceId ?? crypto.randomUUID()
+    const state = initialState(options)
+    const done = (end: LoopEnd) =>
+      end._tag === "Done"
+        ? Effect.succeed(finish(state, end))
+        : Effect.dieMessage("a loop without a run store cannot wait")
     if (mode === "supervised") {
       // Not marked autonomous: a human decides each write and send here. Called
       // from a model's fiber or a read tool's own code, the mark it inherits
       // still refuses every one.
-      return yield* Invocation.within({ ...options.context, traceId })(loop(options, maxRounds, maxCallsPerRound, true))
+      return yield* Invocation.within({ ...options.context, traceId })(
+        loop(options, maxRounds, maxCallsPerRound, "supervised", state)
+      ).pipe(Effect.flatMap(done))
     }
     // Only a cast gets a write or send tool here. The loop goes on without
     // them (the registry hides them); the audit says what the compiler would.
@@ -358,7 +466,8 @@ export const run = (options: RunOptions, mode: "autonomous" | "supervised" = "au
     }
     // Every tool call of the loop sees capabilities that refuse, whatever an
     // outer layer provided; provided once here rather than for each call.
-    return yield* Invocation.within(context)(
-      Effect.zipRight(cast, withoutCapabilities(loop(options, maxRounds, maxCallsPerRound, false)))
+    const end = yield* Invocation.within(context)(
+      Effect.zipRight(cast, withoutCapabilities(loop(options, maxRounds, maxCallsPerRound, "autonomous", state)))
     )
+    return yield* done(end)
   })

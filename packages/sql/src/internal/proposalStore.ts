@@ -178,9 +178,9 @@ export const make: Effect.Effect<ProposalStore.ProposalStore.Service, never, Sql
           ...(filter?.status !== undefined ? [sql`status = ${filter.status}`] : []),
           ...(filter?.runId !== undefined ? [sql`run_id = ${filter.runId}`] : [])
         ]
-        return rows(sql`SELECT * FROM graded_proposals ${
-          where.length === 0 ? sql`` : sql`WHERE ${sql.and(where)}`
-        } ORDER BY seq`)
+        return rows(
+          sql`SELECT * FROM graded_proposals ${where.length === 0 ? sql`` : sql`WHERE ${sql.and(where)}`} ORDER BY seq`
+        )
       },
 
       claim: (id, by, leaseUntil) =>

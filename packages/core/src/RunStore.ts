@@ -1,0 +1,294 @@
+/**
+ * Where supervised runs keep their state between a model's write or send and
+ * the human's decision. A run is data: its messages, the calls so far, the
+ * turn that waits, its limits and trace. `Runs.resume` reads it back in any
+ * process and goes on from there; nothing is replayed.
+ *
+ * The store makes each run worked on by one process at a time: `claim` takes
+ * a waiting run (or one whose holder's lease has passed), and `save` replaces
+ * the state only for the holder of the version it read.
+ *
+ * @since 0.1.0
+ */
+import { Clock, Context, Effect, Either, Layer, Schema } from "effect"
+
+/**
+ * A call of the run as stored: its input and output encoded with the tool's
+ * schemas, or why it did not run.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const StoredCall = Schema.Union(
+  Schema.Struct({
+    ok: Schema.Literal(true),
+    id: Schema.String,
+    tool: Schema.String,
+    input: Schema.Unknown,
+    output: Schema.Unknown
+  }),
+  Schema.Struct({
+    ok: Schema.Literal(false),
+    id: Schema.String,
+    tool: Schema.String,
+    error: Schema.Struct({ code: Schema.String, message: Schema.String })
+  })
+)
+
+const ToolCall = Schema.Struct({ id: Schema.String, name: Schema.String, arguments: Schema.String })
+
+/**
+ * A message of the run's conversation, as stored.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const StoredMessage = Schema.Union(
+  Schema.Struct({ role: Schema.Literal("system", "user"), content: Schema.String }),
+  Schema.Struct({
+    role: Schema.Literal("assistant"),
+    content: Schema.optional(Schema.String),
+    toolCalls: Schema.Array(ToolCall)
+  }),
+  Schema.Struct({ role: Schema.Literal("tool"), callId: Schema.String, name: Schema.String, content: Schema.String })
+)
+
+/**
+ * The outcome of one call of the waiting turn: known (a read that ran, a call
+ * refused), or waiting on a human's decision of a proposal.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const TurnOutcome = Schema.Union(
+  Schema.Struct({ call: StoredCall, content: Schema.String }),
+  Schema.Struct({ proposal: Schema.String })
+)
+
+/**
+ * Everything a run needs to go on: its limits and context, the conversation,
+ * the calls so far, the turn waiting on decisions, and how it ended.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const State = Schema.Struct({
+  maxRounds: Schema.Number,
+  maxCallsPerRound: Schema.Number,
+  maxArgumentChars: Schema.Number,
+  /** How long a human has for each decision, in milliseconds; none when unset. */
+  decisionTimeout: Schema.optional(Schema.Number),
+  context: Schema.Struct({
+    page: Schema.optional(Schema.String),
+    features: Schema.optional(Schema.Array(Schema.String)),
+    role: Schema.optional(Schema.String)
+  }),
+  round: Schema.Number,
+  messages: Schema.Array(StoredMessage),
+  calls: Schema.Array(StoredCall),
+  usage: Schema.Struct({ inputTokens: Schema.Number, outputTokens: Schema.Number }),
+  untrusted: Schema.Array(Schema.String),
+  refusedBefore: Schema.Array(Schema.String),
+  /** The turn whose writes and sends wait for a human, in the order the model asked. */
+  turn: Schema.optional(Schema.Struct({ calls: Schema.Array(ToolCall), outcomes: Schema.Array(TurnOutcome) })),
+  /** How the run ended. */
+  ended: Schema.optional(Schema.Union(
+    Schema.Struct({
+      status: Schema.Literal("finished"),
+      stopped: Schema.Literal("answer", "round-limit"),
+      answer: Schema.optional(Schema.String)
+    }),
+    Schema.Struct({
+      status: Schema.Literal("cancelled"),
+      by: Schema.String,
+      reason: Schema.String,
+      at: Schema.String
+    })
+  ))
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface State extends Schema.Schema.Type<typeof State> {}
+
+/**
+ * Where a run stands: `running` while a process holds it, `waiting` for
+ * decisions, `finished` or `cancelled`, which are final.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Status = Schema.Literal("running", "waiting", "finished", "cancelled")
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Status = typeof Status.Type
+
+/**
+ * A stored run. `version` grows with each save; `leaseUntil` (ISO) is how long
+ * the process running it holds it.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Run = Schema.Struct({
+  id: Schema.String,
+  status: Status,
+  version: Schema.Number,
+  traceId: Schema.String,
+  actor: Schema.optional(Schema.String),
+  createdAt: Schema.String,
+  updatedAt: Schema.String,
+  leaseUntil: Schema.optional(Schema.String),
+  state: State
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Run extends Schema.Schema.Type<typeof Run> {}
+
+/**
+ * No run has this id.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class RunNotFound extends Schema.TaggedError<RunNotFound>()("@graded/core/RunStore/RunNotFound", {
+  id: Schema.String
+}) {
+  override get message(): string {
+    return `There is no run ${this.id}`
+  }
+}
+
+/**
+ * A run with this id exists already.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class RunExists extends Schema.TaggedError<RunExists>()("@graded/core/RunStore/RunExists", {
+  id: Schema.String
+}) {
+  override get message(): string {
+    return `A run ${this.id} exists already`
+  }
+}
+
+/**
+ * Another process holds the run, or saved it since it was read: nothing was
+ * changed.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class RunBusy extends Schema.TaggedError<RunBusy>()("@graded/core/RunStore/RunBusy", {
+  id: Schema.String,
+  status: Status,
+  leaseUntil: Schema.optional(Schema.String)
+}) {
+  override get message(): string {
+    return this.status === "running"
+      ? `Run ${this.id} is being run by another process (held until ${this.leaseUntil ?? "it finishes"})`
+      : `Run ${this.id} changed since it was read (now ${this.status}); nothing was saved`
+  }
+}
+
+/**
+ * The service that keeps runs: provide `RunStore.memory`, or a durable one
+ * (`@graded/sql`'s `SqlRunStore`).
+ *
+ * @since 0.1.0
+ * @category services
+ */
+export class RunStore extends Context.Tag("@graded/core/RunStore")<RunStore, RunStore.Service>() {}
+
+/**
+ * @since 0.1.0
+ */
+export declare namespace RunStore {
+  /**
+   * What a store implements: each change is one atomic step on one run.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  export interface Service {
+    /** Records a new run (version 1). */
+    readonly create: (run: Run) => Effect.Effect<Run, RunExists>
+    readonly get: (id: string) => Effect.Effect<Run, RunNotFound>
+    /** Runs, oldest first, by status when given. */
+    readonly list: (filter?: { readonly status?: Status | undefined }) => Effect.Effect<ReadonlyArray<Run>>
+    /**
+     * Takes the run for this process until `leaseUntil`: a waiting run, or a
+     * running one whose lease passed before `now` (its process stopped). The
+     * run comes back `running`, with its version increased.
+     */
+    readonly claim: (id: string, leaseUntil: string, now: string) => Effect.Effect<Run, RunNotFound | RunBusy>
+    /**
+     * Replaces the run with `run` (its status, lease and state), if the stored
+     * version is still `run.version`; the saved run has the next version.
+     */
+    readonly save: (run: Run) => Effect.Effect<Run, RunNotFound | RunBusy>
+  }
+}
+
+/**
+ * An in-memory store, for tests and single-process apps: a restart loses it.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const memory: Layer.Layer<RunStore> = Layer.sync(RunStore, () => {
+  const runs = new Map<string, Run>()
+  const iso = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis).toISOString())
+  // Each step reads and writes in one synchronous block: no fiber runs between.
+  return {
+    create: (run) =>
+      Effect.suspend(() => {
+        if (runs.has(run.id)) return Effect.fail(new RunExists({ id: run.id }))
+        const created = { ...run, version: 1 }
+        runs.set(run.id, created)
+        return Effect.succeed(created)
+      }),
+    get: (id) =>
+      Effect.suspend(() => {
+        const run = runs.get(id)
+        return run === undefined ? Effect.fail(new RunNotFound({ id })) : Effect.succeed(run)
+      }),
+    list: (filter) =>
+      Effect.sync(() =>
+        [...runs.values()].filter((run) => filter?.status === undefined || run.status === filter.status)
+      ),
+    claim: (id, leaseUntil, now) =>
+      Effect.flatMap(iso, (updatedAt) =>
+        Effect.suspend((): Either.Either<Run, RunNotFound | RunBusy> => {
+          const run = runs.get(id)
+          if (run === undefined) return Either.left(new RunNotFound({ id }))
+          const free = run.status === "waiting" ||
+            (run.status === "running" && run.leaseUntil !== undefined && run.leaseUntil < now)
+          if (!free) return Either.left(new RunBusy({ id, status: run.status, leaseUntil: run.leaseUntil }))
+          const claimed: Run = { ...run, status: "running", leaseUntil, version: run.version + 1, updatedAt }
+          runs.set(id, claimed)
+          return Either.right(claimed)
+        })),
+    save: (run) =>
+      Effect.flatMap(iso, (updatedAt) =>
+        Effect.suspend((): Either.Either<Run, RunNotFound | RunBusy> => {
+          const stored = runs.get(run.id)
+          if (stored === undefined) return Either.left(new RunNotFound({ id: run.id }))
+          if (stored.version !== run.version) {
+            return Either.left(new RunBusy({ id: run.id, status: stored.status, leaseUntil: stored.leaseUntil }))
+          }
+          const saved: Run = { ...run, version: run.version + 1, updatedAt }
+          runs.set(run.id, saved)
+          return Either.right(saved)
+        }))
+  }
+})

@@ -1,0 +1,390 @@
+// Durable supervised runs: the loop of internal/agent.ts with its state kept
+// in a RunStore and each write or send recorded as a proposal. A run stops
+// when a turn waits on decisions; `resume` reads the decisions and goes on.
+import { Clock, Duration, Effect, Either, Schema } from "effect"
+import * as Audit from "../Audit.js"
+import type { Confirmable } from "../Grade.js"
+import * as Invocation from "../Invocation.js"
+import type { ToolCall } from "../LanguageModel.js"
+import type { Proposal } from "../Proposal.js"
+import { ProposalStore } from "../ProposalStore.js"
+import { type Run, RunBusy, RunStore, type State } from "../RunStore.js"
+import type { Any as AnyTool } from "../Tool.js"
+import type { Any as AnyToolkit } from "../Toolkit.js"
+import { invalidInputMessage, issueOf, parseOptions } from "../ToolError.js"
+import * as Agent from "./agent.js"
+import { mintProposal, withoutCapabilities } from "./capability.js"
+import { isSend } from "./tool.js"
+
+export interface StartOptions extends Agent.RunOptions {
+  readonly runId?: string | undefined
+  readonly decisionTimeout?: Duration.DurationInput | undefined
+  readonly lease?: Duration.DurationInput | undefined
+}
+
+export type Outcome =
+  | { readonly status: "waiting"; readonly runId: string; readonly pending: ReadonlyArray<Proposal> }
+  | { readonly status: "finished"; readonly runId: string; readonly result: ReturnType<typeof finished> }
+  | { readonly status: "cancelled"; readonly runId: string; readonly by: string; readonly reason: string }
+
+export class RunEnded extends Schema.TaggedError<RunEnded>()("@graded/core/Runs/RunEnded", {
+  id: Schema.String,
+  status: Schema.Literal("finished", "cancelled")
+}) {
+  override get message(): string {
+    return `Run ${this.id} is ${this.status}; it cannot be cancelled`
+  }
+}
+
+export const defaultLease = Duration.minutes(10)
+
+const iso = (millis: number) => new Date(millis).toISOString()
+const now = Effect.map(Clock.currentTimeMillis, iso)
+
+// Values cross the store encoded with the tool's schemas, and come back
+// decoded with them; a value a schema cannot carry is kept as it is.
+const through = (schema: Schema.Schema<any, any> | undefined, value: unknown, way: "encode" | "decode") => {
+  if (schema === undefined || value === undefined) return value
+  const result = way === "encode"
+    ? Schema.encodeUnknownEither(schema)(value)
+    : Schema.decodeUnknownEither(schema)(value)
+  return Either.getOrElse(result, () => value)
+}
+
+const mapCall = (toolkit: AnyToolkit, call: Agent.Call, way: "encode" | "decode"): Agent.Call => {
+  if (!call.ok) return call
+  const tool = toolkit.get(call.tool)
+  return {
+    ...call,
+    input: through(tool?.input, call.input, way),
+    output: through(tool?.output, call.output, way)
+  }
+}
+
+const toState = (
+  toolkit: AnyToolkit,
+  state: Agent.LoopState,
+  base: State,
+  turn?: Agent.OpenTurn
+): State => ({
+  ...base,
+  round: state.round,
+  messages: state.messages.map((message) =>
+    message.role === "assistant" && message.content === undefined
+      ? { role: "assistant" as const, toolCalls: message.toolCalls }
+      : message
+  ) as State["messages"],
+  calls: state.calls.map((call) => mapCall(toolkit, call, "encode")) as State["calls"],
+  usage: { ...state.usage },
+  untrusted: [...state.untrusted],
+  refusedBefore: [...state.refusedBefore],
+  turn: turn === undefined ? undefined : {
+    calls: turn.calls,
+    outcomes: turn.outcomes.map((outcome) =>
+      "proposal" in outcome
+        ? outcome
+        : { call: mapCall(toolkit, outcome.call, "encode"), content: outcome.content }
+    ) as NonNullable<State["turn"]>["outcomes"]
+  }
+})
+
+const fromState = (toolkit: AnyToolkit, state: State): Agent.LoopState => ({
+  messages: state.messages.map((message) =>
+    message.role === "assistant" ? { ...message, content: message.content } : message
+  ) as Agent.LoopState["messages"],
+  calls: state.calls.map((call) => mapCall(toolkit, call as Agent.Call, "decode")),
+  usage: { ...state.usage },
+  round: state.round,
+  untrusted: state.untrusted,
+  refusedBefore: new Set(state.refusedBefore)
+})
+
+const optionsOf = (toolkit: AnyToolkit, state: State): Agent.RunOptions => ({
+  toolkit,
+  maxRounds: state.maxRounds,
+  maxCallsPerRound: state.maxCallsPerRound,
+  maxArgumentChars: state.maxArgumentChars
+})
+
+const finished = (
+  state: Agent.LoopState,
+  ended: { stopped: "answer" | "round-limit"; answer?: string | undefined }
+) => ({
+  stopped: ended.stopped,
+  answer: ended.answer,
+  rounds: state.round,
+  calls: state.calls,
+  messages: state.messages,
+  usage: state.usage
+})
+
+// A proposal a human has not settled yet: the run waits on it.
+const openStatuses: ReadonlySet<Proposal["status"]> = new Set(["pending", "approving", "delivering", "in-doubt"])
+
+// What the model is told of a decided proposal; undefined while it is open.
+const decided = (toolkit: AnyToolkit, call: ToolCall, proposal: Proposal): Agent.Outcome | undefined => {
+  const by = proposal.decision?.by ?? "a human"
+  const reason = proposal.decision?.reason
+  switch (proposal.status) {
+    case "delivered": {
+      const tool = toolkit.get(proposal.tool)
+      const note = proposal.output === undefined
+        ? `${by} marked it delivered; its output is not known`
+        : proposal.decision?.edited === true
+        ? `${by} approved it with an edit`
+        : `${by} approved it`
+      return {
+        call: {
+          ok: true,
+          id: call.id,
+          tool: proposal.tool,
+          input: through(tool?.input, proposal.input, "decode"),
+          output: through(tool?.output, proposal.output, "decode")
+        },
+        content: JSON.stringify({ ok: true, data: proposal.output, note })
+      }
+    }
+    case "rejected":
+      return Agent.denied(call.id, proposal.tool, "rejected", `${by} rejected this call${reason ? `: ${reason}` : ""}`)
+    case "expired":
+      return Agent.denied(call.id, proposal.tool, "expired", reason ?? "no human decided in time; nothing was done")
+    case "failed":
+      return Agent.denied(call.id, proposal.tool, "failed", reason ?? `the ${proposal.grade} failed`)
+    default:
+      return undefined
+  }
+}
+
+// Records a write or send the model called as a proposal for a human: the
+// input decoded, a send's payload prepared (as the model's: it may cause
+// nothing), the run and call named.
+const durable = (run: () => Run, decisionTimeout: number | undefined): Agent.Durable => ({
+  propose: (tool: AnyTool, call: ToolCall, input: unknown) =>
+    Effect.gen(function*() {
+      const store = yield* ProposalStore
+      const context = yield* Invocation.current
+      const decoded = Schema.decodeUnknownEither(tool.input, parseOptions)(input)
+      if (Either.isLeft(decoded)) {
+        const issue = issueOf(decoded.left)
+        yield* Audit.record({ type: "refused", tool: tool.name, gate: "input", reason: issue })
+        return Agent.denied(call.id, tool.name, "invalid-input", invalidInputMessage(tool.name, issue))
+      }
+      const encodedInput = through(tool.input, decoded.right, "encode")
+      const prepared = isSend(tool)
+        ? yield* Effect.either(
+          Invocation.within({ autonomous: true, untrusted: context.untrusted })(
+            withoutCapabilities(tool.prepare(decoded.right))
+          ).pipe(Effect.flatMap((payload) => Schema.encode(tool.payload)(payload)))
+        )
+        : Either.right(encodedInput)
+      if (Either.isLeft(prepared)) {
+        const reason = `the payload could not be prepared: ${String(prepared.left)}`
+        yield* Audit.record({ type: "failed", tool: tool.name, error: reason })
+        return Agent.denied(call.id, tool.name, "failed", reason)
+      }
+      const millis = yield* Clock.currentTimeMillis
+      const proposal = yield* store.add(mintProposal({
+        tool: tool.name,
+        grade: tool.grade as Confirmable,
+        title: tool.title,
+        input: encodedInput,
+        payload: prepared.right,
+        proposedAt: iso(millis),
+        actor: context.actor,
+        traceId: context.traceId,
+        runId: run().id,
+        callId: call.id,
+        ...(decisionTimeout !== undefined ? { expiresAt: iso(millis + decisionTimeout) } : {})
+      }))
+      yield* Audit.record({ type: "proposed", tool: tool.name, proposal: proposal.id })
+      return { proposal: proposal.id }
+    }),
+  checkpoint: () => Effect.void
+})
+
+// Goes on with a run this process holds: the waiting turn first, if every
+// decision is in, then the loop, saving after each turn.
+const go = (toolkit: AnyToolkit, held: Run, leaseMillis: number) =>
+  Effect.gen(function*() {
+    const runs = yield* RunStore
+    const proposals = yield* ProposalStore
+    let current = held
+    const base = held.state
+    const state = fromState(toolkit, base)
+    const save = (status: Run["status"], next: State, leaseUntil?: string) =>
+      Effect.tap(
+        runs.save({ ...current, status, leaseUntil, state: next }),
+        (saved) => Effect.sync(() => current = saved)
+      )
+    const renewed = Effect.map(Clock.currentTimeMillis, (millis) => iso(millis + leaseMillis))
+
+    const wait = (turn: Agent.OpenTurn, open: ReadonlyArray<Proposal>) =>
+      Effect.gen(function*() {
+        yield* save("waiting", toState(toolkit, state, base, turn))
+        yield* Audit.record({ type: "run", run: held.id, status: "waiting", proposals: open.map((p) => p.id) })
+        return { status: "waiting", runId: held.id, pending: open } satisfies Outcome as Outcome
+      })
+
+    if (base.turn !== undefined) {
+      const turn = base.turn
+      const open: Array<Proposal> = []
+      const outcomes: Array<Agent.Outcome> = []
+      for (const [index, outcome] of turn.outcomes.entries()) {
+        if (!("proposal" in outcome)) {
+          outcomes[index] = { call: mapCall(toolkit, outcome.call as Agent.Call, "decode"), content: outcome.content }
+          continue
+        }
+        const proposal = yield* Effect.orDie(proposals.get(outcome.proposal))
+        const known = decided(toolkit, turn.calls[index]!, proposal)
+        if (known === undefined) open.push(proposal)
+        else outcomes[index] = known
+      }
+      if (open.length > 0) {
+        return yield* wait({ calls: turn.calls, outcomes: turn.outcomes as Agent.OpenTurn["outcomes"] }, open)
+      }
+      for (const [index, call] of turn.calls.entries()) Agent.settle(state, call, outcomes[index]!)
+      yield* Audit.record({ type: "run", run: held.id, status: "resumed" })
+    }
+    const base2: State = { ...base, turn: undefined }
+    const checkpoint = (loopState: Agent.LoopState) =>
+      Effect.flatMap(renewed, (until) => save("running", toState(toolkit, loopState, base2), until))
+    const mode = { durable: { ...durable(() => current, base.decisionTimeout), checkpoint } }
+    const context: Partial<Invocation.Context> = {
+      ...base.context,
+      actor: held.actor,
+      traceId: held.traceId
+    }
+    const end = yield* Invocation.within(context)(
+      Agent.loop(optionsOf(toolkit, base), base.maxRounds, base.maxCallsPerRound, mode, state)
+    ).pipe(
+      // A model that failed leaves the run where its last turn left it, to resume.
+      Effect.tapError(() => Effect.ignore(save("waiting", toState(toolkit, state, base2))))
+    )
+    if (end._tag === "Waiting") {
+      const open = yield* Effect.forEach(
+        end.turn.outcomes.flatMap((outcome) => "proposal" in outcome ? [outcome.proposal] : []),
+        (id) => Effect.orDie(proposals.get(id))
+      )
+      return yield* wait(end.turn, open)
+    }
+    const ended = { status: "finished" as const, stopped: end.stopped, answer: end.answer }
+    yield* save("finished", { ...toState(toolkit, state, base2), ended })
+    yield* Audit.record({ type: "run", run: held.id, status: "finished" })
+    return { status: "finished", runId: held.id, result: finished(state, ended) } satisfies Outcome as Outcome
+  })
+
+const leaseOf = (lease: Duration.DurationInput | undefined) => Duration.toMillis(Duration.decode(lease ?? defaultLease))
+
+export const start = (options: StartOptions) =>
+  Effect.gen(function*() {
+    const { maxCallsPerRound, maxRounds } = yield* Agent.checkOptions(options)
+    const runs = yield* RunStore
+    const outer = yield* Invocation.current
+    const context = { ...outer, ...options.context }
+    const id = options.runId ?? crypto.randomUUID()
+    const millis = yield* Clock.currentTimeMillis
+    const leaseMillis = leaseOf(options.lease)
+    const initial = Agent.initialState(options)
+    const base: State = {
+      maxRounds,
+      maxCallsPerRound,
+      maxArgumentChars: options.maxArgumentChars ?? Agent.defaultMaxArgumentChars,
+      decisionTimeout: options.decisionTimeout === undefined
+        ? undefined
+        : Duration.toMillis(Duration.decode(options.decisionTimeout)),
+      context: {
+        page: context.page,
+        features: context.features,
+        role: context.role
+      },
+      round: 0,
+      messages: [],
+      calls: [],
+      usage: { inputTokens: 0, outputTokens: 0 },
+      untrusted: [...(context.untrusted ?? [])],
+      refusedBefore: []
+    }
+    const created = yield* runs.create({
+      id,
+      status: "running",
+      version: 1,
+      traceId: context.traceId ?? crypto.randomUUID(),
+      actor: context.actor,
+      createdAt: iso(millis),
+      updatedAt: iso(millis),
+      leaseUntil: iso(millis + leaseMillis),
+      state: toState(options.toolkit, { ...initial, untrusted: base.untrusted }, base)
+    })
+    return yield* go(options.toolkit, created, leaseMillis)
+  })
+
+export const resume = (
+  id: string,
+  options: { readonly toolkit: AnyToolkit; readonly lease?: Duration.DurationInput | undefined }
+) =>
+  Effect.gen(function*() {
+    const runs = yield* RunStore
+    const proposals = yield* ProposalStore
+    // Lapsed approvals, deliveries and decisions are settled first, so that
+    // an expiry reaches the model.
+    yield* Effect.flatMap(now, (at) => proposals.expire(at))
+    const run = yield* runs.get(id)
+    const ended = run.state.ended
+    if (ended?.status === "finished") {
+      return {
+        status: "finished",
+        runId: id,
+        result: finished(fromState(options.toolkit, run.state), ended)
+      } satisfies Outcome as Outcome
+    }
+    if (ended?.status === "cancelled") {
+      return { status: "cancelled", runId: id, by: ended.by, reason: ended.reason } satisfies Outcome as Outcome
+    }
+    // Still waiting on a human: answered without taking the run.
+    if (run.status === "waiting" && run.state.turn !== undefined) {
+      const open = yield* Effect.forEach(
+        run.state.turn.outcomes.flatMap((outcome) => "proposal" in outcome ? [outcome.proposal] : []),
+        (proposal) => Effect.orDie(proposals.get(proposal))
+      )
+      const undecided = open.filter((proposal) => openStatuses.has(proposal.status))
+      if (undecided.length > 0) {
+        return { status: "waiting", runId: id, pending: undecided } satisfies Outcome as Outcome
+      }
+    }
+    const leaseMillis = leaseOf(options.lease)
+    const millis = yield* Clock.currentTimeMillis
+    const held = yield* runs.claim(id, iso(millis + leaseMillis), iso(millis))
+    return yield* go(options.toolkit, held, leaseMillis)
+  })
+
+export const cancel = (id: string, options: { readonly reason: string }) =>
+  Effect.gen(function*() {
+    const runs = yield* RunStore
+    const proposals = yield* ProposalStore
+    const by = (yield* Invocation.current).actor ?? "human"
+    const run = yield* runs.get(id)
+    const ended = run.state.ended
+    if (ended !== undefined) return yield* new RunEnded({ id, status: ended.status })
+    const at = yield* now
+    if (run.status === "running" && (run.leaseUntil === undefined || run.leaseUntil >= at)) {
+      return yield* new RunBusy({ id, status: run.status, leaseUntil: run.leaseUntil })
+    }
+    const saved = yield* runs.save({
+      ...run,
+      status: "cancelled",
+      leaseUntil: undefined,
+      state: { ...run.state, ended: { status: "cancelled", by, reason: options.reason, at } }
+    })
+    // Its open decisions are rejected: nothing of the run is delivered after.
+    const open = run.state.turn?.outcomes.flatMap((outcome) => "proposal" in outcome ? [outcome.proposal] : []) ?? []
+    for (const proposal of open) {
+      yield* Effect.ignore(proposals.reject(proposal, {
+        by,
+        at,
+        edited: false,
+        reason: `the run was cancelled: ${options.reason}`
+      }))
+    }
+    yield* Audit.record({ type: "run", run: id, status: "cancelled", proposals: open })
+    return saved
+  })

@@ -1,0 +1,242 @@
+// Durable supervised runs: a write or send waits as a proposal, the run's
+// state is stored, and Runs.resume goes on with the human's decisions.
+import { describe, expect, it } from "@effect/vitest"
+import { Deferred, Effect, Either, Fiber, Layer, TestClock } from "effect"
+import {
+  Audit,
+  HumanConfirm,
+  Invocation,
+  LanguageModel,
+  Proposal,
+  ProposalStore,
+  Runs,
+  RunStore,
+  ScriptedModel
+} from "@graded/core"
+import { makeDesk } from "./supportDesk.js"
+
+const { call, calls, text } = ScriptedModel
+
+const results = (messages: ReadonlyArray<LanguageModel.Message>) =>
+  messages.flatMap((message) => message.role === "tool" ? [JSON.parse(message.content)] : [])
+
+// The stores outlive each "process"; each process has its own model script.
+const stores = () => Effect.map(Layer.build(Layer.merge(RunStore.memory, ProposalStore.memory)), Layer.succeedContext)
+
+const human =
+  (by: string, ...decisions: ReadonlyArray<HumanConfirm.Decision>) => <A, E, R>(self: Effect.Effect<A, E, R>) =>
+    Invocation.within({ actor: by })(self).pipe(Effect.provide(HumanConfirm.layer(HumanConfirm.scripted(decisions))))
+
+describe("Runs", () => {
+  it.scoped("a write and a send wait as proposals; reads ran; resumed after the decisions, the model gets each outcome in order", () =>
+    Effect.gen(function*() {
+      const desk = makeDesk()
+      const kept = yield* stores()
+      const audit = Audit.memory()
+      const started = yield* Runs.start({
+        toolkit: desk.support,
+        prompt: "File it and tell the customer.",
+        runId: "run-1",
+        context: { actor: "agent:alice", traceId: "t-1" }
+      }).pipe(
+        Effect.provide(ScriptedModel.layer([
+          calls(
+            call("kb.search", { query: "vat" }),
+            call("ticket.submit", { subject: "VAT wrong" }),
+            call("chat.sendMessage", { text: "Fixed!" })
+          )
+        ])),
+        Effect.provide(kept),
+        Effect.provide(audit.layer)
+      )
+      expect(started.status).toBe("waiting")
+      if (started.status !== "waiting") return
+      expect(started.pending.map((p) => [p.tool, p.payload, p.runId, p.status])).toEqual([
+        ["ticket.submit", { subject: "VAT wrong" }, "run-1", "pending"],
+        ["chat.sendMessage", { to: "customer:42", text: "Fixed!" }, "run-1", "pending"]
+      ])
+      // The read ran; nothing was written or sent.
+      expect(desk.effects).toMatchObject({ searches: ["vat"], submitted: [], delivered: [] })
+      const stored = yield* Effect.flatMap(RunStore.RunStore, (runs) => runs.get("run-1")).pipe(Effect.provide(kept))
+      expect(stored).toMatchObject({ status: "waiting", traceId: "t-1", actor: "agent:alice", state: { round: 1 } })
+
+      // Still open: resume answers waiting and asks no model (this script is empty).
+      const early = yield* Runs.resume("run-1", { toolkit: desk.support }).pipe(
+        Effect.provide(ScriptedModel.layer([])),
+        Effect.provide(kept)
+      )
+      expect(early).toMatchObject({
+        status: "waiting",
+        pending: [{ tool: "ticket.submit" }, { tool: "chat.sendMessage" }]
+      })
+
+      // Alice approves the send with an edit and rejects the write.
+      const [write, send] = started.pending
+      yield* Proposal.approve(desk.support, send!.id).pipe(
+        human("agent:alice", HumanConfirm.approve("agent:alice", { to: "customer:42", text: "Fixed, sorry!" })),
+        Effect.provide(kept)
+      )
+      yield* Proposal.reject(write!.id, { by: "agent:alice", reason: "a duplicate of T-7" }).pipe(Effect.provide(kept))
+      expect(desk.effects.delivered).toEqual([{ to: "customer:42", text: "Fixed, sorry!" }])
+
+      // Another process resumes: it has a model, the stores and the toolkit, nothing else of the first.
+      const resumed = yield* Runs.resume("run-1", { toolkit: desk.support }).pipe(
+        Effect.provide(ScriptedModel.layer([text("Told the customer; no ticket (a duplicate).")])),
+        Effect.provide(kept),
+        Effect.provide(audit.layer)
+      )
+      expect(resumed.status).toBe("finished")
+      if (resumed.status !== "finished") return
+      expect(resumed.result.answer).toBe("Told the customer; no ticket (a duplicate).")
+      expect(resumed.result.rounds).toBe(2)
+      expect(resumed.result.calls.map((c) => c.ok ? `${c.tool}:ok` : `${c.tool}:${c.error.code}`)).toEqual([
+        "kb.search:ok",
+        "ticket.submit:rejected",
+        "chat.sendMessage:ok"
+      ])
+      const told = results(resumed.result.messages)
+      expect(told[1]).toMatchObject({ ok: false, code: "rejected" })
+      expect(told[1].error).toContain("a duplicate of T-7")
+      expect(told[2]).toMatchObject({
+        ok: true,
+        data: { delivered: true },
+        note: "agent:alice approved it with an edit"
+      })
+      // Delivered once, never again by the resume; nothing was written.
+      expect(desk.effects).toMatchObject({ submitted: [], delivered: [{ text: "Fixed, sorry!" }] })
+      expect(audit.entries.filter((e) => e.type === "run").map((e) => e.type === "run" && e.status)).toEqual([
+        "waiting",
+        "resumed",
+        "finished"
+      ])
+      // Asked again, a finished run answers as it ended and runs nothing.
+      const again = yield* Runs.resume("run-1", { toolkit: desk.support }).pipe(
+        Effect.provide(ScriptedModel.layer([])),
+        Effect.provide(kept)
+      )
+      expect(again).toMatchObject({ status: "finished", result: { answer: resumed.result.answer } })
+    }))
+
+  it.scoped("a decision not made in time expires: the model is told, and the late approval delivers nothing", () =>
+    Effect.gen(function*() {
+      const desk = makeDesk()
+      const kept = yield* stores()
+      const started = yield* Runs.start({
+        toolkit: desk.support,
+        prompt: "Tell them.",
+        decisionTimeout: "1 hour"
+      }).pipe(
+        Effect.provide(ScriptedModel.layer([calls(call("chat.sendMessage", { text: "Hi" }))])),
+        Effect.provide(kept)
+      )
+      if (started.status !== "waiting") return expect.unreachable()
+      yield* TestClock.adjust("61 minutes")
+      const resumed = yield* Runs.resume(started.runId, { toolkit: desk.support }).pipe(
+        Effect.provide(ScriptedModel.layer([text("Nobody approved the message.")])),
+        Effect.provide(kept)
+      )
+      if (resumed.status !== "finished") return expect.unreachable()
+      expect(results(resumed.result.messages)[0]).toMatchObject({ ok: false, code: "expired" })
+      const late = yield* Effect.flip(
+        Proposal.approve(desk.support, started.pending[0]!.id).pipe(
+          human("agent:alice", HumanConfirm.approve("agent:alice")),
+          Effect.provide(kept)
+        )
+      )
+      expect(late).toMatchObject({ _tag: "@graded/core/ProposalStore/AlreadyDecided", status: "expired" })
+      expect(desk.effects.delivered).toEqual([])
+    }))
+
+  it.scoped("a cancelled run rejects its open proposals: approving one afterwards delivers nothing", () =>
+    Effect.gen(function*() {
+      const desk = makeDesk()
+      const kept = yield* stores()
+      const started = yield* Runs.start({ toolkit: desk.support, prompt: "Send it." }).pipe(
+        Effect.provide(ScriptedModel.layer([calls(call("chat.sendMessage", { text: "Hi" }))])),
+        Effect.provide(kept)
+      )
+      if (started.status !== "waiting") return expect.unreachable()
+      const cancelled = yield* Invocation.within({ actor: "agent:bob" })(
+        Runs.cancel(started.runId, { reason: "the customer called" })
+      ).pipe(Effect.provide(kept))
+      expect(cancelled).toMatchObject({ status: "cancelled", state: { ended: { by: "agent:bob" } } })
+      const refused = yield* Effect.either(
+        Proposal.approve(desk.support, started.pending[0]!.id).pipe(
+          human("agent:alice", HumanConfirm.approve("agent:alice")),
+          Effect.provide(kept)
+        )
+      )
+      expect(Either.isLeft(refused)).toBe(true)
+      expect(desk.effects.delivered).toEqual([])
+      const resumed = yield* Runs.resume(started.runId, { toolkit: desk.support }).pipe(
+        Effect.provide(ScriptedModel.layer([])),
+        Effect.provide(kept)
+      )
+      expect(resumed).toEqual({
+        status: "cancelled",
+        runId: started.runId,
+        by: "agent:bob",
+        reason: "the customer called"
+      })
+      const twice = yield* Effect.flip(Runs.cancel(started.runId, { reason: "again" }).pipe(Effect.provide(kept)))
+      expect(twice).toBeInstanceOf(Runs.RunEnded)
+    }))
+
+  it.scoped("two processes resuming one run at once: one goes on, the other is told the run is busy", () =>
+    Effect.gen(function*() {
+      const desk = makeDesk()
+      const kept = yield* stores()
+      const started = yield* Runs.start({ toolkit: desk.support, prompt: "Send it." }).pipe(
+        Effect.provide(ScriptedModel.layer([calls(call("chat.sendMessage", { text: "Hi" }))])),
+        Effect.provide(kept)
+      )
+      if (started.status !== "waiting") return expect.unreachable()
+      yield* Proposal.approve(desk.support, started.pending[0]!.id).pipe(
+        human("agent:alice", HumanConfirm.approve("agent:alice")),
+        Effect.provide(kept)
+      )
+      // The first process's model is slow: the second comes while the run is held.
+      const gate = yield* Deferred.make<void>()
+      const slow = Layer.succeed(LanguageModel.LanguageModel, {
+        generate: () => Effect.as(Deferred.await(gate), text("Sent."))
+      })
+      const first = yield* Effect.fork(
+        Runs.resume(started.runId, { toolkit: desk.support }).pipe(Effect.provide(slow), Effect.provide(kept))
+      )
+      yield* Effect.repeat(
+        Effect.zipRight(Effect.yieldNow(), Effect.flatMap(RunStore.RunStore, (runs) => runs.get(started.runId))),
+        { until: (run) => run.status === "running" }
+      ).pipe(Effect.provide(kept))
+      const second = yield* Effect.flip(
+        Runs.resume(started.runId, { toolkit: desk.support }).pipe(
+          Effect.provide(ScriptedModel.layer([text("Sent twice?")])),
+          Effect.provide(kept)
+        )
+      )
+      expect(second).toMatchObject({ _tag: "@graded/core/RunStore/RunBusy", status: "running" })
+      expect(second.message).toContain("is being run by another process")
+      yield* Deferred.succeed(gate, undefined)
+      expect(yield* Fiber.join(first)).toMatchObject({ status: "finished", result: { answer: "Sent." } })
+      expect(desk.effects.delivered).toHaveLength(1)
+    }))
+
+  it.scoped("the run holds no capability: a model's fiber cannot approve its proposal, whatever layer it provides", () =>
+    Effect.gen(function*() {
+      const desk = makeDesk()
+      const kept = yield* stores()
+      const started = yield* Runs.start({ toolkit: desk.support, prompt: "Send it." }).pipe(
+        Effect.provide(ScriptedModel.layer([calls(call("chat.sendMessage", { text: "Hi" }))])),
+        Effect.provide(kept)
+      )
+      if (started.status !== "waiting") return expect.unreachable()
+      const refused = yield* Effect.flip(
+        Invocation.within({ autonomous: true })(Proposal.approve(desk.support, started.pending[0]!.id)).pipe(
+          human("agent:mallory", HumanConfirm.approve("agent:mallory")),
+          Effect.provide(kept)
+        )
+      )
+      expect(refused).toMatchObject({ _tag: "@graded/core/ToolError/Refused", gate: "autonomous" })
+      expect(desk.effects.delivered).toEqual([])
+      expect((yield* Proposal.get(started.pending[0]!.id).pipe(Effect.provide(kept))).status).toBe("pending")
+    }))
+})
