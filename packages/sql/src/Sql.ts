@@ -20,15 +20,18 @@ import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { PgClient } from "@effect/sql-pg"
 import { Layer, Redacted } from "effect"
-import type { Audit, ProposalStore } from "@graded/core"
+import type { Audit, ProposalStore, RunStore } from "@graded/core"
 import * as sqliteClient from "./internal/sqlite.js"
 import * as SqlAudit from "./SqlAudit.js"
 import * as SqlMigrations from "./SqlMigrations.js"
 import * as SqlProposalStore from "./SqlProposalStore.js"
+import * as SqlRunStore from "./SqlRunStore.js"
+
+type Provided = ProposalStore.ProposalStore | RunStore.RunStore | Audit.Audit
 
 /**
  * Migrates the database of the `SqlClient` in context, then provides the
- * proposal store and the audit sink on it.
+ * proposal store, the run store and the audit sink on it.
  *
  * @example
  * import { PgClient } from "@effect/sql-pg"
@@ -44,11 +47,11 @@ import * as SqlProposalStore from "./SqlProposalStore.js"
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<
-  ProposalStore.ProposalStore | Audit.Audit,
-  SqlError | MigrationError,
-  SqlClient.SqlClient
-> = Layer.merge(SqlProposalStore.layer, SqlAudit.layer).pipe(
+export const layer: Layer.Layer<Provided, SqlError | MigrationError, SqlClient.SqlClient> = Layer.mergeAll(
+  SqlProposalStore.layer,
+  SqlRunStore.layer,
+  SqlAudit.layer
+).pipe(
   Layer.provide(Layer.effectDiscard(SqlMigrations.run))
 )
 
@@ -78,7 +81,7 @@ export interface SqliteOptions {
  */
 export const sqlite = (
   options: SqliteOptions
-): Layer.Layer<ProposalStore.ProposalStore | Audit.Audit | SqlClient.SqlClient, SqlError | MigrationError> =>
+): Layer.Layer<Provided | SqlClient.SqlClient, SqlError | MigrationError> =>
   layer.pipe(Layer.provideMerge(sqliteClient.layer(options.filename)))
 
 /**
@@ -112,7 +115,7 @@ export interface PostgresOptions {
  */
 export const postgres = (
   options: PostgresOptions
-): Layer.Layer<ProposalStore.ProposalStore | Audit.Audit | SqlClient.SqlClient, SqlError | MigrationError> =>
+): Layer.Layer<Provided | SqlClient.SqlClient, SqlError | MigrationError> =>
   layer.pipe(Layer.provideMerge(PgClient.layer({
     url: Redacted.isRedacted(options.url) ? options.url : Redacted.make(options.url),
     maxConnections: options.maxConnections,

@@ -1,5 +1,5 @@
 /**
- * @graded/sql: graded's proposal queue and audit on @effect/sql, in SQLite or PostgreSQL.
+ * @graded/sql: graded's proposal queue, supervised runs and audit on @effect/sql, in SQLite or PostgreSQL.
  *
  * @since 0.1.0
  */
@@ -7,3 +7,4 @@ export * as Sql from "./Sql.js"
 export * as SqlAudit from "./SqlAudit.js"
 export * as SqlMigrations from "./SqlMigrations.js"
 export * as SqlProposalStore from "./SqlProposalStore.js"
+export * as SqlRunStore from "./SqlRunStore.js"

@@ -1,0 +1,111 @@
+// The run store on a SqlClient. A run is one row: the columns a listing or a
+// claim selects on, and the whole state as JSON. Every change is one
+// conditional UPDATE ... RETURNING on the version (or, for a claim, on the
+// status and lease), so of two processes only one moves a run; the other's
+// UPDATE matches nothing and the row is read to say why.
+// Who may import this: SqlRunStore.ts only.
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { Statement } from "@effect/sql/Statement"
+import { Clock, Effect, Schema } from "effect"
+import { RunStore } from "@graded/core"
+
+const Row = Schema.Struct({
+  id: Schema.String,
+  status: RunStore.Status,
+  // A number from SQLite, digits from PostgreSQL's BIGINT.
+  version: Schema.Union(Schema.Number, Schema.NumberFromString),
+  trace_id: Schema.String,
+  actor: Schema.NullOr(Schema.String),
+  lease_until: Schema.NullOr(Schema.String),
+  created_at: Schema.String,
+  updated_at: Schema.String,
+  state: Schema.parseJson(RunStore.State)
+})
+
+const decodeRow = Schema.decodeUnknown(Row)
+const encodeState = Schema.encodeSync(Schema.parseJson(RunStore.State))
+
+const toRun = (row: typeof Row.Type): RunStore.Run => ({
+  id: row.id,
+  status: row.status,
+  version: row.version,
+  traceId: row.trace_id,
+  ...(row.actor !== null ? { actor: row.actor } : {}),
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+  ...(row.lease_until !== null ? { leaseUntil: row.lease_until } : {}),
+  state: row.state
+})
+
+export const make: Effect.Effect<RunStore.RunStore.Service, never, SqlClient.SqlClient> = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  // A statement the database refuses, or a row that does not decode, is a
+  // defect of that call: the service's errors are the store's own answers.
+  const rows = (statement: Statement<object>) =>
+    statement.withoutTransform.pipe(
+      Effect.flatMap(Effect.forEach((raw) => Effect.map(decodeRow(raw), toRun))),
+      Effect.orDie
+    )
+  const first = (statement: Statement<object>) => Effect.map(rows(statement), (found) => found[0])
+  const read = (id: string) => first(sql`SELECT * FROM graded_runs WHERE id = ${id}`)
+  const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis).toISOString())
+  const why = (id: string): Effect.Effect<never, RunStore.RunNotFound | RunStore.RunBusy> =>
+    Effect.flatMap(
+      read(id),
+      (found): Effect.Effect<never, RunStore.RunNotFound | RunStore.RunBusy> =>
+        found === undefined
+          ? Effect.fail(new RunStore.RunNotFound({ id }))
+          : Effect.fail(new RunStore.RunBusy({ id, status: found.status, leaseUntil: found.leaseUntil }))
+    )
+
+  return {
+    create: (run) =>
+      Effect.gen(function*() {
+        // The id is the key: of two creates, the second inserts nothing.
+        const created = yield* first(sql`INSERT INTO graded_runs
+          (id, status, trace_id, actor, version, lease_until, created_at, updated_at, state)
+          VALUES (${run.id}, ${run.status}, ${run.traceId}, ${run.actor ?? null}, 1, ${run.leaseUntil ?? null},
+            ${run.createdAt}, ${run.updatedAt}, ${encodeState(run.state)})
+          ON CONFLICT (id) DO NOTHING
+          RETURNING *`)
+        return created ?? (yield* new RunStore.RunExists({ id: run.id }))
+      }),
+
+    get: (id) =>
+      Effect.flatMap(
+        read(id),
+        (found) => found === undefined ? Effect.fail(new RunStore.RunNotFound({ id })) : Effect.succeed(found)
+      ),
+
+    list: (filter) =>
+      rows(
+        filter?.status === undefined
+          ? sql`SELECT * FROM graded_runs ORDER BY created_at, id`
+          : sql`SELECT * FROM graded_runs WHERE status = ${filter.status} ORDER BY created_at, id`
+      ),
+
+    claim: (id, leaseUntil, at) =>
+      Effect.flatMap(now, (updatedAt) =>
+        Effect.flatMap(
+          first(sql`UPDATE graded_runs
+            SET status = 'running', lease_until = ${leaseUntil}, version = version + 1, updated_at = ${updatedAt}
+            WHERE id = ${id}
+              AND (status = 'waiting' OR (status = 'running' AND lease_until IS NOT NULL AND lease_until < ${at}))
+            RETURNING *`),
+          (claimed): Effect.Effect<RunStore.Run, RunStore.RunNotFound | RunStore.RunBusy> =>
+            claimed !== undefined ? Effect.succeed(claimed) : why(id)
+        )),
+
+    save: (run) =>
+      Effect.flatMap(now, (updatedAt) =>
+        Effect.flatMap(
+          first(sql`UPDATE graded_runs
+            SET status = ${run.status}, lease_until = ${run.leaseUntil ?? null}, version = version + 1,
+              updated_at = ${updatedAt}, state = ${encodeState(run.state)}
+            WHERE id = ${run.id} AND version = ${run.version}
+            RETURNING *`),
+          (saved): Effect.Effect<RunStore.Run, RunStore.RunNotFound | RunStore.RunBusy> =>
+            saved !== undefined ? Effect.succeed(saved) : why(run.id)
+        ))
+  }
+})
