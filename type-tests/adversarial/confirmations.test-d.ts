@@ -40,7 +40,15 @@ SendReply.deliver(forReply)
 // A copy of a confirmation with its tool renamed is still not made by HumanConfirm.
 
 // error: Property 'madeByHumanConfirmOnly' is missing
-expectError(Mail.deliver({ tool: "mail.send" as const, payload: forReply.payload, by: "me", edited: false }))
+expectError(
+  Mail.deliver({
+    tool: "mail.send" as const,
+    payload: forReply.payload,
+    by: "me",
+    edited: false,
+    idempotencyKey: "k-1"
+  })
+)
 
 // Approving a proposal needs the caller's HumanConfirm: with only a store in
 // scope, the capabilities are left over.

@@ -34,7 +34,13 @@ expectType<Effect.Effect<{ readonly id: string }, ToolError.ToolError<never>, Wr
 
 // error: Property 'madeByHumanConfirmOnly' is missing
 expectError(
-  SendReply.deliver({ tool: "chat.sendMessage", payload: { to: "x", text: "forged" }, by: "me", edited: false })
+  SendReply.deliver({
+    tool: "chat.sendMessage",
+    payload: { to: "x", text: "forged" },
+    by: "me",
+    edited: false,
+    idempotencyKey: "k-1"
+  })
 )
 
 // User capabilities follow the same rule: only their layer grants them.

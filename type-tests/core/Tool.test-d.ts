@@ -100,7 +100,15 @@ expectError(Tool.send("chat.double", {
 // Rejected: a hand-made Confirmed<P> passed to deliver.
 
 // error: Property 'madeByHumanConfirmOnly' is missing
-expectError(SendReply.deliver({ tool: "chat.sendMessage", payload: { to: "c", text: "x" }, by: "me", edited: false }))
+expectError(
+  SendReply.deliver({
+    tool: "chat.sendMessage",
+    payload: { to: "c", text: "x" },
+    by: "me",
+    edited: false,
+    idempotencyKey: "k-1"
+  })
+)
 
 // Rejected: running a send with no HumanConfirm in scope.
 

@@ -239,4 +239,64 @@ describe("Runs", () => {
       expect(desk.effects.delivered).toEqual([])
       expect((yield* Proposal.get(started.pending[0]!.id).pipe(Effect.provide(kept))).status).toBe("pending")
     }))
+
+  it.effect("bad options are named: a run id that is not plain text, a decision timeout that is not positive", () =>
+    Effect.gen(function*() {
+      const desk = makeDesk()
+      const layers = Layer.mergeAll(ScriptedModel.layer([]), RunStore.memory, ProposalStore.memory)
+      for (const runId of ["", "run\nDELIVERED", "../etc", "x".repeat(200)]) {
+        const error = yield* Effect.flip(
+          Runs.start({ toolkit: desk.support, prompt: "?", runId }).pipe(Effect.provide(layers))
+        )
+        expect(error).toMatchObject({ _tag: "@graded/core/Agent/InvalidOptions", option: "runId" })
+      }
+      for (const decisionTimeout of [0, -5, "soon"] as const) {
+        const error = yield* Effect.flip(
+          Runs.start({ toolkit: desk.support, prompt: "?", decisionTimeout: decisionTimeout as never }).pipe(
+            Effect.provide(layers)
+          )
+        )
+        expect(error).toMatchObject({ _tag: "@graded/core/Agent/InvalidOptions", option: "decisionTimeout" })
+      }
+    }))
+
+  it.scoped("a stored turn rewritten to point at another run's delivered proposal learns nothing of it", () =>
+    Effect.gen(function*() {
+      const desk = makeDesk()
+      const kept = yield* stores()
+      const model = (turns: Parameters<typeof ScriptedModel.layer>[0]) => Effect.provide(ScriptedModel.layer(turns))
+      const other = yield* Runs.start({ toolkit: desk.support, prompt: "Send the secret.", runId: "other" }).pipe(
+        model([calls(call("chat.sendMessage", { text: "The code is 4711." }))]),
+        Effect.provide(kept)
+      )
+      const mine = yield* Runs.start({ toolkit: desk.support, prompt: "Send hi.", runId: "mine" }).pipe(
+        model([calls(call("chat.sendMessage", { text: "hi" }))]),
+        Effect.provide(kept)
+      )
+      if (other.status !== "waiting" || mine.status !== "waiting") return expect.unreachable()
+      yield* Proposal.approve(desk.support, other.pending[0]!.id).pipe(
+        human("agent:alice", HumanConfirm.approve("agent:alice")),
+        Effect.provide(kept)
+      )
+      // Code with the store (no cast) rewrites "mine" to wait on the other run's proposal.
+      yield* Effect.gen(function*() {
+        const runs = yield* RunStore.RunStore
+        const run = yield* runs.get("mine")
+        const turn = run.state.turn!
+        yield* runs.save({
+          ...run,
+          state: { ...run.state, turn: { ...turn, outcomes: [{ proposal: other.pending[0]!.id }] } }
+        })
+      }).pipe(Effect.provide(kept))
+      const resumed = yield* Runs.resume("mine", { toolkit: desk.support }).pipe(
+        model([text("ok")]),
+        Effect.provide(kept)
+      )
+      if (resumed.status !== "finished") return expect.unreachable()
+      const told = results(resumed.result.messages)[0]
+      expect(told).toMatchObject({ ok: false, code: "failed" })
+      expect(JSON.stringify(resumed.result.messages)).not.toContain("4711")
+      // Nothing of "mine" went out: only the other run's approved message.
+      expect(desk.effects.delivered).toEqual([{ to: "customer:42", text: "The code is 4711." }])
+    }))
 })

@@ -1,7 +1,7 @@
 // Durable supervised runs: the loop of internal/agent.ts with its state kept
 // in a RunStore and each write or send recorded as a proposal. A run stops
 // when a turn waits on decisions; `resume` reads the decisions and goes on.
-import { Clock, Duration, Effect, Either, Schema } from "effect"
+import { Clock, Duration, Effect, Either, Option, Schema } from "effect"
 import * as Audit from "../Audit.js"
 import type { Confirmable } from "../Grade.js"
 import * as Invocation from "../Invocation.js"
@@ -235,7 +235,12 @@ const go = (toolkit: AnyToolkit, held: Run, leaseMillis: number) =>
           continue
         }
         const proposal = yield* Effect.orDie(proposals.get(outcome.proposal))
-        const known = decided(toolkit, turn.calls[index]!, proposal)
+        const call = turn.calls[index]!
+        // Only this run's own proposal for this call answers it: a stored turn
+        // pointing elsewhere is told nothing of another run.
+        const known = proposal.runId !== held.id || proposal.callId !== call.id
+          ? Agent.denied(call.id, proposal.tool, "failed", `proposal ${outcome.proposal} does not belong to this call`)
+          : decided(toolkit, call, proposal)
         if (known === undefined) open.push(proposal)
         else outcomes[index] = known
       }
@@ -275,9 +280,29 @@ const go = (toolkit: AnyToolkit, held: Run, leaseMillis: number) =>
 
 const leaseOf = (lease: Duration.DurationInput | undefined) => Duration.toMillis(Duration.decode(lease ?? defaultLease))
 
+// A run id is typed at a terminal and printed in audit lines: plain, short.
+const runIdPattern = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/
+
 export const start = (options: StartOptions) =>
   Effect.gen(function*() {
     const { maxCallsPerRound, maxRounds } = yield* Agent.checkOptions(options)
+    if (options.runId !== undefined && !runIdPattern.test(options.runId)) {
+      return yield* new Agent.InvalidOptions({
+        option: "runId",
+        issue: `must be 1 to 128 letters, digits or . _ : - (starting with a letter or digit), got ${
+          JSON.stringify(options.runId.slice(0, 140))
+        }`
+      })
+    }
+    const timeout = options.decisionTimeout === undefined
+      ? undefined
+      : Option.getOrUndefined(Duration.decodeUnknown(options.decisionTimeout))
+    if (options.decisionTimeout !== undefined && (timeout === undefined || Duration.toMillis(timeout) <= 0)) {
+      return yield* new Agent.InvalidOptions({
+        option: "decisionTimeout",
+        issue: `must be a positive duration, got ${String(options.decisionTimeout)}`
+      })
+    }
     const runs = yield* RunStore
     const outer = yield* Invocation.current
     const context = { ...outer, ...options.context }
@@ -289,9 +314,7 @@ export const start = (options: StartOptions) =>
       maxRounds,
       maxCallsPerRound,
       maxArgumentChars: options.maxArgumentChars ?? Agent.defaultMaxArgumentChars,
-      decisionTimeout: options.decisionTimeout === undefined
-        ? undefined
-        : Duration.toMillis(Duration.decode(options.decisionTimeout)),
+      decisionTimeout: timeout === undefined ? undefined : Duration.toMillis(timeout),
       context: {
         page: context.page,
         features: context.features,
