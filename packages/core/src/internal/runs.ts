@@ -6,7 +6,7 @@ import * as Audit from "../Audit.js"
 import type { Confirmable } from "../Grade.js"
 import * as Invocation from "../Invocation.js"
 import type { ToolCall } from "../LanguageModel.js"
-import type { Proposal } from "../Proposal.js"
+import { type Proposal, recover } from "../Proposal.js"
 import { ProposalStore } from "../ProposalStore.js"
 import { type Run, RunBusy, RunStore, type State } from "../RunStore.js"
 import type { Any as AnyTool } from "../Tool.js"
@@ -78,14 +78,16 @@ const toState = (
   usage: { ...state.usage },
   untrusted: [...state.untrusted],
   refusedBefore: [...state.refusedBefore],
-  turn: turn === undefined ? undefined : {
-    calls: turn.calls,
-    outcomes: turn.outcomes.map((outcome) =>
-      "proposal" in outcome
-        ? outcome
-        : { call: mapCall(toolkit, outcome.call, "encode"), content: outcome.content }
-    ) as NonNullable<State["turn"]>["outcomes"]
-  }
+  turn: turn === undefined ? undefined : storedTurn(toolkit, turn)
+})
+
+const storedTurn = (toolkit: AnyToolkit, turn: Agent.OpenTurn): NonNullable<State["turn"]> => ({
+  calls: turn.calls,
+  outcomes: turn.outcomes.map((outcome) =>
+    "proposal" in outcome
+      ? outcome
+      : { call: mapCall(toolkit, outcome.call, "encode"), content: outcome.content }
+  ) as NonNullable<State["turn"]>["outcomes"]
 })
 
 const fromState = (toolkit: AnyToolkit, state: State): Agent.LoopState => ({
@@ -218,9 +220,10 @@ const go = (toolkit: AnyToolkit, held: Run, leaseMillis: number) =>
       )
     const renewed = Effect.map(Clock.currentTimeMillis, (millis) => iso(millis + leaseMillis))
 
-    const wait = (turn: Agent.OpenTurn, open: ReadonlyArray<Proposal>) =>
+    // The turn as stored: a turn read back is saved as it was read.
+    const wait = (turn: NonNullable<State["turn"]>, open: ReadonlyArray<Proposal>) =>
       Effect.gen(function*() {
-        yield* save("waiting", toState(toolkit, state, base, turn))
+        yield* save("waiting", { ...toState(toolkit, state, base), turn })
         yield* Audit.record({ type: "run", run: held.id, status: "waiting", proposals: open.map((p) => p.id) })
         return { status: "waiting", runId: held.id, pending: open } satisfies Outcome as Outcome
       })
@@ -245,7 +248,7 @@ const go = (toolkit: AnyToolkit, held: Run, leaseMillis: number) =>
         else outcomes[index] = known
       }
       if (open.length > 0) {
-        return yield* wait({ calls: turn.calls, outcomes: turn.outcomes as Agent.OpenTurn["outcomes"] }, open)
+        return yield* wait(turn, open)
       }
       for (const [index, call] of turn.calls.entries()) Agent.settle(state, call, outcomes[index]!)
       yield* Audit.record({ type: "run", run: held.id, status: "resumed" })
@@ -270,7 +273,7 @@ const go = (toolkit: AnyToolkit, held: Run, leaseMillis: number) =>
         end.turn.outcomes.flatMap((outcome) => "proposal" in outcome ? [outcome.proposal] : []),
         (id) => Effect.orDie(proposals.get(id))
       )
-      return yield* wait(end.turn, open)
+      return yield* wait(storedTurn(toolkit, end.turn), open)
     }
     const ended = { status: "finished" as const, stopped: end.stopped, answer: end.answer }
     yield* save("finished", { ...toState(toolkit, state, base2), ended })
@@ -348,9 +351,9 @@ export const resume = (
   Effect.gen(function*() {
     const runs = yield* RunStore
     const proposals = yield* ProposalStore
-    // Lapsed approvals, deliveries and decisions are settled first, so that
-    // an expiry reaches the model.
-    yield* Effect.flatMap(now, (at) => proposals.expire(at))
+    // Lapsed approvals, deliveries and decisions are settled (and audited)
+    // first, so that an expiry reaches the model.
+    yield* recover
     const run = yield* runs.get(id)
     const ended = run.state.ended
     if (ended?.status === "finished") {
