@@ -98,7 +98,7 @@ export const read = <E>(
 
 // What a human was asked and decided on a run, what was delivered, and what
 // the gates refused.
-export const decisionTypes = ["confirm-requested", "decided", "delivered", "refused"] as const
+const decisionTypes = ["confirm-requested", "decided", "delivered", "refused"] as const
 
 export const decisions = <E>(traceId: string, corrupt: (seq: number, issue: string) => E) =>
   select((sql) => sql`trace_id = ${traceId} AND ${sql.in("type", decisionTypes)}`, undefined, corrupt)
@@ -120,7 +120,7 @@ export const confirmedBy = <E>(by: string, corrupt: (seq: number, issue: string)
   )
 
 // A URL as it may be shown: without its password.
-export const shown = (url: string): string => {
+const shown = (url: string): string => {
   try {
     const parsed = new URL(url)
     if (parsed.password !== "") parsed.password = "***"
