@@ -5,6 +5,7 @@ import { readFileSync, rmSync, writeFileSync } from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { auditSection, measureAudit } from "./audit.js"
 import { measureRuntime, rowNames } from "./runtime.js"
 import { gradedSourcesVariant, gradedVariant, type Measure, measure } from "./typecheck.js"
 
@@ -29,6 +30,9 @@ execFileSync("node", [
 
 console.log(`Runtime, ${repetitions} repetitions each (medians):`)
 const runtime = await measureRuntime(repetitions, console.log)
+const auditMillis = Number(process.env.BENCH_AUDIT_MILLIS ?? 1200)
+console.log(`Audit sinks, ${Math.min(repetitions, 3)} repetitions of ${auditMillis} ms each:`)
+const audit = await measureAudit({ repetitions: Math.min(repetitions, 3), millis: auditMillis, log: console.log })
 console.log(`Type-check cost, ${repetitions} repetitions each (medians):`)
 const results = measure(sizes, repetitions, console.log)
 
@@ -228,6 +232,7 @@ by hand, not in this run), so tools with unusual input schemas cost more when fi
 garbage collection: a collection during the call can double it. Definitions are made once per tool and kept: the
 same 1,000 tools listed again take ${runtime.functionSchemasWarm.toFixed(1)} ms.
 
+${auditSection(audit)}
 ## What the peer rows measure
 
 - **ai**: the steps \`generateText\` takes for one tool call, with the functions ai itself calls (\`asSchema\` from ai,

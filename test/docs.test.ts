@@ -77,6 +77,10 @@ const expectations: Readonly<Record<string, Expectation>> = {
     exit: 1,
     prints: "Proposal p-1 was already decided (delivered by cli:"
   },
+  "node ../../bin/graded.mjs audit --sqlite graded.db": {
+    exit: 0,
+    prints: "DELIVERED chat.sendMessage, confirmed by cli:"
+  },
   // docs/openai.md
   "pnpm add @graded/core @graded/openai openai effect": {
     notRun: "it adds the packages to your own project, from the npm registry, where they are not published yet"

@@ -12,6 +12,7 @@
  * graded plan quick-ticket '{}'
  * graded schemas --autonomous
  * graded audit audit.jsonl
+ * graded audit --sqlite graded.db --trace 6f1c0d2e   # the decisions on one run (also --gate, --actor; --postgres URL)
  * graded pending                        # proposals waiting for a human (the module's layer provides the store)
  * graded decide p-1 approve             # shows the card; approve, edit or reject there
  * graded decide p-2 reject --reason "wrong customer"
@@ -95,7 +96,12 @@ const examples = {
   ],
   plan: ["graded plan quick-ticket --audit audit.jsonl"],
   schemas: ["graded schemas --autonomous"],
-  audit: ["graded audit audit.jsonl"],
+  audit: [
+    "graded audit audit.jsonl",
+    "graded audit --sqlite graded.db --trace 6f1c0d2e",
+    "graded audit --postgres postgres://graded@db.internal/graded --gate autonomous",
+    "graded audit --sqlite graded.db --actor cli:alice"
+  ],
   pending: ["graded pending", "graded pending --json"],
   decide: ["graded decide p-1 approve", "graded decide p-2 reject --reason \"wrong customer\""]
 } as const satisfies Record<string, ReadonlyArray<string>>
@@ -105,7 +111,7 @@ const descriptions: { readonly [K in keyof typeof examples]: string } = {
   invoke: "run a tool as a human; writes and sends are confirmed here",
   plan: "run a fixed flow you started; sends inside it are confirmed here",
   schemas: "the OpenAI function definitions this context is offered",
-  audit: "print a JSON Lines audit file for people",
+  audit: "print an audit for people: a JSON Lines file, or SQL (--sqlite, --postgres)",
   pending: "the proposals waiting for a human, from the module's ProposalStore",
   decide: "approve a proposal (its card is confirmed here) or reject it with a reason"
 }
@@ -133,9 +139,30 @@ const plan = Command.make(
   { module, audit, name: Args.text({ name: "plan" }), input: Args.text({ name: "json" }).pipe(Args.withDefault("{}")) },
   withModule(internal.plan)
 ).pipe(Command.withDescription(descriptions.plan))
-const auditLog = Command.make("audit", { file: Args.text({ name: "file" }) }, internal.audit).pipe(
-  Command.withDescription(descriptions.audit)
-)
+const auditLog = Command.make(
+  "audit",
+  {
+    sqlite: Options.text("sqlite").pipe(
+      Options.withDescription("read the audit from this SQLite file (Sql.sqlite's), instead of a JSON Lines file"),
+      Options.optional
+    ),
+    postgres: Options.text("postgres").pipe(
+      Options.withDescription("read the audit from this PostgreSQL database: postgres://user:password@host:port/db"),
+      Options.optional
+    ),
+    trace: Options.text("trace").pipe(
+      Options.withDescription("every decision on this run (trace id): asked, decided, delivered, refused"),
+      Options.optional
+    ),
+    gate: Options.text("gate").pipe(Options.withDescription("every refusal at this gate"), Options.optional),
+    actor: Options.text("actor").pipe(
+      Options.withDescription("everything this person confirmed: approvals and the deliveries they allowed"),
+      Options.optional
+    ),
+    file: Args.text({ name: "file" }).pipe(Args.optional)
+  },
+  internal.audit
+).pipe(Command.withDescription(descriptions.audit))
 
 const pending = Command.make(
   "pending",

@@ -14,6 +14,8 @@ type Services = Audit.Audit | SqlClient.SqlClient
 export interface AuditDatabase {
   /** The sink and the SqlClient of a new connection pool to this database. */
   readonly open: Effect.Effect<Context.Context<Services>, unknown, Scope.Scope>
+  /** Where `SqlAudit.open` finds it. */
+  readonly source: SqlAudit.Source
 }
 
 export interface AuditSubject {
@@ -148,6 +150,113 @@ export const auditContract = (subject: AuditSubject) =>
         expect(yield* query({ tool: "nothing.here" })).toEqual([])
       }))
 
+    withDatabase(
+      "the three questions: every decision on a run, every refusal by gate, everything one person confirmed",
+      (_, context) =>
+        Effect.gen(function*() {
+          const { entries, layer } = recording(context)
+          const desk = makeDesk()
+          const registry = Registry.make(desk.support)
+          // A person (Carol) at the keyboard; the decision is someone else's.
+          const human =
+            (traceId: string, decision: HumanConfirm.Decision) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+              effect.pipe(
+                Invocation.within({ traceId, actor: "agent:carol", autonomous: false }),
+                Effect.provide(HumanConfirm.layer(HumanConfirm.scripted([decision])))
+              )
+          // Run 1: Alice approves a message with an edit, Bob rejects another, and a model is refused a write.
+          yield* registry.invoke("chat.sendMessage", { text: "Helo" }, { autonomous: false }).pipe(
+            human("t-1", HumanConfirm.approve("agent:alice", { to: "customer:42", text: "Hello" })),
+            Effect.provide(layer)
+          )
+          yield* registry.invoke("chat.sendMessage", { text: "No" }, { autonomous: false }).pipe(
+            human("t-1", HumanConfirm.reject("agent:bob", "tone")),
+            Effect.provide(layer)
+          )
+          yield* registry.invoke("ticket.submit", { subject: "s" }, { autonomous: true, traceId: "t-1" }).pipe(
+            Effect.provide(layer),
+            nobody
+          )
+          // Run 2: Bob approves; a tool nobody knows is refused at another gate.
+          yield* registry.invoke("chat.sendMessage", { text: "Hi" }, { autonomous: false }).pipe(
+            human("t-2", HumanConfirm.approve("agent:bob")),
+            Effect.provide(layer)
+          )
+          yield* registry.invoke("nobody.knows", {}, { autonomous: true, traceId: "t-2" }).pipe(
+            Effect.provide(layer),
+            nobody
+          )
+          // Run 3: Alice approves without an edit.
+          yield* registry.invoke("chat.sendMessage", { text: "Bye" }, { autonomous: false }).pipe(
+            human("t-3", HumanConfirm.approve("agent:alice")),
+            Effect.provide(layer)
+          )
+          expect(desk.effects.delivered).toHaveLength(3)
+          const run = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) => Effect.provide(effect, context)
+          const decisionTypes = ["confirm-requested", "decided", "delivered", "refused"]
+
+          const onRun1 = yield* run(SqlAudit.decisions("t-1"))
+          expect(onRun1).toEqual(entries.filter((e) => e.traceId === "t-1" && decisionTypes.includes(e.type)))
+          expect(onRun1.map((e) => e.type)).toEqual([
+            "confirm-requested",
+            "decided",
+            "delivered",
+            "confirm-requested",
+            "decided",
+            "refused"
+          ])
+          expect(onRun1[1]).toMatchObject({ by: "agent:alice", decision: "approved", edited: true })
+          expect(onRun1[4]).toMatchObject({ by: "agent:bob", decision: "rejected", reason: "tone" })
+          expect(yield* run(SqlAudit.decisions("t-none"))).toEqual([])
+
+          const refused = entries.filter((e) => e.type === "refused")
+          expect(new Set(refused.map((e) => e.type === "refused" && e.gate)).size).toBeGreaterThan(1)
+          expect(yield* run(SqlAudit.refusals())).toEqual(refused)
+          for (const gate of new Set(refused.map((e) => e.type === "refused" ? e.gate : ""))) {
+            const atGate = yield* run(SqlAudit.refusals({ gate }))
+            expect(atGate).toEqual(refused.filter((e) => e.type === "refused" && e.gate === gate))
+            expect(atGate.length).toBeGreaterThan(0)
+          }
+          expect(yield* run(SqlAudit.refusals({ gate: "no-such-gate" }))).toEqual([])
+
+          const confirmed = (by: string) =>
+            entries.filter((e) =>
+              (e.type === "decided" && e.decision === "approved" && e.by === by) ||
+              (e.type === "delivered" && e.by === by)
+            )
+          const alice = yield* run(SqlAudit.confirmedBy("agent:alice"))
+          expect(alice).toEqual(confirmed("agent:alice"))
+          expect(alice.map((e) => `${e.traceId} ${e.type}`)).toEqual([
+            "t-1 decided",
+            "t-1 delivered",
+            "t-3 decided",
+            "t-3 delivered"
+          ])
+          // Bob's rejection is not a confirmation; his approval is.
+          const bob = yield* run(SqlAudit.confirmedBy("agent:bob"))
+          expect(bob).toEqual(confirmed("agent:bob"))
+          expect(bob.map((e) => `${e.traceId} ${e.type}`)).toEqual(["t-2 decided", "t-2 delivered"])
+          // The actor a call ran for is not who confirmed it.
+          expect(yield* run(SqlAudit.confirmedBy("agent:carol"))).toEqual([])
+        })
+    )
+
+    withDatabase("open reads the database without migrating it, and names one it cannot read", (database, context) =>
+      Effect.gen(function*() {
+        const { entries, layer } = recording(context)
+        yield* Audit.record({ type: "refused", tool: "x", gate: "autonomous", reason: "r" }).pipe(
+          Effect.provide(layer)
+        )
+        const sql = Context.get(context, SqlClientTag)
+        const source = database.source
+        expect(yield* SqlAudit.refusals({ gate: "autonomous" }).pipe(Effect.provide(SqlAudit.open(source))))
+          .toEqual(entries)
+        yield* sql`DROP TABLE graded_audit`
+        const error = yield* Effect.flip(Layer.build(SqlAudit.open(source)))
+        expect(error).toBeInstanceOf(SqlAudit.Unreadable)
+        expect(error.message).toMatch(/^Cannot read the audit in .*: it holds no graded_audit table/)
+      }))
+
     withDatabase("a row that is not an audit entry is named, not trusted", (_, context) =>
       Effect.gen(function*() {
         yield* Audit.record({ type: "answered", rounds: 1 }).pipe(Effect.provide(recording(context).layer))
@@ -196,7 +305,9 @@ export const auditContract = (subject: AuditSubject) =>
         expect(result).toMatchObject({ ok: true, data: [{ id: "kb-1", title: "About VAT" }] })
         expect(desk.effects.searches).toEqual(["VAT"])
         expect(logged.length).toBeGreaterThan(0)
-        expect(logged.every((line) => line.startsWith("WARN @graded/sql: an audit entry was not stored"))).toBe(true)
+        expect(logged.every((line) =>
+          line.startsWith("WARN @graded/sql: an audit entry was not stored")
+        )).toBe(true)
         expect(yield* Effect.either(SqlAudit.entries().pipe(Effect.provide(context)))).toMatchObject({ _tag: "Left" })
       }))
   })

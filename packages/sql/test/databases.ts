@@ -8,7 +8,7 @@ import { SqlClient } from "@effect/sql/SqlClient"
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Redacted, type Scope } from "effect"
 import { type Audit, ProposalStore } from "@graded/core"
-import { Sql } from "@graded/sql"
+import { Sql, type SqlAudit } from "@graded/sql"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -23,24 +23,30 @@ export const tempDir = Effect.acquireRelease(
 const subjects = (
   name: string,
   layer: Effect.Effect<
-    Layer.Layer<ProposalStore.ProposalStore | Audit.Audit | SqlClient, unknown>,
+    {
+      readonly layer: Layer.Layer<ProposalStore.ProposalStore | Audit.Audit | SqlClient, unknown>
+      readonly source: SqlAudit.Source
+    },
     unknown,
     Scope.Scope
   >
 ): { readonly store: Subject; readonly audit: AuditSubject } => ({
   store: {
     name,
-    database: Effect.map(layer, (open) => ({
+    database: Effect.map(layer, ({ layer: open }) => ({
       open: Effect.map(Layer.build(open), Context.get(ProposalStore.ProposalStore))
     }))
   },
-  audit: { name, database: Effect.map(layer, (open) => ({ open: Layer.build(open) })) }
+  audit: { name, database: Effect.map(layer, ({ layer: open, source }) => ({ open: Layer.build(open), source })) }
 })
 
 /** A new SQLite file per test. */
 export const sqlite = subjects(
   "Sql.sqlite on a temp file",
-  Effect.map(tempDir, (dir) => Sql.sqlite({ filename: path.join(dir, "graded.db") }))
+  Effect.map(tempDir, (dir) => {
+    const filename = path.join(dir, "graded.db")
+    return { layer: Sql.sqlite({ filename }), source: { sqlite: filename } }
+  })
 )
 
 /**
@@ -53,7 +59,13 @@ export const postgres = (name: string, url: () => string) => {
     const sql = Context.get(yield* Layer.build(PgClient.layer({ url: Redacted.make(url()) })), SqlClient)
     yield* sql`DROP TABLE IF EXISTS graded_proposals, graded_audit, graded_deliveries, graded_runs, graded_migrations`
   }))
-  return { reset, ...subjects(name, Effect.zipRight(reset, Effect.sync(() => Sql.postgres({ url: url() })))) }
+  return {
+    reset,
+    ...subjects(
+      name,
+      Effect.zipRight(reset, Effect.sync(() => ({ layer: Sql.postgres({ url: url() }), source: { postgres: url() } })))
+    )
+  }
 }
 
 /** PGlite (PostgreSQL in WebAssembly, from npm) behind its wire server on 127.0.0.1 and a free port. */

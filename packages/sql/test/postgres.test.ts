@@ -6,7 +6,7 @@ import { SqlClient } from "@effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Either, Layer } from "effect"
 import { ProposalStore } from "@graded/core"
-import { Sql, SqlMigrations } from "@graded/sql"
+import { Sql, SqlAudit, SqlMigrations } from "@graded/sql"
 import { auditContract } from "./auditContract.js"
 import { createDatabase, postgres, startPglite } from "./databases.js"
 import { sharedQueue, storeContract } from "./storeContract.js"
@@ -56,6 +56,26 @@ const suite = (name: string, skip: boolean, start: () => Promise<{ url: string; 
           expect(yield* Effect.forEach(stores, (store) => store.list())).toEqual([[], [], [], []])
           yield* sharedQueue(stores)
         }).pipe(Effect.scoped))
+
+      it.scoped("SqlAudit.open names what it cannot read: a URL that is not PostgreSQL's, a server nobody answers at, no graded table", () =>
+        Effect.gen(function*() {
+          yield* subjects.reset
+          const reason = (postgres: string) =>
+            Effect.map(Effect.flip(Layer.build(SqlAudit.open({ postgres }))), (error) => error.message)
+          expect(yield* reason("mysql://root@localhost/db")).toBe(
+            "Cannot read the audit in mysql://root@localhost/db: not a PostgreSQL URL (postgres://user:password@host:port/database)"
+          )
+          expect(yield* reason("not a url")).toMatch(/^Cannot read the audit in \(a URL that does not parse\): /)
+          const closed = new URL(url)
+          closed.port = "1"
+          closed.password = "secret"
+          const refused = yield* reason(closed.href)
+          expect(refused).toMatch(
+            /^Cannot read the audit in postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:1\/\w+: cannot connect: /
+          )
+          expect(refused).not.toContain("secret")
+          expect(yield* reason(url)).toMatch(/: it holds no graded_audit table/)
+        }))
 
       it.scoped("a server nobody answers at fails the layer with a SqlError", () =>
         Effect.gen(function*() {

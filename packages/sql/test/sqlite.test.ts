@@ -1,14 +1,16 @@
 // Everything on SQLite, in a temp file: the store contract, the audit, the
 // migrations, and what one file shared by several connections needs.
+import { LibsqlClient } from "@effect/sql-libsql"
+import * as Migrator from "@effect/sql/Migrator"
 import { SqlClient } from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Fiber, Layer } from "effect"
-import { HumanConfirm, Proposal, ProposalStore, Registry, Tool, Toolkit } from "@graded/core"
+import { type Audit, HumanConfirm, Proposal, ProposalStore, Registry, Tool, Toolkit } from "@graded/core"
 import { Sql, SqlAudit, SqlMigrations } from "@graded/sql"
 import { execFile } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
+import { fileURLToPath, pathToFileURL } from "node:url"
 import { promisify } from "node:util"
 import { makeDesk } from "../../core/test/supportDesk.js"
 import { auditContract } from "./auditContract.js"
@@ -43,7 +45,8 @@ describe("Sql.sqlite", () => {
       expect(yield* sql`SELECT migration_id, name FROM graded_migrations ORDER BY migration_id`).toEqual([
         { migration_id: 1, name: "proposals" },
         { migration_id: 2, name: "audit" },
-        { migration_id: 3, name: "runs" }
+        { migration_id: 3, name: "runs" },
+        { migration_id: 4, name: "audit_decisions" }
       ])
       expect(yield* SqlMigrations.run.pipe(Effect.provideService(SqlClient, sql))).toEqual([])
       expect(yield* sql`PRAGMA journal_mode`).toEqual([{ journal_mode: "wal" }])
@@ -140,6 +143,73 @@ describe("Sql.sqlite", () => {
       }).pipe(Effect.scoped),
     120_000
   )
+
+  it.scoped("the decision columns are filled in for entries written before they existed", () =>
+    Effect.gen(function*() {
+      const filename = path.join(yield* tempDir, "old.db")
+      const sql = Context.get(
+        yield* Layer.build(LibsqlClient.layer({ url: pathToFileURL(filename).href })),
+        SqlClient
+      )
+      // The database as @graded/sql made it before migration 4.
+      yield* Migrator.make({})({
+        loader: Effect.map(SqlMigrations.loader, (all) => all.filter(([id]) => id <= 3)),
+        table: SqlMigrations.table
+      }).pipe(Effect.provideService(SqlClient, sql))
+      const old = (entry: Audit.Entry) =>
+        sql`INSERT INTO graded_audit (at, type, tool, trace_id, actor, autonomous, entry)
+          VALUES (${entry.at}, ${entry.type}, ${"tool" in entry ? entry.tool : null}, ${entry.traceId ?? null},
+            ${entry.actor ?? null}, 0, ${JSON.stringify(entry)})`
+      const base = { at: "2026-01-01T00:00:00.000Z", traceId: "t-old", actor: "agent:carol", autonomous: false }
+      const approved: Audit.Entry = {
+        ...base,
+        type: "decided",
+        tool: "chat.sendMessage",
+        by: "agent:alice",
+        decision: "approved",
+        edited: false
+      }
+      const delivered: Audit.Entry = { ...base, type: "delivered", tool: "chat.sendMessage", by: "agent:alice" }
+      yield* old(approved)
+      yield* old({ ...base, type: "decided", tool: "x", by: "agent:alice", decision: "rejected", edited: false })
+      yield* old(delivered)
+      yield* sql`INSERT INTO graded_audit (at, type, autonomous, entry) VALUES ('x', 'decided', 0, 'not json')`
+      const before = yield* Effect.flip(Layer.build(SqlAudit.open({ sqlite: filename })))
+      expect(before.message).toBe(
+        `Cannot read the audit in ${filename}: its graded_audit table is from an older @graded/sql: start the app once with this version, which migrates it`
+      )
+      expect(yield* SqlMigrations.run.pipe(Effect.provideService(SqlClient, sql))).toEqual([[4, "audit_decisions"]])
+      const confirmed = yield* SqlAudit.confirmedBy("agent:alice").pipe(
+        Effect.provide(SqlAudit.open({ sqlite: filename }))
+      )
+      expect(confirmed).toEqual([approved, delivered])
+    }))
+
+  it.scoped("SqlAudit.open names what it cannot read: no file, not SQLite, no graded table", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const missing = path.join(dir, "missing.db")
+      const text = path.join(dir, "notes.txt")
+      fs.writeFileSync(text, "these are not the droids\n".repeat(200))
+      const empty = path.join(dir, "empty.db")
+      yield* Effect.scoped(
+        Layer.build(LibsqlClient.layer({ url: pathToFileURL(empty).href })).pipe(
+          Effect.flatMap((context) => Context.get(context, SqlClient)`CREATE TABLE app (id INTEGER)`)
+        )
+      )
+      const reason = (filename: string) =>
+        Effect.map(Effect.flip(Layer.build(SqlAudit.open({ sqlite: filename }))), (error) => error.message)
+      expect(yield* reason(missing)).toBe(`Cannot read the audit in ${missing}: there is no such file`)
+      expect(fs.existsSync(missing)).toBe(false)
+      expect(yield* reason(text)).toMatch(
+        new RegExp(
+          `^Cannot read the audit in ${text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}: it cannot be read as a database: `
+        )
+      )
+      expect(yield* reason(empty)).toBe(
+        `Cannot read the audit in ${empty}: it holds no graded_audit table (graded's audit is written there by Sql.sqlite or Sql.postgres from @graded/sql)`
+      )
+    }))
 
   it.scoped("a file that cannot be opened fails the layer with a SqlError naming it", () =>
     Effect.gen(function*() {

@@ -1,7 +1,8 @@
 import { NodeFileSystem } from "@effect/platform-node"
-import { Cause, Console, Context, Effect, Exit, Layer, Option } from "effect"
+import { Cause, Console, Context, Effect, Exit, Layer, Option, Redacted } from "effect"
 import { Audit, HumanConfirm, Invocation, Plan, Printable, Proposal, ProposalStore, Registry } from "@graded/core"
 import { TerminalConfirm } from "@graded/confirm"
+import { SqlAudit } from "@graded/sql"
 import type { Config } from "../Cli.js"
 import { load } from "./load.js"
 
@@ -142,20 +143,60 @@ export const plan = (options: { module: string; audit: Option.Option<string>; na
     return yield* fail(`${options.name} failed unexpectedly: ${firstLine(exit.cause)}`)
   }).pipe(Effect.catchAll((error) => fail(error.message)))
 
-export const audit = (options: { file: string }) =>
+// Every field of a line came from the file or the database, which anyone may
+// have written: each is shown through Printable, so one entry is one line.
+const printEntries = (entries: ReadonlyArray<Audit.Entry>) =>
+  Effect.forEach(entries, (entry) => {
+    const who = `${entry.autonomous ? "agent" : "human"} ${Printable.name(entry.actor ?? "-")}`
+    const at = Printable.name(entry.at)
+    return print(`${at}  ${Printable.name(entry.traceId ?? "-")}  ${who}  ${Audit.describe(entry)}`)
+  }, { discard: true })
+
+export interface AuditOptions {
+  readonly file: Option.Option<string>
+  readonly sqlite: Option.Option<string>
+  readonly postgres: Option.Option<string>
+  readonly trace: Option.Option<string>
+  readonly gate: Option.Option<string>
+  readonly actor: Option.Option<string>
+}
+
+// The one question asked of a database: a filter names one of SqlAudit's
+// queries; none reads every entry.
+const query = (options: AuditOptions) =>
+  Option.isSome(options.trace)
+    ? SqlAudit.decisions(options.trace.value)
+    : Option.isSome(options.gate)
+    ? SqlAudit.refusals({ gate: options.gate.value })
+    : Option.isSome(options.actor)
+    ? SqlAudit.confirmedBy(options.actor.value)
+    : SqlAudit.entries()
+
+export const audit = (options: AuditOptions) =>
   Effect.gen(function*() {
-    const entries = yield* Audit.readJsonl(options.file)
-    // Every field of a line came from the file, which anyone may have written:
-    // each is shown through Printable, so one entry is one line.
-    for (const entry of entries) {
-      const who = `${entry.autonomous ? "agent" : "human"} ${Printable.name(entry.actor ?? "-")}`
-      const at = Printable.name(entry.at)
-      yield* print(`${at}  ${Printable.name(entry.traceId ?? "-")}  ${who}  ${Audit.describe(entry)}`)
+    const sources = [options.file, options.sqlite, options.postgres].filter(Option.isSome)
+    if (sources.length !== 1) {
+      return yield* usageError(
+        "audit reads one audit: a JSON Lines file (graded audit audit.jsonl), --sqlite FILE or --postgres URL"
+      )
     }
-  }).pipe(
-    Effect.provide(NodeFileSystem.layer),
-    Effect.catchAll((error) => fail(error.message))
-  )
+    const filters = [options.trace, options.gate, options.actor].filter(Option.isSome)
+    if (filters.length > 1) return yield* usageError("--trace, --gate and --actor are one question each: give one")
+    if (Option.isSome(options.file)) {
+      if (filters.length > 0) {
+        return yield* usageError("--trace, --gate and --actor query a database: use them with --sqlite or --postgres")
+      }
+      return yield* printEntries(yield* Audit.readJsonl(options.file.value)).pipe(
+        Effect.provide(NodeFileSystem.layer)
+      )
+    }
+    const source: SqlAudit.Source = Option.isSome(options.sqlite)
+      ? { sqlite: options.sqlite.value }
+      : { postgres: Redacted.make(Option.getOrElse(options.postgres, () => "")) }
+    const exit = yield* query(options).pipe(Effect.provide(SqlAudit.open(source)), Effect.exit)
+    if (Exit.isFailure(exit)) return yield* fail(messageOf(exit.cause))
+    yield* printEntries(exit.value)
+  }).pipe(Effect.catchAll((error) => fail(error.message)))
 
 // A command line that parses but asks for something the command cannot do
 // (no ProposalStore to read, a rejection without a reason): a usage error,

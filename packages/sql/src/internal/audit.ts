@@ -2,12 +2,21 @@
 // entry is one row: the columns a query selects on (type, tool, gate, time,
 // trace id, actor, autonomous) and the whole entry as JSON, which is what is
 // read back, decoded with Audit.Entry.
+// `open` connects to a database only to read it: it neither makes a file nor
+// migrates, and says in one sentence what is wrong (no file, no server, no
+// table) rather than failing on the first query.
 // Who may import this: SqlAudit.ts only.
+import { LibsqlClient } from "@effect/sql-libsql"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Effect, Either, ParseResult, Schema } from "effect"
+import type * as Statement from "@effect/sql/Statement"
+import { PgClient } from "@effect/sql-pg"
+import { Cause, Duration, Effect, Either, Layer, ParseResult, Redacted, Schema } from "effect"
 import { Audit } from "@graded/core"
-import type { Filter } from "../SqlAudit.js"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { pathToFileURL } from "node:url"
+import type { Filter, Source } from "../SqlAudit.js"
 import { toJson } from "./json.js"
 
 // The columns a query selects on; what reads back is the JSON.
@@ -16,7 +25,10 @@ const columns = (entry: Audit.Entry) => ({
   gate: entry.type === "refused" ? entry.gate : null,
   traceId: entry.traceId ?? null,
   actor: entry.actor ?? null,
-  autonomous: entry.autonomous ? 1 : 0
+  autonomous: entry.autonomous ? 1 : 0,
+  // Who decided, on a decision and on the delivery it allowed.
+  decidedBy: entry.type === "decided" || entry.type === "delivered" ? entry.by : null,
+  decision: entry.type === "decided" ? entry.decision : null
 })
 
 export const make: Effect.Effect<Audit.Audit.Service, never, SqlClient.SqlClient> = Effect.map(
@@ -24,10 +36,11 @@ export const make: Effect.Effect<Audit.Audit.Service, never, SqlClient.SqlClient
   (sql) => ({
     write: (entry) =>
       Effect.suspend(() => {
-        const { actor, autonomous, gate, tool, traceId } = columns(entry)
-        return sql`INSERT INTO graded_audit (at, type, tool, gate, trace_id, actor, autonomous, entry)
-          VALUES (${entry.at}, ${entry.type}, ${tool}, ${gate}, ${traceId}, ${actor}, ${autonomous}, ${toJson(entry)})`
-          .withoutTransform
+        const { actor, autonomous, decidedBy, decision, gate, tool, traceId } = columns(entry)
+        return sql`INSERT INTO graded_audit
+          (at, type, tool, gate, trace_id, actor, autonomous, decided_by, decision, entry)
+          VALUES (${entry.at}, ${entry.type}, ${tool}, ${gate}, ${traceId}, ${actor}, ${autonomous}, ${decidedBy},
+            ${decision}, ${toJson(entry)})`.withoutTransform
       }).pipe(
         // A sink never fails the call it records: a database that refuses the
         // row (or a value JSON cannot write) costs the entry, said in the log.
@@ -43,31 +56,151 @@ export const make: Effect.Effect<Audit.Audit.Service, never, SqlClient.SqlClient
 const decodeEntry = Schema.decodeUnknownEither(Schema.parseJson(Audit.Entry))
 const issueOf = (error: ParseResult.ParseError) => ParseResult.TreeFormatter.formatErrorSync(error).split("\n")[0] ?? ""
 
-export const read = <E>(
-  filter: Filter | undefined,
+// The entries whose rows match `where`, in the order they were written, each
+// decoded: a row written by hand, or by an older graded, is named rather than
+// trusted.
+const select = <E>(
+  where: (sql: SqlClient.SqlClient) => Statement.Fragment,
+  limit: number | undefined,
   corrupt: (seq: number, issue: string) => E
 ): Effect.Effect<ReadonlyArray<Audit.Entry>, SqlError | E, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const where = sql.and([
-      ...(filter?.traceId !== undefined ? [sql`trace_id = ${filter.traceId}`] : []),
-      ...(filter?.tool !== undefined ? [sql`tool = ${filter.tool}`] : []),
-      ...(filter?.type !== undefined ? [sql`type = ${filter.type}`] : []),
-      ...(filter?.gate !== undefined ? [sql`gate = ${filter.gate}`] : []),
-      ...(filter?.actor !== undefined ? [sql`actor = ${filter.actor}`] : []),
-      ...(filter?.since !== undefined ? [sql`at >= ${filter.since}`] : []),
-      ...(filter?.until !== undefined ? [sql`at < ${filter.until}`] : [])
-    ])
-    const limit = filter?.limit !== undefined ? sql`LIMIT ${filter.limit}` : sql``
     const rows = yield* sql<{ readonly seq: unknown; readonly entry: unknown }>`SELECT seq, entry FROM graded_audit
-      WHERE ${where} ORDER BY seq ${limit}`.withoutTransform
+      WHERE ${where(sql)} ORDER BY seq ${limit !== undefined ? sql`LIMIT ${limit}` : sql``}`.withoutTransform
     const entries: Array<Audit.Entry> = []
     for (const row of rows) {
-      // The JSON is read back through the schema: a row written by hand, or
-      // by an older graded, is named rather than trusted.
       const entry = decodeEntry(row.entry)
       if (Either.isLeft(entry)) return yield* Effect.fail(corrupt(Number(row.seq), issueOf(entry.left)))
       entries.push(entry.right)
     }
     return entries
   })
+
+export const read = <E>(
+  filter: Filter | undefined,
+  corrupt: (seq: number, issue: string) => E
+): Effect.Effect<ReadonlyArray<Audit.Entry>, SqlError | E, SqlClient.SqlClient> =>
+  select(
+    (sql) =>
+      sql.and([
+        ...(filter?.traceId !== undefined ? [sql`trace_id = ${filter.traceId}`] : []),
+        ...(filter?.tool !== undefined ? [sql`tool = ${filter.tool}`] : []),
+        ...(filter?.type !== undefined ? [sql`type = ${filter.type}`] : []),
+        ...(filter?.gate !== undefined ? [sql`gate = ${filter.gate}`] : []),
+        ...(filter?.actor !== undefined ? [sql`actor = ${filter.actor}`] : []),
+        ...(filter?.since !== undefined ? [sql`at >= ${filter.since}`] : []),
+        ...(filter?.until !== undefined ? [sql`at < ${filter.until}`] : [])
+      ]),
+    filter?.limit,
+    corrupt
+  )
+
+// What a human was asked and decided on a run, what was delivered, and what
+// the gates refused.
+const decisionTypes = ["confirm-requested", "decided", "delivered", "refused"] as const
+
+export const decisions = <E>(traceId: string, corrupt: (seq: number, issue: string) => E) =>
+  select((sql) => sql`trace_id = ${traceId} AND ${sql.in("type", decisionTypes)}`, undefined, corrupt)
+
+export const refusals = <E>(gate: string | undefined, corrupt: (seq: number, issue: string) => E) =>
+  select(
+    (sql) => gate === undefined ? sql`type = 'refused'` : sql`gate = ${gate} AND type = 'refused'`,
+    undefined,
+    corrupt
+  )
+
+// An approval (edited or not) and the deliveries it allowed: `decided_by` is
+// the `by` of both.
+export const confirmedBy = <E>(by: string, corrupt: (seq: number, issue: string) => E) =>
+  select(
+    (sql) => sql`decided_by = ${by} AND (type = 'delivered' OR (type = 'decided' AND decision = 'approved'))`,
+    undefined,
+    corrupt
+  )
+
+// A URL as it may be shown: without its password.
+const shown = (url: string): string => {
+  try {
+    const parsed = new URL(url)
+    if (parsed.password !== "") parsed.password = "***"
+    return parsed.href
+  } catch {
+    return "(a URL that does not parse)"
+  }
+}
+
+const firstLine = (error: unknown): string => {
+  const cause = typeof error === "object" && error !== null && "cause" in error ? error.cause : undefined
+  const text = cause instanceof Error
+    ? cause.message
+    : error instanceof Error
+    ? error.message
+    : Cause.isCause(error)
+    ? Cause.pretty(error)
+    : String(error)
+  return text.split("\n")[0] ?? ""
+}
+
+export const open = <E>(
+  source: Source,
+  unreadable: (database: string, reason: string) => E
+): Layer.Layer<SqlClient.SqlClient, E> => {
+  const client: Layer.Layer<SqlClient.SqlClient, E> = "sqlite" in source
+    ? Layer.unwrapEffect(Effect.sync(() =>
+      fs.existsSync(source.sqlite)
+        // No WAL pragma, no retries: a reader of a WAL file does not wait for writers.
+        ? LibsqlClient.layer({ url: pathToFileURL(path.resolve(source.sqlite)).href }).pipe(
+          Layer.catchAllCause((cause) =>
+            Layer.fail(unreadable(source.sqlite, `cannot open it: ${firstLine(Cause.squash(cause))}`))
+          )
+        )
+        : Layer.fail(unreadable(source.sqlite, "there is no such file"))
+    ))
+    : Layer.unwrapEffect(Effect.sync(() => {
+      const url = Redacted.isRedacted(source.postgres) ? Redacted.value(source.postgres) : source.postgres
+      const valid = URL.canParse(url) && ["postgres:", "postgresql:"].includes(new URL(url).protocol)
+      return valid
+        ? PgClient.layer({
+          url: Redacted.make(url),
+          maxConnections: 1,
+          applicationName: "graded audit",
+          connectTimeout: Duration.seconds(10)
+        }).pipe(
+          Layer.catchAllCause((cause) =>
+            Layer.fail(unreadable(shown(url), `cannot connect: ${firstLine(Cause.squash(cause))}`))
+          )
+        )
+        : Layer.fail(unreadable(shown(url), "not a PostgreSQL URL (postgres://user:password@host:port/database)"))
+    }))
+  const database = "sqlite" in source
+    ? source.sqlite
+    : shown(Redacted.isRedacted(source.postgres) ? Redacted.value(source.postgres) : source.postgres)
+  // Asked once, up front: a database without graded's table, or with the
+  // table of a graded that predates the decision columns, is named as such.
+  const check = Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const has = (columns: string) =>
+      Effect.isSuccess(sql.unsafe(`SELECT ${columns} FROM graded_audit WHERE 1 = 0`).withoutTransform)
+    if (!(yield* has("seq"))) {
+      // A file that is not SQLite fails once its schema is read; say that rather than "no table".
+      const any = yield* Effect.either(sql.onDialectOrElse({
+        sqlite: () => sql`SELECT count(*) AS tables FROM sqlite_master`.withoutTransform,
+        orElse: () => sql`SELECT 1 AS one`.withoutTransform
+      }))
+      return yield* Effect.fail(unreadable(
+        database,
+        Either.isLeft(any)
+          ? `it cannot be read as a database: ${firstLine(any.left)}`
+          : "it holds no graded_audit table (graded's audit is written there by Sql.sqlite or Sql.postgres from @graded/sql)"
+      ))
+    }
+    if (!(yield* has("decided_by, decision"))) {
+      return yield* Effect.fail(unreadable(
+        database,
+        "its graded_audit table is from an older @graded/sql: start the app once with this version, which migrates it"
+      ))
+    }
+  })
+  return Layer.effectDiscard(check).pipe(Layer.provideMerge(client))
+}

@@ -102,8 +102,45 @@ const runs = Effect.gen(function*() {
   yield* sql`CREATE INDEX graded_runs_status ON graded_runs (status, updated_at)`
 })
 
+// Who decided (the `by` of a decided or delivered entry) and what, as
+// columns, so "everything one person confirmed" and "every refusal at a gate"
+// read an index rather than every row. Rows written before this migration
+// get their columns from their JSON; a row whose JSON does not parse keeps
+// them NULL (reading it back names it, as for any other row).
+const auditDecisions = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`ALTER TABLE graded_audit ADD COLUMN decided_by TEXT`
+  yield* sql`ALTER TABLE graded_audit ADD COLUMN decision TEXT`
+  yield* sql`CREATE INDEX graded_audit_gate ON graded_audit (gate, seq)`
+  yield* sql`CREATE INDEX graded_audit_decided_by ON graded_audit (decided_by, seq)`
+  const rows = yield* sql<{ readonly seq: unknown; readonly entry: unknown }>`SELECT seq, entry FROM graded_audit
+    WHERE type IN ('decided', 'delivered')`.withoutTransform
+  for (const row of rows) {
+    const { decidedBy, decision } = decisionColumns(row.entry)
+    if (decidedBy === null) continue
+    yield* sql`UPDATE graded_audit SET decided_by = ${decidedBy}, decision = ${decision} WHERE seq = ${Number(row.seq)}`
+  }
+})
+
+// The decider and decision of an entry's JSON text, or nulls.
+const decisionColumns = (json: unknown): { decidedBy: string | null; decision: string | null } => {
+  try {
+    const entry: unknown = typeof json === "string" ? JSON.parse(json) : undefined
+    if (typeof entry !== "object" || entry === null || !("by" in entry) || typeof entry.by !== "string") {
+      return { decidedBy: null, decision: null }
+    }
+    return {
+      decidedBy: entry.by,
+      decision: "decision" in entry && typeof entry.decision === "string" ? entry.decision : null
+    }
+  } catch {
+    return { decidedBy: null, decision: null }
+  }
+}
+
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "1_proposals": proposals,
   "2_audit": audit,
-  "3_runs": runs
+  "3_runs": runs,
+  "4_audit_decisions": auditDecisions
 }
