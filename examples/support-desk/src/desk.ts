@@ -2,6 +2,7 @@
 // customers and their past tickets, the knowledge base, the ticket queue and
 // the chat channel. Each is an Effect service, as it would be in an app.
 import { Context, Effect, Layer } from "effect"
+import * as fs from "node:fs"
 
 export interface Customer {
   readonly id: string
@@ -23,17 +24,28 @@ export class Desk extends Context.Tag("support-desk/Desk")<Desk, {
   readonly customer: (id: string) => Effect.Effect<Customer | undefined>
   readonly searchArticles: (query: string) => Effect.Effect<ReadonlyArray<Article>>
   readonly fileTicket: (subject: string, body: string) => Effect.Effect<string>
-  readonly postMessage: (to: string, text: string) => Effect.Effect<void>
+  /** Posts once per idempotency key, as a chat API that honours an `Idempotency-Key` header does. */
+  readonly postMessage: (message: Message) => Effect.Effect<void>
   readonly openForm: Effect.Effect<void>
   readonly fillForm: (fields: Readonly<Record<string, string>>) => Effect.Effect<Readonly<Record<string, string>>>
 }>() {}
+
+/** A chat message and the key its sender gave it. */
+export interface Message {
+  readonly to: string
+  readonly text: string
+  readonly idempotencyKey: string
+}
 
 export interface Outbox {
   readonly tickets: Array<{ readonly id: string; readonly subject: string }>
   /** The ticket form on screen: undefined while closed. */
   form: Record<string, string> | undefined
-  readonly messages: Array<{ readonly to: string; readonly text: string }>
+  readonly messages: Array<Message>
 }
+
+/** An empty outbox: no tickets, no messages, the form closed. */
+export const empty = (): Outbox => ({ tickets: [], messages: [], form: undefined })
 
 const customers: ReadonlyArray<Customer> = [{
   id: "c-42",
@@ -61,7 +73,22 @@ const articles: ReadonlyArray<Article> = [
   }
 ]
 
-export const layer = (outbox: Outbox): Layer.Layer<Desk> =>
+// The customer's chat as a file: an outside system that outlives the app's
+// processes. One JSON line per message; a key it holds already is not posted again.
+export const readChat = (file: string): ReadonlyArray<Message> =>
+  fs.existsSync(file)
+    ? fs.readFileSync(file, "utf8").split("\n").filter((line) => line !== "").map((line) => JSON.parse(line) as Message)
+    : []
+
+const post = (outbox: Outbox, chatFile: string | undefined, message: Message) => {
+  const seen = chatFile === undefined ? outbox.messages : readChat(chatFile)
+  if (seen.some((m) => m.idempotencyKey === message.idempotencyKey)) return
+  if (chatFile !== undefined) fs.appendFileSync(chatFile, `${JSON.stringify(message)}\n`)
+  outbox.messages.push(message)
+}
+
+/** The desk in memory; with `chatFile`, messages to the customer go to that file, which outlives the process. */
+export const layer = (outbox: Outbox, options?: { readonly chatFile?: string | undefined }): Layer.Layer<Desk> =>
   Layer.succeed(Desk, {
     conversation: Effect.succeed({
       customerId: "c-42",
@@ -69,17 +96,20 @@ export const layer = (outbox: Outbox): Layer.Layer<Desk> =>
     }),
     customer: (id) => Effect.succeed(customers.find((customer) => customer.id === id)),
     searchArticles: (query) =>
-      Effect.succeed(articles.filter((article) =>
-        query.toLowerCase().split(/\s+/).some((word) => `${article.title} ${article.body}`.toLowerCase().includes(word))
-      )),
+      Effect.succeed(
+        articles.filter((article) =>
+          query.toLowerCase().split(/\s+/).some((word) =>
+            `${article.title} ${article.body}`.toLowerCase().includes(word)
+          )
+        )
+      ),
     fileTicket: (subject) =>
       Effect.sync(() => {
         const id = `T-${1200 + outbox.tickets.length}`
         outbox.tickets.push({ id, subject })
         return id
       }),
-    postMessage: (to, text) =>
-      Effect.sync(() => void outbox.messages.push({ to, text })),
+    postMessage: (message) => Effect.sync(() => post(outbox, options?.chatFile, message)),
     openForm: Effect.sync(() => void (outbox.form = {})),
     fillForm: (fields) => Effect.sync(() => (outbox.form = { ...outbox.form, ...fields }))
   })

@@ -1,10 +1,17 @@
 import { Effect } from "effect"
 import { run } from "./demo.js"
 import { fromEnv } from "./model.js"
+import * as Supervised from "./supervised.js"
 
 const model = fromEnv(process.env)
+const log = (line: string) => console.log(line)
 
-Effect.runPromise(run({ log: (line) => console.log(line), model: model.layer, modelName: model.name })).then(
+Effect.runPromise(
+  run({ log, model: model.layer, modelName: model.name }).pipe(
+    Effect.zipRight(Effect.sync(() => log(""))),
+    Effect.zipRight(Supervised.run({ log, model: model.layer, human: { _tag: "scripted" } }))
+  )
+).then(
   () => process.exit(0),
   (error: unknown) => {
     console.error("The demo failed:", error)

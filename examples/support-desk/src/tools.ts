@@ -62,10 +62,11 @@ export const SendMessage = Tool.send("chat.sendMessage", {
   // prepare only builds the message; it has no way to send it.
   prepare: ({ text }) =>
     Effect.map(Effect.flatMap(Desk, (desk) => desk.conversation), ({ customerId }) => ({ to: customerId, text })),
+  // The delivery's idempotency key goes to the chat service with the message:
+  // a retry of a delivery in doubt carries the same key and posts nothing twice.
   deliver: (confirmed) =>
-    Effect.flatMap(Desk, (desk) => desk.postMessage(confirmed.payload.to, confirmed.payload.text)).pipe(
-      Effect.as({ sent: true })
-    )
+    Effect.flatMap(Desk, (desk) => desk.postMessage({ ...confirmed.payload, idempotencyKey: confirmed.idempotencyKey }))
+      .pipe(Effect.as({ sent: true }))
 })
 
 export const desk = Toolkit.make(KbSearch, CurrentConversation, CustomerLookup, SubmitTicket, SendMessage)

@@ -4,16 +4,23 @@
 // port). Each person on the support team gets a token of their own, so the
 // audit records who decided by the token they signed in with, whatever name
 // a request claims.
+//
+// Then a supervised run (supervised.ts): the agent drafts a reply, the run
+// waits in a SQLite file, the app restarts as a new process, which serves the
+// page again (open the link it prints: with PORT set, the same one) with the
+// drafted reply as a card; once you decide it there, the run is resumed and
+// prints the model's answer.
 import { Effect, Layer } from "effect"
 import { Agent, Audit, Invocation, ScriptedModel, Toolkit } from "@graded/core"
 import { WebConfirm } from "@graded/confirm"
 import { script } from "./demo.js"
 import * as Desk from "./desk.js"
 import { fromEnv } from "./model.js"
+import * as Supervised from "./supervised.js"
 import { desk, SendMessage } from "./tools.js"
 import { randomBytes } from "node:crypto"
 
-const outbox: Desk.Outbox = { tickets: [], messages: [], form: undefined }
+const outbox = Desk.empty()
 const model = fromEnv(process.env)
 
 // One token per person: in an app, your sign-in (`authenticate`) takes this place.
@@ -43,10 +50,15 @@ const audit = Audit.layer((entry) =>
   Effect.sync(() => console.log(`  [${entry.autonomous ? "agent" : "human"}] ${Audit.describe(entry)}`))
 )
 
+const port = Number(process.env.PORT ?? 0)
+
 Effect.runPromise(
   program.pipe(
-    Effect.provide(
-      Layer.mergeAll(WebConfirm.layer({ users, port: Number(process.env.PORT ?? 0) }), Desk.layer(outbox), audit)
+    Effect.provide(Layer.mergeAll(WebConfirm.layer({ users, port }), Desk.layer(outbox), audit)),
+    // The first page has closed; the restarted app serves its own.
+    Effect.zipRight(Effect.sync(() => console.log(""))),
+    Effect.zipRight(
+      Supervised.run({ log: (line) => console.log(line), model: model.layer, human: { _tag: "web", users, port } })
     )
   )
 ).then(

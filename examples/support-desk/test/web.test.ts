@@ -2,15 +2,21 @@ import { spawn } from "node:child_process"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
+import { draft, runId } from "../src/supervised.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const tsx = path.resolve(here, "../../../node_modules/.bin/tsx")
 
 describe("pnpm demo:web", () => {
   it(
-    "prints each person's confirm page, waits, and sends once a person approves there, recorded as who they signed in as",
+    "prints each person's confirm page, sends once a person approves there (recorded as who signed in); then the supervised run waits, the restarted app shows its card, and an edit there finishes it",
     async () => {
-      const child = spawn(tsx, [path.resolve(here, "../src/web.ts")], { stdio: ["ignore", "pipe", "pipe"] })
+      // Its own process group, so the restarted app it starts ends with it.
+      const child = spawn(tsx, [path.resolve(here, "../src/web.ts")], {
+        stdio: ["ignore", "pipe", "pipe"],
+        detached: true,
+        env: { ...process.env, OPENAI_API_KEY: "" }
+      })
       let out = ""
       child.stdout.on("data", (chunk) => (out += chunk))
       const until = async (pattern: RegExp) => {
@@ -40,8 +46,43 @@ describe("pnpm demo:web", () => {
         expect(response.status).toBe(200)
         await until(/Sent: /)
         expect(out).toContain("DELIVERED chat.sendMessage, confirmed by alice")
+
+        // The supervised run: it waits, the app restarts as a new process that serves the page again.
+        await until(new RegExp(`The run ${runId} waits for Alice: chat\\.sendMessage`))
+        const [, pid, again] = await until(
+          /\[restarted app, pid (\d+)\] Confirm page for alice: (http:\/\/127\.0\.0\.1:\d+)\/#token=/
+        )
+        expect(Number(pid)).not.toBe(child.pid)
+        let proposals: Array<{ id: string; kind?: string; csrf: string; payload: unknown }> = []
+        for (let i = 0; i < 100 && proposals.length === 0; i++) {
+          const listed = (await (await fetch(`${again}/api/requests`, { headers })).json()) as {
+            requests: typeof proposals
+          }
+          proposals = listed.requests.filter((card) => card.kind === "proposal")
+          if (proposals.length === 0) await new Promise((r) => setTimeout(r, 50))
+        }
+        expect(proposals).toHaveLength(1)
+        expect(proposals[0]!.payload).toEqual({ to: "c-42", text: draft })
+        // Nothing goes out, and the run does not finish, until someone decides.
+        await new Promise((r) => setTimeout(r, 1200))
+        expect(out).not.toContain("The model's answer")
+        const text = "Hi Mei, fixed and reissued. Sorry! (edited on the page)"
+        const decided = await fetch(`${again}/api/proposals/${proposals[0]!.id}/decision`, {
+          method: "POST",
+          headers: { ...headers, "x-graded-csrf": proposals[0]!.csrf },
+          body: JSON.stringify({ action: "edit", payload: { to: "c-42", text } })
+        })
+        expect(decided.status, await decided.text()).toBe(200)
+        // Resumed within a poll or two: the answer, then what the database and the chat say.
+        await until(/The customer's chat got \d+ message\(s\) from the run:\n.*\n/)
+        expect(out).toMatch(/Runs\.resume: the run finished after 3 rounds\. The model's answer:/)
+        expect(out).toContain("Read back from the database: the run is finished;")
+        expect(out).toMatch(/p-1 chat\.sendMessage is delivered, decided by alice with an edit, idempotency key [\w-]+/)
+        expect(out).toContain("The customer's chat got 1 message(s) from the run:")
+        expect(out).toContain(`to c-42 (key `)
+        expect(out).toContain(`): ${text}`)
       } finally {
-        child.kill()
+        if (child.pid !== undefined) process.kill(-child.pid)
       }
     },
     60_000
