@@ -349,12 +349,15 @@ export const describe = (entry: Event): string => {
       return `stopped at the round limit (${entry.rounds}); not run: ${names(entry.pending)}`
     case "in-doubt":
       return entry.action === "surfaced"
-        ? `IN DOUBT ${name(entry.tool)} (${text(entry.proposal)}): its delivery stopped; a human must mark it done or retry it`
+        ? `IN DOUBT ${name(entry.tool)} (${
+          text(entry.proposal)
+        }): its delivery stopped; a human must mark it done or retry it`
         : `${name(entry.by)} ${entry.action === "retried" ? "retried" : "marked done"} the in-doubt ${
           name(entry.tool)
         } (${text(entry.proposal)})`
     case "run":
       return `run ${text(entry.run)} ${entry.status}` +
-        (entry.proposals !== undefined && entry.proposals.length > 0 ? ` (${entry.proposals.map(text).join(", ")})` : "")
+        (entry.proposals !== undefined && entry.proposals.length > 0 ? ` (${entry.proposals.map(text).join(", ")})`
+          : "")
   }
 }

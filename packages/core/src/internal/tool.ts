@@ -2,7 +2,16 @@ import { Data, Effect, type Schema } from "effect"
 import { pipeArguments } from "effect/Pipeable"
 import * as Audit from "../Audit.js"
 import type { Confirmed, SendCapability, WriteCapability } from "../Capability.js"
-import type { Any, Delivery, Options, ReadDefinition, SendDefinition, SendTool, Tool, WriteDefinition } from "../Tool.js"
+import type {
+  Any,
+  Delivery,
+  Options,
+  ReadDefinition,
+  SendDefinition,
+  SendTool,
+  Tool,
+  WriteDefinition
+} from "../Tool.js"
 import { type ConfirmError, Refused } from "../ToolError.js"
 import type { Grade, Part } from "../Grade.js"
 import { checkName } from "../Wire.js"
