@@ -16,7 +16,7 @@ import * as Audit from "./Audit.js"
 import * as Invocation from "./Invocation.js"
 import { isProposalRecord, type MadeByToolProposalOnly } from "./internal/capability.js"
 import * as internal from "./internal/proposal.js"
-import { type AlreadyDecided, type NotFound, ProposalStore } from "./ProposalStore.js"
+import { AlreadyDecided, NotFound, ProposalStore } from "./ProposalStore.js"
 import type * as Tool from "./Tool.js"
 import type * as Toolkit from "./Toolkit.js"
 import { InvalidEdit, parseOptions, Refused, Rejected, type ToolError } from "./ToolError.js"
@@ -337,17 +337,25 @@ const decide = (
     // lease stops it here, before anything is written or sent), and from then
     // on an interruption may have let it out.
     let delivering = false
+    // Only while this approval's claim still holds it: one whose lease
+    // lapsed may have been claimed by another human since.
     const beforeEffect = Effect.flatMap(
       Clock.currentTimeMillis,
-      (millis) => store.beginDelivery(id, key, until(millis))
+      (millis) => store.beginDelivery(id, key, until(millis), claimed.decision)
     )
       .pipe(Effect.zipRight(Effect.sync(() => delivering = true)))
+    // A retry that stops before its delivery began is in doubt as it was,
+    // with the reason it was in doubt: its first attempt may have gone out.
+    const asItWas = (at: string): Outcome =>
+      mode === "retry"
+        ? { status: "in-doubt", decision: { by, at, edited: false, reason: stored.decision?.reason } }
+        : { status: "pending" }
     const interrupted = Effect.flatMap(now, (at) =>
       store.settle(
         id,
         delivering
           ? { status: "in-doubt", decision: { by, at, edited: false, reason: interruptedWhileDelivering } }
-          : { status: "pending" }
+          : asItWas(at)
       )).pipe(Effect.ignore)
     const schema = isSend(tool) ? tool.payload : tool.input
     const exit = yield* Effect.exit(Effect.onInterrupt(
@@ -373,6 +381,10 @@ const decide = (
       return { proposal: settled, output }
     }
     const failure = exit.cause._tag === "Fail" ? exit.cause.error : undefined
+    // The delivery could not be recorded: the proposal is no longer this
+    // approval's (its lease lapsed, and it may be another human's by now), so
+    // it is left as it is.
+    if (failure instanceof AlreadyDecided || failure instanceof NotFound) return yield* Effect.failCause(exit.cause)
     const decision = { by: context.actor ?? "human", at, edited: false }
     yield* store.settle(
       id,
@@ -387,9 +399,7 @@ const decide = (
         // Nothing was delivered on an invalid edit or a refusal: the proposal
         // waits for a better decision, as it was. Any other failure is final.
         : failure instanceof Refused || failure instanceof InvalidEdit
-        ? mode === "retry"
-          ? { status: "in-doubt", decision: { ...decision, reason: claimed.decision?.reason } }
-          : { status: "pending" }
+        ? asItWas(at)
         : { status: "failed", decision }
     ).pipe(Effect.ignore)
     return yield* Effect.failCause(exit.cause)

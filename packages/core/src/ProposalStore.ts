@@ -88,12 +88,16 @@ export declare namespace ProposalStore {
     /**
      * Records the delivery before it runs: moves a proposal being approved to
      * `delivering` under the unique `key` (kept if the proposal has one), held
-     * until `leaseUntil`. Nothing is delivered unless this succeeded.
+     * until `leaseUntil`. Nothing is delivered unless this succeeded. Given
+     * `holder` (the decision its claim recorded), it begins only while that
+     * claim still holds the proposal: an approval whose lease lapsed and whose
+     * proposal another human has claimed since delivers nothing.
      */
     readonly beginDelivery: (
       id: string,
       key: string,
-      leaseUntil: string
+      leaseUntil: string,
+      holder?: Pick<Decided, "by" | "at">
     ) => Effect.Effect<Proposal, NotFound | AlreadyDecided>
     /**
      * At `now` (ISO): hands back to `pending` every approval whose lease has
@@ -222,17 +226,25 @@ export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () =
         )
       ),
     claim: (id, by, leaseUntil) =>
-      Effect.flatMap(
-        Clock.currentTimeMillis,
-        (millis) =>
-          move(id, ["pending"], (proposal) =>
-            proposal.expiresAt !== undefined && proposal.expiresAt <= iso(millis) ? undefined : {
-              ...proposal,
-              status: "approving",
-              decision: { by, at: iso(millis), edited: false },
-              leaseUntil
-            })
-      ),
+      Effect.flatMap(Clock.currentTimeMillis, (millis) => {
+        const at = iso(millis)
+        // Pending but past its expiry: it expires now, and says so (as the SQL store does).
+        const lapsed = proposals.get(id)
+        if (lapsed?.status === "pending" && lapsed.expiresAt !== undefined && lapsed.expiresAt <= at) {
+          put({
+            ...lapsed,
+            status: "expired",
+            decision: { by: "graded", at, edited: false, reason: expiredReason(lapsed) }
+          })
+          return Effect.fail(new AlreadyDecided({ id, status: "expired", by: "graded" }))
+        }
+        return move(id, ["pending"], (proposal) => ({
+          ...proposal,
+          status: "approving",
+          decision: { by, at, edited: false },
+          leaseUntil
+        }))
+      }),
     retry: (id, by, leaseUntil) =>
       Effect.flatMap(Clock.currentTimeMillis, (millis) =>
         move(id, ["in-doubt"], (proposal) => ({
@@ -242,8 +254,11 @@ export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () =
           leaseUntil
         }))),
     renew: (id, leaseUntil) => move(id, ["approving", "delivering"], (proposal) => ({ ...proposal, leaseUntil })),
-    beginDelivery: (id, key, leaseUntil) =>
+    beginDelivery: (id, key, leaseUntil, holder) =>
       move(id, ["approving"], (proposal) => {
+        if (holder !== undefined && (proposal.decision?.by !== holder.by || proposal.decision.at !== holder.at)) {
+          return undefined
+        }
         const deliveryKey = proposal.deliveryKey ?? key
         // Unique among deliveries: a key another proposal holds is refused.
         for (const other of proposals.values()) {

@@ -3,13 +3,14 @@
 // twice, and nothing stays "approving" for good.
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Schema, TestClock } from "effect"
-import { Audit, HumanConfirm, Proposal, ProposalStore, Registry, Tool, Toolkit } from "@graded/core"
+import { Audit, HumanConfirm, Invocation, Proposal, ProposalStore, Registry, Tool, Toolkit } from "@graded/core"
 import { makeDesk } from "./supportDesk.js"
 
 const setup = Effect.gen(function*() {
   const deliveryStarted = yield* Deferred.make<void>()
   const human = yield* Deferred.make<HumanConfirm.Decision>()
   const delivered: Array<string> = []
+  const keys: Array<string> = []
   let hang = true
   const Notify = Tool.send("chat.notify", {
     title: "Notify",
@@ -20,7 +21,10 @@ const setup = Effect.gen(function*() {
     prepare: ({ text }) => Effect.succeed({ text }),
     deliver: (confirmed) =>
       Effect.zipRight(
-        Deferred.succeed(deliveryStarted, undefined),
+        Effect.zipRight(
+          Deferred.succeed(deliveryStarted, undefined),
+          Effect.sync(() => keys.push(confirmed.idempotencyKey))
+        ),
         hang ? Effect.never : Effect.sync(() => (delivered.push(confirmed.payload.text), true))
       )
   })
@@ -39,6 +43,7 @@ const setup = Effect.gen(function*() {
     human,
     deliveryStarted,
     delivered,
+    keys,
     ui,
     untilStatus,
     stopHanging: () => hang = false
@@ -60,7 +65,7 @@ describe("Proposal.approve, stopped half way", () => {
       expect(t.delivered).toEqual(["hi"])
     }).pipe(Effect.provide(ProposalStore.memory)))
 
-  it.effect("interrupted while delivering: failed with the reason, never delivered again", () =>
+  it.effect("interrupted after its delivery began: in doubt with the reason, never delivered again by approve", () =>
     Effect.gen(function*() {
       const t = yield* setup
       yield* Deferred.succeed(t.human, HumanConfirm.approve("agent:alice"))
@@ -68,14 +73,23 @@ describe("Proposal.approve, stopped half way", () => {
       yield* Deferred.await(t.deliveryStarted)
       yield* Fiber.interrupt(fiber)
       const settled = yield* Proposal.get(t.id)
-      expect(settled).toMatchObject({ status: "failed", decision: { reason: Proposal.interruptedWhileDelivering } })
+      expect(settled).toMatchObject({
+        status: "in-doubt",
+        deliveryKey: t.keys[0],
+        decision: { reason: Proposal.interruptedWhileDelivering }
+      })
+      expect(settled.leaseUntil).toBeUndefined()
       t.stopHanging()
       const again = yield* Effect.flip(Proposal.approve(t.toolkit, t.id).pipe(Effect.provide(t.ui)))
       expect(again).toBeInstanceOf(ProposalStore.AlreadyDecided)
+      expect(again).toMatchObject({ status: "in-doubt" })
       expect(t.delivered).toEqual([])
+      expect(t.keys).toHaveLength(1)
+      // Nor does recover touch it again.
+      expect(yield* Proposal.recover).toEqual([])
     }).pipe(Effect.provide(ProposalStore.memory)))
 
-  it.effect("a process gone past its lease: another settles it as failed and audits it; the late approval delivers nothing", () =>
+  it.effect("an approval gone past its lease goes back to pending, audited; the late approval delivers nothing and leaves the next human's approval alone", () =>
     Effect.gen(function*() {
       const t = yield* setup
       t.stopHanging()
@@ -89,15 +103,147 @@ describe("Proposal.approve, stopped half way", () => {
       expect(yield* Proposal.recover).toEqual([])
       yield* TestClock.adjust("2 minutes")
       const recovered = yield* Proposal.recover.pipe(Effect.provide(audit.layer))
-      expect(recovered.map((p) => [p.id, p.status])).toEqual([[t.id, "failed"]])
-      expect(recovered[0]?.decision?.reason).toBe(ProposalStore.leaseEnded(claimed))
+      expect(recovered.map((p) => [p.id, p.status, p.decision])).toEqual([[t.id, "pending", undefined]])
       expect(audit.entries).toMatchObject([{ type: "refused", tool: "chat.notify", gate: "lease" }])
-      // The human finally approves: the lease is gone, so nothing is sent.
+      // Another human takes it and is asked.
+      const bob = yield* Deferred.make<HumanConfirm.Decision>()
+      const second = yield* Effect.fork(
+        Proposal.approve(t.toolkit, t.id).pipe(
+          Effect.provide(HumanConfirm.layer({ confirm: () => Deferred.await(bob) })),
+          Invocation.within({ actor: "agent:bob" })
+        )
+      )
+      yield* t.untilStatus("approving")
+      // The first human finally approves: the lease is gone, so nothing is sent, and bob's approval stands.
       yield* Deferred.succeed(t.human, HumanConfirm.approve("agent:alice"))
       const late = yield* Effect.flip(Fiber.join(fiber))
       expect(late).toBeInstanceOf(ProposalStore.AlreadyDecided)
       expect(t.delivered).toEqual([])
-      expect((yield* Proposal.get(t.id)).status).toBe("failed")
+      expect(yield* Proposal.get(t.id)).toMatchObject({ status: "approving", decision: { by: "agent:bob" } })
+      yield* Deferred.succeed(bob, HumanConfirm.approve("agent:bob"))
+      expect((yield* Fiber.join(second)).proposal.status).toBe("delivered")
+      expect(t.delivered).toEqual(["hi"])
+    }).pipe(Effect.provide(ProposalStore.memory)))
+
+  it.effect("a delivery gone past its lease: recover surfaces it in doubt; a human's retry delivers it with the same key", () =>
+    Effect.gen(function*() {
+      const t = yield* setup
+      const audit = Audit.memory()
+      yield* Deferred.succeed(t.human, HumanConfirm.approve("agent:alice"))
+      const fiber = yield* Effect.fork(
+        Proposal.approve(t.toolkit, t.id, { lease: "1 minute" }).pipe(
+          Effect.provide(t.ui),
+          Invocation.within({ actor: "agent:alice" })
+        )
+      )
+      yield* Deferred.await(t.deliveryStarted)
+      const delivering = yield* Proposal.get(t.id)
+      expect(delivering).toMatchObject({ status: "delivering", deliveryKey: t.keys[0] })
+      yield* TestClock.adjust("2 minutes")
+      const recovered = yield* Proposal.recover.pipe(Effect.provide(audit.layer))
+      expect(recovered).toMatchObject([{
+        id: t.id,
+        status: "in-doubt",
+        deliveryKey: t.keys[0],
+        decision: { by: "agent:alice", reason: ProposalStore.leaseEnded(delivering) }
+      }])
+      expect(audit.entries).toMatchObject([
+        { type: "in-doubt", tool: "chat.notify", proposal: t.id, action: "surfaced", by: "agent:alice" }
+      ])
+      // The stopped process goes away without changing it.
+      yield* Fiber.interrupt(fiber)
+      expect((yield* Proposal.get(t.id)).status).toBe("in-doubt")
+      // A retry asks the human again, and delivers under the first key.
+      t.stopHanging()
+      const retried = yield* Proposal.retry(t.toolkit, t.id).pipe(
+        Effect.provide(HumanConfirm.layer(HumanConfirm.scripted([HumanConfirm.approve("agent:bob")]))),
+        Invocation.within({ actor: "agent:bob" }),
+        Effect.provide(audit.layer)
+      )
+      expect(retried.proposal).toMatchObject({ status: "delivered", deliveryKey: t.keys[0] })
+      expect(t.keys).toHaveLength(2)
+      expect(t.keys[1]).toBe(t.keys[0])
+      expect(t.delivered).toEqual(["hi"])
+      expect(audit.entries).toContainEqual(
+        expect.objectContaining({ type: "in-doubt", proposal: t.id, action: "retried", by: "agent:bob" })
+      )
+      expect(audit.entries).toContainEqual(
+        expect.objectContaining({ type: "decided", by: "agent:bob", decision: "approved" })
+      )
+      // Delivered: no second retry.
+      expect(yield* Effect.flip(Proposal.retry(t.toolkit, t.id).pipe(Effect.provide(t.ui)))).toBeInstanceOf(
+        ProposalStore.AlreadyDecided
+      )
+    }).pipe(Effect.provide(ProposalStore.memory)))
+
+  it.effect("a retry turned down settles failed; a retry interrupted before it began stays in doubt", () =>
+    Effect.gen(function*() {
+      const t = yield* setup
+      yield* Deferred.succeed(t.human, HumanConfirm.approve("agent:alice"))
+      const fiber = yield* Effect.fork(Proposal.approve(t.toolkit, t.id).pipe(Effect.provide(t.ui)))
+      yield* Deferred.await(t.deliveryStarted)
+      yield* Fiber.interrupt(fiber)
+      const inDoubt = yield* Proposal.get(t.id)
+      expect(inDoubt.status).toBe("in-doubt")
+      // Interrupted while the human decides: in doubt again, with its reason.
+      const waiting = yield* Deferred.make<HumanConfirm.Decision>()
+      const retry = yield* Effect.fork(
+        Proposal.retry(t.toolkit, t.id).pipe(
+          Effect.provide(HumanConfirm.layer({ confirm: () => Deferred.await(waiting) }))
+        )
+      )
+      yield* t.untilStatus("approving")
+      yield* Fiber.interrupt(retry)
+      expect(yield* Proposal.get(t.id)).toMatchObject({
+        status: "in-doubt",
+        deliveryKey: inDoubt.deliveryKey,
+        decision: { reason: Proposal.interruptedWhileDelivering }
+      })
+      const refused = yield* Effect.flip(
+        Proposal.retry(t.toolkit, t.id).pipe(
+          Effect.provide(HumanConfirm.layer(HumanConfirm.scripted([HumanConfirm.reject("agent:bob", "it went out")])))
+        )
+      )
+      expect(refused).toMatchObject({ _tag: "@graded/core/ToolError/Rejected" })
+      expect(yield* Proposal.get(t.id)).toMatchObject({
+        status: "failed",
+        decision: { by: "agent:bob", reason: "it went out" }
+      })
+      expect(t.delivered).toEqual([])
+      expect(t.keys).toHaveLength(1)
+    }).pipe(Effect.provide(ProposalStore.memory)))
+})
+
+describe("Proposal.markDone", () => {
+  it.effect("settles an in-doubt delivery delivered in the human's name, audited; refused from a model's fiber", () =>
+    Effect.gen(function*() {
+      const t = yield* setup
+      yield* Deferred.succeed(t.human, HumanConfirm.approve("agent:alice"))
+      const fiber = yield* Effect.fork(Proposal.approve(t.toolkit, t.id).pipe(Effect.provide(t.ui)))
+      yield* Deferred.await(t.deliveryStarted)
+      yield* Fiber.interrupt(fiber)
+      expect((yield* Proposal.get(t.id)).status).toBe("in-doubt")
+      const audit = Audit.memory()
+      const byModel = yield* Effect.flip(
+        Invocation.within({ autonomous: true, actor: "agent:bot" })(Proposal.markDone(t.id))
+      )
+      expect(byModel).toMatchObject({ _tag: "@graded/core/ToolError/Refused", gate: "autonomous" })
+      expect((yield* Proposal.get(t.id)).status).toBe("in-doubt")
+      const done = yield* Proposal.markDone(t.id, { note: "seen in the chat log" }).pipe(
+        Invocation.within({ actor: "agent:carol" }),
+        Effect.provide(audit.layer)
+      )
+      expect(done).toMatchObject({
+        status: "delivered",
+        decision: { by: "agent:carol", edited: false, reason: "seen in the chat log" }
+      })
+      expect(yield* Proposal.get(t.id)).toEqual(done)
+      expect(audit.entries).toMatchObject([
+        { type: "in-doubt", tool: "chat.notify", proposal: t.id, action: "marked-done", by: "agent:carol" }
+      ])
+      expect(t.delivered).toEqual([])
+      // Delivered is final: not marked twice, not retried.
+      expect(yield* Effect.flip(Proposal.markDone(t.id))).toBeInstanceOf(ProposalStore.AlreadyDecided)
     }).pipe(Effect.provide(ProposalStore.memory)))
 })
 

@@ -1,6 +1,17 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
-import { Agent, HumanConfirm, Invocation, Proposal, ProposalStore, ScriptedModel, Tool, Toolkit } from "@graded/core"
+import { Effect, TestClock } from "effect"
+import {
+  Agent,
+  Audit,
+  HumanConfirm,
+  Invocation,
+  Proposal,
+  ProposalStore,
+  Registry,
+  ScriptedModel,
+  Tool,
+  Toolkit
+} from "@graded/core"
 import { makeDesk } from "./supportDesk.js"
 
 const { call, calls, text } = ScriptedModel
@@ -121,5 +132,49 @@ describe("Tool.proposal and Proposal", () => {
       expect(error).toMatchObject({ _tag: "@graded/core/ToolError/Refused", gate: "autonomous" })
       expect(desk.effects.delivered).toEqual([])
       expect((yield* Proposal.list({ status: "pending" })).map((p) => p.id)).toContain(message!.id)
+    }).pipe(Effect.provide(ProposalStore.memory)))
+
+  it.effect("each delivery goes out under the key recorded before it ran: a send's Confirmed, a write's run", () =>
+    Effect.gen(function*() {
+      const desk = makeDesk()
+      yield* proposeBoth(desk)
+      const [ticket, message] = yield* Proposal.list()
+      const sent = yield* Proposal.approve(desk.support, message!.id).pipe(as(HumanConfirm.approve("agent:alice")))
+      const written = yield* Proposal.approve(desk.support, ticket!.id).pipe(as(HumanConfirm.approve("agent:alice")))
+      expect(sent.proposal.deliveryKey).toEqual(expect.any(String))
+      expect(written.proposal.deliveryKey).toEqual(expect.any(String))
+      expect(desk.effects.keys).toEqual({
+        sent: [sent.proposal.deliveryKey],
+        submitted: [written.proposal.deliveryKey]
+      })
+      expect(sent.proposal.deliveryKey).not.toBe(written.proposal.deliveryKey)
+      expect(yield* Proposal.get(message!.id)).toMatchObject({ deliveryKey: sent.proposal.deliveryKey })
+    }).pipe(Effect.provide(ProposalStore.memory)))
+
+  it.effect("expireAfter: past its expiry a proposal cannot be approved, and recover marks the others expired", () =>
+    Effect.gen(function*() {
+      const desk = makeDesk()
+      const registry = Registry.make(Toolkit.make(Tool.proposal(desk.SendReply, { expireAfter: "10 minutes" })))
+      for (const text of ["first", "second"]) {
+        yield* registry.invoke("chat.sendMessage.propose", { text }, { autonomous: true, traceId: "t-1" })
+      }
+      const [first, second] = yield* Proposal.list()
+      expect(first!.expiresAt).toBe(new Date(10 * 60_000).toISOString())
+      yield* TestClock.adjust("10 minutes")
+      const late = yield* Effect.flip(
+        Proposal.approve(desk.support, first!.id).pipe(as(HumanConfirm.approve("agent:alice")))
+      )
+      expect(late).toBeInstanceOf(ProposalStore.AlreadyDecided)
+      expect(late).toMatchObject({ status: "expired" })
+      expect(desk.effects.delivered).toEqual([])
+      const audit = Audit.memory()
+      const recovered = yield* Proposal.recover.pipe(Effect.provide(audit.layer))
+      expect(recovered.map((p) => [p.id, p.status, p.decision?.reason])).toEqual([
+        [second!.id, "expired", ProposalStore.expiredReason(second!)]
+      ])
+      expect(audit.entries).toMatchObject([
+        { type: "refused", tool: "chat.sendMessage", gate: "expiry", reason: ProposalStore.expiredReason(second!) }
+      ])
+      expect((yield* Proposal.list({ status: "expired" })).map((p) => p.id)).toEqual([first!.id, second!.id])
     }).pipe(Effect.provide(ProposalStore.memory)))
 })

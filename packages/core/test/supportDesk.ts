@@ -16,7 +16,10 @@ export const makeDesk = () => {
     searches: [] as Array<string>,
     submitted: [] as Array<string>,
     prepared: 0,
-    delivered: [] as Array<typeof Payload.Type>
+    delivered: [] as Array<typeof Payload.Type>,
+    // The idempotency key each delivery was given, in order: a send's
+    // `Confirmed.idempotencyKey`, a write's `{ idempotencyKey }`.
+    keys: { sent: [] as Array<string>, submitted: [] as Array<string> }
   }
   const KbSearch = Tool.read("kb.search", {
     title: "Search the knowledge base",
@@ -42,9 +45,10 @@ export const makeDesk = () => {
     description: "File a support ticket.",
     input: Schema.Struct({ subject: Schema.String }),
     output: Schema.Struct({ id: Schema.String }),
-    run: ({ subject }) =>
+    run: ({ subject }, { idempotencyKey }) =>
       Effect.sync(() => {
         effects.submitted.push(subject)
+        effects.keys.submitted.push(idempotencyKey)
         return { id: `T-${effects.submitted.length}` }
       })
   })
@@ -62,6 +66,7 @@ export const makeDesk = () => {
     deliver: (confirmed) =>
       Effect.sync(() => {
         effects.delivered.push(confirmed.payload)
+        effects.keys.sent.push(confirmed.idempotencyKey)
         return { delivered: true }
       })
   })

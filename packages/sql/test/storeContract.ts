@@ -41,8 +41,16 @@ const lease = (minutes: number) => new Date(minutes * 60_000).toISOString()
 export const proposing = () => {
   const desk = makeDesk()
   const registry = Registry.make(Toolkit.make(Tool.proposal(desk.SubmitTicket), Tool.proposal(desk.SendReply)))
-  const invoke = (store: Store, name: string, input: unknown, context?: Partial<Invocation.Context>) =>
-    registry.invoke(name, input, { autonomous: true, ...context }).pipe(
+  // The same send, proposed with five minutes for a human to decide.
+  const expiring = Registry.make(Toolkit.make(Tool.proposal(desk.SendReply, { expireAfter: "5 minutes" })))
+  const invoke = (
+    store: Store,
+    name: string,
+    input: unknown,
+    context?: Partial<Invocation.Context>,
+    options?: { readonly expiring?: boolean }
+  ) =>
+    (options?.expiring === true ? expiring : registry).invoke(name, input, { autonomous: true, ...context }).pipe(
       Effect.provideService(ProposalStore.ProposalStore, store)
     )
   const proposed = (result: Registry.ToolResult) => {
@@ -53,7 +61,13 @@ export const proposing = () => {
     Effect.map(invoke(store, "chat.sendMessage.propose", { text }, { actor: "agent:bot", ...context }), proposed)
   const proposeWrite = (store: Store, subject: string) =>
     Effect.map(invoke(store, "ticket.submit.propose", { subject }), proposed)
-  return { desk, invoke, propose, proposeWrite }
+  /** A send that expires five minutes (of the Clock) after it was proposed. */
+  const proposeExpiring = (store: Store, text: string) =>
+    Effect.map(
+      invoke(store, "chat.sendMessage.propose", { text }, { actor: "agent:bot" }, { expiring: true }),
+      proposed
+    )
+  return { desk, invoke, propose, proposeWrite, proposeExpiring }
 }
 
 /** Stores opened at once on one database share one queue: one proposes, all claim it at once, one wins. */
@@ -155,6 +169,8 @@ export const storeContract = (subject: Subject) =>
           expect(yield* Effect.either(store.get(id))).toEqual(notFound)
           expect(yield* Effect.either(store.claim(id, "agent:alice"))).toEqual(notFound)
           expect(yield* Effect.either(store.renew(id, lease(5)))).toEqual(notFound)
+          expect(yield* Effect.either(store.retry(id, "agent:alice", lease(5)))).toEqual(notFound)
+          expect(yield* Effect.either(store.beginDelivery(id, "k-1", lease(5)))).toEqual(notFound)
           expect(yield* Effect.either(store.reject(id, { by: "a", at: lease(0), edited: false }))).toEqual(notFound)
           expect(yield* Effect.either(store.settle(id, { status: "pending" }))).toEqual(notFound)
         }
@@ -210,7 +226,7 @@ export const storeContract = (subject: Subject) =>
       }))
 
     withStore(
-      "settle ends an approval: delivered with its output, failed, rejected, or handed back to pending",
+      "settle ends an approval: delivered with its output once its delivery began, failed, rejected, or handed back to pending",
       (store) =>
         Effect.gen(function*() {
           const { propose } = proposing()
@@ -224,16 +240,14 @@ export const storeContract = (subject: Subject) =>
             yield* store.claim(id!, "agent:alice", lease(15))
           }
           const decision = { by: "agent:alice", at: lease(2), edited: true }
-          const delivered = yield* store.settle(a!, {
-            status: "delivered",
-            decision,
-            output: { delivered: true, receipt: null, list: [1, "two", { three: 3 }] }
-          })
-          expect(delivered).toMatchObject({
-            status: "delivered",
-            decision,
-            output: { delivered: true, receipt: null, list: [1, "two", { three: 3 }] }
-          })
+          const output = { delivered: true, receipt: null, list: [1, "two", { three: 3 }] }
+          // Nothing is delivered before the delivery is recorded.
+          expect(yield* Effect.either(store.settle(a!, { status: "delivered", decision, output }))).toEqual(
+            alreadyDecided(a!, "approving", "agent:alice")
+          )
+          yield* store.beginDelivery(a!, "key-a", lease(16))
+          const delivered = yield* store.settle(a!, { status: "delivered", decision, output })
+          expect(delivered).toMatchObject({ status: "delivered", decision, output, deliveryKey: "key-a" })
           expect(delivered.leaseUntil).toBeUndefined()
           const failed = yield* store.settle(b!, { status: "failed", decision: { ...decision, reason: "boom" } })
           expect(failed).toMatchObject({ status: "failed", decision: { ...decision, reason: "boom" } })
@@ -250,37 +264,237 @@ export const storeContract = (subject: Subject) =>
           }
           // Handed back, it can be claimed again.
           expect((yield* store.claim(d!, "agent:bob")).decision?.by).toBe("agent:bob")
-          // Only an approving proposal settles.
+          // A pending proposal settles to nothing.
           const pending = yield* propose(store, "e")
-          expect(yield* Effect.either(store.settle(pending, { status: "failed", decision }))).toEqual(
-            alreadyDecided(pending, "pending")
+          for (
+            const outcome of [
+              { status: "failed", decision },
+              { status: "delivered", decision, output },
+              { status: "in-doubt", decision },
+              { status: "pending" }
+            ] as const
+          ) {
+            expect(yield* Effect.either(store.settle(pending, outcome))).toEqual(alreadyDecided(pending, "pending"))
+          }
+        })
+    )
+
+    withStore(
+      "settle follows ProposalStore.settleFrom: a delivery ends delivered, failed or in doubt, never pending or rejected",
+      (store) =>
+        Effect.gen(function*() {
+          const { propose } = proposing()
+          const decision = { by: "agent:alice", at: lease(2), edited: false }
+          const begin = (text: string, key: string) =>
+            Effect.gen(function*() {
+              const id = yield* propose(store, text)
+              yield* store.claim(id, "agent:alice", lease(15))
+              return yield* store.beginDelivery(id, key, lease(15))
+            })
+          const a = yield* begin("a", "k-a")
+          for (const outcome of [{ status: "pending" }, { status: "rejected", decision }] as const) {
+            expect(yield* Effect.either(store.settle(a.id, outcome))).toEqual(
+              alreadyDecided(a.id, "delivering", "agent:alice")
+            )
+          }
+          const inDoubt = yield* store.settle(a.id, { status: "in-doubt", decision: { ...decision, reason: "crash" } })
+          expect(inDoubt).toMatchObject({ status: "in-doubt", deliveryKey: "k-a", decision: { reason: "crash" } })
+          expect(inDoubt.leaseUntil).toBeUndefined()
+          // In doubt, only a human's word settles it: delivered or failed.
+          for (
+            const outcome of [{ status: "pending" }, { status: "rejected", decision }, {
+              status: "in-doubt",
+              decision
+            }] as const
+          ) {
+            expect(yield* Effect.either(store.settle(a.id, outcome))).toEqual(
+              alreadyDecided(a.id, "in-doubt", "agent:alice")
+            )
+          }
+          expect(yield* store.settle(a.id, { status: "delivered", decision, output: undefined })).toMatchObject({
+            status: "delivered",
+            deliveryKey: "k-a",
+            decision
+          })
+          const b = yield* begin("b", "k-b")
+          yield* store.settle(b.id, { status: "in-doubt", decision })
+          expect(yield* store.settle(b.id, { status: "failed", decision: { ...decision, reason: "bounced" } }))
+            .toMatchObject({ status: "failed", decision: { reason: "bounced" } })
+          const c = yield* begin("c", "k-c")
+          expect(yield* store.settle(c.id, { status: "failed", decision })).toMatchObject({ status: "failed" })
+          // An approval may be left in doubt too (a retry that did not begin).
+          const d = yield* propose(store, "d")
+          yield* store.claim(d, "agent:alice", lease(15))
+          expect((yield* store.settle(d, { status: "in-doubt", decision })).status).toBe("in-doubt")
+        })
+    )
+
+    withStore(
+      "beginDelivery records the delivery under a unique key, from approving only, and keeps a key once recorded",
+      (store) =>
+        Effect.gen(function*() {
+          const { propose } = proposing()
+          const [id, other] = [yield* propose(store, "hi"), yield* propose(store, "other")]
+          expect(yield* Effect.either(store.beginDelivery(id, "k-1", lease(20)))).toEqual(alreadyDecided(id, "pending"))
+          expect((yield* store.get(id)).deliveryKey).toBeUndefined()
+          const claimed = yield* store.claim(id, "agent:alice", lease(15))
+          expect(claimed.deliveryKey).toBeUndefined()
+          // Only the claim that holds it may begin it, when it says which claim it is.
+          for (const holder of [{ by: "agent:bob", at: claimed.decision!.at }, { by: "agent:alice", at: lease(99) }]) {
+            expect(yield* Effect.either(store.beginDelivery(id, "k-1", lease(20), holder))).toEqual(
+              alreadyDecided(id, "approving", "agent:alice")
+            )
+          }
+          expect(yield* store.get(id)).toEqual(claimed)
+          const begun = yield* store.beginDelivery(id, "k-1", lease(20), claimed.decision)
+          expect(begun).toEqual({ ...claimed, status: "delivering", deliveryKey: "k-1", leaseUntil: lease(20) })
+          expect(yield* store.get(id)).toEqual(begun)
+          expect((yield* store.list({ status: "delivering" })).map((p) =>
+            p.id
+          )).toEqual([id])
+          // Once: a second begin is refused, and a delivering proposal's lease renews.
+          expect(yield* Effect.either(store.beginDelivery(id, "k-2", lease(25)))).toEqual(
+            alreadyDecided(id, "delivering", "agent:alice")
+          )
+          expect(yield* store.renew(id, lease(30))).toMatchObject({ status: "delivering", leaseUntil: lease(30) })
+          expect(yield* Effect.either(store.claim(id, "agent:bob"))).toEqual(
+            alreadyDecided(id, "delivering", "agent:alice")
+          )
+          // The key is unique: another proposal cannot begin under it, and stays approving.
+          yield* store.claim(other, "agent:bob", lease(15))
+          expect(yield* Effect.either(store.beginDelivery(other, "k-1", lease(20)))).toEqual(
+            alreadyDecided(other, "approving", "agent:bob")
+          )
+          expect(yield* store.get(other)).toMatchObject({ status: "approving", leaseUntil: lease(15) })
+          expect((yield* store.get(other)).deliveryKey).toBeUndefined()
+          expect((yield* store.beginDelivery(other, "k-2", lease(20))).deliveryKey).toBe("k-2")
+        })
+    )
+
+    withStore(
+      "retry takes an in-doubt proposal back to approving, keeping its key; a later beginDelivery keeps it too",
+      (store) =>
+        Effect.gen(function*() {
+          const { propose } = proposing()
+          const id = yield* propose(store, "hi")
+          expect(yield* Effect.either(store.retry(id, "agent:bob", lease(30)))).toEqual(alreadyDecided(id, "pending"))
+          yield* store.claim(id, "agent:alice", lease(15))
+          expect(yield* Effect.either(store.retry(id, "agent:bob", lease(30)))).toEqual(
+            alreadyDecided(id, "approving", "agent:alice")
+          )
+          yield* store.beginDelivery(id, "k-first", lease(15))
+          expect(yield* Effect.either(store.retry(id, "agent:bob", lease(30)))).toEqual(
+            alreadyDecided(id, "delivering", "agent:alice")
+          )
+          // Its lease passes: in doubt.
+          const [inDoubt] = yield* store.expire(lease(16))
+          expect(inDoubt).toMatchObject({ id, status: "in-doubt", deliveryKey: "k-first" })
+          yield* TestClock.adjust("20 minutes")
+          const retried = yield* store.retry(id, "agent:bob", lease(30))
+          expect(retried).toMatchObject({
+            id,
+            status: "approving",
+            deliveryKey: "k-first",
+            leaseUntil: lease(30),
+            decision: { by: "agent:bob", at: lease(20), edited: false }
+          })
+          expect(retried.decision?.reason).toBeUndefined()
+          expect(yield* store.get(id)).toEqual(retried)
+          // Once: a second retry is told who holds it.
+          expect(yield* Effect.either(store.retry(id, "agent:carol", lease(30)))).toEqual(
+            alreadyDecided(id, "approving", "agent:bob")
+          )
+          // The retry goes out under the first key, whatever key it offers.
+          expect((yield* store.beginDelivery(id, "k-second", lease(31))).deliveryKey).toBe("k-first")
+          const done = yield* store.settle(id, {
+            status: "delivered",
+            decision: { by: "agent:bob", at: lease(21), edited: false },
+            output: { delivered: true }
+          })
+          expect(done).toMatchObject({ status: "delivered", deliveryKey: "k-first" })
+          expect(yield* Effect.either(store.retry(id, "agent:carol", lease(40)))).toEqual(
+            alreadyDecided(id, "delivered", "agent:bob")
           )
         })
     )
 
-    withStore("delivered, failed and rejected are final: no call leaves them", (store) =>
+    withStore("list filters by run: a proposal made outside a supervised run is in no run's list", (store) =>
       Effect.gen(function*() {
+        // Only core's supervised runs record a runId; the proposal tool never does.
         const { propose } = proposing()
+        const id = yield* propose(store, "hi")
+        expect((yield* store.list()).map((p) =>
+          p.id
+        )).toEqual([id])
+        expect((yield* store.get(id)).runId).toBeUndefined()
+        expect(yield* store.list({ runId: "r-1" })).toEqual([])
+        expect(yield* store.list({ runId: "r-1", status: "pending" })).toEqual([])
+        expect((yield* store.list({ runId: undefined, status: "pending" })).map((p) => p.id)).toEqual([id])
+      }))
+
+    withStore(
+      "claim refuses a proposal past its expiresAt: AlreadyDecided expired, and it is expired from then on",
+      (store) =>
+        Effect.gen(function*() {
+          const { proposeExpiring } = proposing()
+          const [late, onTime] = [yield* proposeExpiring(store, "late"), yield* proposeExpiring(store, "on time")]
+          expect((yield* store.get(late)).expiresAt).toBe(new Date(5 * 60_000).toISOString())
+          yield* TestClock.adjust("4 minutes")
+          expect((yield* store.claim(onTime, "agent:alice", lease(20))).status).toBe("approving")
+          yield* TestClock.adjust("1 minute") // the expiry itself has passed
+          const refused = new ProposalStore.AlreadyDecided({ id: late, status: "expired", by: "graded" })
+          expect(yield* Effect.either(store.claim(late, "agent:alice", lease(20)))).toEqual(Either.left(refused))
+          expect(yield* store.get(late)).toMatchObject({
+            status: "expired",
+            decision: { by: "graded", at: lease(5), edited: false }
+          })
+          expect(yield* Effect.either(store.claim(late, "agent:bob"))).toEqual(Either.left(refused))
+          expect(yield* Effect.either(store.reject(late, { by: "agent:bob", at: lease(5), edited: false }))).toEqual(
+            Either.left(refused)
+          )
+          // An approval under way is not expired by its proposal's expiry.
+          expect(yield* store.expire(lease(10))).toEqual([])
+          expect((yield* store.get(onTime)).status).toBe("approving")
+        })
+    )
+
+    withStore("delivered, failed, rejected and expired are final: no call leaves them", (store) =>
+      Effect.gen(function*() {
+        const { propose, proposeExpiring } = proposing()
         const decision = { by: "agent:alice", at: lease(1), edited: false }
-        const finals: Array<readonly [string, Proposal.Status]> = []
+        const finals: Array<readonly [string, Proposal.Status, string]> = []
         const delivered = yield* propose(store, "delivered")
         yield* store.claim(delivered, "agent:alice")
+        yield* store.beginDelivery(delivered, "k-delivered", lease(5))
         yield* store.settle(delivered, { status: "delivered", decision, output: { delivered: true } })
-        finals.push([delivered, "delivered"])
+        finals.push([delivered, "delivered", "agent:alice"])
         const failed = yield* propose(store, "failed")
         yield* store.claim(failed, "agent:alice")
         yield* store.settle(failed, { status: "failed", decision })
-        finals.push([failed, "failed"])
+        finals.push([failed, "failed", "agent:alice"])
         const rejected = yield* propose(store, "rejected")
         yield* store.reject(rejected, decision)
-        finals.push([rejected, "rejected"])
-        for (const [id, status] of finals) {
+        finals.push([rejected, "rejected", "agent:alice"])
+        const expired = yield* proposeExpiring(store, "expired")
+        expect((yield* store.expire(lease(6))).map((p) => [p.id, p.status])).toEqual([[expired, "expired"]])
+        finals.push([expired, "expired", "graded"])
+        for (const [id, status, by] of finals) {
           const before = yield* store.get(id)
-          const refused = alreadyDecided(id, status, "agent:alice")
+          const refused = alreadyDecided(id, status, by)
           expect(yield* Effect.either(store.claim(id, "agent:mallory", lease(9)))).toEqual(refused)
+          expect(yield* Effect.either(store.retry(id, "agent:mallory", lease(9)))).toEqual(refused)
           expect(yield* Effect.either(store.renew(id, lease(9)))).toEqual(refused)
+          expect(yield* Effect.either(store.beginDelivery(id, "k-mallory", lease(9)))).toEqual(refused)
           expect(yield* Effect.either(store.reject(id, { ...decision, by: "agent:mallory" }))).toEqual(refused)
-          for (const outcome of [{ status: "pending" }, { status: "failed", decision }] as const) {
+          for (
+            const outcome of [
+              { status: "pending" },
+              { status: "failed", decision },
+              { status: "rejected", decision },
+              { status: "in-doubt", decision },
+              { status: "delivered", decision, output: 1 }
+            ] as const
+          ) {
             expect(yield* Effect.either(store.settle(id, outcome))).toEqual(refused)
           }
           expect(yield* store.expire(lease(10_000))).toEqual([])
@@ -288,40 +502,73 @@ export const storeContract = (subject: Subject) =>
         }
       }))
 
-    withStore("expire settles each approval past its lease as failed, once, saying whose lease ended", (store) =>
-      Effect.gen(function*() {
-        const { propose } = proposing()
-        const [lapsed, held, unleased, pending] = [
-          yield* propose(store, "lapsed"),
-          yield* propose(store, "held"),
-          yield* propose(store, "unleased"),
-          yield* propose(store, "pending")
-        ]
-        const claimed = yield* store.claim(lapsed!, "agent:alice", lease(15))
-        yield* store.claim(held!, "agent:bob", lease(30))
-        yield* store.claim(unleased!, "agent:carol")
-        expect(yield* store.expire(lease(15))).toEqual([]) // a lease ending now has not passed
-        const expired = yield* store.expire(lease(20))
-        expect(expired).toEqual([{
-          ...claimed,
-          status: "failed",
-          leaseUntil: undefined,
-          decision: { by: "graded", at: lease(20), edited: false, reason: ProposalStore.leaseEnded(claimed) }
-        }])
-        expect(expired[0]?.decision?.reason).toContain("agent:alice")
-        expect(yield* store.get(lapsed!)).toEqual(expired[0])
-        expect(yield* store.expire(lease(20))).toEqual([])
-        expect((yield* store.get(held!)).status).toBe("approving")
-        expect((yield* store.get(unleased!)).status).toBe("approving")
-        expect((yield* store.get(pending!)).status).toBe("pending")
-        // The late approver finds its lease gone: nothing is delivered.
-        expect(yield* Effect.either(store.renew(lapsed!, lease(45)))).toEqual(
-          alreadyDecided(lapsed!, "failed", "graded")
-        )
-        expect(
-          yield* Effect.either(store.settle(lapsed!, { status: "delivered", decision: claimed.decision!, output: 1 }))
-        ).toEqual(alreadyDecided(lapsed!, "failed", "graded"))
-      }))
+    withStore(
+      "expire, once each, saying why: a lapsed approval back to pending, a lapsed delivery in doubt, an unanswered proposal expired",
+      (store) =>
+        Effect.gen(function*() {
+          const { propose, proposeExpiring } = proposing()
+          const [lapsed, held, unleased, pending, delivering, deliveringHeld, expiring] = [
+            yield* propose(store, "lapsed"),
+            yield* propose(store, "held"),
+            yield* propose(store, "unleased"),
+            yield* propose(store, "pending"),
+            yield* propose(store, "delivering"),
+            yield* propose(store, "delivering, held"),
+            yield* proposeExpiring(store, "expiring")
+          ]
+          const claimed = yield* store.claim(lapsed!, "agent:alice", lease(15))
+          yield* store.claim(held!, "agent:bob", lease(30))
+          yield* store.claim(unleased!, "agent:carol")
+          yield* store.claim(delivering!, "agent:dave", lease(3))
+          const begun = yield* store.beginDelivery(delivering!, "k-dave", lease(15))
+          yield* store.claim(deliveringHeld!, "agent:erin", lease(3))
+          yield* store.beginDelivery(deliveringHeld!, "k-erin", lease(30))
+          const unanswered = yield* store.get(expiring!)
+          expect(yield* store.expire(lease(4))).toEqual([]) // nothing passed yet
+          // The expiry passes at its instant; a lease ending now has not passed.
+          const atExpiry = yield* store.expire(lease(5))
+          expect(atExpiry).toEqual([{
+            ...unanswered,
+            status: "expired",
+            decision: { by: "graded", at: lease(5), edited: false, reason: ProposalStore.expiredReason(unanswered) }
+          }])
+          expect(yield* store.expire(lease(15))).toEqual([])
+          const moved = yield* store.expire(lease(20))
+          expect(moved).toEqual([
+            { ...claimed, status: "pending", decision: undefined, leaseUntil: undefined },
+            {
+              ...begun,
+              status: "in-doubt",
+              leaseUntil: undefined,
+              decision: { by: "agent:dave", at: lease(20), edited: false, reason: ProposalStore.leaseEnded(begun) }
+            }
+          ])
+          expect(moved[0]!.decision).toBeUndefined()
+          expect(moved[1]!.decision?.reason).toContain("agent:dave")
+          expect(yield* store.get(lapsed!)).toEqual(moved[0])
+          expect(yield* store.get(delivering!)).toEqual(moved[1])
+          expect(yield* store.get(expiring!)).toEqual(atExpiry[0])
+          expect(yield* store.expire(lease(20))).toEqual([])
+          expect((yield* store.get(held!)).status).toBe("approving")
+          expect((yield* store.get(unleased!)).status).toBe("approving")
+          expect((yield* store.get(deliveringHeld!)).status).toBe("delivering")
+          expect((yield* store.get(pending!)).status).toBe("pending")
+          // The late approver finds its lease gone: it cannot begin its delivery, nothing goes out.
+          expect(yield* Effect.either(store.renew(lapsed!, lease(45)))).toEqual(alreadyDecided(lapsed!, "pending"))
+          expect(yield* Effect.either(store.beginDelivery(lapsed!, "k-late", lease(45)))).toEqual(
+            alreadyDecided(lapsed!, "pending")
+          )
+          expect(
+            yield* Effect.either(store.settle(lapsed!, { status: "delivered", decision: claimed.decision!, output: 1 }))
+          ).toEqual(alreadyDecided(lapsed!, "pending"))
+          // Handed back, another human may take it.
+          expect((yield* store.claim(lapsed!, "agent:bob")).decision?.by).toBe("agent:bob")
+          // The late deliverer cannot renew an in-doubt delivery either.
+          expect(yield* Effect.either(store.renew(delivering!, lease(45)))).toEqual(
+            alreadyDecided(delivering!, "in-doubt", "agent:dave")
+          )
+        })
+    )
 
     withStore("fifty concurrent claims of one proposal: one wins, each other is told who holds it", (store) =>
       Effect.gen(function*() {
@@ -357,8 +604,7 @@ export const storeContract = (subject: Subject) =>
           const ids = yield* Effect.forEach(
             Array.from({ length: 10 }, (_, i) =>
               i),
-            (i) =>
-              propose(stores[i % 2]!, `m${i}`)
+            (i) => propose(stores[i % 2]!, `m${i}`)
           )
           const outcomes = yield* Effect.forEach(
             ids.flatMap((id) => Array.from({ length: 10 }, (_, i) => [id, i] as const)),
@@ -407,6 +653,9 @@ export const storeContract = (subject: Subject) =>
             output: { delivered: true }
           })
           expect(yield* store.get(id)).toEqual(approved.proposal)
+          // The delivery was recorded under a key before it ran, and the tool was given that key.
+          expect(approved.proposal.deliveryKey).toEqual(expect.any(String))
+          expect(desk.effects.keys.sent).toEqual([approved.proposal.deliveryKey])
           const again = yield* Effect.flip(
             Proposal.approve(desk.support, id).pipe(
               as("agent:bob"),
@@ -429,6 +678,8 @@ export const storeContract = (subject: Subject) =>
             { concurrency: "unbounded" }
           )
           expect(outcomes.filter(Either.isRight)).toHaveLength(1)
+          expect(desk.effects.keys.sent).toEqual([approved.proposal.deliveryKey, (yield* store.get(many)).deliveryKey])
+          expect(new Set(desk.effects.keys.sent).size).toBe(2)
           expect(desk.effects.delivered).toEqual([
             { to: "customer:42", text: "We are on it." },
             { to: "customer:42", text: "Only once, please." }
@@ -447,7 +698,7 @@ export const storeContract = (subject: Subject) =>
     )
 
     withStore(
-      "Proposal.approve stopped half way and Proposal.recover: the lapsed approval fails, audited, never delivered",
+      "Proposal.approve stopped half way and Proposal.recover: the lapsed approval goes back to pending, audited; the late approver delivers nothing",
       (store) =>
         Effect.gen(function*() {
           const { desk, propose } = proposing()
@@ -458,27 +709,67 @@ export const storeContract = (subject: Subject) =>
           const fiber = yield* Effect.fork(
             Proposal.approve(desk.support, id, { lease: "1 minute" }).pipe(Effect.provide(ui), provided)
           )
-          const claimed = yield* Effect.repeat(Effect.zipRight(Effect.yieldNow(), store.get(id)), {
+          yield* Effect.repeat(Effect.zipRight(Effect.yieldNow(), store.get(id)), {
             until: (p) => p.status === "approving"
           })
           yield* TestClock.adjust("2 minutes")
           const audit = Audit.memory()
           const recovered = yield* Proposal.recover.pipe(provided, Effect.provide(audit.layer))
-          expect(recovered.map((p) => [p.id, p.status, p.decision?.reason])).toEqual([
-            [id, "failed", ProposalStore.leaseEnded(claimed)]
-          ])
+          expect(recovered.map((p) => [p.id, p.status, p.decision])).toEqual([[id, "pending", undefined]])
           expect(audit.entries).toMatchObject([{ type: "refused", tool: "chat.sendMessage", gate: "lease" }])
+          expect((audit.entries[0] as { reason: string }).reason).toContain(id)
           yield* Deferred.succeed(human, HumanConfirm.approve("agent:alice"))
           const late = yield* Effect.flip(Fiber.join(fiber))
           expect(late).toBeInstanceOf(ProposalStore.AlreadyDecided)
           expect(desk.effects.delivered).toEqual([])
-          expect((yield* store.get(id)).status).toBe("failed")
+          expect((yield* store.get(id)).status).toBe("pending")
+          expect((yield* store.get(id)).deliveryKey).toBeUndefined()
+          // It waits for a human again, and is delivered once.
+          yield* Proposal.approve(desk.support, id).pipe(as("agent:bob"), provided)
+          expect(desk.effects.delivered).toEqual([{ to: "customer:42", text: "late" }])
+          expect(yield* store.get(id)).toMatchObject({ status: "delivered", decision: { by: "agent:bob" } })
+        })
+    )
+
+    withStore(
+      "a delivery stopped past its lease: recover leaves it in doubt, audited; a human's retry delivers it once under the same key",
+      (store) =>
+        Effect.gen(function*() {
+          const { desk, propose } = proposing()
+          const id = yield* propose(store, "maybe sent")
+          const provided = Effect.provideService(ProposalStore.ProposalStore, store)
+          // The process recorded the delivery and stopped before it settled.
+          yield* store.claim(id, "agent:alice", lease(15))
+          const begun = yield* store.beginDelivery(id, "k-stopped", lease(15))
+          yield* TestClock.adjust("16 minutes")
+          const audit = Audit.memory()
+          const recovered = yield* Proposal.recover.pipe(provided, Effect.provide(audit.layer))
+          expect(recovered.map((p) => [p.id, p.status, p.decision?.reason])).toEqual([
+            [id, "in-doubt", ProposalStore.leaseEnded(begun)]
+          ])
+          expect(audit.entries).toMatchObject([
+            { type: "in-doubt", tool: "chat.sendMessage", proposal: id, action: "surfaced", by: "agent:alice" }
+          ])
+          expect(audit.entries).toHaveLength(1)
+          // Not delivered again silently: approve refuses it.
+          const again = yield* Effect.flip(Proposal.approve(desk.support, id).pipe(as("agent:bob"), provided))
+          expect(again).toEqual(new ProposalStore.AlreadyDecided({ id, status: "in-doubt", by: "agent:alice" }))
+          expect(desk.effects.delivered).toEqual([])
+          const retried = yield* Proposal.retry(desk.support, id).pipe(
+            as("agent:bob"),
+            provided,
+            Effect.provide(audit.layer)
+          )
+          expect(retried.proposal).toMatchObject({ status: "delivered", deliveryKey: "k-stopped" })
+          expect(desk.effects.delivered).toEqual([{ to: "customer:42", text: "maybe sent" }])
+          expect(desk.effects.keys.sent).toEqual(["k-stopped"])
+          expect(audit.entries.map((e) => e.type === "in-doubt" ? e.action : e.type)).toContain("retried")
         })
     )
 
     it.scoped("answers every call as ProposalStore.memory does, over random sequences of calls", () =>
       Effect.gen(function*() {
-        for (const ops of fc.sample(sequence, { numRuns: 12, seed: 15 })) {
+        for (const ops of fc.sample(sequence, { numRuns: 20, seed: 15 })) {
           yield* Effect.scoped(Effect.gen(function*() {
             const spec = yield* Effect.flatMap(memory.database, (database) => database.open)
             const store = yield* Effect.flatMap(subject.database, (database) => database.open)
@@ -500,7 +791,11 @@ export const storeContract = (subject: Subject) =>
 
 // ---- random sequences of calls ------------------------------------------------
 
-const id = fc.integer({ min: 1, max: 4 }).map((n) => `p-${n}`)
+// Mostly the first two proposals, so that one call often follows another on the same proposal.
+const id = fc.oneof(
+  { arbitrary: fc.integer({ min: 1, max: 2 }), weight: 3 },
+  { arbitrary: fc.integer({ min: 1, max: 5 }), weight: 1 }
+).map((n) => `p-${n}`)
 const who = fc.constantFrom("agent:alice", "agent:bob")
 const minute = fc.integer({ min: 0, max: 40 })
 // Text a person writes: any Unicode but NUL, which PostgreSQL's text cannot hold (docs/durability.md).
@@ -513,56 +808,119 @@ const decided = fc.record({
 })
 
 type Op =
-  | { readonly op: "add"; readonly text: string; readonly traceId: string | undefined }
+  | {
+    readonly op: "add"
+    readonly text: string
+    readonly traceId: string | undefined
+    readonly expiring: boolean
+  }
   | { readonly op: "get"; readonly id: string }
-  | { readonly op: "list"; readonly status: Proposal.Status | undefined }
+  | {
+    readonly op: "list"
+    readonly status: Proposal.Status | undefined
+    readonly runId: string | undefined
+  }
   | { readonly op: "claim"; readonly id: string; readonly by: string; readonly lease: number | undefined }
   | { readonly op: "renew"; readonly id: string; readonly lease: number }
+  | { readonly op: "retry"; readonly id: string; readonly by: string; readonly lease: number }
+  | { readonly op: "beginDelivery"; readonly id: string; readonly key: string; readonly lease: number }
   | { readonly op: "reject"; readonly id: string; readonly decision: Proposal.Decided }
   | { readonly op: "settle"; readonly id: string; readonly outcome: Proposal.Outcome }
   | { readonly op: "expire"; readonly now: number }
   | { readonly op: "tick" }
 
-const status = fc.constantFrom<Proposal.Status>("pending", "approving", "delivered", "rejected", "failed")
-const op: fc.Arbitrary<Op> = fc.oneof(
-  fc.record({
-    op: fc.constant("add" as const),
-    text,
-    traceId: fc.option(fc.constantFrom("t-1", "t-2"), { nil: undefined })
-  }),
-  fc.record({ op: fc.constant("get" as const), id }),
-  fc.record({ op: fc.constant("list" as const), status: fc.option(status, { nil: undefined }) }),
-  fc.record({ op: fc.constant("claim" as const), id, by: who, lease: fc.option(minute, { nil: undefined }) }),
-  fc.record({ op: fc.constant("renew" as const), id, lease: minute }),
-  fc.record({ op: fc.constant("reject" as const), id, decision: decided }),
-  fc.record({
-    op: fc.constant("settle" as const),
-    id,
-    outcome: fc.oneof(
-      fc.constant({ status: "pending" } as const),
-      fc.record({ status: fc.constant("delivered" as const), decision: decided, output: fc.jsonValue() }),
-      fc.record({ status: fc.constantFrom("failed" as const, "rejected" as const), decision: decided })
-    )
-  }),
-  fc.record({ op: fc.constant("expire" as const), now: minute }),
-  fc.constant({ op: "tick" } as const)
+const status = fc.constantFrom<Proposal.Status>(
+  "pending",
+  "approving",
+  "delivering",
+  "delivered",
+  "rejected",
+  "failed",
+  "expired",
+  "in-doubt"
 )
-const sequence = fc.array(op, { minLength: 5, maxLength: 30 })
+const add = fc.record({
+  op: fc.constant("add" as const),
+  text,
+  traceId: fc.option(fc.constantFrom("t-1", "t-2"), { nil: undefined }),
+  // A proposal that expires five minutes after it was made.
+  expiring: fc.boolean()
+})
+// Weighted so that sequences reach the later states (delivering, in doubt, retried) often.
+const op: fc.Arbitrary<Op> = fc.oneof(
+  { arbitrary: add, weight: 2 },
+  fc.record({ op: fc.constant("get" as const), id }),
+  fc.record({
+    op: fc.constant("list" as const),
+    status: fc.option(status, { nil: undefined }),
+    runId: fc.option(fc.constant("r-1"), { nil: undefined, freq: 4 })
+  }),
+  {
+    arbitrary: fc.record({
+      op: fc.constant("claim" as const),
+      id,
+      by: who,
+      lease: fc.option(minute, { nil: undefined })
+    }),
+    weight: 3
+  },
+  fc.record({ op: fc.constant("renew" as const), id, lease: minute }),
+  { arbitrary: fc.record({ op: fc.constant("retry" as const), id, by: who, lease: minute }), weight: 2 },
+  {
+    // Few keys, so that two proposals sometimes offer the same one.
+    arbitrary: fc.record({
+      op: fc.constant("beginDelivery" as const),
+      id,
+      key: fc.constantFrom("k-1", "k-2", "k-3"),
+      lease: minute
+    }),
+    weight: 3
+  },
+  fc.record({ op: fc.constant("reject" as const), id, decision: decided }),
+  {
+    arbitrary: fc.record({
+      op: fc.constant("settle" as const),
+      id,
+      outcome: fc.oneof(
+        fc.constant({ status: "pending" } as const),
+        fc.record({ status: fc.constant("delivered" as const), decision: decided, output: fc.jsonValue() }),
+        fc.record({
+          status: fc.constantFrom("failed" as const, "rejected" as const, "in-doubt" as const),
+          decision: decided
+        })
+      )
+    }),
+    weight: 2
+  },
+  { arbitrary: fc.record({ op: fc.constant("expire" as const), now: minute }), weight: 2 },
+  { arbitrary: fc.constant({ op: "tick" } as const), weight: 2 }
+)
+// A few proposals first, then anything.
+const sequence = fc.tuple(fc.array(add, { minLength: 2, maxLength: 4 }), fc.array(op, { minLength: 5, maxLength: 40 }))
+  .map(([adds, ops]): ReadonlyArray<Op> => [...adds, ...ops])
 
 // JSON round trips drop what JSON cannot say (-0 becomes 0): compare values as JSON would carry them.
 const asJson = (value: unknown): unknown => value === undefined ? undefined : JSON.parse(JSON.stringify(value))
 
 const play = (store: Store, proposer: ReturnType<typeof proposing>, op: Exclude<Op, { op: "tick" }>) => {
   const call: Effect.Effect<unknown, unknown> = op.op === "add"
-    ? proposer.invoke(store, "chat.sendMessage.propose", { text: op.text }, { traceId: op.traceId })
+    ? proposer.invoke(store, "chat.sendMessage.propose", { text: op.text }, { traceId: op.traceId }, {
+      expiring: op.expiring
+    })
     : op.op === "get"
     ? store.get(op.id)
     : op.op === "list"
-    ? store.list(op.status === undefined ? undefined : { status: op.status })
+    ? store.list(
+      op.status === undefined && op.runId === undefined ? undefined : { status: op.status, runId: op.runId }
+    )
     : op.op === "claim"
     ? store.claim(op.id, op.by, op.lease === undefined ? undefined : lease(op.lease))
     : op.op === "renew"
     ? store.renew(op.id, lease(op.lease))
+    : op.op === "retry"
+    ? store.retry(op.id, op.by, lease(op.lease))
+    : op.op === "beginDelivery"
+    ? store.beginDelivery(op.id, op.key, lease(op.lease))
     : op.op === "reject"
     ? store.reject(op.id, op.decision)
     : op.op === "settle"

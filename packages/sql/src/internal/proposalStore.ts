@@ -224,12 +224,16 @@ export const make: Effect.Effect<ProposalStore.ProposalStore.Service, never, Sql
       // delivery is recorded under its unique key; the tool runs only after
       // both. A crash between them leaves a delivery that never ran in
       // doubt, which errs on the safe side: a human looks.
-      beginDelivery: (id, key, leaseUntil) =>
+      beginDelivery: (id, key, leaseUntil, holder) =>
         Effect.gen(function*() {
           const moved = yield* transition(id, "approving", (seq) =>
             sql`UPDATE graded_proposals
               SET status = 'delivering', delivery_key = COALESCE(delivery_key, ${key}), lease_until = ${leaseUntil}
               WHERE seq = ${seq} AND status = 'approving'
+                ${holder === undefined ? sql`` : sql`AND decided_by = ${holder.by} AND decided_at = ${holder.at}`}
+                AND NOT EXISTS (SELECT 1 FROM graded_deliveries
+                  WHERE graded_deliveries.key = COALESCE(graded_proposals.delivery_key, ${key})
+                    AND graded_deliveries.proposal <> ${id})
               RETURNING *`)
           const startedAt = yield* Effect.map(Clock.currentTimeMillis, iso)
           const recorded = yield* sql`INSERT INTO graded_deliveries
