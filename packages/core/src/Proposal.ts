@@ -487,6 +487,10 @@ export const markDone = (
     const stored = yield* store.get(id)
     const refusal = yield* refusalHere(stored.tool, stored.grade)
     if (refusal !== undefined) return yield* refuse(refusal)
+    // Only a delivery in doubt is marked: one still running settles itself.
+    if (stored.status !== "in-doubt") {
+      return yield* new AlreadyDecided({ id, status: stored.status, by: stored.decision?.by })
+    }
     const by = (yield* Invocation.current).actor ?? "human"
     const reason = options?.note ?? "marked delivered by a human after checking"
     const settled = yield* store.settle(id, {

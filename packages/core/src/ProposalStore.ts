@@ -102,8 +102,8 @@ export declare namespace ProposalStore {
     /**
      * At `now` (ISO): hands back to `pending` every approval whose lease has
      * passed before its delivery was recorded (nothing went out), marks
-     * `in-doubt` every delivery whose lease has passed (it may have gone out:
-     * a human decides), and marks `expired` every pending proposal whose
+     * `in-doubt` every delivery whose lease has passed, and every lapsed
+     * retry of one (it may have gone out: a human decides), and marks `expired` every pending proposal whose
      * `expiresAt` has passed. Returns the proposals it moved.
      */
     readonly expire: (now: string) => Effect.Effect<ReadonlyArray<Proposal>>
@@ -271,9 +271,10 @@ export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () =
         const moved: Array<Proposal> = []
         for (const proposal of proposals.values()) {
           const lapsed = proposal.leaseUntil !== undefined && proposal.leaseUntil < now
-          if (proposal.status === "approving" && lapsed) {
+          // A retry (its key recorded already) that lapsed is in doubt as before.
+          if (proposal.status === "approving" && lapsed && proposal.deliveryKey === undefined) {
             moved.push(put({ ...without(proposal, "decision", "leaseUntil"), status: "pending" }))
-          } else if (proposal.status === "delivering" && lapsed) {
+          } else if ((proposal.status === "delivering" || proposal.status === "approving") && lapsed) {
             moved.push(put({
               ...without(proposal, "leaseUntil"),
               status: "in-doubt",

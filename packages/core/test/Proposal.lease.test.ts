@@ -221,6 +221,8 @@ describe("Proposal.markDone", () => {
       yield* Deferred.succeed(t.human, HumanConfirm.approve("agent:alice"))
       const fiber = yield* Effect.fork(Proposal.approve(t.toolkit, t.id).pipe(Effect.provide(t.ui)))
       yield* Deferred.await(t.deliveryStarted)
+      // A delivery still running is not marked: it settles itself.
+      expect(yield* Effect.flip(Proposal.markDone(t.id))).toMatchObject({ status: "delivering" })
       yield* Fiber.interrupt(fiber)
       expect((yield* Proposal.get(t.id)).status).toBe("in-doubt")
       const audit = Audit.memory()

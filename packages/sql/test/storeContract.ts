@@ -418,6 +418,21 @@ export const storeContract = (subject: Subject) =>
         })
     )
 
+    withStore("a retry that lapses before its delivery began is in doubt again, never back to pending", (store) =>
+      Effect.gen(function*() {
+        const id = yield* proposing().propose(store, "maybe sent")
+        yield* store.claim(id, "agent:alice", lease(5))
+        const delivering = yield* store.beginDelivery(id, "key-1", lease(5))
+        expect(yield* store.expire(lease(6))).toMatchObject([{ id, status: "in-doubt" }])
+        yield* store.retry(id, "agent:bob", lease(10))
+        // Bob's retry stops before its delivery began: the first attempt may still have gone out.
+        expect(yield* store.expire(lease(11))).toMatchObject([{ id, status: "in-doubt", deliveryKey: "key-1" }])
+        expect(delivering.deliveryKey).toBe("key-1")
+        expect(yield* Effect.either(store.claim(id, "agent:carol"))).toEqual(
+          Either.left(new ProposalStore.AlreadyDecided({ id, status: "in-doubt", by: "agent:bob" }))
+        )
+      }))
+
     withStore("list filters by run: a proposal made outside a supervised run is in no run's list", (store) =>
       Effect.gen(function*() {
         // Only core's supervised runs record a runId; the proposal tool never does.
@@ -429,7 +444,9 @@ export const storeContract = (subject: Subject) =>
         expect((yield* store.get(id)).runId).toBeUndefined()
         expect(yield* store.list({ runId: "r-1" })).toEqual([])
         expect(yield* store.list({ runId: "r-1", status: "pending" })).toEqual([])
-        expect((yield* store.list({ runId: undefined, status: "pending" })).map((p) => p.id)).toEqual([id])
+        expect((yield* store.list({ runId: undefined, status: "pending" })).map((p) =>
+          p.id
+        )).toEqual([id])
       }))
 
     withStore(
@@ -604,7 +621,8 @@ export const storeContract = (subject: Subject) =>
           const ids = yield* Effect.forEach(
             Array.from({ length: 10 }, (_, i) =>
               i),
-            (i) => propose(stores[i % 2]!, `m${i}`)
+            (i) =>
+              propose(stores[i % 2]!, `m${i}`)
           )
           const outcomes = yield* Effect.forEach(
             ids.flatMap((id) => Array.from({ length: 10 }, (_, i) => [id, i] as const)),

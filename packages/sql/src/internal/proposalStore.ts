@@ -268,7 +268,8 @@ export const make: Effect.Effect<ProposalStore.ProposalStore.Service, never, Sql
               AND decided_at IS NOT DISTINCT FROM ${proposal.decision?.at ?? null}`
             const done = proposal.status === "pending"
               ? yield* expireOne(proposal, now)
-              : proposal.status === "approving"
+              // A retry (its key recorded already) that lapsed is in doubt as before.
+              : proposal.status === "approving" && proposal.deliveryKey === undefined
               ? yield* first(sql`UPDATE graded_proposals
                   SET status = 'pending', lease_until = NULL, decided_by = NULL, decided_at = NULL, edited = NULL,
                     reason = NULL
