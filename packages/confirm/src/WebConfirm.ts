@@ -176,9 +176,9 @@ export class Misconfigured extends Schema.TaggedError<Misconfigured>()("@graded/
 }
 
 /**
- * Pending proposals shown as cards too; approving one delivers it through
- * `Proposal.approve` with this toolkit (the one holding the write and send
- * tools themselves).
+ * Proposals shown as cards too, read from the store: pending ones (approving
+ * delivers through `Proposal.approve` with this toolkit, the one holding the
+ * write and send tools) and in-doubt deliveries (mark done, or `Proposal.retry`).
  *
  * @since 0.1.0
  * @category models

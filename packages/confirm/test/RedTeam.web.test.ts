@@ -5,11 +5,12 @@
 // each attack the server must still answer, and nothing may have been sent
 // that the row did not decide. The suite ends with a report of the surface.
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, Scope } from "effect"
-import { HumanConfirm } from "@graded/core"
+import { Effect, Exit, Fiber, Layer, Scope } from "effect"
+import { HumanConfirm, Proposal, ProposalStore } from "@graded/core"
 import { WebConfirm } from "@graded/confirm"
 import { redTeam } from "../../../test/redTeam.js"
 import { makeDesk } from "../../core/test/supportDesk.js"
+import { makeMailer } from "./proposalPage.js"
 import * as Raw from "./rawHttp.js"
 
 /** The live server and the card an attack aims at. */
@@ -143,6 +144,121 @@ describe("red team: the web confirm surface", () => {
             answer.body?.error ?? answer.body?.message ?? ""
           }; the server stayed up; nothing delivered`
         )
+      }), 30_000)
+  }
+})
+
+// Proposals on the page: one pending card and one in-doubt delivery (approved,
+// recorded, stopped inside `deliver`), each attack aimed at them over raw
+// bytes. After each: the statuses the row names, and nothing sent.
+interface ProposalTarget {
+  readonly host: string
+  readonly token: string
+  readonly pending: { readonly id: string; readonly csrf: string }
+  readonly inDoubt: { readonly id: string; readonly csrf: string }
+}
+
+interface ProposalCase {
+  readonly name: string
+  /** Sent first, and answered 200 (the decision a replay repeats). */
+  readonly before?: (target: ProposalTarget) => Raw.Request
+  readonly attack: (target: ProposalTarget) => Raw.Request
+  readonly status: number
+  readonly says: RegExp
+  /** The statuses of the pending and the in-doubt proposal afterwards; default: unchanged. */
+  readonly after?: readonly [Proposal.Status, Proposal.Status]
+  readonly options?: Partial<WebConfirm.Options>
+  readonly text?: string
+}
+
+const proposalApi = (
+  t: ProposalTarget,
+  card: { readonly id: string; readonly csrf: string },
+  route: string,
+  body: unknown,
+  extra: Record<string, string | Buffer> = {}
+): Raw.Request => ({
+  method: "POST",
+  path: `/api/proposals/${card.id}/${route}`,
+  headers: {
+    host: t.host,
+    authorization: `Bearer ${t.token}`,
+    "x-graded-csrf": card.csrf,
+    "content-type": "application/json",
+    ...extra
+  },
+  body: JSON.stringify(body)
+})
+const markDone = { by: "mallory", action: "mark-done" }
+const retry = { by: "mallory", action: "retry" }
+const noAuth = { authorization: "" }
+
+// dprint-ignore: one attack a row, a table to read down
+const proposalCases: ReadonlyArray<ProposalCase> = [
+  { name: "in doubt: mark done without signing in", attack: (t) => proposalApi(t, t.inDoubt, "in-doubt", markDone, noAuth), status: 401, says: /a valid token is required/ },
+  { name: "in doubt: retry without signing in", attack: (t) => proposalApi(t, t.inDoubt, "in-doubt", retry, noAuth), status: 401, says: /a valid token is required/ },
+  { name: "in doubt: mark done without a CSRF value", attack: (t) => proposalApi(t, t.inDoubt, "in-doubt", markDone, { "x-graded-csrf": "" }), status: 403, says: /CSRF/ },
+  { name: "in doubt: retry without a CSRF value", attack: (t) => proposalApi(t, t.inDoubt, "in-doubt", retry, { "x-graded-csrf": "" }), status: 403, says: /CSRF/ },
+  { name: "in doubt: mark done with another card's CSRF value", attack: (t) => proposalApi(t, t.inDoubt, "in-doubt", markDone, { "x-graded-csrf": t.pending.csrf }), status: 403, says: /CSRF/ },
+  { name: "in doubt: retry with another card's CSRF value", attack: (t) => proposalApi(t, t.inDoubt, "in-doubt", retry, { "x-graded-csrf": t.pending.csrf }), status: 403, says: /CSRF/ },
+  { name: "in doubt: retry from another site's origin", attack: (t) => proposalApi(t, t.inDoubt, "in-doubt", retry, { origin: "http://evil.example" }), status: 403, says: /origin/ },
+  { name: "in doubt: retry of a proposal that is not in doubt", attack: (t) => proposalApi(t, t.pending, "in-doubt", retry), status: 409, says: /is not in doubt/ },
+  { name: "in doubt: mark done of a proposal that is not in doubt", attack: (t) => proposalApi(t, t.pending, "in-doubt", markDone), status: 409, says: /is not in doubt/ },
+  { name: "in doubt: approve it as if it were pending", attack: (t) => proposalApi(t, t.inDoubt, "decision", { by: "mallory", action: "approve" }), status: 409, says: /is in doubt: its delivery may have gone out/ },
+  { name: "in doubt: replay a mark-done", before: (t) => proposalApi(t, t.inDoubt, "in-doubt", { by: "alice", action: "mark-done" }), attack: (t) => proposalApi(t, t.inDoubt, "in-doubt", markDone), status: 409, says: /already decided by alice \(delivered\)/, after: ["pending", "delivered"] },
+  { name: "in doubt: replay a retry", before: (t) => proposalApi(t, t.inDoubt, "in-doubt", { by: "alice", action: "retry" }), attack: (t) => proposalApi(t, t.inDoubt, "in-doubt", retry), status: 409, says: /already decided by alice \(delivered\)/, after: ["pending", "delivered"] },
+  { name: "in doubt: mark done of an id never listed", attack: (t) => ({ ...proposalApi(t, t.inDoubt, "in-doubt", markDone), path: "/api/proposals/p-999/in-doubt" }), status: 404, says: /no proposal p-999/ },
+  { name: "in doubt: an action that is not one", attack: (t) => proposalApi(t, t.inDoubt, "in-doubt", { by: "mallory", action: "resend" }), status: 400, says: /action must be mark-done or retry/ },
+  { name: "in doubt: retry of a card not shown in full", options: { maxChars: 100 }, text: "y".repeat(500), attack: (t) => proposalApi(t, t.inDoubt, "in-doubt", retry), status: 422, says: /not shown in full .*: it can be marked done, not retried/ },
+  { name: "in doubt: mark done claiming another person in its body", options: { users: people }, attack: (t) => proposalApi(t, t.inDoubt, "in-doubt", { by: "bob", action: "mark-done" }), status: 200, says: /Marked done by alice/, after: ["pending", "delivered"] },
+  { name: "in doubt: mark done when the sign-in hook throws", options: { authenticate: () => Effect.die(new Error("session store down")) }, attack: (t) => proposalApi(t, t.inDoubt, "in-doubt", markDone), status: 401, says: /could not tell who you are/ }
+]
+
+describe("red team: proposals and in-doubt deliveries on the web confirm surface", () => {
+  for (const c of proposalCases) {
+    it.live(c.name, () =>
+      Effect.gen(function*() {
+        const held = report.attack(c.name)
+        const scope = yield* Scope.make()
+        const store = yield* Scope.extend(Layer.build(ProposalStore.memory), scope)
+        const mailer = makeMailer()
+        const given = c.options ?? {}
+        const who: Partial<WebConfirm.Options> = "users" in given || "authenticate" in given ? {} : { singleUser: true }
+        const { server } = yield* Scope.extend(
+          WebConfirm.make({ ...{ ...who, ...given } as WebConfirm.Options, proposals: { toolkit: mailer.toolkit } }),
+          scope
+        ).pipe(Effect.provide(store))
+        const token = "users" in given ? Object.keys(people)[0]! : server.token ?? "none"
+        const pendingId = yield* mailer.propose(c.text ?? "Hello").pipe(Effect.provide(store))
+        const inDoubtId = yield* mailer.propose(c.text ?? "Hello again").pipe(Effect.provide(store))
+        yield* mailer.stopMidDelivery(inDoubtId).pipe(Effect.provide(store))
+        const host = new URL(server.origin).host
+        // With a hook that throws, nothing can be listed: the attacker guesses the ids and has no CSRF values.
+        const listed = yield* Effect.promise(() =>
+          Raw.send(server.origin, {
+            method: "GET",
+            path: "/api/requests",
+            headers: { host, authorization: `Bearer ${token}` }
+          })
+        )
+        const cards: Array<{ id: string; csrf: string }> = listed.body?.requests ?? []
+        const find = (id: string) => cards.find((card) => card.id === id) ?? { id, csrf: "" }
+        const target: ProposalTarget = { host, token, pending: find(pendingId), inDoubt: find(inDoubtId) }
+        if (c.before !== undefined) {
+          expect((yield* Effect.promise(() => Raw.send(server.origin, c.before!(target)))).status).toBe(200)
+        }
+        const sentBefore = mailer.state.sent.length
+        const answer = yield* Effect.promise(() => Raw.send(server.origin, c.attack(target)))
+        expect(answer.status).toBe(c.status)
+        expect(answer.body?.error ?? answer.body?.message).toMatch(c.says)
+        const statuses = yield* Effect.forEach([pendingId, inDoubtId], (id) => Proposal.get(id)).pipe(
+          Effect.provide(store)
+        )
+        expect(statuses.map((proposal) => proposal.status)).toEqual(c.after ?? ["pending", "in-doubt"])
+        // The attack itself sent nothing.
+        expect(mailer.state.sent.length).toBe(sentBefore)
+        yield* Scope.close(scope, Exit.void)
+        held(`${answer.status} ${answer.body?.error ?? answer.body?.message ?? ""}; nothing sent by it`)
       }), 30_000)
   }
 })

@@ -240,7 +240,11 @@ describe("WebConfirm with proposals", () => {
       expect((yield* decide("alice")).status).toBe(200)
       const second = yield* decide("bob")
       expect(second.status).toBe(409)
-      expect(second.body.error).toContain("already decided (delivered by alice)")
+      expect(second.body).toMatchObject({
+        error: "already decided by alice (delivered): p-1 was not delivered again",
+        by: "alice",
+        status: "delivered"
+      })
       expect(desk.effects.delivered).toHaveLength(1)
     }).pipe(Effect.provide(ProposalStore.memory)))
 })

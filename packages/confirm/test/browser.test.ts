@@ -8,10 +8,11 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { type Browser, chromium, type Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
-import { HumanConfirm, Invocation } from "@graded/core"
+import { HumanConfirm, Invocation, Proposal } from "@graded/core"
 import { WebConfirm } from "@graded/confirm"
 import type * as Chromium from "./chromium.js"
 import { makeDesk } from "../../core/test/supportDesk.js"
+import { makeMailer } from "./proposalPage.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const artifacts = path.resolve(here, "../../../.artifacts")
@@ -309,6 +310,62 @@ for (const chosen of browsers) {
         await tab.close()
         await Effect.runPromise(Scope.close(proposalScope, Exit.void))
       }, 60_000)
+
+      it(
+        "an in-doubt delivery is its own card with its delivery key; a long one offers Mark done only, a short one is retried once",
+        async () => {
+          const { ProposalStore } = await import("@graded/core")
+          const { Layer } = await import("effect")
+          const mailer = makeMailer()
+          const proposalScope = Effect.runSync(Scope.make())
+          const store = await Effect.runPromise(Scope.extend(Layer.build(ProposalStore.memory), proposalScope))
+          const run = <A, E>(effect: Effect.Effect<A, E, any>) =>
+            Effect.runPromise(Effect.provide(effect, store) as Effect.Effect<A, E>)
+          const { server: page } = await run(
+            Scope.extend(
+              WebConfirm.make({ singleUser: true, maxChars: 300, proposals: { toolkit: mailer.toolkit } }),
+              proposalScope
+            )
+          )
+          const long = await run(mailer.propose(`Long: ${"x".repeat(400)}`))
+          const short = await run(mailer.propose("Your refund is on its way."))
+          const stoppedLong = await run(mailer.stopMidDelivery(long))
+          const stoppedShort = await run(mailer.stopMidDelivery(short))
+          const tab = await browser.newPage()
+          await tab.goto(page.url)
+          await tab.fill("#by", "alice")
+          await tab.dispatchEvent("#by", "change")
+          const longCard = tab.locator("section.card.in-doubt", { hasText: "Long: " })
+          const shortCard = tab.locator("section.card.in-doubt", { hasText: "Your refund is on its way." })
+          await shortCard.waitFor()
+          await longCard.waitFor()
+          expect(await shortCard.locator(".doubt").textContent()).toContain(
+            "This delivery stopped and may have gone out"
+          )
+          expect(await shortCard.locator(".key").textContent()).toBe(`delivery key: ${stoppedShort.deliveryKey}`)
+          expect(await longCard.locator(".key").textContent()).toBe(`delivery key: ${stoppedLong.deliveryKey}`)
+          await tab.screenshot({ path: path.join(artifacts, `${shot(chosen)}confirm-in-doubt.png`), fullPage: true })
+          // Cut short: Retry is off, and says why; Mark done takes a note.
+          expect(await longCard.getByRole("button", { name: "Retry" }).isDisabled()).toBe(true)
+          await longCard.getByRole("button", { name: "Mark done" }).click()
+          await longCard.locator("input[name=note]").fill("seen in the outbox")
+          await longCard.getByRole("button", { name: "Mark done with this note" }).click()
+          await longCard.locator(".status", { hasText: "Marked done by alice." }).waitFor()
+          await shortCard.getByRole("button", { name: "Retry" }).click()
+          await shortCard.locator(".status", { hasText: "Retried by alice" }).waitFor()
+          expect(mailer.state.sent).toEqual([{
+            payload: { to: "customer:42", text: "Your refund is on its way." },
+            key: stoppedShort.deliveryKey
+          }])
+          expect(await run(Effect.map(Proposal.get(long), (p) => [p.status, p.decision?.reason]))).toEqual([
+            "delivered",
+            "seen in the outbox"
+          ])
+          await tab.close()
+          await Effect.runPromise(Scope.close(proposalScope, Exit.void))
+        },
+        60_000
+      )
     })
   })
 }

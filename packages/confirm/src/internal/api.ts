@@ -1,8 +1,8 @@
 // The page and its JSON API, on @effect/platform's HttpRouter. Every request
 // passes the guard's request check (Host, declared size, path) before any
 // route; every /api/ route sits behind the caller's identity; both decision
-// routes go through the same decision guard (origin and the card's CSRF value)
-// before the body is read. A body is read up to the size limit, counting the
+// routes (and the in-doubt route: mark done or retry) go through the same
+// decision guard (origin and the card's CSRF value) before the body is read. A body is read up to the size limit, counting the
 // bytes as they arrive (a body with no Content-Length is refused the moment it
 // passes the limit), and only then decoded as UTF-8, JSON and Schema. Who
 // decides is who the guard says is calling; only in single-user mode does the
@@ -18,7 +18,7 @@ import type { Cards } from "./cards.js"
 import { listed, shownInFull } from "./cards.js"
 import { type Guard, TooLarge } from "./guard.js"
 import { page } from "./page.js"
-import type { Decision, Proposals } from "./proposals.js"
+import type { Decision, Proposals, Resolution } from "./proposals.js"
 
 // Text from people and payloads goes back escaped, so a status line cannot hide or reorder what it says.
 const json = (status: number, body: unknown) =>
@@ -40,6 +40,18 @@ const Body = Schema.Struct({
   reason: Schema.optional(Schema.Trim.annotations({ message: says("a reason must be text") }))
   // Only for a body that is not an object at all: the fields say their own.
 }).annotations({ message: () => shape })
+
+const resolutions = "action must be mark-done or retry"
+const resolutionShape = "the body must be a JSON object: { action, note? }"
+
+/** `POST /api/proposals/:id/in-doubt`: mark an in-doubt delivery done (with a note) or retry it; `by` in single-user mode. */
+const ResolutionBody = Schema.Struct({
+  by: Schema.optional(Schema.Unknown),
+  action: Schema.propertySignature(
+    Schema.Literal("mark-done", "retry").annotations({ message: says(resolutions) })
+  ).annotations({ missingMessage: () => resolutions }),
+  note: Schema.optional(Schema.Trim.annotations({ message: says("a note must be text") }))
+}).annotations({ message: () => resolutionShape })
 
 /** 400: a body that is not UTF-8 JSON, or does not say who decides in single-user mode. */
 class BadBody extends Schema.TaggedError<BadBody>()("@graded/confirm/WebConfirm/BadBody", {
@@ -100,25 +112,30 @@ const bytes = (limit: number) =>
 
 const utf8 = new TextDecoder("utf-8", { fatal: true })
 
-const body = (limit: number) =>
-  Effect.flatMap(bytes(limit), (raw): Effect.Effect<typeof Body.Type, BadBody | ParseResult.ParseError> => {
+const body = <A, I>(limit: number, schema: Schema.Schema<A, I> = Body as any) =>
+  Effect.flatMap(bytes(limit), (raw): Effect.Effect<A, BadBody | ParseResult.ParseError> => {
     let parsed: unknown
     try {
       parsed = JSON.parse(utf8.decode(raw))
     } catch (error) {
       return new BadBody({ reason: error instanceof SyntaxError ? "the body must be JSON" : "the body must be UTF-8" })
     }
-    return Schema.decodeUnknown(Body)(parsed)
+    return Schema.decodeUnknown(schema)(parsed)
+  })
+
+/** Who decides: the caller the guard named, or in single-user mode the body's `by`. */
+const decider = (given: { readonly by?: unknown }) =>
+  Effect.flatMap(Caller, (caller) => {
+    const claimed = typeof given.by === "string" ? given.by.trim() : ""
+    return caller === undefined && claimed === "" ? new BadBody({ reason: who })
+      : Effect.succeed(caller ?? Printable.name(claimed))
   })
 
 const decision = (limit: number) =>
   Effect.gen(function*() {
-    const given = yield* body(limit)
-    const caller = yield* Caller
-    const claimed = typeof given.by === "string" ? given.by.trim() : ""
-    if (caller === undefined && claimed === "") return yield* new BadBody({ reason: who })
+    const given = yield* body(limit, Body)
     return {
-      by: caller ?? Printable.name(claimed),
+      by: yield* decider(given),
       action: given.action,
       payload: given.payload,
       reason: given.reason === undefined || given.reason === "" ? "rejected on the confirm page" : given.reason
@@ -161,6 +178,21 @@ const decideProposal = (proposals: Proposals, guard: Guard) =>
     return say(message)
   })
 
+const resolveProposal = (proposals: Proposals, guard: Guard) =>
+  Effect.gen(function*() {
+    const { id } = yield* HttpRouter.schemaPathParams(Id)
+    const card = yield* proposals.find(id)
+    yield* guard.decision(card.csrf)
+    const given = yield* body(guard.maxBodyBytes, ResolutionBody)
+    const resolution: Resolution = {
+      by: yield* decider(given),
+      action: given.action,
+      note: given.note === undefined || given.note === "" ? undefined : given.note
+    }
+    const { message } = yield* proposals.resolve(card, resolution)
+    return say(message)
+  })
+
 const list = (cards: Cards, proposals: Proposals | undefined) =>
   Effect.map(
     proposals === undefined ? Effect.succeed([]) : proposals.list,
@@ -200,7 +232,11 @@ export const make = (options: {
     HttpRouter.get("/requests", list(cards, proposals)),
     HttpRouter.post("/requests/:id/decision", decideCard(cards, guard)),
     proposals === undefined ? (router) => router
-      : HttpRouter.post("/proposals/:id/decision", decideProposal(proposals, guard))
+      : (router) =>
+        router.pipe(
+          HttpRouter.post("/proposals/:id/decision", decideProposal(proposals, guard)),
+          HttpRouter.post("/proposals/:id/in-doubt", resolveProposal(proposals, guard))
+        )
   )
   // Every failure, as its status and `{ error }`: here for the API's, below for the request check's.
   const api = Effect.flatMap(guard.api, (caller) => Effect.provideService(routes, Caller, caller)).pipe(
@@ -217,7 +253,14 @@ export const make = (options: {
       "@graded/core/ProposalStore/NotFound": error(404),
       "@graded/confirm/WebConfirm/AlreadyDecided": (failure) =>
         Effect.succeed(json(409, { error: failure.message, ...failure.decided })),
-      "@graded/core/ProposalStore/AlreadyDecided": error(409),
+      "@graded/confirm/WebConfirm/Taken": (failure) =>
+        Effect.succeed(json(409, {
+          error: Printable.escape(failure.message),
+          status: failure.status,
+          ...(failure.by === undefined ? {} : { by: Printable.escape(failure.by) })
+        })),
+      "@graded/confirm/WebConfirm/Expired": error(409),
+      "@graded/confirm/WebConfirm/WrongKind": error(409),
       "@graded/confirm/WebConfirm/TooLarge": error(413),
       "@graded/confirm/WebConfirm/PartlyShown": error(422)
     })

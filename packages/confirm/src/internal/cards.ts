@@ -91,23 +91,25 @@ export const display = (
   }
 }
 
-/** 422: an approval or an edit of a card that did not show all of itself. */
+/** 422: an approval, an edit or a retry of a card that did not show all of itself. */
 export class PartlyShown extends Schema.TaggedError<PartlyShown>()("@graded/confirm/WebConfirm/PartlyShown", {
   field: Schema.String,
   shown: Schema.Number,
-  total: Schema.Number
+  total: Schema.Number,
+  /** An in-doubt card: it can be marked done, not retried. */
+  inDoubt: Schema.optional(Schema.Boolean)
 }) {
   override get message(): string {
     const count = (n: number) => n.toLocaleString("en-US")
     return `the ${this.field} was not shown in full (showing ${count(this.shown)} of ${
       count(this.total)
-    } characters): it can be rejected, not approved`
+    } characters): ${this.inDoubt === true ? "it can be marked done, not retried" : "it can be rejected, not approved"}`
   }
 }
 
-/** Fails when the card did not show all of itself: only a rejection is taken then. */
-export const shownInFull = (shown: Display): Effect.Effect<void, PartlyShown> =>
-  shown.cut.length === 0 ? Effect.void : new PartlyShown(shown.cut[0]!)
+/** Fails when the card did not show all of itself: only a rejection (in doubt: marking it done) is taken then. */
+export const shownInFull = (shown: Display, inDoubt?: boolean): Effect.Effect<void, PartlyShown> =>
+  shown.cut.length === 0 ? Effect.void : new PartlyShown({ ...shown.cut[0]!, ...(inDoubt === true ? { inDoubt } : {}) })
 
 export interface Card {
   readonly id: string
@@ -119,14 +121,21 @@ export interface Card {
   decided: Decided | undefined
 }
 
-/** A card as the page's API lists it; a proposal lists the same way, with `kind: "proposal"`. */
+/**
+ * A card as the page's API lists it. A proposal lists the same way, with
+ * `kind: "proposal"` (pending) or `"in-doubt"` (a delivery that stopped), and
+ * what the store says of it: its run, its expiry, its delivery key.
+ */
 export interface Listed extends Display {
   readonly id: string
-  readonly kind?: "proposal"
+  readonly kind?: "proposal" | "in-doubt"
   readonly csrf: string
   readonly createdAt: string
   readonly grade: "write" | "send"
   readonly schema: unknown
+  readonly runId?: string | undefined
+  readonly expiresAt?: string | undefined
+  readonly deliveryKey?: string | undefined
 }
 
 const DecidedSchema: Schema.Schema<Decided> = Schema.Struct({

@@ -5,7 +5,9 @@
 // once, so the page marks exactly what the server flags, in the card and in
 // a person's edit alike. A card whose `hidden` list is not empty is flagged;
 // a field the server cut says how much it shows, and such a card offers only
-// Reject. The script runs under a CSP nonce; the token travels in the URL
+// Reject. An in-doubt delivery (it stopped and may have gone out) is a card
+// of its own, marked as such with its delivery key, offering Mark done (with
+// a note) and Retry; a cut one offers Mark done only. The script runs under a CSP nonce; the token travels in the URL
 // fragment (never sent to a server or a Referer) and then in an Authorization
 // header, which a browser never adds on its own, so another site cannot make
 // decisions. The header says who decides: the signed-in person, or, in
@@ -55,6 +57,10 @@ export const page = (nonce: string): string =>
   .why { color: #52525b; font-size: 13px; margin-top: 6px; }
   button:disabled { opacity: 0.45; cursor: not-allowed; }
   header #who { color: #d4d4d8; white-space: nowrap; }
+  .card.in-doubt { border: 2px solid #b45309; }
+  .doubt { background: #fffbeb; border: 1px solid #b45309; color: #78350f; font-weight: 600; padding: 6px 10px; border-radius: 6px; margin: 8px 0; }
+  .key { font: 13px ui-monospace, monospace; color: #3f3f46; }
+  button.done { background: #1e3a8a; color: #fff; border-color: #1e3a8a; }
 </style>
 </head>
 <body>
@@ -144,12 +150,15 @@ const previewed = (form, value) => {
   return { form, value }
 }
 
+const route = (card) => card.kind === "in-doubt" ? "/api/proposals/" + encodeURIComponent(card.id) + "/in-doubt"
+  : (card.kind === "proposal" ? "/api/proposals/" : "/api/requests/") + encodeURIComponent(card.id) + "/decision"
+
 const render = (card) => {
   const status = el("div", { class: "status" })
   const decide = async (body) => {
     status.className = "status"
     status.textContent = "sending…"
-    const response = await api((card.kind === "proposal" ? "/api/proposals/" : "/api/requests/") + encodeURIComponent(card.id) + "/decision", {
+    const response = await api(route(card), {
       method: "POST",
       headers: { "x-graded-csrf": card.csrf },
       body: JSON.stringify(singleUser ? { by: by.value, ...body } : body)
@@ -182,19 +191,39 @@ const render = (card) => {
     form.addEventListener("submit", (event) => { event.preventDefault(); decide({ action: "reject", reason: reason.value }) })
     actions.replaceWith(form)
   })
-  actions.append(approve, edit, reject)
+  if (card.kind === "in-doubt") {
+    // Sends nothing: a person checked the outside system and says it went out.
+    const done = el("button", { class: "done", type: "button", text: "Mark done" })
+    const retry = el("button", { class: "approve", type: "button", text: "Retry" })
+    done.addEventListener("click", () => {
+      const form = el("form", { class: "done-form" })
+      const note = el("input", { name: "note", placeholder: "what you checked (optional)" })
+      form.append(el("label", { text: "note" }), note, el("div", { class: "actions" }, el("button", { class: "done", type: "submit", text: "Mark done with this note" })))
+      form.addEventListener("submit", (event) => { event.preventDefault(); decide({ action: "mark-done", note: note.value }) })
+      actions.replaceWith(form)
+    })
+    retry.addEventListener("click", () => decide({ action: "retry" }))
+    actions.append(done, retry)
+    if (card.cut.length > 0) { retry.disabled = true; actions.append(el("div", { class: "why", text: "Retry is off: this card does not show all of what would go out again. Mark it done if it went out." })) }
+  } else actions.append(approve, edit, reject)
   // A card that did not show all of itself can be rejected, not approved: the server refuses the same.
-  const why = card.cut.length === 0 ? null
+  const why = card.kind === "in-doubt" || card.cut.length === 0 ? null
     : el("div", { class: "why", text: "Approve and Edit are off: this card does not show all of what would run. Reject it, or have it made smaller." })
   if (why) { approve.disabled = true; edit.disabled = true; actions.append(why) }
+  const doubt = card.kind !== "in-doubt" ? null
+    : el("div", { class: "doubt", role: "alert", text: "This delivery stopped and may have gone out. Check before you retry: a retry goes out with the same delivery key." })
+  const about = [card.runId ? "run " + card.runId : "", card.expiresAt ? "decide before " + new Date(card.expiresAt).toLocaleString() : ""].filter(Boolean).join(" · ")
   const flag = card.hidden.length === 0 ? null
     : el("div", { class: "flag", role: "alert", text: "This card contains characters that hide or reorder text: " + card.hidden.join(" ") + ". Each is shown as a badge where it stands." })
   const cuts = card.cut.map((cut) => el("div", { class: "cut", text: cut.total === 0
     ? "The payload cannot be shown as JSON."
     : "The " + cut.field + " is cut: showing " + count(cut.shown) + " of " + count(cut.total) + " characters." }))
-  const node = el("section", { class: "card" + (card.kind === "proposal" ? " proposal" : ""), "data-id": card.id, "data-tool": card.tool },
+  const node = el("section", { class: "card" + (card.kind ? " " + card.kind : ""), "data-id": card.id, "data-tool": card.tool },
     el("h2", {}, el("span", { class: "grade " + card.grade, text: card.grade }), el("span", {}, ...visible(card.title))),
     el("div", { class: "meta" }, ...visible(card.tool + " · " + (card.actor || "unknown actor") + " · " + new Date(card.createdAt).toLocaleString())),
+    about ? el("div", { class: "meta run" }, ...visible(about)) : null,
+    doubt,
+    card.deliveryKey ? el("div", { class: "key" }, ...visible("delivery key: " + card.deliveryKey)) : null,
     el("div", {}, ...visible(card.description)),
     flag,
     ...cuts,
@@ -208,7 +237,11 @@ const refresh = async () => {
   if (!response.ok) { document.getElementById("cards").replaceChildren(el("p", { class: "empty", text: "Not authorized: open the URL the server printed." })); return }
   const { requests } = await response.json()
   const list = document.getElementById("cards")
-  for (const card of requests) if (!shown.has(card.id)) { shown.set(card.id, render(card)); list.append(shown.get(card.id)) }
+  // A proposal that turns in doubt is a new card: keyed by kind and id.
+  for (const card of requests) {
+    const key = (card.kind || "request") + ":" + card.id
+    if (!shown.has(key)) { shown.set(key, render(card)); list.append(shown.get(key)) }
+  }
   list.querySelector(".empty")?.remove()
   if (shown.size === 0) list.replaceChildren(el("p", { class: "empty", text: "Nothing waits for a decision." }))
 }

@@ -1,0 +1,174 @@
+// In-doubt deliveries, supervised runs and expiry on the web confirm page,
+// over real HTTP: a delivery that stopped is a card of its own, marked done or
+// retried (with the same delivery key) by whoever is signed in, once; a
+// proposal shows the run waiting on it; an expired one is not offered and
+// cannot be decided.
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { Audit, Proposal, ProposalStore, Runs, RunStore, ScriptedModel } from "@graded/core"
+import { WebConfirm } from "@graded/confirm"
+import { client, makeMailer } from "./proposalPage.js"
+
+const people = { "token-of-alice-0123456789abcdef": "alice", "token-of-bob-0123456789abcdef00": "bob" }
+const [alice, bob] = Object.keys(people) as [string, string]
+
+// The server's decisions are audited where it was started: `audit`, when given.
+const serving = (options: Partial<WebConfirm.Common> = {}, audit?: Audit.Memory) =>
+  Effect.gen(function*() {
+    const mailer = makeMailer()
+    const { server } = yield* WebConfirm.make({ users: people, ...options, proposals: { toolkit: mailer.toolkit } })
+      .pipe(Effect.provide(audit?.layer ?? Layer.empty))
+    return { mailer, server, as: (token: string) => client(server.origin, token) }
+  })
+
+describe("WebConfirm: in-doubt deliveries", () => {
+  it.scopedLive("a delivery that stopped is its own card, with its delivery key; marked done by the signed-in person, once", () =>
+    Effect.gen(function*() {
+      const audit = Audit.memory()
+      const { as, mailer } = yield* serving({}, audit)
+      const id = yield* mailer.propose("Your refund is on its way.")
+      const stopped = yield* mailer.stopMidDelivery(id)
+      expect(stopped).toMatchObject({ status: "in-doubt", deliveryKey: expect.any(String) })
+      const [card, ...others] = yield* as(alice).cards
+      expect(others).toEqual([])
+      expect(card).toMatchObject({
+        id,
+        kind: "in-doubt",
+        title: "In doubt: Send an email",
+        deliveryKey: stopped.deliveryKey,
+        payload: { to: "customer:42", text: "Your refund is on its way." }
+      })
+      expect(card.description).toContain("This delivery stopped and may have gone out (approved by agent:alice)")
+      // A body naming someone else is ignored: the decider is who signed in.
+      const marked = yield* as(alice).resolve(card, { by: "mallory", action: "mark-done", note: "seen in the outbox" })
+      expect(marked).toEqual({ status: 200, body: { message: "Marked done by alice." } })
+      expect(yield* Proposal.get(id)).toMatchObject({
+        status: "delivered",
+        decision: { by: "alice", reason: "seen in the outbox" }
+      })
+      expect(audit.entries).toMatchObject([{ type: "in-doubt", action: "marked-done", by: "alice", proposal: id }])
+      // Settled: gone from the page, and a replay is told who settled it.
+      expect(yield* as(alice).cards).toEqual([])
+      const replay = yield* as(bob).resolve(card, { action: "mark-done" })
+      expect(replay).toMatchObject({
+        status: 409,
+        body: { error: `already decided by alice (delivered): ${id} was not delivered again`, by: "alice" }
+      })
+      expect(mailer.state.sent).toEqual([])
+    }).pipe(Effect.provide(ProposalStore.memory)))
+
+  it.scopedLive("a retry asks through the page, delivers what the card showed with the same delivery key, once", () =>
+    Effect.gen(function*() {
+      const audit = Audit.memory()
+      const { as, mailer } = yield* serving({}, audit)
+      const id = yield* mailer.propose("Your refund is on its way.")
+      const { deliveryKey } = yield* mailer.stopMidDelivery(id)
+      const [card] = yield* as(bob).cards
+      const retried = yield* as(bob).resolve(card, { action: "retry" })
+      expect(retried).toEqual({
+        status: 200,
+        body: { message: "Retried by bob: delivered with the same delivery key." }
+      })
+      expect(mailer.state.sent).toEqual([{
+        payload: { to: "customer:42", text: "Your refund is on its way." },
+        key: deliveryKey
+      }])
+      expect(yield* Proposal.get(id)).toMatchObject({ status: "delivered", decision: { by: "bob" }, deliveryKey })
+      expect(audit.entries.filter((entry) => entry.type === "in-doubt")).toMatchObject([
+        { action: "retried", by: "bob", proposal: id }
+      ])
+      const again = yield* as(alice).resolve(card, { action: "retry" })
+      expect(again).toMatchObject({ status: 409, body: { by: "bob", status: "delivered" } })
+      expect(yield* as(alice).resolve(card, { action: "mark-done" })).toMatchObject({ status: 409 })
+      expect(mailer.state.sent).toHaveLength(1)
+    }).pipe(Effect.provide(ProposalStore.memory)))
+
+  it.scopedLive("a card cut short can be marked done, never retried: what would go out again was not all shown", () =>
+    Effect.gen(function*() {
+      const { as, mailer } = yield* serving({ maxChars: 60 })
+      const id = yield* mailer.propose("x".repeat(500))
+      yield* mailer.stopMidDelivery(id)
+      const [card] = yield* as(alice).cards
+      expect(card.cut).toContainEqual({ field: "payload", shown: 60, total: 539 })
+      const retry = yield* as(alice).resolve(card, { action: "retry" })
+      expect(retry.status).toBe(422)
+      expect(retry.body.error).toMatch(/not shown in full .*: it can be marked done, not retried$/)
+      expect(yield* Proposal.get(id)).toMatchObject({ status: "in-doubt" })
+      expect(yield* as(alice).resolve(card, { action: "mark-done" })).toMatchObject({ status: 200 })
+      expect(mailer.state.sent).toEqual([])
+    }).pipe(Effect.provide(ProposalStore.memory)))
+
+  it.scopedLive("a retry of a record changed since the card was shown is refused and leaves it in doubt", () =>
+    Effect.gen(function*() {
+      const { as, mailer } = yield* serving()
+      const id = yield* mailer.propose("Your refund is on its way.")
+      yield* mailer.stopMidDelivery(id)
+      const [card] = yield* as(alice).cards
+      // The store's record changes under the page (a tampered row, a bad migration).
+      const store = yield* ProposalStore.ProposalStore
+      const get = store.get
+      ;(store as { get: typeof get }).get = (id) =>
+        Effect.map(get(id), (proposal) => ({ ...proposal, payload: { to: "attacker@example.com", text: "hi" } }))
+      const retry = yield* as(alice).resolve(card, { action: "retry" })
+      expect(retry).toEqual({
+        status: 409,
+        body: { error: `${id} changed since the card was shown: reload the page; nothing was retried` }
+      })
+      ;(store as { get: typeof get }).get = get
+      expect(yield* Proposal.get(id)).toMatchObject({ status: "in-doubt" })
+      expect(mailer.state.sent).toEqual([])
+    }).pipe(Effect.provide(ProposalStore.memory)))
+})
+
+describe("WebConfirm: supervised runs and expiry", () => {
+  it.scopedLive("a proposal a run waits on shows the run; approved on the page, the run resumes and finishes", () =>
+    Effect.gen(function*() {
+      const { as, mailer } = yield* serving()
+      const stores = yield* Effect.map(
+        Layer.build(
+          Layer.merge(RunStore.memory, Layer.succeedContext(yield* Effect.context<ProposalStore.ProposalStore>()))
+        ),
+        Layer.succeedContext
+      )
+      const started = yield* Runs.start({ toolkit: mailer.toolkit, prompt: "Tell them", runId: "run-7" }).pipe(
+        Effect.provide(ScriptedModel.layer([
+          ScriptedModel.calls(ScriptedModel.call("mail.send", { to: "customer:42", text: "Done!" }))
+        ])),
+        Effect.provide(stores)
+      )
+      expect(started.status).toBe("waiting")
+      const [card] = yield* as(alice).cards
+      expect(card).toMatchObject({ kind: "proposal", runId: "run-7", payload: { to: "customer:42", text: "Done!" } })
+      expect(yield* as(alice).decide(card, { action: "approve" }))
+        .toEqual({ status: 200, body: { message: "Approved by alice." } })
+      const resumed = yield* Runs.resume("run-7", { toolkit: mailer.toolkit }).pipe(
+        Effect.provide(ScriptedModel.layer([ScriptedModel.text("Sent.")])),
+        Effect.provide(stores)
+      )
+      expect(resumed.status).toBe("finished")
+      expect(mailer.state.sent.map((sent) => sent.payload.text)).toEqual(["Done!"])
+    }).pipe(Effect.provide(ProposalStore.memory)))
+
+  it.scopedLive("an expired proposal is not offered, and deciding it anyway is 409 expired; nothing is sent", () =>
+    Effect.gen(function*() {
+      const { as, mailer } = yield* serving()
+      const id = yield* mailer.propose("Only for a minute", { expireAfter: "300 millis" })
+      const [card] = yield* as(alice).cards
+      expect(card).toMatchObject({ id, expiresAt: (yield* Proposal.get(id)).expiresAt })
+      yield* Effect.sleep("400 millis")
+      expect(yield* as(alice).cards).toEqual([])
+      for (const body of [{ action: "approve" }, { action: "edit", payload: card.payload }, { action: "reject" }]) {
+        const answer = yield* as(alice).decide(card, body)
+        expect(answer.status).toBe(409)
+        expect(answer.body.error).toMatch(new RegExp(`^expired: no human decided ${id} before `))
+      }
+      expect((yield* Proposal.get(id)).status).toBe("pending")
+      // Once the store has marked it expired too, the page says the same.
+      yield* Proposal.recover
+      expect(yield* as(alice).cards).toEqual([])
+      const late = yield* as(alice).decide(card, { action: "approve" })
+      expect(late.status).toBe(409)
+      expect(late.body.error).toMatch(new RegExp(`^expired: no human decided ${id} before `))
+      expect(mailer.state.sent).toEqual([])
+    }).pipe(Effect.provide(ProposalStore.memory)))
+})
