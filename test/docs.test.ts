@@ -59,6 +59,10 @@ const expectations: Readonly<Record<string, Expectation>> = {
     exit: 0,
     prints: "\"proposal\": \"p-2\""
   },
+  "node ../../bin/graded.mjs -m proposals.config.ts invoke chat.sendMessage.propose '{\"text\":\"Thanks, bye\"}'": {
+    exit: 0,
+    prints: "\"proposal\": \"p-3\""
+  },
   "node ../../bin/graded.mjs -m proposals.config.ts pending": {
     exit: 0,
     prints: "payload: {\"to\":\"customer:42\",\"text\":\"Helo\"}"
@@ -80,6 +84,16 @@ const expectations: Readonly<Record<string, Expectation>> = {
   "node ../../bin/graded.mjs audit --sqlite graded.db": {
     exit: 0,
     prints: "DELIVERED chat.sendMessage, confirmed by cli:"
+  },
+  "node ../../bin/graded.mjs -m proposals.config.ts decide p-3 edit": {
+    exit: 0,
+    prints: "p-3 delivered by cli:",
+    asks: "New payload as one line of JSON (empty to go back):",
+    answers: ["{\"to\":\"customer:42\",\"text\":\"Thanks, goodbye\"}"]
+  },
+  "node ../../bin/graded.mjs -m proposals.config.ts decide p-3 done": {
+    exit: 1,
+    prints: "Proposal p-3 is delivered, not in doubt (decided by cli:"
   },
   // docs/openai.md
   "pnpm add @graded/core @graded/openai openai effect": {

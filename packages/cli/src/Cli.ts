@@ -16,6 +16,11 @@
  * graded pending                        # proposals waiting for a human (the module's layer provides the store)
  * graded decide p-1 approve             # shows the card; approve, edit or reject there
  * graded decide p-2 reject --reason "wrong customer"
+ * graded decide p-3 edit                # the card opens at the edit question
+ * graded decide p-4 done                # an in-doubt delivery went out; or `retry` to deliver it again
+ * graded runs --status waiting          # supervised runs (the module's layer provides the RunStore)
+ * graded resume run-1                   # goes on with a run once its proposals are decided
+ * graded cancel run-1 --reason "customer called"
  * ```
  *
  * @since 0.1.0
@@ -36,7 +41,8 @@ export interface Config {
   readonly plans?: ReadonlyArray<Plan.Any> | undefined
   /**
    * The services the tools and plans need (a model for plans that generate
-   * text), and the `ProposalStore` that `pending` and `decide` read.
+   * text, and for `resume`), the `ProposalStore` that `pending` and `decide`
+   * read, and the `RunStore` that `runs`, `resume` and `cancel` read.
    */
   readonly layer?: Layer.Layer<any, any, never> | undefined
   /** Registry options: licensed features, known page types. */
@@ -103,7 +109,15 @@ const examples = {
     "graded audit --sqlite graded.db --actor cli:alice"
   ],
   pending: ["graded pending", "graded pending --json"],
-  decide: ["graded decide p-1 approve", "graded decide p-2 reject --reason \"wrong customer\""]
+  decide: [
+    "graded decide p-1 approve",
+    "graded decide p-2 reject --reason \"wrong customer\"",
+    "graded decide p-3 edit",
+    "graded decide p-4 done --reason \"the customer has it\""
+  ],
+  runs: ["graded runs", "graded runs --status waiting --json"],
+  resume: ["graded resume run-1"],
+  cancel: ["graded cancel run-1 --reason \"the customer called\""]
 } as const satisfies Record<string, ReadonlyArray<string>>
 
 const descriptions: { readonly [K in keyof typeof examples]: string } = {
@@ -112,8 +126,11 @@ const descriptions: { readonly [K in keyof typeof examples]: string } = {
   plan: "run a fixed flow you started; sends inside it are confirmed here",
   schemas: "the OpenAI function definitions this context is offered",
   audit: "print an audit for people: a JSON Lines file, or SQL (--sqlite, --postgres)",
-  pending: "the proposals waiting for a human, from the module's ProposalStore",
-  decide: "approve a proposal (its card is confirmed here) or reject it with a reason"
+  pending: "the proposals waiting for a human and the deliveries in doubt, from the module's ProposalStore",
+  decide: "approve or edit a proposal on its card, reject it, or settle an in-doubt delivery (done, retry)",
+  runs: "the supervised runs, from the module's RunStore, with what each waits on",
+  resume: "go on with a run whose proposals are decided (the module's layer provides the model)",
+  cancel: "cancel a run with a reason; its open proposals are rejected"
 }
 
 const list = Command.make("list", { module, page, feature, autonomous }, withModule(internal.list)).pipe(
@@ -174,14 +191,49 @@ const decide = Command.make(
   {
     module,
     reason: Options.text("reason").pipe(
-      Options.withDescription("why it is rejected (required with reject)"),
+      Options.withDescription("why it is rejected (required with reject); with done, a note on how you checked"),
       Options.optional
     ),
     id: Args.text({ name: "id" }),
-    decision: Args.choice([["approve", "approve" as const], ["reject", "reject" as const]], { name: "approve|reject" })
+    decision: Args.choice(
+      [
+        ["approve", "approve" as const],
+        ["edit", "edit" as const],
+        ["reject", "reject" as const],
+        ["done", "done" as const],
+        ["retry", "retry" as const]
+      ],
+      { name: "approve|edit|reject|done|retry" }
+    )
   },
   withModule(internal.decide)
 ).pipe(Command.withDescription(descriptions.decide))
+const runs = Command.make(
+  "runs",
+  {
+    module,
+    json: Options.boolean("json").pipe(Options.withDescription("one JSON object a line")),
+    status: Options.choice("status", ["waiting", "running", "finished", "cancelled"]).pipe(
+      Options.withDescription("only the runs with this status"),
+      Options.optional
+    )
+  },
+  withModule(internal.runs)
+).pipe(Command.withDescription(descriptions.runs))
+const resume = Command.make(
+  "resume",
+  { module, runId: Args.text({ name: "runId" }) },
+  withModule(internal.resume)
+).pipe(Command.withDescription(descriptions.resume))
+const cancel = Command.make(
+  "cancel",
+  {
+    module,
+    reason: Options.text("reason").pipe(Options.withDescription("why (required)"), Options.optional),
+    runId: Args.text({ name: "runId" })
+  },
+  withModule(internal.cancel)
+).pipe(Command.withDescription(descriptions.cancel))
 
 /**
  * The `graded` command, to embed or extend.
@@ -189,7 +241,18 @@ const decide = Command.make(
  * @since 0.1.0
  * @category constructors
  */
-export const command = root.pipe(Command.withSubcommands([list, invoke, plan, schemas, auditLog, pending, decide]))
+export const command = root.pipe(Command.withSubcommands([
+  list,
+  invoke,
+  plan,
+  schemas,
+  auditLog,
+  pending,
+  decide,
+  runs,
+  resume,
+  cancel
+]))
 
 const isCommand = (name: string | undefined): name is keyof typeof examples =>
   name !== undefined && Object.hasOwn(examples, name)

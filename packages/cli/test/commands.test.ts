@@ -112,7 +112,11 @@ describe("graded", { timeout: 240_000 }, () => {
       invoke: "$ graded invoke kb.search '{\"query\":\"invoice\"}'",
       plan: "$ graded plan quick-ticket --audit audit.jsonl",
       schemas: "$ graded schemas --autonomous",
-      audit: "$ graded audit audit.jsonl"
+      audit: "$ graded audit audit.jsonl",
+      decide: "$ graded decide p-3 edit",
+      runs: "$ graded runs --status waiting --json",
+      resume: "$ graded resume run-1",
+      cancel: "$ graded cancel run-1 --reason \"the customer called\""
     }
     const [top, ...subs] = await Promise.all([
       graded("--help"),
@@ -143,7 +147,9 @@ describe("graded", { timeout: 240_000 }, () => {
     expect(unknown.code).toBe(2)
     expect(unknown.err).toContain("Invalid subcommand for graded")
     expect(unknown.err).toContain("Usage: graded [-m module] <command> [options]")
-    for (const name of ["list", "invoke", "plan", "schemas", "audit"]) {
+    for (
+      const name of ["list", "invoke", "plan", "schemas", "audit", "pending", "decide", "runs", "resume", "cancel"]
+    ) {
       expect(unknown.err).toMatch(new RegExp(`^  ${name} +\\S`, "m"))
     }
     expect(option.code).toBe(2)

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { Effect } from "effect"
+import { Effect, TestClock, TestContext } from "effect"
 import { Proposal } from "@graded/core"
 import { Sql } from "@graded/sql"
 import { describe, expect, it } from "vitest"
@@ -21,14 +21,19 @@ const store = () => {
     GRADED_TEST_DB: path.join(dir, "graded.db"),
     GRADED_TEST_DELIVERED: path.join(dir, "delivered.jsonl")
   }
-  const graded = (args: ReadonlyArray<string>, input = "", module = "proposals.config.ts") =>
-    new Promise<{ out: string; err: string; code: number | null }>((resolve) => {
+  const graded = (args: ReadonlyArray<string>, input = "", module = "proposals.config.ts", extra = {}) =>
+    new Promise<{ out: string; err: string; code: number | null; signal: string | null }>((resolve) => {
       const child = execFile(
         process.execPath,
         [bin, "-m", module, ...args],
-        { cwd: fixtures, env, encoding: "utf8", timeout: 120_000 },
+        { cwd: fixtures, env: { ...env, ...extra }, encoding: "utf8", timeout: 120_000 },
         (error, out, err) => {
-          resolve({ out, err, code: error === null ? 0 : typeof error.code === "number" ? error.code : null })
+          resolve({
+            out,
+            err,
+            code: error === null ? 0 : typeof error.code === "number" ? error.code : null,
+            signal: error?.signal ?? null
+          })
         }
       )
       child.stdin?.end(input)
@@ -45,7 +50,24 @@ const store = () => {
   // The store as the app itself would read it, after the command has exited.
   const stored = (id: string) =>
     Effect.runPromise(Proposal.get(id).pipe(Effect.provide(Sql.sqlite({ filename: env.GRADED_TEST_DB }))))
-  return { graded, delivered, propose, stored }
+  const sqlite = Sql.sqlite({ filename: env.GRADED_TEST_DB })
+  // A delivery whose process died inside `deliver`, after the message went
+  // out: `decide approve` in a process killed there (SIGKILL, no cleanup),
+  // then, once its lease has passed (16 minutes later on the clock),
+  // `Proposal.recover` from another process marks it in doubt.
+  const crashWhileDelivering = async (id: string) => {
+    const crashed = await graded(["decide", id, "approve"], "a\n", undefined, { GRADED_TEST_CRASH: "1" })
+    expect(crashed.signal).toBe("SIGKILL")
+    expect((await stored(id)).status).toBe("delivering")
+    const moved = await Effect.runPromise(
+      Effect.gen(function*() {
+        yield* TestClock.setTime(Date.now() + 16 * 60_000)
+        return yield* Proposal.recover
+      }).pipe(Effect.provide(sqlite), Effect.provide(TestContext.TestContext))
+    )
+    expect(moved.map((p) => [p.id, p.status])).toEqual([[id, "in-doubt"]])
+  }
+  return { graded, delivered, propose, stored, crashWhileDelivering }
 }
 
 // Each test starts the command a few times; on a busy machine a start takes seconds.
@@ -131,4 +153,147 @@ describe("graded pending and decide", { timeout: 240_000 }, () => {
     const decide = await graded(["decide", "p-1", "reject", "--reason", "x"], "", "nostore.config.ts")
     expect(decide.code).toBe(2)
   })
+
+  it(
+    "decide edit opens the card at the edit question; the edit is validated again; an invalid one delivers nothing and says why",
+    async () => {
+      const { delivered, graded, propose, stored } = store()
+      const id = await propose("Helo")
+      const invalid = await graded(["decide", id, "edit"], `{"to":"customer:42"}\n`)
+      expect(invalid.code).toBe(1)
+      expect(invalid.out).toContain(`"text": "Helo"`)
+      expect(invalid.out).toContain("New payload as one line of JSON (empty to go back):")
+      expect(invalid.out).not.toContain("Approve, edit or reject?")
+      expect(invalid.err).toMatch(/The edit by cli:\S+ to chat\.sendMessage is invalid, nothing was delivered: .*text/)
+      expect(delivered()).toEqual([])
+      expect((await stored(id)).status).toBe("pending")
+      // Not JSON: asked again; then a valid edit is delivered, once, as edited.
+      const edited = await graded(["decide", id, "edit"], `{oops\n{"to":"customer:42","text":"Hello, corrected"}\n`)
+      expect(edited.code).toBe(0)
+      expect(edited.out).toContain("That is not JSON.")
+      expect(edited.out).toMatch(new RegExp(`${id} delivered by cli:\\S+ \\(edited\\)`))
+      expect(delivered()).toEqual([
+        expect.objectContaining({ payload: { to: "customer:42", text: "Hello, corrected" } })
+      ])
+      expect(await stored(id)).toMatchObject({ status: "delivered", decision: { edited: true } })
+      const twice = await graded(["decide", id, "edit"], `{"to":"customer:42","text":"again"}\n`)
+      expect(twice.code).toBe(1)
+      expect(twice.err).toMatch(/already decided \(delivered by cli:\S+\)/)
+      expect(delivered()).toHaveLength(1)
+      // An empty line goes back to the usual question, where `a` approves as stored.
+      const other = await propose("As it is")
+      const back = await graded(["decide", other, "edit"], "\na\n")
+      expect(back.code).toBe(0)
+      expect(back.out).toContain("Approve, edit or reject? [a/e/r]")
+      expect(delivered()[1]).toMatchObject({ payload: { text: "As it is" } })
+    },
+    600_000
+  )
+
+  it(
+    "an in-doubt delivery: pending shows it apart with its key; retry delivers again with the same key; then it is decided",
+    async () => {
+      const { crashWhileDelivering, delivered, graded, propose, stored } = store()
+      const waiting = await propose("Still waiting")
+      const id = await propose("Your refund is on its way")
+      await crashWhileDelivering(id)
+      const first = delivered()
+      expect(first).toHaveLength(1)
+      const key = (first[0] as { idempotencyKey: string }).idempotencyKey
+      expect(key).toMatch(/^[0-9a-f-]{36}$/)
+
+      const listed = await graded(["pending"])
+      expect(listed.code).toBe(0)
+      const [before, after] = listed.out.split("In doubt:")
+      expect(before).toContain(`${waiting}  chat.sendMessage (send)  Send a chat message\n`)
+      expect(before).not.toContain(id)
+      expect(after).toContain("decide <id> done")
+      expect(after).toContain(`${id}  chat.sendMessage (send)  Send a chat message  [in-doubt]`)
+      expect(after).toMatch(
+        new RegExp(
+          `delivery key ${key}: its delivery, approved by cli:\\S+, stopped before it settled .*it may have gone out`
+        )
+      )
+      const json = (await graded(["pending", "--json"])).out.trim().split("\n").map((line) => JSON.parse(line))
+      expect(json.map((p) => [p.id, p.status, p.deliveryKey])).toEqual([
+        [waiting, "pending", undefined],
+        [id, "in-doubt", key]
+      ])
+
+      // Not approved again as if nothing had happened.
+      const approve = await graded(["decide", id, "approve"], "a\n")
+      expect(approve.code).toBe(1)
+      expect(approve.err).toMatch(new RegExp(`Proposal ${id} was already decided \\(in-doubt by cli:\\S+\\)`))
+      expect(delivered()).toHaveLength(1)
+
+      const retried = await graded(["decide", id, "retry"], "a\n")
+      expect(retried.code).toBe(0)
+      expect(retried.out).toContain(`"text": "Your refund is on its way"`)
+      expect(retried.out).toMatch(new RegExp(`${id} delivered by cli:\\S+`))
+      expect(delivered()).toHaveLength(2)
+      expect(delivered()[1]).toMatchObject({ idempotencyKey: key, payload: { text: "Your refund is on its way" } })
+      expect(await stored(id)).toMatchObject({ status: "delivered", deliveryKey: key })
+
+      const decided = await Promise.all(["retry", "done"].map((decision) => graded(["decide", id, decision], "a\n")))
+      for (const [i, decision] of ["retry", "done"].entries()) {
+        const again = decided[i]!
+        expect(again.code, decision).toBe(1)
+        expect(again.err, decision).toMatch(
+          new RegExp(`Proposal ${id} is delivered, not in doubt \\(decided by cli:\\S+\\)`)
+        )
+      }
+      const early = await Promise.all(["retry", "done"].map((decision) => graded(["decide", waiting, decision], "a\n")))
+      for (const [i, decision] of ["retry", "done"].entries()) {
+        expect(early[i]!.code, decision).toBe(1)
+        expect(early[i]!.err, decision).toContain(`Proposal ${waiting} is pending, not in doubt: nothing was delivered`)
+      }
+      const retryWithReason = await graded(["decide", waiting, "retry", "--reason", "x"])
+      expect(retryWithReason.code).toBe(2)
+      expect(delivered()).toHaveLength(2)
+    },
+    600_000
+  )
+
+  it("decide done marks an in-doubt delivery delivered, with who and the note; a second done is refused", async () => {
+    const { crashWhileDelivering, delivered, graded, propose, stored } = store()
+    const id = await propose("Went out before the crash")
+    await crashWhileDelivering(id)
+    const done = await graded(["decide", id, "done", "--reason", "the customer has it"])
+    expect(done.code).toBe(0)
+    expect(done.out).toMatch(new RegExp(`^${id} marked delivered by cli:\\S+: the customer has it$`, "m"))
+    const record = await stored(id)
+    expect(record.status).toBe("delivered")
+    expect(record.decision).toMatchObject({ reason: "the customer has it" })
+    expect(record.decision?.by).toMatch(/^cli:/)
+    const again = await graded(["decide", id, "done"])
+    expect(again.code).toBe(1)
+    expect(again.err).toMatch(/is delivered, not in doubt \(decided by cli:\S+\)/)
+    expect(delivered()).toHaveLength(1)
+    const pending = await graded(["pending"])
+    expect(pending.out.trim()).toBe("No proposal is pending.")
+  }, 600_000)
+
+  it(
+    "forged ids: an id with control characters, or shaped like SQL, is an unknown proposal, shown escaped",
+    async () => {
+      const { delivered, graded, propose, stored } = store()
+      const id = await propose("Keep me")
+      const decisions = ["approve", "edit", "done", "retry"]
+      const attempts = await Promise.all(
+        decisions.map((decision) => graded(["decide", `${id}\u001b[2K\rDELIVERED`, decision], "a\n"))
+      )
+      for (const [i, decision] of decisions.entries()) {
+        const forged = attempts[i]!
+        expect(forged.code, decision).toBe(1)
+        expect(forged.err, decision).toContain(String.raw`There is no proposal ${id}\u001B[2K\u000DDELIVERED`)
+        expect(forged.err + forged.out, decision).not.toContain("\u001b")
+      }
+      const sql = await graded(["decide", `${id}' OR '1'='1`, "reject", "--reason", "x"])
+      expect(sql.code).toBe(1)
+      expect(sql.err).toContain("There is no proposal")
+      expect((await stored(id)).status).toBe("pending")
+      expect(delivered()).toEqual([])
+    },
+    600_000
+  )
 })

@@ -60,6 +60,13 @@ export interface Options {
   readonly by?: string | undefined
   /** Overrides `defaultLimits`; a limit that is not a positive number keeps the default. */
   readonly limits?: Partial<Limits> | undefined
+  /**
+   * What each card asks first: `"decision"` (default) asks `Approve, edit or
+   * reject?`; `"edit"` asks for the new payload at once, for a person who
+   * said they came to edit it (`graded decide <id> edit`). An empty line goes
+   * back to the usual question; nothing is approved without an answer.
+   */
+  readonly startWith?: "decision" | "edit" | undefined
 }
 
 /**
@@ -187,9 +194,13 @@ export const ui = (options: Options = {}): Effect.Effect<HumanConfirm.UI, never,
         Effect.suspend(() => {
           const shown = Card.render(view, limits)
           // A line typed before this card was on the screen does not answer it.
+          const first = options.startWith === "edit"
+            ? Effect.flatMap(edit(view), (decision) =>
+              decision === undefined ? decide(view, !shown.cut) : Effect.succeed(decision))
+            : decide(view, !shown.cut)
           return LineTerminal.forgetTyped(terminal).pipe(
             Effect.zipRight(say(shown.text)),
-            Effect.zipRight(decide(view, !shown.cut))
+            Effect.zipRight(first)
           )
         })
     }

@@ -1,6 +1,18 @@
 import { NodeFileSystem } from "@effect/platform-node"
 import { Cause, Console, Context, Effect, Exit, Layer, Option, Redacted } from "effect"
-import { Audit, HumanConfirm, Invocation, Plan, Printable, Proposal, ProposalStore, Registry } from "@graded/core"
+import {
+  Audit,
+  HumanConfirm,
+  Invocation,
+  LanguageModel,
+  Plan,
+  Printable,
+  Proposal,
+  ProposalStore,
+  Registry,
+  Runs,
+  RunStore
+} from "@graded/core"
 import { TerminalConfirm } from "@graded/confirm"
 import { SqlAudit } from "@graded/sql"
 import type { Config } from "../Cli.js"
@@ -55,11 +67,12 @@ const auditLayer = (file: Option.Option<string>) =>
 const humanServices = (
   who: string,
   config: { layer?: Layer.Layer<any, any, never> | undefined },
-  file: Option.Option<string>
+  file: Option.Option<string>,
+  startWith: "decision" | "edit" = "decision"
 ) =>
   Layer.mergeAll(
     config.layer ?? Layer.empty,
-    TerminalConfirm.layer({ by: who }).pipe(Layer.provide(TerminalConfirm.stdio)),
+    TerminalConfirm.layer({ by: who, startWith }).pipe(Layer.provide(TerminalConfirm.stdio)),
     HumanConfirm.trigger({ by: who, via: "cli" }),
     auditLayer(file)
   )
@@ -207,10 +220,27 @@ const usageError = (message: string) =>
     Effect.sync(() => void (process.exitCode = 2))
   )
 
-const noStore = (file: string) =>
-  usageError(
+// A service the module's layer must provide for a command, and how to say it does not.
+interface Needed {
+  readonly tag: Context.Tag<any, any>
+  readonly missing: (file: string) => string
+}
+
+const needsProposalStore: Needed = {
+  tag: ProposalStore.ProposalStore,
+  missing: (file) =>
     `${file} provides no ProposalStore: export a "layer" that provides one (Sql.sqlite({ filename }) from @graded/sql, or ProposalStore.memory)`
-  )
+}
+const needsRunStore: Needed = {
+  tag: RunStore.RunStore,
+  missing: (file) =>
+    `${file} provides no RunStore: export a "layer" that provides one (RunStore.memory, or a durable store from @graded/sql) beside its ProposalStore`
+}
+const needsModel: Needed = {
+  tag: LanguageModel.LanguageModel,
+  missing: (file) =>
+    `${file} provides no LanguageModel: a run goes on with a model, so export a "layer" that provides one (OpenAiModel.layer from @graded/openai, or ScriptedModel.layer)`
+}
 
 // A value as one line of JSON, every character visible.
 const oneLine = (value: unknown): string => {
@@ -221,46 +251,92 @@ const oneLine = (value: unknown): string => {
   }
 }
 
-// Runs `body` with the module's services (and the terminal's HumanConfirm)
-// when its layer provides a ProposalStore; says so (exit code 2) when not.
-const withStore = <A, E>(
+// Runs `body` with the module's services when its layer provides every
+// service `needs` names; says which is missing (exit code 2) when not. With
+// `human`, the terminal's HumanConfirm and a HumanTrigger for the person are
+// provided too; without, only the module's layer (a run resumed here never
+// holds a capability, and is given none).
+const withServices = <A, E>(
   file: string,
   who: string,
-  body: (config: Config) => Effect.Effect<A, E, any>
+  needs: ReadonlyArray<Needed>,
+  body: (config: Config) => Effect.Effect<A, E, any>,
+  options: { readonly human: boolean; readonly startWith?: "decision" | "edit" } = { human: true }
 ) =>
   Effect.flatMap(load(file), (config) =>
     loaded(
       Effect.flatMap(
-        Effect.serviceOption(ProposalStore.ProposalStore),
-        (store) => Option.isNone(store) ? noStore(file) : body(config)
+        Effect.forEach(needs, (need) => Effect.map(Effect.serviceOption(need.tag), Option.isSome)),
+        (present): Effect.Effect<A | void, E, any> => {
+          const missing = needs.find((_, i) => !present[i])
+          return missing !== undefined ? usageError(missing.missing(file)) : body(config)
+        }
       ).pipe(
-        Effect.provide(humanServices(who, config, Option.none())),
+        Effect.provide(
+          options.human
+            ? humanServices(who, config, Option.none(), options.startWith)
+            : (config.layer ?? Layer.empty)
+        ),
         Effect.exit
       )
     ))
+
+const withStore = <A, E>(file: string, who: string, body: (config: Config) => Effect.Effect<A, E, any>) =>
+  withServices(file, who, [needsProposalStore], body)
+
+// A decision is a human's: in a model's fiber (an app that runs the command
+// from a tool's code), every one is refused here, before the store is read;
+// rejecting and cancelling included, which core leaves to the caller. Approving,
+// retrying and marking done are refused by core too.
+const refusedForModels = (what: string) =>
+  Effect.map(Invocation.current, (context) =>
+    context.autonomous
+      ? `${what} is a human's decision: refused in a fiber running for a model; nothing was decided`
+      : undefined)
+
+// The context a decision runs in: a human's, the person at the keyboard.
+const human = (who: string) => Invocation.within({ autonomous: false, actor: who, traceId: crypto.randomUUID() })
+
+const proposalLines = (proposal: Proposal.Proposal): ReadonlyArray<string> => [
+  `${Printable.name(proposal.id)}  ${Printable.name(proposal.tool)} (${Printable.name(proposal.grade)})  ${
+    Printable.escape(proposal.title)
+  }${proposal.status === "pending" ? "" : `  [${Printable.name(proposal.status)}]`}`,
+  `  proposed ${Printable.name(proposal.proposedAt)} by ${Printable.name(proposal.actor ?? "-")}, trace ${
+    Printable.name(proposal.traceId ?? "-")
+  }${proposal.runId !== undefined ? `, run ${Printable.name(proposal.runId)}` : ""}`,
+  `  payload: ${oneLine(proposal.payload)}`
+]
+
+// Proposals a human acts on: those pending a decision, and deliveries in doubt.
+const open = ["pending", "in-doubt"] as const
 
 export const pending = (options: { module: string; json: boolean }) =>
   Effect.gen(function*() {
     const who = yield* Person
     const exit = yield* withStore(options.module, who, () =>
       Effect.gen(function*() {
-        const proposals = yield* Proposal.list({ status: "pending" })
+        const [waiting, inDoubt] = yield* Effect.forEach(open, (status) => Proposal.list({ status }))
         if (options.json) {
           // JSON Lines; Printable's escapes are JSON's own, so each line parses.
-          for (const proposal of proposals) yield* Console.log(Printable.escape(JSON.stringify(proposal)))
+          // Each record carries its status, and an in-doubt one its deliveryKey.
+          for (const proposal of [...(waiting ?? []), ...(inDoubt ?? [])]) {
+            yield* Console.log(Printable.escape(JSON.stringify(proposal)))
+          }
           return
         }
-        if (proposals.length === 0) return yield* print("No proposal is pending.")
-        for (const proposal of proposals) {
+        if ((waiting ?? []).length === 0) yield* print("No proposal is pending.")
+        for (const proposal of waiting ?? []) yield* print(proposalLines(proposal).join("\n"))
+        if ((inDoubt ?? []).length === 0) return
+        yield* print(
+          "\nIn doubt: these deliveries began and did not settle, so they may have gone out. Check the outside system, then `decide <id> done` if it went out, or `decide <id> retry` to deliver again with the same key."
+        )
+        for (const proposal of inDoubt ?? []) {
           yield* print(
             [
-              `${Printable.name(proposal.id)}  ${Printable.name(proposal.tool)} (${Printable.name(proposal.grade)})  ${
-                Printable.escape(proposal.title)
-              }`,
-              `  proposed ${Printable.name(proposal.proposedAt)} by ${Printable.name(proposal.actor ?? "-")}, trace ${
-                Printable.name(proposal.traceId ?? "-")
-              }`,
-              `  payload: ${oneLine(proposal.payload)}`
+              ...proposalLines(proposal),
+              `  delivery key ${Printable.name(proposal.deliveryKey ?? "-")}: ${
+                Printable.escape(proposal.decision?.reason ?? `approved by ${proposal.decision?.by ?? "-"}`)
+              }`
             ].join("\n")
           )
         }
@@ -279,43 +355,243 @@ const messageOf = (cause: Cause.Cause<unknown>): string => {
   return `failed unexpectedly: ${firstLine(cause)}`
 }
 
+// Only a delivery in doubt is marked done or retried: one still being
+// delivered is another process's, and one not begun went nowhere. (The store
+// settles the race; this says what is wrong in words.)
+const inDoubt = (id: string) =>
+  Effect.flatMap(Proposal.get(id), (proposal) =>
+    proposal.status === "in-doubt"
+      ? Effect.void
+      : Effect.fail({
+        message: proposal.status === "pending"
+          ? `Proposal ${proposal.id} is pending, not in doubt: nothing was delivered; approve or reject it`
+          : `Proposal ${proposal.id} is ${proposal.status}, not in doubt${
+            proposal.decision !== undefined ? ` (decided by ${proposal.decision.by})` : ""
+          }; nothing was done`
+      }))
+
+/** What a person may decide about a proposal. */
+export type Decision = "approve" | "edit" | "reject" | "done" | "retry"
+
+const settled = (approved: Proposal.Approved) =>
+  Effect.zipRight(
+    print(
+      `${Printable.name(approved.proposal.id)} ${Printable.name(approved.proposal.status)} by ${
+        Printable.name(approved.proposal.decision?.by ?? "-")
+      }${approved.proposal.decision?.edited === true ? " (edited)" : ""}`
+    ),
+    printJson(approved.proposal.output ?? null)
+  )
+
 export const decide = (
-  options: { module: string; id: string; decision: "approve" | "reject"; reason: Option.Option<string> }
+  options: { module: string; id: string; decision: Decision; reason: Option.Option<string> }
 ) =>
   Effect.gen(function*() {
     const reason = Option.getOrUndefined(options.reason)
     if (options.decision === "reject" && (reason === undefined || reason.trim() === "")) {
       return yield* usageError("decide <id> reject needs --reason TEXT: the person who proposed it reads why")
     }
-    if (options.decision === "approve" && reason !== undefined) {
+    if (options.decision !== "reject" && options.decision !== "done" && reason !== undefined) {
       return yield* usageError(
-        "--reason is for reject; to reject from the card instead, answer r there and give the reason"
+        "--reason is for reject and done; to reject from the card instead, answer r there and give the reason"
       )
     }
+    const refused = yield* refusedForModels(`decide ${options.decision}`)
+    if (refused !== undefined) return yield* fail(refused)
     const who = yield* Person
-    const exit = yield* withStore(options.module, who, (config) =>
-      options.decision === "reject"
-        ? Effect.flatMap(
-          Proposal.reject(options.id, { by: who, reason: reason ?? "" }),
-          (proposal) =>
-            print(
-              `${Printable.name(proposal.id)} rejected by ${Printable.name(who)}: ${Printable.escape(reason ?? "")}`
+    const exit = yield* withServices(
+      options.module,
+      who,
+      [needsProposalStore],
+      (config) => {
+        switch (options.decision) {
+          case "reject":
+            return Effect.flatMap(
+              Proposal.reject(options.id, { by: who, reason: reason ?? "" }),
+              (proposal) =>
+                print(
+                  `${Printable.name(proposal.id)} rejected by ${Printable.name(who)}: ${Printable.escape(reason ?? "")}`
+                )
             )
-        )
-        // The human sees the card with the exact stored payload and decides
-        // there (approve, edit, reject), as for `graded invoke`.
-        : Proposal.approve(config.toolkit, options.id).pipe(
-          Invocation.within({ autonomous: false, actor: who, traceId: crypto.randomUUID() }),
-          Effect.flatMap((approved) =>
-            Effect.zipRight(
-              print(
-                `${Printable.name(approved.proposal.id)} ${approved.proposal.status} by ${
-                  Printable.name(approved.proposal.decision?.by ?? who)
-                }${approved.proposal.decision?.edited === true ? " (edited)" : ""}`
-              ),
-              printJson(approved.proposal.output ?? null)
+          case "done":
+            return Effect.flatMap(
+              inDoubt(options.id),
+              () =>
+                Proposal.markDone(options.id, reason !== undefined ? { note: reason } : undefined).pipe(
+                  human(who),
+                  Effect.flatMap((done) =>
+                    print(
+                      `${Printable.name(done.id)} marked delivered by ${Printable.name(who)}${
+                        reason !== undefined ? `: ${Printable.escape(reason)}` : ""
+                      }`
+                    )
+                  )
+                )
             )
+          case "retry":
+            // The card again, with the stored payload; an approval delivers
+            // with the key the first attempt went out with.
+            return Effect.flatMap(
+              inDoubt(options.id),
+              () => Proposal.retry(config.toolkit, options.id).pipe(human(who), Effect.flatMap(settled))
+            )
+          default:
+            // The human sees the card with the exact stored payload and decides
+            // there (approve, edit, reject), as for `graded invoke`; `edit`
+            // opens it at the edit question. An edit is validated again by
+            // HumanConfirm: an invalid one delivers nothing and says why.
+            return Proposal.approve(config.toolkit, options.id).pipe(human(who), Effect.flatMap(settled))
+        }
+      },
+      { human: true, startWith: options.decision === "edit" ? "edit" : "decision" }
+    )
+    if (Exit.isFailure(exit)) return yield* fail(messageOf(exit.cause))
+  }).pipe(Effect.catchAll((error) => fail(error.message)))
+
+// The proposals of a run's waiting turn that still wait on a human.
+const openOf = (run: RunStore.Run) =>
+  Effect.map(
+    Effect.forEach(
+      run.state.turn?.outcomes.flatMap((outcome) => "proposal" in outcome ? [outcome.proposal] : []) ?? [],
+      (id) => Effect.option(Proposal.get(id))
+    ),
+    (found) =>
+      found.flatMap((proposal) =>
+        Option.isSome(proposal) && ["pending", "approving", "delivering", "in-doubt"].includes(proposal.value.status)
+          ? [proposal.value]
+          : []
+      )
+  )
+
+export const runs = (options: { module: string; json: boolean; status: Option.Option<RunStore.Status> }) =>
+  Effect.gen(function*() {
+    const who = yield* Person
+    const exit = yield* withServices(
+      options.module,
+      who,
+      [needsRunStore, needsProposalStore],
+      () =>
+        Effect.gen(function*() {
+          const store = yield* RunStore.RunStore
+          const listed = yield* store.list({ status: Option.getOrUndefined(options.status) })
+          if (!options.json && listed.length === 0) {
+            return yield* print(
+              Option.isSome(options.status) ? `No run is ${options.status.value}.` : "There are no runs."
+            )
+          }
+          for (const run of listed) {
+            const waitingOn = run.status === "waiting" ? yield* openOf(run) : []
+            if (options.json) {
+              yield* Console.log(Printable.escape(JSON.stringify({
+                id: run.id,
+                status: run.status,
+                actor: run.actor,
+                traceId: run.traceId,
+                round: run.state.round,
+                createdAt: run.createdAt,
+                updatedAt: run.updatedAt,
+                leaseUntil: run.leaseUntil,
+                open: waitingOn.map((p) => ({ id: p.id, tool: p.tool, grade: p.grade, status: p.status })),
+                ended: run.state.ended
+              })))
+              continue
+            }
+            const ended = run.state.ended
+            yield* print(
+              [
+                `${Printable.name(run.id)}  ${run.status}  by ${Printable.name(run.actor ?? "-")}, trace ${
+                  Printable.name(run.traceId)
+                }, round ${run.state.round}, updated ${Printable.name(run.updatedAt)}`,
+                ...waitingOn.map((p) =>
+                  `  waits on ${Printable.name(p.id)}  ${Printable.name(p.tool)} (${Printable.name(p.grade)})  ${
+                    Printable.name(p.status)
+                  }`
+                ),
+                ...(run.status === "running" && run.leaseUntil !== undefined
+                  ? [`  held by a process until ${Printable.name(run.leaseUntil)}`]
+                  : []),
+                ...(ended?.status === "finished"
+                  ? [
+                    `  ${ended.stopped === "answer" ? "answer" : "stopped at the round limit"}: ${
+                      oneLine(ended.answer ?? null)
+                    }`
+                  ]
+                  : ended?.status === "cancelled"
+                  ? [`  cancelled by ${Printable.name(ended.by)}: ${Printable.escape(ended.reason)}`]
+                  : [])
+              ].join("\n")
+            )
+          }
+        }),
+      { human: false }
+    )
+    if (Exit.isFailure(exit)) return yield* fail(messageOf(exit.cause))
+  }).pipe(Effect.catchAll((error) => fail(error.message)))
+
+export const resume = (options: { module: string; runId: string }) =>
+  Effect.gen(function*() {
+    const who = yield* Person
+    const exit = yield* withServices(
+      options.module,
+      who,
+      [needsRunStore, needsProposalStore, needsModel],
+      (config) =>
+        Effect.flatMap(Runs.resume(options.runId, { toolkit: config.toolkit }), (outcome) => {
+          const id = Printable.name(outcome.runId)
+          switch (outcome.status) {
+            case "waiting":
+              return print(
+                [
+                  `${id} is waiting for a human to decide:`,
+                  ...outcome.pending.flatMap((proposal) => proposalLines(proposal).map((line) => `  ${line}`)),
+                  `Decide each (graded decide <id> approve|edit|reject), then resume again.`
+                ].join("\n")
+              )
+            case "finished":
+              return print(
+                [
+                  `${id} finished after ${outcome.result.rounds} round(s)${
+                    outcome.result.stopped === "round-limit" ? ", at the round limit" : ""
+                  }.`,
+                  `answer: ${oneLine(outcome.result.answer ?? null)}`
+                ].join("\n")
+              )
+            case "cancelled":
+              return print(
+                `${id} was cancelled by ${Printable.name(outcome.by)}: ${Printable.escape(outcome.reason)}`
+              )
+          }
+        }),
+      { human: false }
+    )
+    if (Exit.isFailure(exit)) return yield* fail(messageOf(exit.cause))
+  }).pipe(Effect.catchAll((error) => fail(error.message)))
+
+export const cancel = (options: { module: string; runId: string; reason: Option.Option<string> }) =>
+  Effect.gen(function*() {
+    const reason = Option.getOrUndefined(options.reason)
+    if (reason === undefined || reason.trim() === "") {
+      return yield* usageError("cancel <runId> needs --reason TEXT: it is recorded with the run and its rejections")
+    }
+    const refused = yield* refusedForModels("cancel")
+    if (refused !== undefined) return yield* fail(refused)
+    const who = yield* Person
+    const exit = yield* withServices(
+      options.module,
+      who,
+      [needsRunStore, needsProposalStore],
+      () =>
+        Effect.gen(function*() {
+          const before = yield* Effect.flatMap(RunStore.RunStore, (store) => store.get(options.runId))
+          const rejected = (yield* openOf(before)).filter((proposal) => proposal.status === "pending")
+          yield* Runs.cancel(options.runId, { reason }).pipe(human(who))
+          yield* print(
+            `${Printable.name(options.runId)} cancelled by ${Printable.name(who)}: ${Printable.escape(reason)}${
+              rejected.length > 0 ? `\nrejected: ${rejected.map((p) => Printable.name(p.id)).join(", ")}` : ""
+            }`
           )
-        ))
+        }),
+      { human: false }
+    )
     if (Exit.isFailure(exit)) return yield* fail(messageOf(exit.cause))
   }).pipe(Effect.catchAll((error) => fail(error.message)))
