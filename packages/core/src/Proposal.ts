@@ -538,7 +538,8 @@ export const recover: Effect.Effect<ReadonlyArray<Proposal>, never, ProposalStor
 })
 
 /**
- * Rejects a pending proposal: nothing is delivered.
+ * Rejects a pending proposal: nothing is delivered. Refused in a model's
+ * fiber or a read tool's own code, like every decision.
  *
  * @since 0.1.0
  * @category constructors
@@ -546,9 +547,13 @@ export const recover: Effect.Effect<ReadonlyArray<Proposal>, never, ProposalStor
 export const reject = (
   id: string,
   decision: { readonly by: string; readonly reason: string }
-): Effect.Effect<Proposal, NotFound | AlreadyDecided, ProposalStore> =>
-  Effect.flatMap(
-    ProposalStore,
-    (store) =>
-      Effect.flatMap(now, (at) => store.reject(id, { by: decision.by, reason: decision.reason, at, edited: false }))
-  )
+): Effect.Effect<Proposal, NotFound | AlreadyDecided | Refused, ProposalStore> =>
+  Effect.gen(function*() {
+    const store = yield* ProposalStore
+    const stored = yield* store.get(id)
+    // A decision, like any other: a model's fiber or a read tool's own code
+    // does not make it.
+    const refusal = yield* refusalHere(stored.tool, stored.grade)
+    if (refusal !== undefined) return yield* refuse(refusal)
+    return yield* store.reject(id, { by: decision.by, reason: decision.reason, at: yield* now, edited: false })
+  })

@@ -25,6 +25,7 @@ import type { Proposal } from "./Proposal.js"
 import type { ProposalStore } from "./ProposalStore.js"
 import type { Run, RunBusy, RunExists, RunNotFound, RunStore } from "./RunStore.js"
 import type * as Toolkit from "./Toolkit.js"
+import type { Refused } from "./ToolError.js"
 
 /**
  * What `Runs.start` takes: what `Agent.supervised` takes, plus the run's id
@@ -139,7 +140,7 @@ export const resume = <T extends Toolkit.Any>(
 /**
  * Cancels a run that is not running elsewhere: it ends `cancelled` with who
  * (the context's actor) and why, and its open proposals are rejected so none
- * is delivered after. A decision already being approved finishes; the run
+ * is delivered after. Refused in a model's fiber or a read tool's own code. A decision already being approved finishes; the run
  * does not go on.
  *
  * @since 0.1.0
@@ -148,7 +149,8 @@ export const resume = <T extends Toolkit.Any>(
 export const cancel = (
   runId: string,
   options: { readonly reason: string }
-): Effect<Run, RunNotFound | RunBusy | internal.RunEnded, RunStore | ProposalStore> => internal.cancel(runId, options)
+): Effect<Run, RunNotFound | RunBusy | internal.RunEnded | Refused, RunStore | ProposalStore> =>
+  internal.cancel(runId, options)
 
 /**
  * How long a process holds a run it is running when no `lease` is given.

@@ -225,4 +225,35 @@ describe("durable runs: red team", () => {
         expect(desk.effects.delivered).toHaveLength(1)
       })
     ))
+
+  it.scoped("a model's fiber cannot reject its run's proposal or cancel the run", () =>
+    tried(
+      "a model's fiber rejects the proposal its run waits on, and cancels the run",
+      "both refused at the autonomous gate; the proposal stays pending and the run waiting",
+      Effect.gen(function*() {
+        const desk = makeDesk()
+        const kept = yield* stores()
+        const started = yield* Runs.start({ toolkit: desk.support, prompt: "Send it." }).pipe(
+          Effect.provide(ScriptedModel.layer([calls(call("chat.sendMessage", { text: "Hi" }))])),
+          Effect.provide(kept)
+        )
+        if (started.status !== "waiting") return expect.unreachable()
+        const asModel = Invocation.within({ autonomous: true, actor: "agent:bot" })
+        const rejected = yield* Effect.flip(
+          asModel(Proposal.reject(started.pending[0]!.id, { by: "agent:alice", reason: "no" })).pipe(
+            Effect.provide(kept)
+          )
+        )
+        expect(rejected).toMatchObject({ _tag: "@graded/core/ToolError/Refused", gate: "autonomous" })
+        const cancelled = yield* Effect.flip(
+          asModel(Runs.cancel(started.runId, { reason: "bored" })).pipe(Effect.provide(kept))
+        )
+        expect(cancelled).toMatchObject({ _tag: "@graded/core/ToolError/Refused", gate: "autonomous" })
+        expect((yield* Proposal.get(started.pending[0]!.id).pipe(Effect.provide(kept))).status).toBe("pending")
+        const run = yield* Effect.flatMap(RunStore.RunStore, (runs) => runs.get(started.runId)).pipe(
+          Effect.provide(kept)
+        )
+        expect(run.status).toBe("waiting")
+      })
+    ))
 })

@@ -14,6 +14,8 @@ import type { Any as AnyToolkit } from "../Toolkit.js"
 import { invalidInputMessage, issueOf, parseOptions } from "../ToolError.js"
 import * as Agent from "./agent.js"
 import { mintProposal, withoutCapabilities } from "./capability.js"
+import { refusalHere } from "./invocation.js"
+import { refuse } from "./refuse.js"
 import { isSend } from "./tool.js"
 
 export interface StartOptions extends Agent.RunOptions {
@@ -387,6 +389,9 @@ export const cancel = (id: string, options: { readonly reason: string }) =>
   Effect.gen(function*() {
     const runs = yield* RunStore
     const proposals = yield* ProposalStore
+    // Cancelling decides for the run's open proposals: not from a model's fiber.
+    const refusal = yield* refusalHere("Runs.cancel", "write")
+    if (refusal !== undefined) return yield* refuse(refusal)
     const by = (yield* Invocation.current).actor ?? "human"
     const run = yield* runs.get(id)
     const ended = run.state.ended
