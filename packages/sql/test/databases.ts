@@ -7,12 +7,13 @@ import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { SqlClient } from "@effect/sql/SqlClient"
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Redacted, type Scope } from "effect"
-import { type Audit, ProposalStore } from "@graded/core"
+import { type Audit, ProposalStore, type RunStore } from "@graded/core"
 import { Sql } from "@graded/sql"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import type { AuditSubject } from "./auditContract.js"
+import { type RunSubject, sqlDatabase } from "./runStoreContract.js"
 import type { Subject } from "./storeContract.js"
 
 export const tempDir = Effect.acquireRelease(
@@ -23,18 +24,19 @@ export const tempDir = Effect.acquireRelease(
 const subjects = (
   name: string,
   layer: Effect.Effect<
-    Layer.Layer<ProposalStore.ProposalStore | Audit.Audit | SqlClient, unknown>,
+    Layer.Layer<ProposalStore.ProposalStore | RunStore.RunStore | Audit.Audit | SqlClient, unknown>,
     unknown,
     Scope.Scope
   >
-): { readonly store: Subject; readonly audit: AuditSubject } => ({
+): { readonly store: Subject; readonly audit: AuditSubject; readonly runs: RunSubject } => ({
   store: {
     name,
     database: Effect.map(layer, (open) => ({
       open: Effect.map(Layer.build(open), Context.get(ProposalStore.ProposalStore))
     }))
   },
-  audit: { name, database: Effect.map(layer, (open) => ({ open: Layer.build(open) })) }
+  audit: { name, database: Effect.map(layer, (open) => ({ open: Layer.build(open) })) },
+  runs: { name, database: Effect.map(layer, sqlDatabase) }
 })
 
 /** A new SQLite file per test. */
