@@ -28,7 +28,8 @@ import type * as Toolkit from "./Toolkit.js"
 
 /**
  * What `Runs.start` takes: what `Agent.supervised` takes, plus the run's id
- * (a fresh one when not given), how long a human has for each decision
+ * (a fresh one when not given; 1 to 200 characters, none of them a control
+ * character, else `InvalidOptions`), how long a human has for each decision
  * (`decisionTimeout`; then the call is denied to the model as `expired`), and
  * how long this process holds the run while it runs (`lease`, default 10
  * minutes; after that another process may resume it).

@@ -538,6 +538,27 @@ const runsEndToEnd = (subject: RunSubject) =>
         })
     )
 
+    test("a run id a database would not keep as given is refused before anything is stored", (process) =>
+      Effect.gen(function*() {
+        const desk = makeDesk()
+        for (const runId of ["", "run\u0000evil", "run\nx", "run\ud800", "r".repeat(201)]) {
+          const refused = yield* Effect.flip(
+            Runs.start({ toolkit: desk.support, prompt: "Send it.", runId }).pipe(
+              Effect.provide(ScriptedModel.layer([calls(call("chat.sendMessage", { text: "Hi" }))])),
+              process
+            )
+          )
+          expect(refused).toMatchObject({ _tag: "@graded/core/Agent/InvalidOptions", option: "runId" })
+        }
+        expect(yield* Effect.flatMap(RunStore.RunStore, (runs) => runs.list()).pipe(process)).toEqual([])
+        expect(yield* Proposal.list().pipe(process)).toEqual([])
+        const fine = yield* Runs.start({ toolkit: desk.support, prompt: "Send it.", runId: "r".repeat(200) }).pipe(
+          Effect.provide(ScriptedModel.layer([calls(call("chat.sendMessage", { text: "Hi" }))])),
+          process
+        )
+        expect(fine).toMatchObject({ status: "waiting", runId: "r".repeat(200) })
+      }))
+
     test("a decision not made in time reaches the model as a denial; the late approval delivers nothing", (process) =>
       Effect.gen(function*() {
         const desk = makeDesk()

@@ -273,6 +273,25 @@ const go = (toolkit: AnyToolkit, held: Run, leaseMillis: number) =>
     return { status: "finished", runId: held.id, result: finished(state, ended) } satisfies Outcome as Outcome
   })
 
+const maxRunIdLength = 200
+const loneSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
+const hasControl = (text: string) => {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i)
+    if (code < 0x20 || code === 0x7f) return true
+  }
+  return false
+}
+
+const runIdIssue = (id: string): string | undefined =>
+  id.length === 0
+    ? "is empty"
+    : id.length > maxRunIdLength
+    ? `is longer than ${maxRunIdLength} characters`
+    : hasControl(id) || loneSurrogate.test(id)
+    ? "holds a control character or a lone surrogate"
+    : undefined
+
 const leaseOf = (lease: Duration.DurationInput | undefined) => Duration.toMillis(Duration.decode(lease ?? defaultLease))
 
 export const start = (options: StartOptions) =>
@@ -282,6 +301,10 @@ export const start = (options: StartOptions) =>
     const outer = yield* Invocation.current
     const context = { ...outer, ...options.context }
     const id = options.runId ?? crypto.randomUUID()
+    // The id is a key in the store's column: text a database keeps as given
+    // (SQLite cuts it at a NUL; a lone surrogate becomes U+FFFD).
+    const issue = runIdIssue(id)
+    if (issue !== undefined) return yield* new Agent.InvalidOptions({ option: "runId", issue })
     const millis = yield* Clock.currentTimeMillis
     const leaseMillis = leaseOf(options.lease)
     const initial = Agent.initialState(options)
