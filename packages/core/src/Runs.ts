@@ -118,8 +118,8 @@ export const start = <T extends Toolkit.Any>(
  * answers `waiting` without touching the run; once every proposal of the
  * waiting turn is decided (delivered, rejected, expired or failed), each
  * outcome goes to the model as its call's result and the loop continues from
- * the stored state. Lapsed proposals are settled first (`Proposal.recover`'s
- * rule), so an expiry reaches the model as a denial. A finished or cancelled
+ * the stored state. Lapsed proposals are settled and audited first, as
+ * `Proposal.recover` does, so an expiry reaches the model as a denial. A finished or cancelled
  * run answers as it ended. Another process running it is `RunBusy`.
  *
  * @example

@@ -559,7 +559,10 @@ const runsEndToEnd = (subject: RunSubject) =>
         expect(fine).toMatchObject({ status: "waiting", runId: "r".repeat(200) })
       }))
 
-    test("a decision not made in time reaches the model as a denial; the late approval delivers nothing", (process) =>
+    test("a decision not made in time reaches the model as a denial, audited; the late approval delivers nothing", (
+      process,
+      database
+    ) =>
       Effect.gen(function*() {
         const desk = makeDesk()
         const started = yield* Runs.start({ toolkit: desk.support, prompt: "Tell them.", decisionTimeout: "1 hour" })
@@ -579,6 +582,10 @@ const runsEndToEnd = (subject: RunSubject) =>
         )
         if (resumed.status !== "finished") return expect.unreachable()
         expect(results(resumed.result.messages)[0]).toMatchObject({ ok: false, code: "expired" })
+        // Resuming settled it, and the audit says so as Proposal.recover's would.
+        expect(yield* database.audit).toContainEqual(
+          expect.objectContaining({ type: "refused", tool: "chat.sendMessage", gate: "expiry" })
+        )
         const late = yield* Effect.flip(
           Proposal.approve(desk.support, started.pending[0]!.id).pipe(
             human("agent:alice", HumanConfirm.approve("agent:alice")),

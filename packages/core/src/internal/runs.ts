@@ -6,7 +6,7 @@ import * as Audit from "../Audit.js"
 import type { Confirmable } from "../Grade.js"
 import * as Invocation from "../Invocation.js"
 import type { ToolCall } from "../LanguageModel.js"
-import type { Proposal } from "../Proposal.js"
+import { type Proposal, recover } from "../Proposal.js"
 import { ProposalStore } from "../ProposalStore.js"
 import { type Run, RunBusy, RunStore, type State } from "../RunStore.js"
 import type { Any as AnyTool } from "../Tool.js"
@@ -350,7 +350,8 @@ export const resume = (
     const proposals = yield* ProposalStore
     // Lapsed approvals, deliveries and decisions are settled first, so that
     // an expiry reaches the model.
-    yield* Effect.flatMap(now, (at) => proposals.expire(at))
+    // Audited as Proposal.recover audits them: resuming may be all an app does.
+    yield* recover
     const run = yield* runs.get(id)
     const ended = run.state.ended
     if (ended?.status === "finished") {
