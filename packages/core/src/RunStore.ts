@@ -286,7 +286,15 @@ export const memory: Layer.Layer<RunStore> = Layer.sync(RunStore, () => {
           if (stored.version !== run.version) {
             return Either.left(new RunBusy({ id: run.id, status: stored.status, leaseUntil: stored.leaseUntil }))
           }
-          const saved: Run = { ...run, version: run.version + 1, updatedAt }
+          // Only what a save changes: the run's id, trace, actor and creation stay.
+          const saved: Run = {
+            ...stored,
+            status: run.status,
+            leaseUntil: run.leaseUntil,
+            state: run.state,
+            version: run.version + 1,
+            updatedAt
+          }
           runs.set(run.id, saved)
           return Either.right(saved)
         }))

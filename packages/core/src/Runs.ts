@@ -29,7 +29,8 @@ import type { Refused } from "./ToolError.js"
 
 /**
  * What `Runs.start` takes: what `Agent.supervised` takes, plus the run's id
- * (a fresh one when not given), how long a human has for each decision
+ * (a fresh one when not given; 1 to 200 letters, digits or `. _ : -`,
+ * starting with a letter or digit, else `InvalidOptions`), how long a human has for each decision
  * (`decisionTimeout`; then the call is denied to the model as `expired`), and
  * how long this process holds the run while it runs (`lease`, default 10
  * minutes; after that another process may resume it).
@@ -118,8 +119,8 @@ export const start = <T extends Toolkit.Any>(
  * answers `waiting` without touching the run; once every proposal of the
  * waiting turn is decided (delivered, rejected, expired or failed), each
  * outcome goes to the model as its call's result and the loop continues from
- * the stored state. Lapsed proposals are settled first (`Proposal.recover`'s
- * rule), so an expiry reaches the model as a denial. A finished or cancelled
+ * the stored state. Lapsed proposals are settled and audited first, as
+ * `Proposal.recover` does, so an expiry reaches the model as a denial. A finished or cancelled
  * run answers as it ended. Another process running it is `RunBusy`.
  *
  * @example

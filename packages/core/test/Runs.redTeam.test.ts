@@ -71,7 +71,7 @@ describe("durable runs: red team", () => {
       Effect.gen(function*() {
         const desk = makeDesk()
         const layers = Layer.mergeAll(ScriptedModel.layer([]), RunStore.memory, ProposalStore.memory)
-        for (const runId of ["", "run\nDELIVERED", "../etc", "x".repeat(200)]) {
+        for (const runId of ["", "run\nDELIVERED", "../etc", "x".repeat(201)]) {
           const error = yield* Effect.flip(
             Runs.start({ toolkit: desk.support, prompt: "?", runId }).pipe(Effect.provide(layers))
           )

@@ -7,12 +7,13 @@ import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { SqlClient } from "@effect/sql/SqlClient"
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Redacted, type Scope } from "effect"
-import { type Audit, ProposalStore } from "@graded/core"
+import { type Audit, ProposalStore, type RunStore } from "@graded/core"
 import { Sql, type SqlAudit } from "@graded/sql"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import type { AuditSubject } from "./auditContract.js"
+import { type RunSubject, sqlDatabase } from "./runStoreContract.js"
 import type { Subject } from "./storeContract.js"
 
 export const tempDir = Effect.acquireRelease(
@@ -24,20 +25,21 @@ const subjects = (
   name: string,
   layer: Effect.Effect<
     {
-      readonly layer: Layer.Layer<ProposalStore.ProposalStore | Audit.Audit | SqlClient, unknown>
+      readonly layer: Layer.Layer<ProposalStore.ProposalStore | RunStore.RunStore | Audit.Audit | SqlClient, unknown>
       readonly source: SqlAudit.Source
     },
     unknown,
     Scope.Scope
   >
-): { readonly store: Subject; readonly audit: AuditSubject } => ({
+): { readonly store: Subject; readonly audit: AuditSubject; readonly runs: RunSubject } => ({
   store: {
     name,
     database: Effect.map(layer, ({ layer: open }) => ({
       open: Effect.map(Layer.build(open), Context.get(ProposalStore.ProposalStore))
     }))
   },
-  audit: { name, database: Effect.map(layer, ({ layer: open, source }) => ({ open: Layer.build(open), source })) }
+  audit: { name, database: Effect.map(layer, ({ layer: open, source }) => ({ open: Layer.build(open), source })) },
+  runs: { name, database: Effect.map(layer, ({ layer: open }) => sqlDatabase(open)) }
 })
 
 /** A new SQLite file per test. */

@@ -1,4 +1,6 @@
-// The contract on ProposalStore.memory, the store the others are held to.
+// The contracts on ProposalStore.memory and RunStore.memory, the stores the others are held to.
+import { memory as runsMemory, runStoreContract } from "./runStoreContract.js"
 import { memory, storeContract } from "./storeContract.js"
 
 storeContract(memory)
+runStoreContract(runsMemory)

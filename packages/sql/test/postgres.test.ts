@@ -9,6 +9,7 @@ import { ProposalStore } from "@graded/core"
 import { Sql, SqlAudit, SqlMigrations } from "@graded/sql"
 import { auditContract } from "./auditContract.js"
 import { createDatabase, postgres, startPglite } from "./databases.js"
+import { runStoreContract } from "./runStoreContract.js"
 import { sharedQueue, storeContract } from "./storeContract.js"
 
 const cleanup: Array<() => Promise<void>> = []
@@ -27,6 +28,7 @@ const suite = (name: string, skip: boolean, start: () => Promise<{ url: string; 
     const subjects = postgres(name, () => url)
     storeContract(subjects.store)
     auditContract(subjects.audit)
+    runStoreContract(subjects.runs)
 
     describe("Sql.postgres", () => {
       it.scoped("makes its tables, records its migrations apart from the app's, and migrates once", () =>

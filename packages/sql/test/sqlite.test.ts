@@ -15,6 +15,7 @@ import { promisify } from "node:util"
 import { makeDesk } from "../../core/test/supportDesk.js"
 import { auditContract } from "./auditContract.js"
 import { sqlite, tempDir } from "./databases.js"
+import { runStoreContract } from "./runStoreContract.js"
 import { proposing, sharedQueue, storeContract } from "./storeContract.js"
 
 const execFileAsync = promisify(execFile)
@@ -23,6 +24,7 @@ const root = fileURLToPath(new URL("../../..", import.meta.url))
 
 storeContract(sqlite.store)
 auditContract(sqlite.audit)
+runStoreContract(sqlite.runs)
 
 describe("Sql.sqlite", () => {
   it.scoped("makes the file and its tables, records its migrations apart from the app's, and migrates once", () =>

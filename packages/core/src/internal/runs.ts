@@ -285,8 +285,10 @@ const go = (toolkit: AnyToolkit, held: Run, leaseMillis: number) =>
 
 const leaseOf = (lease: Duration.DurationInput | undefined) => Duration.toMillis(Duration.decode(lease ?? defaultLease))
 
-// A run id is typed at a terminal and printed in audit lines: plain, short.
-const runIdPattern = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/
+// A run id is typed at a terminal, printed in audit lines and kept as a
+// column (SQLite would cut it at a NUL, and turn a lone surrogate into
+// U+FFFD): plain text, at most 200 characters.
+const runIdPattern = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/
 
 export const start = (options: StartOptions) =>
   Effect.gen(function*() {
@@ -294,8 +296,8 @@ export const start = (options: StartOptions) =>
     if (options.runId !== undefined && !runIdPattern.test(options.runId)) {
       return yield* new Agent.InvalidOptions({
         option: "runId",
-        issue: `must be 1 to 128 letters, digits or . _ : - (starting with a letter or digit), got ${
-          JSON.stringify(options.runId.slice(0, 140))
+        issue: `must be 1 to 200 letters, digits or . _ : - (starting with a letter or digit), got ${
+          JSON.stringify(options.runId.slice(0, 210))
         }`
       })
     }

@@ -1,8 +1,8 @@
 // The run store on a SqlClient. A run is one row: the columns a listing or a
 // claim selects on, and the whole state as JSON. Every change is one
-// conditional UPDATE ... RETURNING on the version (or, for a claim, on the
-// status and lease), so of two processes only one moves a run; the other's
-// UPDATE matches nothing and the row is read to say why.
+// conditional UPDATE ... RETURNING on the version (for a claim, on the
+// status and lease too), so of two processes only one moves a run; the
+// other's UPDATE matches nothing and the row is read to say why.
 // Who may import this: SqlRunStore.ts only.
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { Statement } from "@effect/sql/Statement"
@@ -84,17 +84,21 @@ export const make: Effect.Effect<RunStore.RunStore.Service, never, SqlClient.Sql
           : sql`SELECT * FROM graded_runs WHERE status = ${filter.status} ORDER BY created_at, id`
       ),
 
+    // The row is read (and decoded) first: a run whose state does not decode
+    // is a defect and is left as it is, not taken. The UPDATE then holds only
+    // at the version read, so of two claims one moves the run.
     claim: (id, leaseUntil, at) =>
-      Effect.flatMap(now, (updatedAt) =>
-        Effect.flatMap(
-          first(sql`UPDATE graded_runs
-            SET status = 'running', lease_until = ${leaseUntil}, version = version + 1, updated_at = ${updatedAt}
-            WHERE id = ${id}
-              AND (status = 'waiting' OR (status = 'running' AND lease_until IS NOT NULL AND lease_until < ${at}))
-            RETURNING *`),
-          (claimed): Effect.Effect<RunStore.Run, RunStore.RunNotFound | RunStore.RunBusy> =>
-            claimed !== undefined ? Effect.succeed(claimed) : why(id)
-        )),
+      Effect.gen(function*() {
+        const found = yield* read(id)
+        if (found === undefined) return yield* new RunStore.RunNotFound({ id })
+        const updatedAt = yield* now
+        const claimed = yield* first(sql`UPDATE graded_runs
+          SET status = 'running', lease_until = ${leaseUntil}, version = version + 1, updated_at = ${updatedAt}
+          WHERE id = ${id} AND version = ${found.version}
+            AND (status = 'waiting' OR (status = 'running' AND lease_until IS NOT NULL AND lease_until < ${at}))
+          RETURNING *`)
+        return claimed ?? (yield* why(id))
+      }),
 
     save: (run) =>
       Effect.flatMap(now, (updatedAt) =>
