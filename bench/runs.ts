@@ -349,7 +349,7 @@ entries, the final save), each on its own.
 
 Nothing is replayed: the stored state is read, decoded and given back to the loop, and each later turn saves it
 whole, so what grows with the past steps is the JSON read, decoded and written again (the state column above); the
-rest of a resume is the same few statements whatever the run's length, and on a SQLite file their commits dominate.
+rest of a resume is the same few statements whatever the run's length (on a loaded disk, their six commits dominate).
 On a busy machine the wall-clock figures swing with the load (see the machine note); the CPU column does much less.
 
 What changed to get here (profiled by hand with the inspector, 20 resumes of 200-step runs on a SQLite file, on the
