@@ -207,8 +207,15 @@ const durable = (run: () => Run, decisionTimeout: number | undefined): Agent.Dur
 })
 
 // Goes on with a run this process holds: the waiting turn first, if every
-// decision is in, then the loop, saving after each turn.
-const go = (toolkit: AnyToolkit, held: Run, leaseMillis: number) =>
+// decision is in, then the loop, saving after each turn. `settled` holds
+// proposals already read in a final status (they cannot change since), so
+// that they are not read again.
+const go = (
+  toolkit: AnyToolkit,
+  held: Run,
+  leaseMillis: number,
+  settled: ReadonlyMap<string, Proposal> = new Map()
+) =>
   Effect.gen(function*() {
     const runs = yield* RunStore
     const proposals = yield* ProposalStore
@@ -239,7 +246,7 @@ const go = (toolkit: AnyToolkit, held: Run, leaseMillis: number) =>
           outcomes[index] = { call: mapCall(toolkit, outcome.call as Agent.Call, "decode"), content: outcome.content }
           continue
         }
-        const proposal = yield* Effect.orDie(proposals.get(outcome.proposal))
+        const proposal = settled.get(outcome.proposal) ?? (yield* Effect.orDie(proposals.get(outcome.proposal)))
         const call = turn.calls[index]!
         // Only this run's own proposal for this call answers it: a stored turn
         // pointing elsewhere is told nothing of another run.
@@ -371,6 +378,7 @@ export const resume = (
       return { status: "cancelled", runId: id, by: ended.by, reason: ended.reason } satisfies Outcome as Outcome
     }
     // Still waiting on a human: answered without taking the run.
+    const settled = new Map<string, Proposal>()
     if (run.status === "waiting" && run.state.turn !== undefined) {
       const open = yield* Effect.forEach(
         run.state.turn.outcomes.flatMap((outcome) => "proposal" in outcome ? [outcome.proposal] : []),
@@ -380,11 +388,12 @@ export const resume = (
       if (undecided.length > 0) {
         return { status: "waiting", runId: id, pending: undecided } satisfies Outcome as Outcome
       }
+      for (const proposal of open) settled.set(proposal.id, proposal)
     }
     const leaseMillis = leaseOf(options.lease)
     const millis = yield* Clock.currentTimeMillis
     const held = yield* runs.claim(id, iso(millis + leaseMillis), iso(millis))
-    return yield* go(options.toolkit, held, leaseMillis)
+    return yield* go(options.toolkit, held, leaseMillis, settled)
   })
 
 export const cancel = (id: string, options: { readonly reason: string }) =>

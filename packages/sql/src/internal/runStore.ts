@@ -1,15 +1,19 @@
 // The run store on a SqlClient. A run is one row: the columns a listing or a
 // claim selects on, and the whole state as JSON. Every change is one
-// conditional UPDATE ... RETURNING on the version (for a claim, on the
-// status and lease too), so of two processes only one moves a run; the
-// other's UPDATE matches nothing and the row is read to say why.
+// conditional UPDATE ... RETURNING on the version (or, for a claim, on the
+// status and lease), so of two processes only one moves a run; the other's
+// UPDATE matches nothing and the row is read to say why.
+// A state is decoded once per text: a claim that returns the state a get has
+// just read reuses its decoding, and a save returns the state it was given
+// (as RunStore.memory does) rather than decoding what it wrote. A run's state
+// grows with its steps; decoding it is what a resume would otherwise repeat.
 // Who may import this: SqlRunStore.ts only.
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { Statement } from "@effect/sql/Statement"
 import { Clock, Effect, Schema } from "effect"
 import { RunStore } from "@graded/core"
 
-const Row = Schema.Struct({
+const Columns = {
   id: Schema.String,
   status: RunStore.Status,
   // A number from SQLite, digits from PostgreSQL's BIGINT.
@@ -18,14 +22,21 @@ const Row = Schema.Struct({
   actor: Schema.NullOr(Schema.String),
   lease_until: Schema.NullOr(Schema.String),
   created_at: Schema.String,
-  updated_at: Schema.String,
-  state: Schema.parseJson(RunStore.State)
-})
+  updated_at: Schema.String
+}
+const Meta = Schema.Struct(Columns)
+const Row = Schema.Struct({ ...Columns, state: Schema.String })
 
 const decodeRow = Schema.decodeUnknown(Row)
+const decodeState = Schema.decodeUnknown(Schema.parseJson(RunStore.State))
 const encodeState = Schema.encodeSync(Schema.parseJson(RunStore.State))
 
-const toRun = (row: typeof Row.Type): RunStore.Run => ({
+// Every column but the state: what a save needs back.
+const meta = "id, status, version, trace_id, actor, lease_until, created_at, updated_at"
+// How many decoded states a store keeps, the most recently read ones.
+const remembered = 64
+
+const toRun = (row: typeof Meta.Type, state: RunStore.State): RunStore.Run => ({
   id: row.id,
   status: row.status,
   version: row.version,
@@ -34,16 +45,29 @@ const toRun = (row: typeof Row.Type): RunStore.Run => ({
   createdAt: row.created_at,
   updatedAt: row.updated_at,
   ...(row.lease_until !== null ? { leaseUntil: row.lease_until } : {}),
-  state: row.state
+  state
 })
 
 export const make: Effect.Effect<RunStore.RunStore.Service, never, SqlClient.SqlClient> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const decoded = new Map<string, { readonly text: string; readonly state: RunStore.State }>()
+  const stateOf = (id: string, text: string) => {
+    const known = decoded.get(id)
+    if (known !== undefined && known.text === text) return Effect.succeed(known.state)
+    return Effect.tap(decodeState(text), (state) =>
+      Effect.sync(() => {
+        decoded.delete(id)
+        decoded.set(id, { text, state })
+        if (decoded.size > remembered) decoded.delete(decoded.keys().next().value!)
+      }))
+  }
   // A statement the database refuses, or a row that does not decode, is a
   // defect of that call: the service's errors are the store's own answers.
   const rows = (statement: Statement<object>) =>
     statement.withoutTransform.pipe(
-      Effect.flatMap(Effect.forEach((raw) => Effect.map(decodeRow(raw), toRun))),
+      Effect.flatMap(Effect.forEach((raw) =>
+        Effect.flatMap(decodeRow(raw), (row) => Effect.map(stateOf(row.id, row.state), (state) => toRun(row, state)))
+      )),
       Effect.orDie
     )
   const first = (statement: Statement<object>) => Effect.map(rows(statement), (found) => found[0])
@@ -103,13 +127,16 @@ export const make: Effect.Effect<RunStore.RunStore.Service, never, SqlClient.Sql
     save: (run) =>
       Effect.flatMap(now, (updatedAt) =>
         Effect.flatMap(
-          first(sql`UPDATE graded_runs
+          sql`UPDATE graded_runs
             SET status = ${run.status}, lease_until = ${run.leaseUntil ?? null}, version = version + 1,
               updated_at = ${updatedAt}, state = ${encodeState(run.state)}
             WHERE id = ${run.id} AND version = ${run.version}
-            RETURNING *`),
-          (saved): Effect.Effect<RunStore.Run, RunStore.RunNotFound | RunStore.RunBusy> =>
-            saved !== undefined ? Effect.succeed(saved) : why(run.id)
+            RETURNING ${sql.literal(meta)}`.withoutTransform.pipe(
+            Effect.flatMap(Effect.forEach((raw) => Schema.decodeUnknown(Meta)(raw))),
+            Effect.orDie
+          ),
+          ([saved]): Effect.Effect<RunStore.Run, RunStore.RunNotFound | RunStore.RunBusy> =>
+            saved !== undefined ? Effect.succeed(toRun(saved, run.state)) : why(run.id)
         ))
   }
 })
