@@ -246,5 +246,12 @@ ${auditSection(audit)}
   guardrails and approval checks around it.
 - **@effect/ai**: \`toolkit.handle(name, params)\` of a toolkit built with \`toLayer(handlers)\`: decode, run, encode.
 `
-writeFileSync(path.join(here, "../docs/PERFORMANCE.md"), doc)
+// The supervised-runs section is bench:runs' own (it needs databases and a
+// minute): kept as it was when this page is rewritten.
+const page = path.join(here, "../docs/PERFORMANCE.md")
+const previous = readFileSync(page, "utf8")
+const runsStart = previous.indexOf("## Supervised runs")
+const runsEnd = runsStart === -1 ? -1 : previous.indexOf("\n## ", runsStart + 1)
+const runsSection = runsStart === -1 ? "" : previous.slice(runsStart, runsEnd === -1 ? undefined : runsEnd).trimEnd()
+writeFileSync(page, runsSection === "" ? doc : `${doc.trimEnd()}\n\n${runsSection}\n`)
 console.log("wrote docs/PERFORMANCE.md")
