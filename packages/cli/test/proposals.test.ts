@@ -4,9 +4,10 @@ import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { Effect, TestClock, TestContext } from "effect"
-import { Proposal } from "@graded/core"
+import { Proposal, Runs, ScriptedModel } from "@graded/core"
 import { Sql } from "@graded/sql"
 import { describe, expect, it } from "vitest"
+import { toolkit } from "./fixtures/proposals.config.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const bin = path.resolve(here, "../bin/graded.mjs")
@@ -67,7 +68,7 @@ const store = () => {
     )
     expect(moved.map((p) => [p.id, p.status])).toEqual([[id, "in-doubt"]])
   }
-  return { graded, delivered, propose, stored, crashWhileDelivering }
+  return { graded, delivered, propose, stored, crashWhileDelivering, sqlite }
 }
 
 // Each test starts the command a few times; on a busy machine a start takes seconds.
@@ -296,4 +297,43 @@ describe("graded pending and decide", { timeout: 240_000 }, () => {
     },
     600_000
   )
+})
+
+describe("graded runs across processes, on the SQLite file the app shares", { timeout: 240_000 }, () => {
+  it("the app's waiting run is listed by another process, decided there, and finishes when the app resumes it", async () => {
+    const { delivered, graded, sqlite } = store()
+    // The app: starts a run on the shared file; its send waits as a proposal.
+    const started = await Effect.runPromise(
+      Runs.start({ toolkit, prompt: "Tell the customer.", runId: "run-shell-1", context: { actor: "agent:bot" } }).pipe(
+        Effect.provide(
+          ScriptedModel.layer([ScriptedModel.calls(ScriptedModel.call("chat.sendMessage", { text: "On its way" }))])
+        ),
+        Effect.provide(sqlite)
+      )
+    )
+    expect(started.status).toBe("waiting")
+    const id = started.status === "waiting" ? started.pending[0]!.id : ""
+    // Another process: `graded runs` reads the same file.
+    const listed = await graded(["runs"])
+    expect(listed.code).toBe(0)
+    expect(listed.out).toContain("run-shell-1")
+    expect(listed.out).toContain("waiting")
+    expect(listed.out).toContain(id)
+    // A third: the person at the keyboard approves the run's proposal.
+    const approved = await graded(["decide", id, "approve"], "a\n")
+    expect(approved.code).toBe(0)
+    expect(delivered()).toMatchObject([{ payload: { to: "customer:42", text: "On its way" } }])
+    // The app resumes: the model is told, and the run finishes; nothing is sent again.
+    const resumed = await Effect.runPromise(
+      Runs.resume("run-shell-1", { toolkit }).pipe(
+        Effect.provide(ScriptedModel.layer([ScriptedModel.text("Told them.")])),
+        Effect.provide(sqlite)
+      )
+    )
+    expect(resumed).toMatchObject({ status: "finished", result: { answer: "Told them." } })
+    const after = await graded(["runs", "--json"])
+    expect(after.code).toBe(0)
+    expect(JSON.parse(after.out.trim())).toMatchObject({ id: "run-shell-1", status: "finished" })
+    expect(delivered()).toHaveLength(1)
+  })
 })

@@ -180,9 +180,9 @@ describe("graded runs, resume and cancel", { timeout: 60_000 }, () => {
     expect(forged.code).toBe(1)
     expect(forged.err).toBe(String.raw`There is no run run-1\u001B[2K\u000Dcancelled`)
     for (const args of [["runs"], ["resume", "run-1"], ["cancel", "run-1", "--reason", "x"]]) {
-      const none = await graded(args, "proposals.config.ts")
+      const none = await graded(args, "nostore.config.ts")
       expect(none.code, args[0]).toBe(2)
-      expect(none.err, args[0]).toContain("proposals.config.ts provides no RunStore")
+      expect(none.err, args[0]).toContain("nostore.config.ts provides no RunStore")
     }
     const noModel = await graded(["resume", "run-1"], "runs-nomodel.config.ts")
     expect(noModel.code).toBe(2)
