@@ -106,7 +106,7 @@ describe("graded pending and decide", { timeout: 240_000 }, () => {
     expect(delivered()).toEqual([expect.objectContaining({ payload: { to: "customer:42", text: "Hello" } })])
     const second = await graded(["decide", id, "approve"], "a\n")
     expect(second.code).toBe(1)
-    expect(second.err).toMatch(new RegExp(`Proposal ${id} was already decided \\(delivered by cli:\\S+\\)`))
+    expect(second.err).toMatch(new RegExp(`Proposal ${id} was already decided \\(delivered by cli:\\S+ at \\S+\\)`))
     expect(second.out).not.toContain("Approve, edit or reject?")
     expect(delivered()).toHaveLength(1)
     const pending = await graded(["pending"])
@@ -130,7 +130,7 @@ describe("graded pending and decide", { timeout: 240_000 }, () => {
     expect(json.out.trim()).toBe("")
     const again = await graded(["decide", id, "approve"], "a\n")
     expect(again.code).toBe(1)
-    expect(again.err).toMatch(/already decided \(rejected by cli:\S+\)/)
+    expect(again.err).toMatch(/already decided \(rejected by cli:\S+ at \S+\)/)
     const unknown = await graded(["decide", "p-404", "reject", "--reason", "no"])
     expect(unknown.code).toBe(1)
     expect(unknown.err).toContain("There is no proposal p-404")
@@ -179,7 +179,7 @@ describe("graded pending and decide", { timeout: 240_000 }, () => {
       expect(await stored(id)).toMatchObject({ status: "delivered", decision: { edited: true } })
       const twice = await graded(["decide", id, "edit"], `{"to":"customer:42","text":"again"}\n`)
       expect(twice.code).toBe(1)
-      expect(twice.err).toMatch(/already decided \(delivered by cli:\S+\)/)
+      expect(twice.err).toMatch(/already decided \(delivered by cli:\S+ at \S+\)/)
       expect(delivered()).toHaveLength(1)
       // An empty line goes back to the usual question, where `a` approves as stored.
       const other = await propose("As it is")
@@ -224,7 +224,7 @@ describe("graded pending and decide", { timeout: 240_000 }, () => {
       // Not approved again as if nothing had happened.
       const approve = await graded(["decide", id, "approve"], "a\n")
       expect(approve.code).toBe(1)
-      expect(approve.err).toMatch(new RegExp(`Proposal ${id} was already decided \\(in-doubt by cli:\\S+\\)`))
+      expect(approve.err).toMatch(new RegExp(`Proposal ${id} was already decided \\(in-doubt by cli:\\S+ at \\S+\\)`))
       expect(delivered()).toHaveLength(1)
 
       const retried = await graded(["decide", id, "retry"], "a\n")

@@ -150,7 +150,7 @@ describe("graded runs, resume and cancel", { timeout: 60_000 }, () => {
     const record = await Effect.runPromise(Proposal.get(proposal).pipe(Effect.provide(layer)))
     expect(record).toMatchObject({ status: "rejected", decision: { by: "cli:bob" } })
     // A late approval delivers nothing.
-    await expect(approve(proposal)).rejects.toThrow(/already decided \(rejected by cli:bob\)/)
+    await expect(approve(proposal)).rejects.toThrow(/already decided \(rejected by cli:bob at \S+\)/)
     expect(delivered).not.toContainEqual(expect.objectContaining({ text: "Cancel me" }))
     const resumed = await graded(["resume", "run-cancel-1"])
     expect(resumed.out).toBe("run-cancel-1 was cancelled by cli:bob: the customer called")

@@ -489,7 +489,7 @@ export const markDone = (
     if (refusal !== undefined) return yield* refuse(refusal)
     // Only a delivery in doubt is marked: one still running settles itself.
     if (stored.status !== "in-doubt") {
-      return yield* new AlreadyDecided({ id, status: stored.status, by: stored.decision?.by })
+      return yield* new AlreadyDecided({ id, status: stored.status, by: stored.decision?.by, at: stored.decision?.at })
     }
     const by = (yield* Invocation.current).actor ?? "human"
     const reason = options?.note ?? "marked delivered by a human after checking"

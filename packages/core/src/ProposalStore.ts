@@ -34,11 +34,13 @@ export class NotFound extends Schema.TaggedError<NotFound>()("@graded/core/Propo
 export class AlreadyDecided extends Schema.TaggedError<AlreadyDecided>()("@graded/core/ProposalStore/AlreadyDecided", {
   id: Schema.String,
   status: Schema.String,
-  by: Schema.optional(Schema.String)
+  by: Schema.optional(Schema.String),
+  /** When it was decided (ISO), as the store recorded it. */
+  at: Schema.optional(Schema.String)
 }) {
   override get message(): string {
-    return `Proposal ${this.id} was already decided (${this.status}${
-      this.by !== undefined ? ` by ${this.by}` : ""
+    return `Proposal ${this.id} was already decided (${this.status}${this.by !== undefined ? ` by ${this.by}` : ""}${
+      this.at !== undefined ? ` at ${this.at}` : ""
     }); nothing was delivered again`
   }
 }
@@ -195,7 +197,9 @@ export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () =
       if (proposal === undefined) return Either.left(new NotFound({ id }))
       const updated = from.includes(proposal.status) ? update(proposal) : undefined
       if (updated === undefined) {
-        return Either.left(new AlreadyDecided({ id, status: proposal.status, by: proposal.decision?.by }))
+        return Either.left(
+          new AlreadyDecided({ id, status: proposal.status, by: proposal.decision?.by, at: proposal.decision?.at })
+        )
       }
       return Either.right(put(updated))
     })
@@ -236,7 +240,7 @@ export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () =
             status: "expired",
             decision: { by: "graded", at, edited: false, reason: expiredReason(lapsed) }
           })
-          return Effect.fail(new AlreadyDecided({ id, status: "expired", by: "graded" }))
+          return Effect.fail(new AlreadyDecided({ id, status: "expired", by: "graded", at }))
         }
         return move(id, ["pending"], (proposal) => ({
           ...proposal,

@@ -663,7 +663,7 @@ const attacks: ReadonlyArray<Attack> = [
           .pipe(Effect.ignore)
         yield* store.settle(message!.id, { status: "pending" })
       }),
-    stoppedBy: { says: /already decided \(rejected by agent:alice\)/ }
+    stoppedBy: { says: /already decided \(rejected by agent:alice at [\d:TZ.-]+\)/ }
   },
   {
     name: "a rejected proposal is claimed again",
@@ -674,7 +674,7 @@ const attacks: ReadonlyArray<Attack> = [
         yield* Proposal.reject(ticket!.id, { by: "agent:alice", reason: "no" })
         yield* store.claim(ticket!.id, "attacker")
       }),
-    stoppedBy: { says: /already decided \(rejected by agent:alice\)/ }
+    stoppedBy: { says: /already decided \(rejected by agent:alice at [\d:TZ.-]+\)/ }
   },
   {
     name: "a proposal record captured by a store wrapper is added again with another payload",

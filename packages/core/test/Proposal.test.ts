@@ -62,8 +62,12 @@ describe("Tool.proposal and Proposal", () => {
         Proposal.approve(desk.support, message!.id).pipe(as(HumanConfirm.approve("agent:bob")))
       )
       expect(again).toBeInstanceOf(ProposalStore.AlreadyDecided)
-      expect(again.message).toBe(
-        `Proposal ${message!.id} was already decided (delivered by agent:alice); nothing was delivered again`
+      expect(again.message).toMatch(
+        new RegExp(
+          `^Proposal ${
+            message!.id
+          } was already decided \\(delivered by agent:alice at \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z\\); nothing was delivered again$`
+        )
       )
       expect(desk.effects.delivered).toEqual([{ to: "customer:42", text: "We are on it." }])
       // The write, approved with an edit.

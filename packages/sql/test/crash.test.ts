@@ -11,7 +11,6 @@ import {
   Invocation,
   type LanguageModel,
   Proposal,
-  ProposalStore,
   Runs,
   RunStore,
   ScriptedModel
@@ -333,7 +332,12 @@ describe("crashes on one SQLite file, with processes killed by SIGKILL", () => {
     const approve = yield* Effect.flip(
       Proposal.approve(desk.support, id).pipe(human("agent:bob", HumanConfirm.approve("agent:bob")), app)
     )
-    expect(approve).toEqual(new ProposalStore.AlreadyDecided({ id, status: "in-doubt", by: "agent:alice" }))
+    expect(approve).toMatchObject({
+      _tag: "@graded/core/ProposalStore/AlreadyDecided",
+      id,
+      status: "in-doubt",
+      by: "agent:alice"
+    })
     expect(approve.message).toContain("already decided")
     expect(sent(outside)).toEqual([line])
     return { ...context, id, line: line! }

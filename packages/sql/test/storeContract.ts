@@ -83,8 +83,12 @@ export const sharedQueue = (stores: ReadonlyArray<Store>) =>
 
 const as = (by: string) => Effect.provide(HumanConfirm.layer(HumanConfirm.scripted([HumanConfirm.approve(by)])))
 
-const alreadyDecided = (id: string, status: Proposal.Status, by?: string) =>
-  Either.left(new ProposalStore.AlreadyDecided({ id, status, by }))
+// The store's answer to a second decision, whenever the first was made (its
+// `at` is checked where the test knows it).
+const decidedAlready = (id: string, status: Proposal.Status, by?: string) =>
+  expect.objectContaining({ _tag: "@graded/core/ProposalStore/AlreadyDecided", id, status, by })
+
+const alreadyDecided = (id: string, status: Proposal.Status, by?: string) => Either.left(decidedAlready(id, status, by))
 
 export const storeContract = (subject: Subject) =>
   describe(`ProposalStore contract: ${subject.name}`, () => {
@@ -190,8 +194,18 @@ export const storeContract = (subject: Subject) =>
             leaseUntil: lease(15)
           })
           expect(yield* store.get(id)).toEqual(claimed)
-          expect(yield* Effect.either(store.claim(id, "agent:bob", lease(20)))).toEqual(
-            alreadyDecided(id, "approving", "agent:alice")
+          const second = yield* Effect.flip(store.claim(id, "agent:bob", lease(20)))
+          expect(second).toEqual(
+            new ProposalStore.AlreadyDecided({
+              id,
+              status: "approving",
+              by: "agent:alice",
+              at: new Date(90_000).toISOString()
+            })
+          )
+          // Said in words: who decided, and when.
+          expect(second.message).toBe(
+            `Proposal ${id} was already decided (approving by agent:alice at 1970-01-01T00:01:30.000Z); nothing was delivered again`
           )
           expect(yield* Effect.either(store.reject(id, { by: "agent:bob", at: lease(0), edited: false }))).toEqual(
             alreadyDecided(id, "approving", "agent:alice")
@@ -429,7 +443,7 @@ export const storeContract = (subject: Subject) =>
         expect(yield* store.expire(lease(11))).toMatchObject([{ id, status: "in-doubt", deliveryKey: "key-1" }])
         expect(delivering.deliveryKey).toBe("key-1")
         expect(yield* Effect.either(store.claim(id, "agent:carol"))).toEqual(
-          Either.left(new ProposalStore.AlreadyDecided({ id, status: "in-doubt", by: "agent:bob" }))
+          Either.left(decidedAlready(id, "in-doubt", "agent:bob"))
         )
       }))
 
@@ -459,7 +473,7 @@ export const storeContract = (subject: Subject) =>
           yield* TestClock.adjust("4 minutes")
           expect((yield* store.claim(onTime, "agent:alice", lease(20))).status).toBe("approving")
           yield* TestClock.adjust("1 minute") // the expiry itself has passed
-          const refused = new ProposalStore.AlreadyDecided({ id: late, status: "expired", by: "graded" })
+          const refused = decidedAlready(late, "expired", "graded")
           expect(yield* Effect.either(store.claim(late, "agent:alice", lease(20)))).toEqual(Either.left(refused))
           expect(yield* store.get(late)).toMatchObject({
             status: "expired",
@@ -606,7 +620,7 @@ export const storeContract = (subject: Subject) =>
           )
         ).toEqual(
           Array.from({ length: 49 }, () =>
-            new ProposalStore.AlreadyDecided({ id, status: "approving", by: winner }))
+            decidedAlready(id, "approving", winner))
         )
         expect((yield* store.get(id)).decision?.by).toBe(winner)
       }))
@@ -681,7 +695,8 @@ export const storeContract = (subject: Subject) =>
             )
           )
           expect(again.message).toBe(
-            `Proposal ${id} was already decided (delivered by agent:alice); nothing was delivered again`
+            `Proposal ${id} was already decided (delivered by agent:alice at ${approved.proposal.decision?.at}); ` +
+              "nothing was delivered again"
           )
           const many = yield* propose(store, "Only once, please.")
           const outcomes = yield* Effect.forEach(
@@ -771,7 +786,7 @@ export const storeContract = (subject: Subject) =>
           expect(audit.entries).toHaveLength(1)
           // Not delivered again silently: approve refuses it.
           const again = yield* Effect.flip(Proposal.approve(desk.support, id).pipe(as("agent:bob"), provided))
-          expect(again).toEqual(new ProposalStore.AlreadyDecided({ id, status: "in-doubt", by: "agent:alice" }))
+          expect(again).toEqual(decidedAlready(id, "in-doubt", "agent:alice"))
           expect(desk.effects.delivered).toEqual([])
           const retried = yield* Proposal.retry(desk.support, id).pipe(
             as("agent:bob"),

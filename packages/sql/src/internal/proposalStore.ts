@@ -129,7 +129,12 @@ export const make: Effect.Effect<ProposalStore.ProposalStore.Service, never, Sql
             if (why !== undefined) return why
             if (states.includes(found.status) && left > 0) return attempt(left - 1)
             return Effect.fail(
-              new ProposalStore.AlreadyDecided({ id, status: found.status, by: found.decision?.by })
+              new ProposalStore.AlreadyDecided({
+                id,
+                status: found.status,
+                by: found.decision?.by,
+                at: found.decision?.at
+              })
             )
           })
         })
@@ -199,7 +204,7 @@ export const make: Effect.Effect<ProposalStore.ProposalStore.Service, never, Sql
               found.status === "pending" && found.expiresAt !== undefined && found.expiresAt <= at
                 ? Effect.zipRight(
                   expireOne(found, at),
-                  Effect.fail(new ProposalStore.AlreadyDecided({ id, status: "expired", by: "graded" }))
+                  Effect.fail(new ProposalStore.AlreadyDecided({ id, status: "expired", by: "graded", at }))
                 )
                 : undefined
           )
