@@ -6,15 +6,7 @@
 // what went out, and nothing may go out twice without a human saying so.
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
-import {
-  HumanConfirm,
-  Invocation,
-  type LanguageModel,
-  Proposal,
-  Runs,
-  RunStore,
-  ScriptedModel
-} from "@graded/core"
+import { HumanConfirm, Invocation, type LanguageModel, Proposal, Runs, RunStore, ScriptedModel } from "@graded/core"
 import { Sql, SqlAudit } from "@graded/sql"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
