@@ -493,11 +493,12 @@ export const markDone = (
     }
     const by = (yield* Invocation.current).actor ?? "human"
     const reason = options?.note ?? "marked delivered by a human after checking"
+    // Only from in-doubt: a retry that began meanwhile is not settled under it.
     const settled = yield* store.settle(id, {
       status: "delivered",
       decision: { by, at: yield* now, edited: false, reason },
       output: undefined
-    })
+    }, ["in-doubt"])
     yield* Audit.record({ type: "in-doubt", tool: stored.tool, proposal: id, action: "marked-done", by })
     return settled
   })

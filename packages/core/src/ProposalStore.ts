@@ -116,9 +116,15 @@ export declare namespace ProposalStore {
      * `rejected` or `failed`; from `delivering`, `delivered`, `failed` or
      * `in-doubt`; from `approving`, back to `in-doubt` (a retry that did not
      * begin); from `in-doubt`, `delivered` or `failed` (a human's word).
-     * A final state is never left.
+     * A final state is never left. `from` narrows the states it may leave
+     * (a human marking an in-doubt delivery done passes `["in-doubt"]`, so a
+     * delivery running again meanwhile is not settled under it).
      */
-    readonly settle: (id: string, outcome: Outcome) => Effect.Effect<Proposal, NotFound | AlreadyDecided>
+    readonly settle: (
+      id: string,
+      outcome: Outcome,
+      from?: ReadonlyArray<Status>
+    ) => Effect.Effect<Proposal, NotFound | AlreadyDecided>
   }
 
   /**
@@ -295,10 +301,14 @@ export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () =
         return moved
       }),
     reject: (id, decision) => move(id, ["pending"], (proposal) => ({ ...proposal, status: "rejected", decision })),
-    settle: (id, outcome) =>
-      move(id, settleFrom[outcome.status], (proposal) =>
-        outcome.status === "pending"
-          ? { ...without(proposal, "decision", "leaseUntil"), status: "pending" }
-          : { ...without(proposal, "leaseUntil"), ...outcome })
+    settle: (id, outcome, from) =>
+      move(
+        id,
+        settleFrom[outcome.status].filter((status) => from === undefined || from.includes(status)),
+        (proposal) =>
+          outcome.status === "pending"
+            ? { ...without(proposal, "decision", "leaseUntil"), status: "pending" }
+            : { ...without(proposal, "leaseUntil"), ...outcome }
+      )
   }
 })

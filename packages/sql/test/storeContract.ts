@@ -432,6 +432,23 @@ export const storeContract = (subject: Subject) =>
         })
     )
 
+    withStore("settle narrowed to in-doubt does not settle a delivery running meanwhile", (store) =>
+      Effect.gen(function*() {
+        const id = yield* proposing().propose(store, "running")
+        yield* store.claim(id, "agent:alice", lease(5))
+        yield* store.beginDelivery(id, "key-2", lease(5))
+        const decision = { by: "agent:bob", at: lease(1), edited: false, reason: "saw it in the log" }
+        const marked = yield* Effect.either(store.settle(id, { status: "delivered", decision, output: undefined }, [
+          "in-doubt"
+        ]))
+        expect(marked).toEqual(alreadyDecided(id, "delivering", "agent:alice"))
+        expect((yield* store.get(id)).status).toBe("delivering")
+        // Once in doubt, the same call settles it.
+        yield* store.expire(lease(6))
+        const done = yield* store.settle(id, { status: "delivered", decision, output: undefined }, ["in-doubt"])
+        expect(done).toMatchObject({ status: "delivered", decision: { by: "agent:bob" } })
+      }))
+
     withStore("a retry that lapses before its delivery began is in doubt again, never back to pending", (store) =>
       Effect.gen(function*() {
         const id = yield* proposing().propose(store, "maybe sent")
@@ -639,7 +656,10 @@ export const storeContract = (subject: Subject) =>
               propose(stores[i % 2]!, `m${i}`)
           )
           const outcomes = yield* Effect.forEach(
-            ids.flatMap((id) => Array.from({ length: 10 }, (_, i) => [id, i] as const)),
+            ids.flatMap((id) =>
+              Array.from({ length: 10 }, (_, i) =>
+                [id, i] as const)
+            ),
             ([id, i]) =>
               Effect.either(
                 i % 3 === 0

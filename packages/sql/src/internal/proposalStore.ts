@@ -296,8 +296,10 @@ export const make: Effect.Effect<ProposalStore.ProposalStore.Service, never, Sql
             WHERE seq = ${seq} AND status = 'pending'
             RETURNING *`),
 
-      settle: (id, outcome) => {
-        const from = ProposalStore.settleFrom[outcome.status]
+      settle: (id, outcome, only) => {
+        const from = ProposalStore.settleFrom[outcome.status].filter((status) =>
+          only === undefined || only.includes(status)
+        )
         return transition(id, from, (seq) => {
           const set = outcome.status === "pending"
             ? sql`status = 'pending', decided_by = NULL, decided_at = NULL, edited = NULL, reason = NULL`
@@ -305,7 +307,7 @@ export const make: Effect.Effect<ProposalStore.ProposalStore.Service, never, Sql
             ? sql`status = 'delivered', ${decided(outcome.decision)}, output = ${toJson(outcome.output)}`
             : sql`status = ${outcome.status}, ${decided(outcome.decision)}`
           return sql`UPDATE graded_proposals SET ${set}, lease_until = NULL
-            WHERE seq = ${seq} AND status IN ${sql.in(from)}
+            WHERE seq = ${seq} AND status IN ${sql.in(from.length > 0 ? from : ["(none)"])}
             RETURNING *`
         })
       }
