@@ -18,11 +18,13 @@ describe("pnpm demo:web", () => {
         env: { ...process.env, OPENAI_API_KEY: "" }
       })
       let out = ""
+      let err = ""
       child.stdout.on("data", (chunk) => (out += chunk))
+      child.stderr.on("data", (chunk) => (err += chunk))
       const until = async (pattern: RegExp) => {
         for (let i = 0; i < 600 && !pattern.test(out); i++) await new Promise((r) => setTimeout(r, 50))
         const match = pattern.exec(out)
-        if (match === null) throw new Error(`never printed ${pattern}:\n${out}`)
+        if (match === null) throw new Error(`never printed ${pattern}:\n${out}\n${err}`)
         return match
       }
       try {
@@ -81,8 +83,16 @@ describe("pnpm demo:web", () => {
         expect(out).toContain("The customer's chat got 1 message(s) from the run:")
         expect(out).toContain(`to c-42 (key `)
         expect(out).toContain(`): ${text}`)
+      } catch (error) {
+        // What the demo said on its way out, with the failure.
+        throw new Error(`${String(error)}\n--- demo stdout ---\n${out}\n--- demo stderr ---\n${err}`)
       } finally {
-        if (child.pid !== undefined) process.kill(-child.pid)
+        // The demo's process group, if it is still there.
+        try {
+          if (child.pid !== undefined) process.kill(-child.pid)
+        } catch {
+          // It ended on its own.
+        }
       }
     },
     60_000
