@@ -7,7 +7,6 @@ import { Effect, Layer, Schema } from "effect"
 import {
   HumanConfirm,
   Invocation,
-  type LanguageModel,
   Proposal,
   ProposalStore,
   Runs,
@@ -17,6 +16,7 @@ import {
   Toolkit
 } from "@graded/core"
 import { redTeam } from "../../../test/redTeam.js"
+import { human, results, stores } from "./runsFixture.js"
 import { makeDesk } from "./supportDesk.js"
 
 const report = redTeam("durable runs")
@@ -29,15 +29,6 @@ const tried = <A, E, R>(attack: string, outcome: string, test: Effect.Effect<A, 
   })
 
 const { call, calls, text } = ScriptedModel
-
-const results = (messages: ReadonlyArray<LanguageModel.Message>) =>
-  messages.flatMap((message) => message.role === "tool" ? [JSON.parse(message.content)] : [])
-
-const stores = () => Effect.map(Layer.build(Layer.merge(RunStore.memory, ProposalStore.memory)), Layer.succeedContext)
-
-const human =
-  (by: string, ...decisions: ReadonlyArray<HumanConfirm.Decision>) => <A, E, R>(self: Effect.Effect<A, E, R>) =>
-    Invocation.within({ actor: by })(self).pipe(Effect.provide(HumanConfirm.layer(HumanConfirm.scripted(decisions))))
 
 describe("durable runs: red team", () => {
   it.scoped("the run holds no capability: a model's fiber cannot approve its proposal, whatever layer it provides", () =>

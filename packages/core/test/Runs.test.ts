@@ -2,30 +2,11 @@
 // state is stored, and Runs.resume goes on with the human's decisions.
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Either, Fiber, Layer, TestClock } from "effect"
-import {
-  Audit,
-  HumanConfirm,
-  Invocation,
-  LanguageModel,
-  Proposal,
-  ProposalStore,
-  Runs,
-  RunStore,
-  ScriptedModel
-} from "@graded/core"
+import { Audit, HumanConfirm, Invocation, LanguageModel, Proposal, Runs, RunStore, ScriptedModel } from "@graded/core"
+import { human, results, stores } from "./runsFixture.js"
 import { makeDesk } from "./supportDesk.js"
 
 const { call, calls, text } = ScriptedModel
-
-const results = (messages: ReadonlyArray<LanguageModel.Message>) =>
-  messages.flatMap((message) => message.role === "tool" ? [JSON.parse(message.content)] : [])
-
-// The stores outlive each "process"; each process has its own model script.
-const stores = () => Effect.map(Layer.build(Layer.merge(RunStore.memory, ProposalStore.memory)), Layer.succeedContext)
-
-const human =
-  (by: string, ...decisions: ReadonlyArray<HumanConfirm.Decision>) => <A, E, R>(self: Effect.Effect<A, E, R>) =>
-    Invocation.within({ actor: by })(self).pipe(Effect.provide(HumanConfirm.layer(HumanConfirm.scripted(decisions))))
 
 describe("Runs", () => {
   it.scoped("a write and a send wait as proposals; reads ran; resumed after the decisions, the model gets each outcome in order", () =>
