@@ -1,0 +1,9 @@
+/**
+ * @graded/policy: rules before calls. Guidelines decide which tools a context
+ * may see and call; contracts add preconditions the system checks; the
+ * manifest, conflict checks and an audited fallback keep the rules governed.
+ *
+ * @since 0.1.0
+ */
+export * as Condition from "./Condition.js"
+export * as Guideline from "./Guideline.js"
