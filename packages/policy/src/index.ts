@@ -7,3 +7,5 @@
  */
 export * as Condition from "./Condition.js"
 export * as Guideline from "./Guideline.js"
+export * as Contract from "./Contract.js"
+export * as Policy from "./Policy.js"
