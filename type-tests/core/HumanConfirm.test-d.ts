@@ -27,6 +27,9 @@ declare const anyTool: Tool.Any
 // error: HumanConfirm.autoApprove takes one write tool: a tool typed as Tool.Any (its name and grade unknown to the compiler) is a
 expectError(HumanConfirm.autoApprove("any", anyTool, () => true))
 
+// A tool of type never (two tools merged) fits any parameter, so the compiler
+// cannot refuse it here; autoApprove throws InvalidRule for it (autoApprove.test.ts).
+
 // Accepted: a write tool; the predicate's input is that tool's decoded input,
 // its context the invocation context.
 const Escalate = Tool.write("ticket.escalate", {

@@ -3,7 +3,7 @@
 // A send always asks; a model's fiber and a read tool's own code are refused
 // before any rule is tried; a rule matches only the tool object it was made for.
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Schema } from "effect"
+import { Effect, Layer, Logger, Schema } from "effect"
 import {
   Agent,
   Audit,
@@ -160,14 +160,23 @@ describe("HumanConfirm.autoApprove", () => {
       expect(ui.seen).toEqual([])
       expect(filed.map((ticket) => ticket.subject)).toEqual(["a", "b"])
 
-      // With no rule answering true, the human decides, even when a rule threw.
+      // With no rule answering true, the human decides, even when a rule threw;
+      // the throw is logged, naming the rule.
       const audit2 = Audit.memory()
+      const logged: Array<string> = []
       const human = HumanConfirm.scripted([HumanConfirm.reject("agent:alice", "no")])
       yield* Effect.flip(
         FileTicket.invoke({ subject: "c", priority: "low" }).pipe(
-          Effect.provide(Layer.merge(HumanConfirm.layer(human, { autoApprove: rules.slice(0, 4) }), audit2.layer))
+          Effect.provide(Layer.merge(HumanConfirm.layer(human, { autoApprove: rules.slice(0, 4) }), audit2.layer)),
+          Effect.provide(Logger.replace(
+            Logger.defaultLogger,
+            Logger.make(({ logLevel, message }) => logged.push(`${logLevel.label}: ${String(message)}`))
+          ))
         )
       )
+      expect(logged).toEqual([
+        "WARN: HumanConfirm: rule throws threw (no database); the human is asked about ticket.file"
+      ])
       expect(human.seen).toHaveLength(1)
       expect(decidedBy(audit2.entries)).toEqual(["ticket.file rejected by agent:alice"])
       expect(filed.map((ticket) => ticket.subject)).toEqual(["a", "b"])
@@ -540,6 +549,12 @@ describe("HumanConfirm.autoApprove", () => {
       const { FileTicket, lowPriority } = makeHelpDesk()
       const cast = HumanConfirm.autoApprove as (id: unknown, tool: unknown, approves: unknown) => unknown
       expect(() => cast("copy", { ...FileTicket }, () => true)).toThrow("its tool was not made by Tool.write")
+      // Two tools merged into one (its type is never, which the compiler lets through).
+      const { desk } = makeHelpDesk()
+      const merged = Object.assign(Object.create(null), FileTicket, desk.SendReply) as never
+      expect(() => HumanConfirm.autoApprove("merged", merged, () => true)).toThrow(
+        "its tool was not made by Tool.write"
+      )
       expect(() => cast("none", FileTicket, undefined)).toThrow("approves is not a function")
       const ui = HumanConfirm.scripted([])
       const layerCast = HumanConfirm.layer as (ui: HumanConfirm.UI, options: unknown) => unknown
