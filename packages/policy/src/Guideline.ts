@@ -7,7 +7,9 @@
  * @since 0.1.0
  */
 import type { Either } from "effect"
+import { HumanConfirm, type Tool } from "@graded/core"
 import type { Condition } from "./Condition.js"
+import { evaluate } from "./internal/condition.js"
 import * as internal from "./internal/guideline.js"
 
 /**
@@ -119,3 +121,48 @@ export const fromData: (data: unknown) => Either.Either<Any, string> = internal.
  * @category formatting
  */
 export const toData: (guideline: Any) => unknown = internal.toData
+
+/**
+ * An approval rule written as a guideline, for the UI layer's
+ * `HumanConfirm.layer(ui, { autoApprove })`: calls of one write tool whose
+ * input and context satisfy `when` (read the input as `input.<field>`) are
+ * approved without asking, audited as decided by `rule:<id>`. A send tool is
+ * a compile error naming it: a send always asks a human.
+ *
+ * @example
+ * import { Effect, Schema } from "effect"
+ * import { Tool } from "@graded/core"
+ * import { Condition, Guideline } from "@graded/policy"
+ * const SubmitTicket = Tool.write("ticket.submit", {
+ *   title: "Submit a ticket",
+ *   description: "File a ticket.",
+ *   input: Schema.Struct({ subject: Schema.String, priority: Schema.Literal("low", "high") }),
+ *   output: Schema.String,
+ *   run: () => Effect.succeed("T-1")
+ * })
+ * const lowPriority = Guideline.autoApprove("low-priority-tickets", {
+ *   description: "Low-priority tickets are filed without asking.",
+ *   tool: SubmitTicket,
+ *   when: Condition.equals("input.priority", "low")
+ * })
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const autoApprove = <const T extends Tool.Any>(
+  id: string,
+  options: {
+    readonly description: string
+    readonly tool: HumanConfirm.WriteOnly<T>
+    readonly when: Condition
+  }
+): HumanConfirm.AutoApprove => {
+  // Checked as a guideline would be: a plain id, a description, a valid condition.
+  internal.make(id, { description: options.description, when: options.when, tools: ["(rule)"] })
+  const when = options.when
+  return HumanConfirm.autoApprove(
+    id,
+    options.tool as unknown as HumanConfirm.WriteTool,
+    (input, context) => evaluate(when, { ...context, input }, undefined).holds
+  )
+}
