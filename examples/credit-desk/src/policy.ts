@@ -1,0 +1,65 @@
+// The credit desk's rules: who may see and call which tool, written as data.
+// Grades (tools.ts) say what a tool can do; these say when it is allowed.
+import { Condition, Contract, Guideline, Policy } from "@graded/policy"
+import type { Desk } from "./tools.js"
+
+export const roles = { support: "support", officer: "credit-officer" } as const
+
+export const guidelines = [
+  Guideline.make("desk-basics", {
+    description: "Support agents and credit officers search articles, look up accounts, file tickets and " +
+      "tell customers things.",
+    when: Condition.role(roles.support, roles.officer),
+    tools: ["kb.search", "account.balance", "ticket.submit", "customer.notify"]
+  }),
+  Guideline.make("credit-scores", {
+    description: "Credit officers look up credit scores (the customer's consent is the contract's precondition).",
+    when: Condition.role(roles.officer),
+    tools: ["credit.score"]
+  }),
+  Guideline.make("transfers", {
+    description: "Credit officers prepare transfers; a human confirms each one.",
+    when: Condition.role(roles.officer),
+    tools: ["transfer.send"]
+  }),
+  Guideline.make("frozen-accounts", {
+    description: "No money leaves a frozen account, whoever asks.",
+    when: Condition.equals("facts.account.frozen", true),
+    forbids: ["transfer.send"],
+    priority: 10
+  })
+] as const
+
+export const contracts = (desk: Desk) => [
+  Contract.make(desk.tools.CreditScore, {
+    preconditions: [
+      Contract.precondition(
+        "credit-consent",
+        Condition.has("consents", "credit-check"),
+        "We need the customer's consent before checking their credit."
+      )
+    ],
+    failures: ["UnknownCustomer"]
+  }),
+  Contract.make(desk.tools.Notify, {
+    preconditions: [
+      Contract.precondition(
+        "channel-known",
+        Condition.isIn("facts.customer.channel", ["sms", "email"]),
+        "Look up the customer's account first: it says how they want to be contacted."
+      )
+    ],
+    failures: ["UnknownCustomer", "NotLookedUp"]
+  }),
+  Contract.make(desk.tools.Transfer, { failures: ["UnknownCustomer", "InsufficientFunds"] })
+]
+
+/** The UI layer's rule: a low-priority ticket is filed without asking; a high-priority one asks. */
+export const lowPriorityTickets = (desk: Desk) =>
+  Guideline.autoApprove("low-priority-tickets", {
+    description: "Routine (low-priority) tickets are filed without asking the human.",
+    tool: desk.tools.SubmitTicket,
+    when: Condition.equals("input.priority", "low")
+  })
+
+export const makePolicy = (desk: Desk) => Policy.make(guidelines, { toolkit: desk.toolkit, contracts: contracts(desk) })

@@ -1,0 +1,85 @@
+import { spawn } from "node:child_process"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { run } from "../src/story.js"
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const tsx = path.resolve(here, "../../../node_modules/.bin/tsx")
+
+// What the story must show, each a line it prints. Every one of these is a
+// refusal or a decision the policy makes: without the policy layer, none is
+// printed. A trailing newline means the line ends there.
+const policyLines = [
+  // The same conversation, two roles, two tool sets.
+  "[agent:alice] offered: kb.search, account.balance, ticket.submit\n",
+  "[officer:ravi] offered: kb.search, account.balance, credit.score, ticket.submit, transfer.send\n",
+  "left out credit.score [policy:role]: credit.score needs guideline credit-scores (role = \"credit-officer\"): " +
+  "role = \"credit-officer\" does not hold (role is \"support\")",
+  // The support agent naming the credit score: refused by the loop, and at the console by the policy.
+  "[agent:alice] REFUSED credit.score at the offered gate: credit.score is not offered to the model here",
+  "[agent:alice] REFUSED credit.score at the policy:role gate: credit.score needs guideline credit-scores",
+  // The consent precondition, with its fixed message.
+  "We need the customer's consent before checking their credit."
+]
+
+const contains = (lines: ReadonlyArray<string>, wanted: string) => lines.some((line) => `${line}\n`.includes(wanted))
+
+describe("pnpm demo:credit", () => {
+  it(
+    "runs with no API key and tells the story: two roles, a refusal audited with its guideline, a confirmed transfer, a ticket approved by rule, one action on two channels",
+    async () => {
+      const child = spawn(tsx, [path.resolve(here, "../src/main.ts")], {
+        stdio: ["ignore", "pipe", "pipe"],
+        env: { ...process.env, OPENAI_API_KEY: "" }
+      })
+      let out = ""
+      let err = ""
+      child.stdout.on("data", (chunk) => (out += chunk))
+      child.stderr.on("data", (chunk) => (err += chunk))
+      const code = await new Promise<number | null>((resolve) => child.on("close", resolve))
+      expect(code, `${out}\n${err}`).toBe(0)
+      const lines = out.split("\n")
+      expect(lines[0]).toBe("Model: scripted (no API key needed)")
+      for (const wanted of policyLines) expect(contains(lines, wanted), wanted).toBe(true)
+      // The credit officer's score: its side effect and tags in the audit.
+      expect(out).toContain(
+        "[model] runs credit.score {\"customer\":\"c-42\"} {tags: pii, credit-bureau; side effects: records an inquiry at the credit bureau}"
+      )
+      // The transfer went out once a human confirmed it.
+      expect(out).toContain(
+        "Confirm card for officer:ravi: Transfer money (send) {\"customer\":\"c-42\",\"to\":\"savings-7731\",\"amount\":500}"
+      )
+      expect(out).toContain("[officer:ravi] DELIVERED transfer.send, confirmed by officer:ravi")
+      // The low-priority ticket by rule, the high-priority one by Alice.
+      expect(out).toContain("[agent:alice] DELIVERED ticket.submit, confirmed by rule:low-priority-tickets")
+      expect(out).toContain(
+        "Confirm card for agent:alice: Submit a ticket (write) {\"customer\":\"c-7\",\"subject\":\"Card reported stolen\""
+      )
+      // One action, two channels.
+      expect(out).toContain("{\"channel\":\"sms\",\"to\":\"+44 7700 900042\"")
+      expect(out).toContain("{\"channel\":\"email\",\"to\":\"tom.berg@example.com\"")
+      expect(out).toContain(
+        "What left the bank: 1 transfer(s), 1 SMS, 1 e-mail(s), 2 ticket(s), 1 credit bureau inquiry(ies)."
+      )
+    },
+    120_000
+  )
+
+  it.effect("its refusals come from the policy: with the layer removed, the support agent's credit check runs", () =>
+    Effect.gen(function*() {
+      const guarded: Array<string> = []
+      const withPolicy = yield* run({ log: (line) => guarded.push(line) })
+      for (const wanted of policyLines) expect(contains(guarded, wanted), wanted).toBe(true)
+      expect(withPolicy.bank.inquiries).toEqual(["c-42"])
+      expect(withPolicy.direct).toMatchObject({ ok: false, gate: "policy:role" })
+
+      const open: Array<string> = []
+      const withoutPolicy = yield* run({ log: (line) => open.push(line), policy: false })
+      expect(policyLines.filter((wanted) => contains(open, wanted))).toEqual([])
+      // The model's call, the console's and the one without consent all ran: three more bureau inquiries.
+      expect(withoutPolicy.bank.inquiries).toEqual(["c-42", "c-42", "c-42", "c-42"])
+      expect(withoutPolicy.direct.ok).toBe(true)
+    }))
+})
