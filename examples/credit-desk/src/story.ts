@@ -203,9 +203,6 @@ export const run = (options: Options) => {
     )
     return { bank, entries, sameConversation, named, direct, noConsent, officer, low, high, email, human }
   }).pipe(
-    // The policy on its own: merged with other layers, its guard outlives the
-    // effect in the caller's fiber (layers merged are built in child fibers).
-    options.policy === false ? (self) => self : Effect.provide(Policy.layer(policy)),
-    Effect.provide(Layer.merge(audit, confirm))
+    Effect.provide(Layer.mergeAll(audit, confirm, options.policy === false ? Layer.empty : Policy.layer(policy)))
   )
 }
