@@ -95,6 +95,11 @@ const expectations: Readonly<Record<string, Expectation>> = {
     exit: 1,
     prints: "Proposal p-3 is delivered, not in doubt (decided by cli:"
   },
+  // docs/policy.md
+  "pnpm demo:credit": {
+    exit: 0,
+    prints: "What left the bank: 1 transfer(s), 1 SMS, 1 e-mail(s), 2 ticket(s), 1 credit bureau inquiry(ies)."
+  },
   // docs/openai.md
   "pnpm add @graded/core @graded/openai openai effect": {
     notRun: "it adds the packages to your own project, from the npm registry, where they are not published yet"
