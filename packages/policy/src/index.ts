@@ -6,4 +6,5 @@
  * @since 0.1.0
  */
 export * as Condition from "./Condition.js"
+export * as Fallback from "./Fallback.js"
 export * as Guideline from "./Guideline.js"
