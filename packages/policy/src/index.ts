@@ -6,6 +6,7 @@
  * @since 0.1.0
  */
 export * as Condition from "./Condition.js"
+export * as Fallback from "./Fallback.js"
 export * as Guideline from "./Guideline.js"
 export * as Contract from "./Contract.js"
 export * as Policy from "./Policy.js"
