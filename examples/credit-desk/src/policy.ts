@@ -1,6 +1,8 @@
 // The credit desk's rules: who may see and call which tool, written as data.
 // Grades (tools.ts) say what a tool can do; these say when it is allowed.
-import { Condition, Contract, Guideline, Policy } from "@graded/policy"
+import { Effect, type Layer } from "effect"
+import { Guard } from "@graded/core"
+import { Condition, Contract, Fallback, Guideline, Policy } from "@graded/policy"
 import type { Desk } from "./tools.js"
 
 export const roles = { support: "support", officer: "credit-officer" } as const
@@ -62,4 +64,32 @@ export const lowPriorityTickets = (desk: Desk) =>
     when: Condition.equals("input.priority", "low")
   })
 
-export const makePolicy = (desk: Desk) => Policy.make(guidelines, { toolkit: desk.toolkit, contracts: contracts(desk) })
+/**
+ * When no guideline matches (a caller in a role nobody wrote rules for), the
+ * knowledge-base search may still run: two calls a conversation, twenty a
+ * tenant a day, each queued for a human's review.
+ */
+export const fallback = Fallback.config({
+  tools: ["kb.search"],
+  perTrace: 2,
+  perTenantPerDay: 20,
+  answer: "I cannot help with that here; a colleague will look at your question and get back to you."
+})
+
+export const makePolicy = (desk: Desk) =>
+  Policy.make(guidelines, { toolkit: desk.toolkit, contracts: contracts(desk), fallback })
+
+/**
+ * The policy in force, with its fallback counted in the `Fallback.Store` in
+ * scope: each fallback call is admitted (or answered with the fixed text past
+ * the quota) by `Fallback.admit`.
+ */
+export const layer = (policy: Policy.Policy<any>): Layer.Layer<never, never, Fallback.Store> =>
+  Guard.layer(Effect.gen(function*() {
+    const store = yield* Fallback.Store
+    return yield* Policy.guard(policy, (tool, input) =>
+      Fallback.admit(fallback, tool.name, input).pipe(
+        Effect.provideService(Fallback.Store, store),
+        Effect.map((admission) => admission.granted ? undefined : { gate: "policy:fallback", reason: admission.answer })
+      ))
+  }))

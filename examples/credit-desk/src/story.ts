@@ -4,9 +4,18 @@
 // notification action on two channels, and the policy's graph. Every step is
 // printed from the audit trail as it happens.
 import { Effect, Layer } from "effect"
-import { Agent, Audit, HumanConfirm, type LanguageModel, Registry, ScriptedModel } from "@graded/core"
-import { Policy } from "@graded/policy"
-import { lowPriorityTickets, makePolicy, roles } from "./policy.js"
+import {
+  Agent,
+  Audit,
+  HumanConfirm,
+  Invocation,
+  type LanguageModel,
+  Registry,
+  ScriptedModel,
+  Toolkit
+} from "@graded/core"
+import { Condition, Fallback, Guideline } from "@graded/policy"
+import { fallback, layer as policyLayer, lowPriorityTickets, makePolicy, roles } from "./policy.js"
 import { type Bank, makeBank, makeTools } from "./tools.js"
 
 const { call, calls, text } = ScriptedModel
@@ -30,6 +39,12 @@ export const scripts = {
     calls(call("account.balance", { customer: "c-7" })),
     calls(call("customer.notify", { customer: "c-7", text: "Your paper statement is on its way (T-2001)." })),
     text("Tom has been told by e-mail.")
+  ],
+  fallback: [
+    calls(call("kb.search", { query: "branch opening hours" })),
+    calls(call("kb.search", { query: "weekend opening hours" })),
+    calls(call("kb.search", { query: "holiday opening hours" })),
+    text("Branches open 9 to 5 on weekdays; a colleague will confirm the holiday hours.")
   ]
 } satisfies Record<string, ReadonlyArray<ScriptedModel.Turn>>
 
@@ -197,12 +212,72 @@ export const run = (options: Options) => {
     }
 
     log("")
+    log("7. A question no guideline covers: Mei, in the self-service chat (role customer), asks about opening hours.")
+    log(
+      `   No guideline matches, so the fallback's ${fallback.tools.join(", ")} may run, ${fallback.perTrace} calls a ` +
+        `conversation and ${fallback.perTenantPerDay} a tenant a day,`
+    )
+    log("   each queued for a human's review; past the quota the model gets a fixed answer.")
+    const selfService = yield* Agent.run({
+      toolkit: Toolkit.readOnly(desk.toolkit),
+      prompt: "When are your branches open, also at weekends and on holidays?",
+      maxRounds: 5,
+      context: { role: "customer", actor: "customer:c-42", tenant: "bank-uk" }
+    }).pipe(Effect.provide(model(scripts.fallback)))
+    log(`   The agent: ${selfService.answer ?? "(no answer)"}`)
+    const store = yield* Fallback.Store
+    const queue = yield* store.cases({ status: "pending" })
+    log(
+      `   The review queue: ${
+        queue.map((item) => `${item.id} ${item.tool} ${show(item.input)}${item.overQuota ? " (over quota)" : ""}`).join(
+          "; "
+        )
+      }`
+    )
+    const first = queue[0]
+    const drafted = first === undefined ? undefined : yield* store.approve(first.id, {
+      guideline: Guideline.toData(Guideline.make("customers-search-kb", {
+        description: "Customers may search the knowledge base in the self-service chat.",
+        when: Condition.role("customer"),
+        tools: ["kb.search"],
+        autonomous: true
+      }))
+    }).pipe(Invocation.within({ actor: "owner:lee" }))
+    if (drafted !== undefined) {
+      log(
+        `   owner:lee turned ${drafted.case.id} into guideline draft ${drafted.draft.id} (${drafted.draft.status}): it governs`
+      )
+      log("   nothing until a human approves it and the app loads it into its next Policy.make.")
+    }
+
+    log("")
     log(
       `What left the bank: ${bank.transfers.length} transfer(s), ${bank.sms.length} SMS, ${bank.email.length} e-mail(s), ` +
         `${bank.tickets.length} ticket(s), ${bank.inquiries.length} credit bureau inquiry(ies).`
     )
-    return { bank, entries, sameConversation, named, direct, noConsent, officer, low, high, email, human }
+    return {
+      bank,
+      entries,
+      sameConversation,
+      named,
+      direct,
+      noConsent,
+      officer,
+      low,
+      high,
+      email,
+      human,
+      selfService,
+      queue,
+      drafted
+    }
   }).pipe(
-    Effect.provide(Layer.mergeAll(audit, confirm, options.policy === false ? Layer.empty : Policy.layer(policy)))
+    Effect.provide(
+      Layer.mergeAll(
+        audit,
+        confirm,
+        (options.policy === false ? Layer.empty : policyLayer(policy)).pipe(Layer.provideMerge(Fallback.memory))
+      )
+    )
   )
 }

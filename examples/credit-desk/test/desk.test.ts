@@ -1,9 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { Agent, Audit, HumanConfirm, Registry, ScriptedModel } from "@graded/core"
-import { Condition, Guideline, Policy } from "@graded/policy"
+import { Agent, Audit, HumanConfirm, Registry, ScriptedModel, Toolkit } from "@graded/core"
+import { Condition, Fallback, Guideline, Policy } from "@graded/policy"
 import { fromEnv } from "../src/model.js"
-import { contracts, guidelines, lowPriorityTickets, makePolicy, roles } from "../src/policy.js"
+import { contracts, fallback, guidelines, layer, lowPriorityTickets, makePolicy, roles } from "../src/policy.js"
 import { makeBank, makeTools } from "../src/tools.js"
 
 const { call, calls, raw, text } = ScriptedModel
@@ -246,6 +246,53 @@ describe("credit desk: rules", () => {
       expect(result.calls[1]).toMatchObject({ ok: false, tool: "transfer.send" })
       expect(human.seen).toEqual([])
       expect(bank.transfers).toEqual([])
+    }))
+})
+
+describe("credit desk: the fallback", () => {
+  const searches = (n: number) => [
+    ...Array.from({ length: n }, (_, i) => calls(call("kb.search", { query: `opening hours ${i}` }))),
+    text("done")
+  ]
+  const asCustomer = (role: string, desk: ReturnType<typeof setup>["desk"]) =>
+    Effect.gen(function*() {
+      const result = yield* Agent.run({
+        toolkit: Toolkit.readOnly(desk.toolkit),
+        prompt: "When are you open?",
+        maxRounds: 5,
+        context: { role, tenant: "bank-uk" }
+      }).pipe(Effect.provide(ScriptedModel.layer(searches(3))))
+      const queue = yield* Effect.flatMap(Fallback.Store, (store) => store.cases())
+      return { queue, result }
+    })
+
+  it.effect("runs the general read tool for a role no guideline covers, within its quota, each run queued for review", () =>
+    Effect.gen(function*() {
+      const { audit, desk, policy } = setup()
+      const { queue, result } = yield* asCustomer("customer", desk).pipe(
+        Effect.provide(Layer.mergeAll(audit.layer, layer(policy).pipe(Layer.provideMerge(Fallback.memory))))
+      )
+      expect(result.calls.map((c) => c.ok)).toEqual([true, true, false])
+      expect(result.calls[2]).toMatchObject({ error: { message: fallback.answer } })
+      expect(queue.map((c) => [c.id, c.overQuota, c.status])).toEqual([
+        ["c-1", false, "pending"],
+        ["c-2", false, "pending"],
+        ["c-3", true, "pending"]
+      ])
+      expect(audit.entries.flatMap((e) => e.type === "refused" ? [e.gate] : [])).toEqual([
+        "fallback-quota",
+        "policy:fallback"
+      ])
+    }))
+
+  it.effect("does not apply where a guideline matches: a support agent's searches are neither counted nor queued", () =>
+    Effect.gen(function*() {
+      const { desk, policy } = setup()
+      const { queue, result } = yield* asCustomer(roles.support, desk).pipe(
+        Effect.provide(layer(policy).pipe(Layer.provideMerge(Fallback.memory)))
+      )
+      expect(result.calls.map((c) => c.ok)).toEqual([true, true, true])
+      expect(queue).toEqual([])
     }))
 })
 

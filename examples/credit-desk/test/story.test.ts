@@ -21,7 +21,10 @@ const policyLines = [
   "[agent:alice] REFUSED credit.score at the offered gate: credit.score is not offered to the model here",
   "[agent:alice] REFUSED credit.score at the policy:role gate: credit.score needs guideline credit-scores",
   // The consent precondition, with its fixed message.
-  "We need the customer's consent before checking their credit."
+  "We need the customer's consent before checking their credit.",
+  // The fallback past its quota: the fixed answer, and the case queued.
+  "[model] REFUSED kb.search at the policy:fallback gate: I cannot help with that here",
+  "(over quota)"
 ]
 
 const contains = (lines: ReadonlyArray<string>, wanted: string) => lines.some((line) => `${line}\n`.includes(wanted))
