@@ -69,15 +69,18 @@ export const lowPriorityTickets = (desk: Desk) =>
  * knowledge-base search may still run: two calls a conversation, twenty a
  * tenant a day, each queued for a human's review.
  */
+const fallbackTools = ["kb.search"] as const
+
 export const fallback = Fallback.config({
-  tools: ["kb.search"],
+  tools: fallbackTools,
   perTrace: 2,
   perTenantPerDay: 20,
   answer: "I cannot help with that here; a colleague will look at your question and get back to you."
 })
 
 export const makePolicy = (desk: Desk) =>
-  Policy.make(guidelines, { toolkit: desk.toolkit, contracts: contracts(desk), fallback })
+  // The names again as literals: Fallback.config keeps them as strings, which Policy.make checks against the toolkit.
+  Policy.make(guidelines, { toolkit: desk.toolkit, contracts: contracts(desk), fallback: { tools: fallbackTools } })
 
 /**
  * The policy in force, with its fallback counted in the `Fallback.Store` in
