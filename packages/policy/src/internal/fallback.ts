@@ -245,14 +245,13 @@ export const admit = (
     const which = taken.usedTrace >= config.perTrace
       ? `this trace's ${config.perTrace}`
       : `tenant ${tenant}'s ${config.perTenantPerDay} for today`
-    yield* Audit.record({
-      type: "refused",
-      tool,
-      gate: "fallback-quota",
+    return {
+      granted: false,
+      case: taken.case,
+      answer: config.answer,
       reason:
         `the fallback quota (${which}) is used up: the model got the fixed answer; queued for review as ${taken.case}`
-    })
-    return { granted: false, case: taken.case, answer: config.answer }
+    }
   })
 
 // In memory: each operation checks and changes in one synchronous step, which
