@@ -5,5 +5,6 @@
  *
  * @since 0.1.0
  */
+export * as Check from "./Check.js"
 export * as Condition from "./Condition.js"
 export * as Guideline from "./Guideline.js"

@@ -1,0 +1,173 @@
+// Policy, side by side in one run: `Check.run` (conflict detection) over a
+// generated policy of 1,000 guidelines and 1,000 tools, with a known number
+// of findings planted (the run fails if they are not found).
+//
+// graded runs from its TypeScript sources through tsx here (the policy package
+// has no build yet); the figures are milliseconds, where tsx's wrappers do
+// not show.
+//
+// `pnpm --dir bench bench:policy` runs this alone and rewrites its section of
+// docs/PERFORMANCE.md; `pnpm bench` runs it with the rest.
+import { Check, Condition, Guideline } from "@graded/policy"
+import * as os from "node:os"
+
+const median = (values: ReadonlyArray<number>) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!
+const gc = (globalThis as { gc?: () => void }).gc
+const load = () => os.loadavg().map((x) => x.toFixed(1)).join(", ")
+
+/**
+ * 1,000 guidelines over 1,000 tools and 10 roles: 900 authorize one tool each
+ * for a role; 50 forbid, on a consent, a tool the same role is authorized
+ * (conflicts); 25 forbid a tool for another role (no conflict); 10 repeat an
+ * authorization with one more condition (near-duplicates); 10 authorize a
+ * tool already authorized, for another role; 5 name a role nobody has
+ * (unreachable).
+ */
+export const generatePolicy = () => {
+  const roles = Array.from({ length: 10 }, (_, i) => `r${i}`)
+  const tools = Array.from({ length: 1000 }, (_, i) => `t${i}`)
+  const make = (id: string, options: Omit<Guideline.Options<string, boolean>, "description">) =>
+    Guideline.make(id, { description: `Guideline ${id}.`, ...options })
+  const guidelines: Array<Guideline.Any> = []
+  for (let i = 0; i < 900; i++) {
+    guidelines.push(make(`g${i}`, { when: Condition.role(roles[i % 10]!), tools: [tools[i]!] }))
+  }
+  for (let j = 0; j < 50; j++) {
+    guidelines.push(make(`f${j}`, {
+      when: Condition.and(Condition.role(roles[j % 10]!), Condition.has("consents", `c${j}`)),
+      forbids: [tools[j * 10 + j % 10]!]
+    }))
+  }
+  for (let j = 0; j < 25; j++) {
+    guidelines.push(
+      make(`x${j}`, { when: Condition.role(roles[(j + 1) % 10]!), forbids: [tools[500 + j * 10 + j % 10]!] })
+    )
+  }
+  for (let k = 1; k <= 10; k++) {
+    guidelines.push(make(`d${k}`, {
+      when: Condition.and(Condition.role(roles[k % 10]!), Condition.has("features", "beta")),
+      tools: [tools[k]!]
+    }))
+  }
+  for (let j = 0; j < 10; j++) {
+    guidelines.push(make(`o${j}`, { when: Condition.role(roles[(j + 1) % 10]!), tools: [tools[100 + j]!] }))
+  }
+  for (let j = 0; j < 5; j++) guidelines.push(make(`u${j}`, { when: Condition.role("ceo"), tools: [tools[900 + j]!] }))
+  const declared = { roles, consents: Array.from({ length: 50 }, (_, j) => `c${j}`), features: ["beta"] }
+  return { tools, guidelines, declared, expected: { conflict: 50, "near-duplicate": 10, unreachable: 5 } }
+}
+
+/** Milliseconds: the median of the samples, and their least and greatest. */
+export interface Spread {
+  readonly median: number
+  readonly min: number
+  readonly max: number
+}
+
+const spread = (samples: ReadonlyArray<number>): Spread => ({
+  median: median(samples),
+  min: Math.min(...samples),
+  max: Math.max(...samples)
+})
+
+export interface PolicyResult {
+  readonly guidelines: number
+  readonly tools: number
+  readonly findings: number
+  readonly check: Spread
+  readonly repetitions: number
+  readonly loadBefore: string
+  readonly loadAfter: string
+}
+
+export const measurePolicy = async (
+  options: { readonly repetitions: number; readonly log: (line: string) => void }
+): Promise<PolicyResult> => {
+  const { declared, expected, guidelines, tools } = generatePolicy()
+  const loadBefore = load()
+  // Warm up, and make sure the check finds what was planted.
+  const findings = Check.run(guidelines, declared)
+  for (const [kind, count] of Object.entries(expected)) {
+    const found = findings.filter((f) => f.kind === kind).length
+    if (found !== count) throw new Error(`Check.run found ${found} ${kind} findings, ${count} were planted`)
+  }
+  if (findings.length !== Object.values(expected).reduce((a, b) => a + b, 0)) {
+    throw new Error(`Check.run found ${findings.length} findings: ${Check.format(findings)}`)
+  }
+  const checkSamples: Array<number> = []
+  for (let r = 0; r < options.repetitions; r++) {
+    gc?.()
+    const start = performance.now()
+    Check.run(guidelines, declared)
+    checkSamples.push(performance.now() - start)
+  }
+  const check = spread(checkSamples)
+  options.log(
+    `  Check.run, ${guidelines.length} guidelines / ${tools.length} tools: ${check.median.toFixed(1)} ms (${
+      check.min.toFixed(1)
+    }–${check.max.toFixed(1)})`
+  )
+  return {
+    guidelines: guidelines.length,
+    tools: tools.length,
+    findings: findings.length,
+    check,
+    repetitions: options.repetitions,
+    loadBefore,
+    loadAfter: load()
+  }
+}
+
+const ms = (spread: Spread) => `${spread.median.toFixed(1)} ms (${spread.min.toFixed(1)}–${spread.max.toFixed(1)})`
+const verdict = (met: boolean) => (met ? "met" : "**missed**")
+
+export const policySection = (result: PolicyResult): string =>
+  `## Policy
+
+Written by \`pnpm --dir bench bench:policy\` (bench/policy.ts), and by \`pnpm bench\` with the rest. A generated policy
+of ${result.guidelines.toLocaleString("en")} guidelines over ${
+    result.tools.toLocaleString("en")
+  } tools and 10 declared roles, with findings planted (50 conflicts, 10 near-duplicates,
+5 unreachable guidelines; the run fails unless \`Check.run\` reports exactly those ${result.findings}). Medians of ${result.repetitions}
+repetitions, least and greatest in brackets, a full garbage collection before each; graded runs from its TypeScript
+sources through tsx. Load average (1, 5, 15 min) ${result.loadBefore} before, ${result.loadAfter} after.
+
+| what | time | target |
+|---|---|---|
+| \`Check.run\`: conflicts, cycles, missing names, unreachable guidelines, near-duplicates | ${
+    ms(result.check)
+  } | under 1 s: ${verdict(result.check.median < 1000)} |
+
+Where the time goes: \`Check.run\` solves one small satisfiability problem per guideline (is it reachable?) and per
+pair of guidelines that share a tool (one authorizes it, the other forbids it) or share their whole tool sets
+(near-duplicates); pairs are found through an index by tool, never by comparing every guideline with every other.
+Each problem reads only the paths its two conditions name, with candidate values from the declared vocabulary and
+the conditions' own literals.
+`
+
+// Run alone: measure, print, and put the section into docs/PERFORMANCE.md.
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { readFileSync, writeFileSync } = await import("node:fs")
+  const path = await import("node:path")
+  const { fileURLToPath } = await import("node:url")
+  const repetitions = Number(process.env.BENCH_REPETITIONS ?? 5)
+  console.log(`Policy, ${repetitions} repetitions (medians):`)
+  const result = await measurePolicy({ repetitions, log: console.log })
+  const section = policySection(result)
+  console.log(section)
+  const doc = path.join(path.dirname(fileURLToPath(import.meta.url)), "../docs/PERFORMANCE.md")
+  const text = readFileSync(doc, "utf8")
+  // Where run.ts puts it: before the notes on the peer rows.
+  const found = text.indexOf("## Policy")
+  const start = found !== -1 ? found : text.indexOf("## What the peer rows measure")
+  const end = found === -1 ? start : text.indexOf("\n## ", found + 1) + 1
+  writeFileSync(
+    doc,
+    start === -1
+      ? `${text.trimEnd()}\n\n${section}`
+      : end <= 0
+      ? `${text.slice(0, start)}${section}`
+      : `${text.slice(0, start)}${section}\n${text.slice(end)}`
+  )
+  console.log("wrote the Policy section of docs/PERFORMANCE.md")
+}
