@@ -146,6 +146,19 @@ describe("Check.run: conflicts", () => {
     ])
   })
 
+  it("roles pinned to overlapping lists meet on the value they share; 1 and \"1\" are different values", () => {
+    const a = g("a", { when: Condition.role("support", "auditor"), tools: ["ledger.read"] })
+    const b = g("b", {
+      when: Condition.and(Condition.role("auditor", "intern"), Condition.always),
+      forbids: ["ledger.read"]
+    })
+    const [finding] = Check.run([a, b])
+    expect(finding).toMatchObject({ kind: "conflict", example: { role: "auditor" } })
+    const one = g("one", { when: Condition.equals("facts.tier", 1), tools: ["x.read"] })
+    const oneText = g("one-text", { when: Condition.equals("facts.tier", "1"), forbids: ["x.read"] })
+    expect(Check.run([one, oneText])).toEqual([])
+  })
+
   it("a guideline that excludes the other, or a third one that excludes one of them, resolves the conflict where it matches", () => {
     const excluding = g("no-refunds-on-trial", {
       when: Condition.has("features", "trial"),

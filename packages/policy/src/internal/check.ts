@@ -531,20 +531,49 @@ export const run = (guidelines: ReadonlyArray<Any>, declared?: Declared): Readon
     })
   }
 
+  const push = (index: Map<string, Array<Any>>, key: string, g: Any) => {
+    const list = index.get(key)
+    if (list === undefined) index.set(key, [g])
+    else list.push(g)
+  }
+
   // Who excludes whom.
   const excluders = new Map<string, Array<Any>>()
-  for (const g of known) {
-    for (const name of g.excludes) {
-      const list = excluders.get(name) ?? []
-      list.push(g)
-      excluders.set(name, list)
-    }
-  }
+  for (const g of known) for (const name of g.excludes) push(excluders, name, g)
   const excludes = (a: Any, b: Any) => a.excludes.includes(b.id) || b.excludes.includes(a.id)
+
+  // A quick, sound filter before solving: the values a guideline's effective
+  // condition pins a path to through its top-level `equals` and `in` parts
+  // (role = "support" and ...). Two guidelines pinning one path to disjoint
+  // values never match together, so most pairs never reach the solver.
+  const pins = new Map<string, Map<string, ReadonlySet<Scalar>>>()
+  const pinned = (g: Any): Map<string, ReadonlySet<Scalar>> => {
+    const memo = pins.get(g.id)
+    if (memo !== undefined) return memo
+    const found = new Map<string, ReadonlySet<Scalar>>()
+    const visit = (part: Condition): void => {
+      if (part.op === "and") return part.all.forEach(visit)
+      if (part.op !== "equals" && part.op !== "in") return
+      const values = part.op === "equals" ? [part.value] : part.values
+      const before = found.get(part.path)
+      found.set(part.path, new Set(before === undefined ? values : values.filter((value) => before.has(value))))
+    }
+    for (const member of closure(g)) visit(member.when)
+    pins.set(g.id, found)
+    return found
+  }
+  const disjoint = (a: Any, b: Any): boolean => {
+    const left = pinned(a)
+    for (const [path, values] of pinned(b)) {
+      const other = left.get(path)
+      if (other !== undefined && ![...values].some((value) => other.has(value))) return true
+    }
+    return false
+  }
 
   // Both match, and no third guideline that excludes one of them matches.
   const together = (a: Any, b: Any): Solution | undefined => {
-    if (!reachable.get(a.id) || !reachable.get(b.id)) return undefined
+    if (!reachable.get(a.id) || !reachable.get(b.id) || disjoint(a, b)) return undefined
     const members = new Map<string, Any>()
     for (const m of closure(a)) members.set(m.id, m)
     for (const m of closure(b)) members.set(m.id, m)
@@ -560,8 +589,8 @@ export const run = (guidelines: ReadonlyArray<Any>, declared?: Declared): Readon
   const authorizers = new Map<string, Array<Any>>()
   const forbidders = new Map<string, Array<Any>>()
   for (const g of known) {
-    for (const tool of g.tools) authorizers.set(tool, [...(authorizers.get(tool) ?? []), g])
-    for (const tool of g.forbids) forbidders.set(tool, [...(forbidders.get(tool) ?? []), g])
+    for (const tool of g.tools) push(authorizers, tool, g)
+    for (const tool of g.forbids) push(forbidders, tool, g)
   }
   const pairs = new Map<string, Solution | undefined | null>()
   for (const [tool, forbidding] of forbidders) {
@@ -601,7 +630,7 @@ export const run = (guidelines: ReadonlyArray<Any>, declared?: Declared): Readon
   const groups = new Map<string, Array<Any>>()
   for (const g of known) {
     const key = `${sameSet(g.tools)}\u0001${sameSet(g.forbids)}`
-    groups.set(key, [...(groups.get(key) ?? []), g])
+    push(groups, key, g)
   }
   for (const group of groups.values()) {
     for (let i = 0; i < group.length; i++) {
