@@ -26,7 +26,12 @@ export const Event = Schema.Union(
   Schema.Struct({
     type: Schema.Literal("offered"),
     tools: Schema.Array(Schema.String),
-    suppressed: Schema.Array(Schema.Struct({ tool, reason: Schema.String }))
+    // `gate` says which kind of rule left the tool out (feature, page, policy:role, ...).
+    suppressed: Schema.Array(Schema.Struct({ tool, reason: Schema.String, gate: Schema.optional(Schema.String) })),
+    // The policy's guidelines that matched, and how (by data, or by a model for a text condition).
+    guidelines: Schema.optional(
+      Schema.Array(Schema.Struct({ id: Schema.String, via: Schema.Literal("data", "model") }))
+    )
   }),
   Schema.Struct({
     type: Schema.Literal("called"),
@@ -96,7 +101,10 @@ export const Entry = Schema.extend(
     at: Schema.String,
     traceId: Schema.UndefinedOr(Schema.String),
     actor: Schema.UndefinedOr(Schema.String),
-    autonomous: Schema.Boolean
+    autonomous: Schema.Boolean,
+    // The tool's compliance tags and declared side effects, on every entry of its calls.
+    tags: Schema.optional(Schema.Array(Schema.String)),
+    sideEffects: Schema.optional(Schema.Array(Schema.String))
   })
 )
 

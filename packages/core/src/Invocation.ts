@@ -27,8 +27,18 @@ export interface Context {
   readonly features?: ReadonlyArray<string> | undefined
   /** Who is acting: a user id, an agent id. */
   readonly actor?: string | undefined
-  /** The actor's role, carried with the call for your own tools and layers; graded does not act on it yet. */
+  /** The actor's role: a policy (`@graded/policy`) decides by it which tools this caller may see and call. */
   readonly role?: string | undefined
+  /** The tenant the work is for; a policy may treat a test tenant differently and count quotas per tenant. */
+  readonly tenant?: string | undefined
+  /** The consents the customer gave that the app holds (`credit-check`), for a policy's conditions. */
+  readonly consents?: ReadonlyArray<string> | undefined
+  /**
+   * Facts recorded so far in this piece of work: set by the app, and by a
+   * tool's declared `facts` from its results in an agent run (never by the
+   * model's words). A policy's conditions read them.
+   */
+  readonly facts?: Readonly<Record<string, Fact>> | undefined
   /** Correlates every audit event of one piece of work. */
   readonly traceId?: string | undefined
   /**
@@ -38,6 +48,14 @@ export interface Context {
    */
   readonly untrusted?: ReadonlyArray<string> | undefined
 }
+
+/**
+ * A recorded fact's value.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Fact = string | number | boolean
 
 /**
  * The context a fresh fiber starts with: a human, nothing more known.

@@ -151,8 +151,14 @@ type RequirementsOfName<T, N> = [LiteralNamed<Admitting<T, N>>] extends [never] 
  */
 export interface Registry<Tools extends ReadonlyArray<Tool.Any>> {
   readonly toolkit: Toolkit.Toolkit<Tools>
-  /** Every tool, and whether this context is offered it. */
+  /** Every tool, and whether this context is offered it by the registry's own gates. */
   readonly list: (context?: Partial<Invocation.Context>) => ReadonlyArray<Listing>
+  /**
+   * Every tool, and whether this context is offered it by every gate in
+   * force: the registry's, then any guard (a policy, see `Guard`); the context
+   * is merged into the current one. Without a guard, the same as `list`.
+   */
+  readonly candidates: (context?: Partial<Invocation.Context>) => Effect<ReadonlyArray<Listing>>
   /** Runs a tool through every gate. Never fails. */
   readonly invoke: <const N extends string>(
     name: N,

@@ -35,6 +35,9 @@ export const StoredCall = Schema.Union(
   })
 )
 
+// Recorded facts: names to strings, numbers or booleans.
+const Facts = Schema.Record({ key: Schema.String, value: Schema.Union(Schema.String, Schema.Number, Schema.Boolean) })
+
 const ToolCall = Schema.Struct({ id: Schema.String, name: Schema.String, arguments: Schema.String })
 
 /**
@@ -81,7 +84,10 @@ export const State = Schema.Struct({
   context: Schema.Struct({
     page: Schema.optional(Schema.String),
     features: Schema.optional(Schema.Array(Schema.String)),
-    role: Schema.optional(Schema.String)
+    role: Schema.optional(Schema.String),
+    tenant: Schema.optional(Schema.String),
+    consents: Schema.optional(Schema.Array(Schema.String)),
+    facts: Schema.optional(Facts)
   }),
   round: Schema.Number,
   messages: Schema.Array(StoredMessage),
@@ -89,6 +95,8 @@ export const State = Schema.Struct({
   usage: Schema.Struct({ inputTokens: Schema.Number, outputTokens: Schema.Number }),
   untrusted: Schema.Array(Schema.String),
   refusedBefore: Schema.Array(Schema.String),
+  /** Facts the run's tools recorded, for a policy's conditions. */
+  facts: Schema.optional(Facts),
   /** The turn whose writes and sends wait for a human, in the order the model asked. */
   turn: Schema.optional(Schema.Struct({ calls: Schema.Array(ToolCall), outcomes: Schema.Array(TurnOutcome) })),
   /** How the run ended. */

@@ -10,6 +10,7 @@ import type { Effect } from "effect/Effect"
 import type { Pipeable } from "effect/Pipeable"
 import type { Confirmed, HumanTrigger, SendCapability, WriteCapability } from "./Capability.js"
 import * as Grade_ from "./Grade.js"
+import type * as Invocation from "./Invocation.js"
 import * as internal from "./internal/tool.js"
 import * as Proposal from "./Proposal.js"
 import type { ToolError } from "./ToolError.js"
@@ -71,8 +72,14 @@ export interface Options {
    * the rest of the run.
    */
   readonly untrusted?: boolean | undefined
-  /** Compliance labels for your own listings and reviews; graded does not act on them yet. */
+  /** Compliance labels (`pii`, `credit-bureau`): written into every audit entry of the tool's calls. */
   readonly tags?: ReadonlyArray<string> | undefined
+  /**
+   * What a call changes in the world, in words ("records an inquiry at the
+   * credit bureau"): written into every audit entry of the tool's calls, and
+   * asked for by a policy's contract review.
+   */
+  readonly sideEffects?: ReadonlyArray<string> | undefined
   /** The fixed text a model or user sees for each failure, by error tag. */
   readonly failureMessages?: Readonly<Record<string, string>> | undefined
   readonly limits?: Limits | undefined
@@ -94,7 +101,19 @@ export interface Tool<Name extends string, G extends Grade_.Grade, I, O, E, R> e
   readonly output: Schema.Schema<O, unknown>
   /** Runs the tool. Write and send tools ask for their capability first. */
   readonly invoke: (input: I) => Effect<O, ToolError<E>, R | Grade_.Capability<G>>
+  /** The facts a successful result records for the rest of an agent run, by name. */
+  readonly facts?: Facts<any> | undefined
 }
+
+/**
+ * Facts a tool's result records, by name: each function reads the typed
+ * output. An agent run adds them to its invocation context after the call,
+ * so a policy's conditions can depend on what earlier tools found.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Facts<O> = Readonly<Record<string, (output: O) => Invocation.Fact>>
 
 /**
  * A send tool: `prepare` builds the payload and has no way to send; only
@@ -317,6 +336,7 @@ export interface ReadDefinition<Name extends string, I, IE, O, OE, E, R> extends
   readonly input: Schema.Schema<I, IE>
   readonly output: Schema.Schema<O, OE>
   readonly run: Honest<Name, "read", "run", R, (input: I) => Effect<O, E, R>>
+  readonly facts?: Facts<O> | undefined
 }
 
 /**
@@ -344,6 +364,7 @@ export interface WriteDefinition<Name extends string, I, IE, O, OE, E, R> extend
   readonly input: Schema.Schema<I, IE>
   readonly output: Schema.Schema<O, OE>
   readonly run: Honest<Name, "write", "run", R, (input: I, delivery: Delivery) => Effect<O, E, R>>
+  readonly facts?: Facts<O> | undefined
 }
 
 /**
@@ -360,6 +381,7 @@ export interface SendDefinition<Name extends string, I, IE, P, PE, O, OE, E1, R1
   readonly output: Schema.Schema<O, OE>
   readonly prepare: Honest<Name, "send", "prepare", R1, (input: I) => Effect<P, E1, R1>>
   readonly deliver: (confirmed: Confirmed<P, Name>) => Effect<O, E2, R2>
+  readonly facts?: Facts<O> | undefined
 }
 
 /**

@@ -1,7 +1,15 @@
-import { Effect, Either, Schema } from "effect"
+import { Effect, Either, FiberRef, Schema } from "effect"
 import * as Audit from "../Audit.js"
 import * as Invocation from "../Invocation.js"
-import { LanguageModel, type Message, ModelError, type Response, type ToolCall, type Usage } from "../LanguageModel.js"
+import {
+  type FunctionSchema,
+  LanguageModel,
+  type Message,
+  ModelError,
+  type Response,
+  type ToolCall,
+  type Usage
+} from "../LanguageModel.js"
 import * as Printable from "../Printable.js"
 import type { Code, ToolResult } from "../Registry.js"
 import type { Any as AnyTool } from "../Tool.js"
@@ -11,6 +19,7 @@ import { fromWire } from "../Wire.js"
 import { capabilityName, needs } from "../Grade.js"
 import { withoutCapabilities } from "./capability.js"
 import * as Registry from "./registry.js"
+import { guardsRef } from "./guard.js"
 
 export const defaultMaxRounds = 4
 
@@ -73,6 +82,29 @@ const parse = (text: string): Either.Either<unknown, string> => {
 }
 
 export const defaultMaxArgumentChars = 100_000
+
+// The facts a tool's result records: a function that throws, or a value that
+// is not a string, number or boolean, records nothing for that name.
+const recordFacts = (
+  facts: Readonly<Record<string, Invocation.Fact>>,
+  recorders: NonNullable<AnyTool["facts"]>,
+  output: unknown
+): Readonly<Record<string, Invocation.Fact>> => {
+  const next: Record<string, Invocation.Fact> = { ...facts }
+  for (const [name, read] of Object.entries(recorders)) {
+    try {
+      const value: unknown = read(output)
+      if (
+        typeof value === "string" || typeof value === "boolean" || (typeof value === "number" && Number.isFinite(value))
+      ) {
+        next[name] = value
+      }
+    } catch {
+      // A fact that cannot be read is not recorded: the conditions on it stay unmet.
+    }
+  }
+  return next
+}
 
 const refusals = new Set<DenialCode>(["refused", "rejected", "requires-confirm"])
 
@@ -145,6 +177,8 @@ export interface LoopState {
   untrusted: ReadonlyArray<string>
   /** Calls refused in this run, by wire name and arguments: not asked again. */
   readonly refusedBefore: Set<string>
+  /** Facts the tools' results recorded in this run, for a policy's conditions. */
+  facts: Readonly<Record<string, Invocation.Fact>>
 }
 
 export const initialState = (options: RunOptions): LoopState => {
@@ -158,7 +192,8 @@ export const initialState = (options: RunOptions): LoopState => {
     usage: { inputTokens: 0, outputTokens: 0 },
     round: 0,
     untrusted: [],
-    refusedBefore: new Set()
+    refusedBefore: new Set(),
+    facts: {}
   }
 }
 
@@ -217,19 +252,36 @@ export const loop = (
     const model = yield* LanguageModel
     const registry = Registry.make(options.toolkit, {})
     const context = yield* Invocation.current
-    // Defence 1: the model is shown only what passes every gate here.
-    const listing = registry.list(context)
+    const guards = yield* FiberRef.get(guardsRef)
+    // The context a turn is judged in: the run's, with the facts its tools
+    // recorded so far.
+    const judged = (): Invocation.Context =>
+      Object.keys(state.facts).length === 0 ? context
+        : Invocation.merge(context, { facts: { ...context.facts, ...state.facts } })
+    // Defence 1: the model is shown only what passes every gate here. Without
+    // a guard the offer is made once; with one (a policy) every turn, as the
+    // facts the turn is judged on change.
     const offered = new Map<string, AnyTool>()
-    for (const entry of listing) if (entry.offered) offered.set(entry.wire, options.toolkit.get(entry.name)!)
-    yield* Audit.record({
-      type: "offered",
-      tools: listing.filter((entry) => entry.offered).map((entry) => entry.name),
-      suppressed: listing.filter((entry) => !entry.offered).map((entry) => ({
-        tool: entry.name,
-        reason: entry.reason ?? "not offered"
-      }))
+    let tools: ReadonlyArray<FunctionSchema> = []
+    const offer = Effect.gen(function*() {
+      const { guidelines, listing } = yield* registry.screened(judged(), guards.length > 0 ? state.messages : undefined)
+      offered.clear()
+      for (const entry of listing) if (entry.offered) offered.set(entry.wire, options.toolkit.get(entry.name)!)
+      yield* Audit.record({
+        type: "offered",
+        tools: listing.filter((entry) => entry.offered).map((entry) => entry.name),
+        suppressed: listing.filter((entry) => !entry.offered).map((entry) =>
+          entry.gate !== undefined
+            ? { tool: entry.name, reason: entry.reason ?? "not offered", gate: entry.gate }
+            : { tool: entry.name, reason: entry.reason ?? "not offered" }
+        ),
+        ...(guidelines !== undefined ? { guidelines } : {})
+      })
+      tools = guards.length === 0
+        ? registry.functionSchemas(context)
+        : registry.functionSchemas(context).filter((definition) => offered.has(definition.name))
     })
-    const tools = registry.functionSchemas(context)
+    yield* offer
     const { refusedBefore } = state
 
     const refuse = (id: string, tool: string, gate: string, code: DenialCode, reason: string, message = reason) =>
@@ -281,7 +333,8 @@ export const loop = (
       const untrusted = state.untrusted
       // Defence 3: the registry's gates again, under capabilities that refuse
       // (provided once around the whole loop, in `run`).
-      const viaRegistry = registry.dispatch(tool.name, input)
+      const viaRegistry = Object.keys(state.facts).length === 0 ? registry.dispatch(tool.name, input)
+        : Invocation.within({ facts: judged().facts })(registry.dispatch(tool.name, input))
       const dispatched = supervised
         ? tool.grade === "read" ? Invocation.within({ autonomous: true, untrusted })(withoutCapabilities(viaRegistry))
           : viaRegistry
@@ -293,6 +346,7 @@ export const loop = (
           if (tool.untrusted === true && !state.untrusted.includes(tool.name)) {
             state.untrusted = [...state.untrusted, tool.name]
           }
+          if (tool.facts !== undefined) state.facts = recordFacts(state.facts, tool.facts, success.output)
           return {
             call: { ok: true, id: call.id, tool: tool.name, input: success.input, output: success.output },
             content: text ?? JSON.stringify(forModel(result))
@@ -318,6 +372,7 @@ export const loop = (
     const { messages, usage } = state
     for (;;) {
       const round = ++state.round
+      if (guards.length > 0 && round > 1) yield* offer
       const generated: Response = yield* model.generate({ messages: [...messages], tools })
       const checked = checkTurn(generated, round)
       if (Either.isLeft(checked)) return yield* checked.left

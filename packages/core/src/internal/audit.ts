@@ -1,4 +1,4 @@
-import { Clock, Context, Effect } from "effect"
+import { Clock, Context, Effect, FiberRef } from "effect"
 import type { RuntimeFiber } from "effect/Fiber"
 import type { Entry, Event } from "../Audit.js"
 import { currentRef, looksAutonomous } from "./invocation.js"
@@ -12,6 +12,41 @@ export const discard: Sink = { write: () => Effect.void }
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] }
 
+/** A tool's compliance tags and declared side effects, stamped on every entry of its calls. */
+export interface Labels {
+  readonly tool: string
+  readonly tags: ReadonlyArray<string> | undefined
+  readonly sideEffects: ReadonlyArray<string> | undefined
+}
+
+export const labelsRef: FiberRef.FiberRef<Labels | undefined> = FiberRef.unsafeMake<Labels | undefined>(undefined)
+
+const labelsMade = new WeakMap<object, Labels | undefined>()
+
+/** The labels of a tool, made once; undefined for a tool with neither tags nor side effects. */
+export const labelsOf = (tool: {
+  readonly name: string
+  readonly tags?: ReadonlyArray<string> | undefined
+  readonly sideEffects?: ReadonlyArray<string> | undefined
+}): Labels | undefined => {
+  if (labelsMade.has(tool)) return labelsMade.get(tool)
+  const tags = tool.tags !== undefined && tool.tags.length > 0 ? Object.freeze([...tool.tags]) : undefined
+  const sideEffects = tool.sideEffects !== undefined && tool.sideEffects.length > 0
+    ? Object.freeze([...tool.sideEffects])
+    : undefined
+  const labels = tags === undefined && sideEffects === undefined
+    ? undefined
+    : Object.freeze({ tool: tool.name, tags, sideEffects })
+  labelsMade.set(tool, labels)
+  return labels
+}
+
+/** Runs `self` with `tool`'s labels stamped on the entries recorded for it. */
+export const labelled = (tool: Parameters<typeof labelsOf>[0]) => <A, E, R>(self: Effect.Effect<A, E, R>) => {
+  const labels = labelsOf(tool)
+  return labels === undefined ? self : Effect.locally(self, labelsRef, labels)
+}
+
 // Records into `sink`, stamped with the fiber's invocation context and clock;
 // `undefined` when the sink discards, so callers skip the work. The registry
 // binds one per call rather than reading the fiber for every entry.
@@ -23,6 +58,7 @@ export const recorder = (
   const context = fiber.getFiberRef(currentRef)
   const autonomous = looksAutonomous(fiber)
   const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
+  const labels = fiber.getFiberRef(labelsRef)
   return (event) => {
     // Copied, then stamped: on Node 20 `{ ...event, at }` (a spread followed
     // by more properties) costs about a microsecond a property.
@@ -31,6 +67,10 @@ export const recorder = (
     entry.traceId = context.traceId
     entry.actor = context.actor
     entry.autonomous = autonomous
+    if (labels !== undefined && "tool" in event && event.tool === labels.tool) {
+      if (labels.tags !== undefined) entry.tags = labels.tags
+      if (labels.sideEffects !== undefined) entry.sideEffects = labels.sideEffects
+    }
     return sink.write(entry)
   }
 }

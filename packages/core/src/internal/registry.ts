@@ -1,9 +1,12 @@
-import { Cause, Context, Effect, Either, Option, Schema } from "effect"
+import { Cause, Context, Effect, Either, FiberRef, Option, Schema } from "effect"
 import type { RuntimeFiber } from "effect/Fiber"
 import type { ParseError, ParseIssue } from "effect/ParseResult"
 import * as Audit from "../Audit.js"
 import * as Invocation from "../Invocation.js"
-import { recorder, wasAudited } from "./audit.js"
+import { labelled, recorder, wasAudited } from "./audit.js"
+import { admitAll, guardsRef, screenAll } from "./guard.js"
+import type { Screening } from "../Guard.js"
+import type { Message } from "../LanguageModel.js"
 import { currentRef, isAutonomous } from "./invocation.js"
 import type { Code, Listing, Options, ToolResult } from "../Registry.js"
 import type { Any as AnyTool } from "../Tool.js"
@@ -50,6 +53,12 @@ const failureOf = (tool: AnyTool, error: unknown): { code: Code; message: string
     code: "failed",
     message: (tag !== undefined ? tool.failureMessages?.[tag] : undefined) ?? `${tool.name} failed.`
   }
+}
+
+/** The listing with every gate in force, and the rules a guard matched. */
+export interface Screened {
+  readonly listing: ReadonlyArray<Listing>
+  readonly guidelines: Screening["guidelines"]
 }
 
 export interface Dispatched {
@@ -135,6 +144,32 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
       }
     })
   }
+
+  // The listing with every gate in force: the registry's own, then the
+  // guards (a policy) over the tools those passed.
+  const screened = (
+    context: Invocation.Context,
+    conversation?: ReadonlyArray<Message>
+  ): Effect.Effect<Screened> =>
+    Effect.flatMap(FiberRef.get(guardsRef), (guards): Effect.Effect<Screened> => {
+      const listing = list(context)
+      if (guards.length === 0) return Effect.succeed({ listing, guidelines: undefined })
+      const passed = listing.filter((entry) => entry.offered).map((entry) => toolkit.get(entry.name)!)
+      return Effect.map(screenAll(guards, passed, context, conversation), (screening) => ({
+        listing: listing.map((entry): Listing => {
+          const verdict = entry.offered ? screening.left.get(entry.name) : undefined
+          return verdict === undefined ? entry
+            : { ...entry, offered: false, gate: verdict.gate, reason: verdict.reason }
+        }),
+        guidelines: screening.guidelines
+      }))
+    })
+
+  const candidates = (partial: Partial<Invocation.Context> = {}) =>
+    Effect.flatMap(
+      Invocation.current,
+      (outer) => Effect.map(screened(Invocation.merge(outer, partial)), ({ listing }) => listing)
+    )
 
   const functionSchemas = (partial: Partial<Invocation.Context> = {}) => {
     const context = Invocation.merge(Invocation.initial, partial)
@@ -250,9 +285,18 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
         }
         const context = fiber.getFiberRef(currentRef)
         const verdict = gates(tool, context)
-        if (verdict !== undefined) return refusal(tool.name, verdict)
-        if (tool.grade !== "read" && isAutonomous(fiber)) return requiresConfirm(tool, input)
-        return run(tool, input, fiber)
+        if (verdict !== undefined) return labelled(tool)(refusal(tool.name, verdict))
+        const guards = fiber.getFiberRef(guardsRef)
+        const admitted = (): Effect.Effect<Dispatched, never, any> =>
+          tool.grade !== "read" && isAutonomous(fiber) ? requiresConfirm(tool, input) : run(tool, input, fiber)
+        if (guards.length === 0) return labelled(tool)(admitted())
+        // A guard (a policy) after the registry's own gates: it may refuse,
+        // never lift a refusal.
+        const seen = isAutonomous(fiber) && !context.autonomous ? { ...context, autonomous: true } : context
+        return labelled(tool)(Effect.flatMap(admitAll(guards, tool, input, seen), (refused) =>
+          refused === undefined
+            ? admitted()
+            : refusal(tool.name, { code: "refused", gate: refused.gate, reason: refused.reason })))
       }),
       // Last line: whatever escaped above (a throwing getter in the input, a
       // result that cannot be serialized) becomes a fixed message.
@@ -262,7 +306,7 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
   const invoke = (name: string, input: unknown, partial: Partial<Invocation.Context> = {}) =>
     Effect.map(Invocation.within(partial)(dispatch(name, input)), (dispatched) => dispatched.result)
 
-  return { toolkit, list, invoke, functionSchemas, dispatch }
+  return { toolkit, list, candidates, screened, invoke, functionSchemas, dispatch }
 }
 
 const success = (data: unknown, truncated: string | undefined): ToolResult =>

@@ -80,6 +80,7 @@ const toState = (
   usage: { ...state.usage },
   untrusted: [...state.untrusted],
   refusedBefore: [...state.refusedBefore],
+  facts: Object.keys(state.facts).length === 0 ? undefined : { ...state.facts },
   turn: turn === undefined ? undefined : storedTurn(toolkit, turn)
 })
 
@@ -100,7 +101,8 @@ const fromState = (toolkit: AnyToolkit, state: State): Agent.LoopState => ({
   usage: { ...state.usage },
   round: state.round,
   untrusted: state.untrusted,
-  refusedBefore: new Set(state.refusedBefore)
+  refusedBefore: new Set(state.refusedBefore),
+  facts: { ...state.facts }
 })
 
 const optionsOf = (toolkit: AnyToolkit, state: State): Agent.RunOptions => ({
@@ -332,7 +334,10 @@ export const start = (options: StartOptions) =>
       context: {
         page: context.page,
         features: context.features,
-        role: context.role
+        role: context.role,
+        tenant: context.tenant,
+        consents: context.consents,
+        facts: context.facts
       },
       round: 0,
       messages: [],

@@ -1,10 +1,12 @@
 import { Data, Effect, type Schema } from "effect"
 import { pipeArguments } from "effect/Pipeable"
 import * as Audit from "../Audit.js"
+import { labelled } from "./audit.js"
 import type { Confirmed, SendCapability, WriteCapability } from "../Capability.js"
 import type {
   Any,
   Delivery,
+  Facts,
   Options,
   ReadDefinition,
   SendDefinition,
@@ -41,12 +43,14 @@ const Proto = {
 const erase = <A, I>(schema: Schema.Schema<A, I>): Schema.Schema<A, unknown> =>
   schema as unknown as Schema.Schema<A, unknown>
 
-const options = (definition: Options): Options => ({
+const options = (definition: Options & { readonly facts?: Facts<any> | undefined }) => ({
   title: definition.title,
   description: definition.description,
   features: definition.features,
   pages: definition.pages,
   tags: definition.tags,
+  sideEffects: definition.sideEffects,
+  facts: definition.facts === undefined ? undefined : Object.freeze({ ...definition.facts }),
   openWorld: definition.openWorld,
   untrusted: definition.untrusted,
   failureMessages: definition.failureMessages,
@@ -135,11 +139,13 @@ export const makeWrite = <Name extends string, I, IE, O, OE, E, R>(
   const run = definition.run as (input: I, delivery: Delivery) => Effect.Effect<O, E, R>
   const input = erase(definition.input)
   const guard = within(checked(name), "write", "run", "write")
+  // Every entry of the confirmation and delivery carries the tool's labels.
+  const stamp = labelled({ name, tags: definition.tags, sideEffects: definition.sideEffects })
   const confirmAndRun = (
     payload: I,
     { beforeEffect = Effect.void, idempotencyKey }: ConfirmOptions = {}
   ): Effect.Effect<Outcome, unknown, R | WriteCapability> =>
-    Effect.gen(function*() {
+    stamp(Effect.gen(function*() {
       const capability = yield* WriteCapabilityTag
       const authority = authorityOf(capability)
       if (authority === undefined) return yield* forged(name, "WriteCapability")
@@ -153,7 +159,7 @@ export const makeWrite = <Name extends string, I, IE, O, OE, E, R>(
       const output = yield* guard(Effect.suspend(() => run(confirmed.payload as I, { idempotencyKey: key })))
       yield* Audit.record({ type: "delivered", tool: name, by: confirmed.by, key: confirmed.idempotencyKey })
       return { output, by: confirmed.by, edited: confirmed.edited }
-    })
+    }))
   const tool: Tool<Name, "write", I, O, E, R> = make<Tool<Name, "write", I, O, E, R>>({
     ...options(definition),
     name,
@@ -178,6 +184,7 @@ export const makeSend = <Name extends string, I, IE, P, PE, O, OE, E1, R1, E2, R
   const payloadSchema = erase(definition.payload)
   // prepare builds the payload and may cause nothing: it runs as a read.
   const preparing = within(checked(name), "send", "prepare", "read")
+  const stamp = labelled({ name, tags: definition.tags, sideEffects: definition.sideEffects })
   const deliver = (confirmed: Confirmed<P, Name>): Effect.Effect<O, E2 | Refused, R2> =>
     Effect.flatMap(refusalHere(name, "send"), (refusal): Effect.Effect<O, E2 | Refused, R2> => {
       if (refusal !== undefined) return refuse(refusal)
@@ -191,7 +198,7 @@ export const makeSend = <Name extends string, I, IE, P, PE, O, OE, E1, R1, E2, R
     payload: P,
     { beforeEffect = Effect.void, idempotencyKey }: ConfirmOptions = {}
   ): Effect.Effect<Outcome, unknown, R2 | SendCapability> =>
-    Effect.gen(function*() {
+    stamp(Effect.gen(function*() {
       const capability = yield* SendCapabilityTag
       const authority = authorityOf(capability)
       if (authority === undefined) return yield* forged(name, "SendCapability")
@@ -205,7 +212,7 @@ export const makeSend = <Name extends string, I, IE, P, PE, O, OE, E1, R1, E2, R
       yield* beforeEffect
       const output = yield* deliver(confirmed as Confirmed<P, Name>)
       return { output, by: confirmed.by, edited: confirmed.edited }
-    })
+    }))
   const tool: SendTool<Name, I, P, O, E1 | E2, R1 | R2> = make<SendTool<Name, I, P, O, E1 | E2, R1 | R2>>({
     ...options(definition),
     name,
