@@ -25,7 +25,7 @@ const load = () => os.loadavg().map((x) => x.toFixed(1)).join(", ")
  */
 export const generatePolicy = () => {
   const roles = Array.from({ length: 10 }, (_, i) => `r${i}`)
-  const tools = Array.from({ length: 1000 }, (_, i) => `t${i}`)
+  const tools = Array.from({ length: 1000 }, (_, i) => `desk.t${i}`)
   const make = (id: string, options: Omit<Guideline.Options<string, boolean>, "description">) =>
     Guideline.make(id, { description: `Guideline ${id}.`, ...options })
   const guidelines: Array<Guideline.Any> = []
@@ -68,7 +68,7 @@ export const generatePolicy = () => {
 export const generateSharedTool = () => {
   const roles = Array.from({ length: 10 }, (_, i) => `r${i}`)
   const pages = Array.from({ length: 5 }, (_, i) => `p${i}`)
-  const tools = ["kb.search", ...Array.from({ length: 999 }, (_, i) => `t${i}`)]
+  const tools = ["kb.search", ...Array.from({ length: 999 }, (_, i) => `desk.t${i}`)]
   const make = (id: string, options: Omit<Guideline.Options<string, boolean>, "description">) =>
     Guideline.make(id, { description: `Guideline ${id}.`, ...options })
   const guidelines: Array<Guideline.Any> = []
