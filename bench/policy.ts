@@ -8,7 +8,9 @@
 //
 // `pnpm --dir bench bench:policy` runs this alone and rewrites its section of
 // docs/PERFORMANCE.md; `pnpm bench` runs it with the rest.
+import { Registry, Tool, Toolkit } from "@graded/core"
 import { Check, Condition, Guideline } from "@graded/policy"
+import { Effect, Schema } from "effect"
 import * as os from "node:os"
 
 const median = (values: ReadonlyArray<number>) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!
@@ -105,6 +107,8 @@ const spread = (samples: ReadonlyArray<number>): Spread => ({
 })
 
 const ms = (spread: Spread) => `${spread.median.toFixed(1)} ms (${spread.min.toFixed(1)}–${spread.max.toFixed(1)})`
+const µs = (spread: Spread) =>
+  `${(spread.median * 1000).toFixed(0)} µs (${(spread.min * 1000).toFixed(0)}–${(spread.max * 1000).toFixed(0)})`
 const verdict = (met: boolean) => (met ? "met" : "**missed**")
 
 export interface PolicyResult {
@@ -114,9 +118,50 @@ export interface PolicyResult {
   readonly check: Spread
   readonly sharedFindings: number
   readonly checkShared: Spread
+  readonly turns: ReadonlyArray<{ readonly what: string; readonly perTurn: Spread }>
   readonly repetitions: number
   readonly loadBefore: string
   readonly loadAfter: string
+}
+
+export const turnRows = {
+  list: "the registry's own gates: \`registry.list(context)\`",
+  candidates: "\`registry.candidates(context)\`, no guard in force"
+} as const
+
+/** A toolkit of the generated policy's 1,000 tools: trivial read tools. */
+const toolkitOf = (names: ReadonlyArray<string>) =>
+  Toolkit.make(
+    ...names.map((name, i) =>
+      Tool.read(name, {
+        title: "t",
+        description: `Tool ${i}.`,
+        input: Schema.Struct({ a: Schema.String }),
+        output: Schema.String,
+        run: ({ a }) => Effect.succeed(a)
+      })
+    )
+  )
+
+interface TurnCase {
+  readonly what: string
+  /** Runs `turns` turns' candidate-set evaluations. */
+  readonly run: (turns: number) => void
+}
+
+/** Milliseconds per turn for every case, interleaved: each repetition runs every case once. */
+const perTurn = (cases: ReadonlyArray<TurnCase>, turns: number, repetitions: number) => {
+  for (const c of cases) c.run(Math.min(turns, 20)) // warm up
+  const samples = cases.map(() => [] as Array<number>)
+  for (let r = 0; r < repetitions; r++) {
+    for (const [i, c] of cases.entries()) {
+      gc?.()
+      const start = performance.now()
+      c.run(turns)
+      samples[i]!.push((performance.now() - start) / turns)
+    }
+  }
+  return cases.map((c, i) => ({ what: c.what, perTurn: spread(samples[i]!) }))
 }
 
 export const measurePolicy = async (
@@ -150,6 +195,35 @@ export const measurePolicy = async (
   const { guidelines, tools } = policies[0]
   options.log(`  Check.run, ${guidelines.length} guidelines / ${tools.length} tools: ${ms(check)}`)
   options.log(`  Check.run, the same size, one tool shared by 250 guidelines: ${ms(checkShared)}`)
+
+  // Candidate sets per turn: the registry's own gates, then with the policy.
+  const registry = Registry.make(toolkitOf(tools))
+  const contexts = Array.from({ length: 10 }, (_, i) => ({
+    autonomous: false,
+    role: `r${i}`,
+    consents: [`c${i}`],
+    features: ["beta"]
+  }))
+  const turnCases: Array<TurnCase> = [
+    {
+      what: turnRows.list,
+      run: (n) => {
+        for (let i = 0; i < n; i++) registry.list(contexts[i % 10])
+      }
+    },
+    {
+      what: turnRows.candidates,
+      run: (n) => {
+        Effect.runSync(
+          Effect.forEach(Array.from({ length: n }, (_, i) => i), (i) => registry.candidates(contexts[i % 10]), {
+            discard: true
+          })
+        )
+      }
+    }
+  ]
+  const turns = perTurn(turnCases, 200, options.repetitions)
+  for (const row of turns) options.log(`  ${row.what}: ${µs(row.perTurn)}`)
   return {
     guidelines: guidelines.length,
     tools: tools.length,
@@ -157,6 +231,7 @@ export const measurePolicy = async (
     check,
     sharedFindings: found[1]!,
     checkShared,
+    turns,
     repetitions: options.repetitions,
     loadBefore,
     loadAfter: load()
@@ -182,6 +257,13 @@ sources through tsx. Load average (1, 5, 15 min) ${result.loadBefore} before, ${
 | \`Check.run\`, the same size with one tool shared by 250 guidelines (31,000 pairs; ${
     result.sharedFindings.toLocaleString("en")
   } findings) | ${ms(result.checkShared)} | under 1 s: ${verdict(result.checkShared.median < 1000)} |
+
+Candidate sets, per turn: the 1,000 tools of the same policy as a toolkit of trivial read tools, a context a turn
+(ten roles in turn, a consent, a feature), 200 turns a sample.
+
+| what | per turn |
+|---|---|
+${result.turns.map((row) => `| ${row.what} | ${µs(row.perTurn)} |`).join("\n")}
 
 Where the time goes: \`Check.run\` solves one small satisfiability problem per guideline (is it reachable?) and per
 pair of guidelines that share a tool (one authorizes it, the other forbids it) or share their whole tool sets
