@@ -3,6 +3,16 @@
  * provides `WriteCapability` and `SendCapability` from a UI that shows the
  * human the exact payload and returns their decision.
  *
+ * A confirmation is decided in this order:
+ * 1. refused, before anything is shown, in a model's fiber or inside a read
+ *    tool's own code, whatever layer is in scope;
+ * 2. `confirm-requested` is audited with the payload as it will be shown;
+ * 3. for a write only, the layer's `autoApprove` rules for that very tool, in
+ *    order: the first whose predicate answers `true` approves, audited as
+ *    decided by `rule:<id>`, and the UI is not asked;
+ * 4. otherwise the UI asks the human: approve, approve an edit (decoded
+ *    again), or reject.
+ *
  * @since 0.1.0
  */
 import { Data, Effect, JSONSchema, Layer, Schema } from "effect"
@@ -20,10 +30,14 @@ import {
   writeCapability,
   WriteCapabilityTag
 } from "./internal/capability.js"
+import * as rules from "./internal/autoApprove.js"
 import { refusalHere } from "./internal/invocation.js"
+import { isMade } from "./internal/tool.js"
 import { protoKeyError } from "./internal/forbiddenKey.js"
 import { refuse } from "./internal/refuse.js"
 import * as Invocation from "./Invocation.js"
+import * as Printable from "./Printable.js"
+import type * as Tool from "./Tool.js"
 import { type ConfirmError, InvalidEdit, issueOf, parseOptions, Refused, Rejected } from "./ToolError.js"
 
 /**
@@ -105,9 +119,12 @@ const jsonSchemaOf = (schema: Schema.Schema<any, any>): unknown => {
   return jsonSchemas.get(schema)
 }
 
+// The rules of a layer, by the tool each approves.
+type Rules = rules.Index
+
 // What the human is shown is computed here, from the tool and the payload
 // itself: nothing a caller passes in decides it.
-const confirmWith = (ui: UI) => (request: Request): Effect.Effect<Confirmed<unknown>, ConfirmError> =>
+const confirmWith = (ui: UI, auto: Rules) => (request: Request): Effect.Effect<Confirmed<unknown>, ConfirmError> =>
   Effect.gen(function*() {
     const tool = request.tool.name
     const refusal = yield* refusalHere(tool, request.grade)
@@ -123,6 +140,17 @@ const confirmWith = (ui: UI) => (request: Request): Effect.Effect<Confirmed<unkn
       return proto !== undefined ? Effect.fail(proto) : Schema.decodeUnknown(request.schema, parseOptions)(edited)
     }
     yield* Audit.record({ type: "confirm-requested", tool, grade: request.grade, payload: shown })
+    const rule = auto.size === 0 ? undefined : yield* rules.firstMatch(auto, request, shown, context)
+    if (rule !== undefined) {
+      const by = ruleBy(rule.id)
+      yield* Audit.record({ type: "decided", tool, by, decision: "approved", edited: false })
+      return mintConfirmed(request.tool, {
+        payload: request.payload,
+        by,
+        edited: false,
+        idempotencyKey: request.idempotencyKey
+      })
+    }
     const decision = yield* ui.confirm({
       tool,
       grade: request.grade,
@@ -176,12 +204,243 @@ const confirmWith = (ui: UI) => (request: Request): Effect.Effect<Confirmed<unkn
     })
   })
 
+// ---------------------------------------------------------------------------
+// Approving by rule
+// ---------------------------------------------------------------------------
+
+/**
+ * The key that marks a rule made by `HumanConfirm.autoApprove`.
+ *
+ * @since 0.2.0
+ * @category symbols
+ */
+export const AutoApproveTypeId: unique symbol = Symbol.for("@graded/core/HumanConfirm/AutoApprove")
+
+/**
+ * @since 0.2.0
+ * @category symbols
+ */
+export type AutoApproveTypeId = typeof AutoApproveTypeId
+
+/**
+ * A rule, owned by the UI layer, that approves certain calls of one write
+ * tool without asking the human: made by `HumanConfirm.autoApprove`, given to
+ * `HumanConfirm.layer(ui, { autoApprove })`. Its predicate is kept by graded:
+ * a value shaped like a rule approves nothing.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface AutoApprove {
+  readonly [AutoApproveTypeId]: AutoApproveTypeId
+  /** Recorded as the decider, `rule:<id>`, of every call it approves. */
+  readonly id: string
+  /** The one write tool whose calls it may approve (that tool object, not its name). */
+  readonly tool: Tool.Any
+}
+
+/**
+ * Whether a value is a rule made by `HumanConfirm.autoApprove`.
+ *
+ * @since 0.2.0
+ * @category guards
+ */
+export const isAutoApprove = (u: unknown): u is AutoApprove => rules.ruleOf(u) !== undefined
+
+/**
+ * The decider an audit entry and a proposal record for a call a rule
+ * approved: `rule:<id>`.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const ruleBy = <const Id extends string>(id: Id): `rule:${Id}` => `rule:${id}`
+
+type Why<G extends string> = G extends "send" ? "a send always asks a human"
+  : G extends "read" ? "a read asks no one"
+  : "only a tool made by Tool.write can be approved by rule"
+
+/**
+ * The compile error for a rule given a tool that is not a write: it names the
+ * tool and its grade, and says that a send always asks a human.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export type AutoApproveViolation<Name extends string, G extends string> = G extends string
+  ? `HumanConfirm.autoApprove takes one write tool: ${Name} is a ${G} tool, and ${Why<G>}`
+  : never
+
+/**
+ * The same message at run time, for a tool whose grade the compiler did not
+ * see (a cast, a tool typed `Tool.Any`).
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export const autoApproveViolation = <const Name extends string, const G extends string>(
+  name: Name,
+  grade: G
+): AutoApproveViolation<Name, G> =>
+  `HumanConfirm.autoApprove takes one write tool: ${name} is a ${grade} tool, and ${
+    grade === "send" ? "a send always asks a human"
+      : grade === "read" ? "a read asks no one"
+      : "only a tool made by Tool.write can be approved by rule"
+  }` as AutoApproveViolation<Name, G>
+
+type Label<N extends string> = string extends N
+  ? "a tool typed as Tool.Any (its name and grade unknown to the compiler)"
+  : N
+
+// Each tool of T (one, or a union of tools) that is not a write, by the
+// grade it may not have.
+type Offense<T> = T extends Tool.Any ? [T["grade"]] extends [never] ? AutoApproveViolation<Label<T["name"]>, "never">
+  : [T["grade"]] extends ["write"] ? never
+  : AutoApproveViolation<Label<T["name"]>, Exclude<T["grade"], "write">>
+  : never
+
+/**
+ * `T` when it is a write tool; otherwise the message naming each tool that
+ * is not and its grade, so the error lands on the tool argument.
+ *
+ * @since 0.2.0
+ * @category utility types
+ */
+export type WriteOnly<T> = [Offense<T>] extends [never] ? T : Offense<T>
+
+/**
+ * A write tool, for constraints: what `HumanConfirm.autoApprove` takes.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface WriteTool extends Tool.Tool<string, "write", any, any, any, any> {}
+
+/**
+ * The type of `HumanConfirm.autoApprove`. The first signature takes a write
+ * tool (code generic in the tool, such as a guideline that builds a rule,
+ * calls this one); the second exists for its compile error, naming a tool
+ * that is not a write and its grade.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface AutoApproveConstructor {
+  <const T extends WriteTool>(
+    id: string,
+    tool: T,
+    approves: (input: Tool.Input<T>, context: Invocation.Context) => boolean
+  ): AutoApprove
+  <const T extends Tool.Any>(
+    id: string,
+    tool: WriteOnly<T>,
+    approves: (input: Tool.Input<T>, context: Invocation.Context) => boolean
+  ): AutoApprove
+}
+
+/**
+ * Thrown where a rule or a layer's rules are made with what the type system
+ * could not check: an id that is not 1 to 100 letters, digits and `._:-`
+ * (starting with a letter or digit), a tool that is not a write made by
+ * `Tool.write`, a predicate that is not a function, a value not made by
+ * `HumanConfirm.autoApprove`, or two rules of one id in one layer.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class InvalidRule extends Data.TaggedError("@graded/core/HumanConfirm/InvalidRule")<{
+  readonly rule: string
+  readonly message: string
+}> {}
+
+const shownId = (id: unknown): string => typeof id === "string" ? Printable.name(id) : `(a ${typeof id})`
+
+const invalid = (id: unknown, problem: string): InvalidRule =>
+  new InvalidRule({ rule: shownId(id), message: `HumanConfirm.autoApprove rule '${shownId(id)}': ${problem}` })
+
+/**
+ * A rule that approves a call of `tool`, one write tool, without asking the
+ * human, when `approves(input, context)` answers `true`: `input` is the
+ * decoded input of that call (a copy; changing it changes nothing), `context`
+ * the invocation context of the confirmation. Anything else it answers, or a
+ * throw, is no match: the next rule is tried, then the human is asked. A call
+ * it approves is audited as decided by `rule:<id>`. A send tool (or a read
+ * tool) does not compile: a send always asks a human.
+ *
+ * @example
+ * import { Effect, Schema } from "effect"
+ * import { HumanConfirm, Tool } from "@graded/core"
+ *
+ * const FileTicket = Tool.write("ticket.file", {
+ *   title: "File a ticket",
+ *   description: "File a support ticket.",
+ *   input: Schema.Struct({ subject: Schema.String, priority: Schema.Literal("low", "high") }),
+ *   output: Schema.Struct({ id: Schema.String }),
+ *   run: () => Effect.succeed({ id: "T-1" })
+ * })
+ * const lowPriority = HumanConfirm.autoApprove("low-priority-tickets", FileTicket, (input) => input.priority === "low")
+ * const layer = HumanConfirm.layer(HumanConfirm.scripted([]), { autoApprove: [lowPriority] })
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const autoApprove: AutoApproveConstructor = (
+  id: string,
+  tool: unknown,
+  approves: (input: any, context: Invocation.Context) => boolean
+): AutoApprove => {
+  if (typeof id !== "string" || !rules.idPattern.test(id)) {
+    throw invalid(id, "an id is 1 to 100 letters, digits and . _ : -, starting with a letter or a digit")
+  }
+  if (typeof tool !== "object" || tool === null || !isMade(tool)) {
+    throw invalid(id, "its tool was not made by Tool.write (a copy or a changed tool loses its gates)")
+  }
+  const made = tool as Tool.Any
+  if (made.grade !== "write") throw invalid(id, autoApproveViolation(made.name, made.grade))
+  if (typeof approves !== "function") throw invalid(id, "approves is not a function")
+  return rules.register(
+    { [AutoApproveTypeId]: AutoApproveTypeId, id, tool: made } as AutoApprove,
+    { id, tool: made, approves: approves as rules.Rule["approves"] }
+  )
+}
+
+/**
+ * What `HumanConfirm.layer` takes beside the UI.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Options {
+  /**
+   * Rules that approve certain write calls without asking, tried in order
+   * for the tool of each confirmation; the first that answers `true` decides.
+   */
+  readonly autoApprove?: ReadonlyArray<AutoApprove> | undefined
+}
+
+const indexOf = (options: Options | undefined): rules.Index => {
+  const list = options?.autoApprove ?? []
+  if (!Array.isArray(list)) throw invalid(undefined, "autoApprove is not a list of rules")
+  const ids = new Set<string>()
+  return rules.index(list.map((value: unknown) => {
+    const rule = rules.ruleOf(value)
+    const id = typeof value === "object" && value !== null ? (value as { id?: unknown }).id : value
+    if (rule === undefined) throw invalid(id, "it was not made by HumanConfirm.autoApprove")
+    if (ids.has(rule.id)) throw invalid(rule.id, "two rules of one layer have this id")
+    ids.add(rule.id)
+    return rule
+  }))
+}
+
 /**
  * Provides `WriteCapability` and `SendCapability` through a UI. Every write
  * and every send asks the human, shown what graded computed from the tool and
- * the payload. A fiber running for a model is refused whatever layer is in
- * scope, and so is a read tool's own code (a read tool that provides this
- * layer itself gains nothing).
+ * the payload, except a write that one of `options.autoApprove`'s rules
+ * approves (audited as decided by `rule:<id>`). A send always asks. A fiber
+ * running for a model is refused whatever layer is in scope, and so is a read
+ * tool's own code (a read tool that provides this layer itself gains
+ * nothing, rules or not). Throws `InvalidRule` for a value among the rules
+ * that `HumanConfirm.autoApprove` did not make, or two rules of one id.
  *
  * @example
  * import { Effect } from "effect"
@@ -193,8 +452,8 @@ const confirmWith = (ui: UI) => (request: Request): Effect.Effect<Confirmed<unkn
  * @since 0.1.0
  * @category layers
  */
-export const layer = (ui: UI): Layer.Layer<WriteCapability | SendCapability> => {
-  const authority = { confirm: confirmWith(ui) }
+export const layer = (ui: UI, options?: Options): Layer.Layer<WriteCapability | SendCapability> => {
+  const authority = { confirm: confirmWith(ui, indexOf(options)) }
   return Layer.merge(
     Layer.succeed(WriteCapabilityTag, writeCapability(authority)),
     Layer.succeed(SendCapabilityTag, sendCapability(authority))

@@ -416,7 +416,9 @@ const decide = (
  * pending; a proposal past its `expiresAt` cannot be approved. The toolkit is
  * the one the human works with, holding the write or send tool itself. A
  * model's fiber, or a read tool's own code, is refused before the proposal is
- * touched.
+ * touched. Where the caller's layer has `autoApprove` rules, a stored write
+ * that a rule for that tool approves is delivered without asking, and its
+ * decision is recorded as by `rule:<id>`; a send always asks.
  *
  * @example
  * import { Effect } from "effect"

@@ -8,3 +8,5 @@
 export * as Check from "./Check.js"
 export * as Condition from "./Condition.js"
 export * as Guideline from "./Guideline.js"
+export * as Contract from "./Contract.js"
+export * as Policy from "./Policy.js"

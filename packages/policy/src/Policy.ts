@@ -1,0 +1,208 @@
+/**
+ * A policy: guidelines compiled once into a permission graph (for each tool,
+ * which guidelines authorize or forbid it, under which conditions), and
+ * evaluated each turn against the invocation context. As a layer it adds a
+ * core `Guard`: a tool reaches a model, or a human's button, only when a
+ * matched guideline authorizes it, and every tool left out is audited with
+ * why. Without the layer, graded behaves as it does without this package.
+ *
+ * @since 0.1.0
+ */
+import { Effect, Layer } from "effect"
+import { Guard, LanguageModel, type Tool, type Toolkit } from "@graded/core"
+import type { Subject } from "./Condition.js"
+import type { Contract } from "./Contract.js"
+import type * as Guideline from "./Guideline.js"
+import { type FallbackGate, make as makeGuard } from "./internal/guard.js"
+import * as internal from "./internal/policy.js"
+
+/**
+ * What `Policy.make` takes beside the guidelines.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options<T extends Toolkit.Any> {
+  readonly toolkit: T
+  /** Preconditions (and declared failures) per tool. */
+  readonly contracts?: ReadonlyArray<Contract> | undefined
+  /** Tenants where a tool no guideline names is on (for development); everywhere else it is off. */
+  readonly testTenants?: ReadonlyArray<string> | undefined
+  /** Read tools that may run, counted and queued for review, when no guideline matches. */
+  readonly fallback?: { readonly tools: ReadonlyArray<Toolkit.Tools<T>[number]["name"]> } | undefined
+}
+
+/**
+ * A compiled policy.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Policy<T extends Toolkit.Any = Toolkit.Any> {
+  readonly toolkit: T
+  readonly guidelines: ReadonlyArray<Guideline.Any>
+  readonly contracts: ReadonlyArray<Contract>
+  readonly testTenants: ReadonlyArray<string>
+  /** The permission graph: for each tool, the guidelines that authorize it and those that forbid it. */
+  readonly graph: ReadonlyMap<
+    string,
+    { readonly authorizedBy: ReadonlyArray<string>; readonly forbiddenBy: ReadonlyArray<string> }
+  >
+}
+
+/**
+ * Why a tool is left out, as a kind; the audit's gate is `policy:<kind>`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Kind = internal.Kind
+
+/**
+ * One turn's candidate set: the tools offered, each tool left out with why
+ * (and the guidelines that would have authorized it), the guidelines in
+ * force and how each matched, and whether the fallback applies.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Evaluation = internal.Evaluation
+
+/**
+ * Thrown by `Policy.make` for a policy that cannot be compiled: a guideline
+ * naming a tool the toolkit lacks, an autonomous guideline authorizing a
+ * write or send, two guidelines with one id, a contract or fallback that does
+ * not fit; the message names the guideline and the tool.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const InvalidPolicy = internal.InvalidPolicy
+
+/**
+ * The message a policy gets at compile time for an autonomous guideline that
+ * authorizes a write or send tool.
+ *
+ * @since 0.1.0
+ * @category utility types
+ */
+export type AutonomousGrade<Id extends string, Name extends string, G extends string> =
+  `guideline ${Id} is autonomous but authorizes ${Name} (${G}): a guideline cannot lift a grade; only HumanConfirm can`
+
+/**
+ * The message a policy gets at compile time for a guideline naming a tool
+ * its toolkit does not have.
+ *
+ * @since 0.1.0
+ * @category utility types
+ */
+export type UnknownTool<Id extends string, Name extends string> =
+  `guideline ${Id} names ${Name}, which is not in the toolkit`
+
+type GradeIn<Tools extends ReadonlyArray<Tool.Any>, N> = Extract<Tools[number], { readonly name: N }>["grade"]
+
+type OffensesOf<G, Tools extends ReadonlyArray<Tool.Any>> = G extends
+  Guideline.Guideline<infer Id, infer Names, infer Autonomous> ? string extends Names ? never
+  : [Exclude<Names, Tools[number]["name"]>] extends [never]
+    ? [Autonomous] extends [true]
+      ? { [N in Names]: GradeIn<Tools, N> extends "read" ? never : AutonomousGrade<Id, N, GradeIn<Tools, N>> }[Names]
+    : never
+  : UnknownTool<Id, Exclude<Names, Tools[number]["name"]>>
+  : never
+
+/**
+ * The guidelines when each names tools of the toolkit and no autonomous one
+ * authorizes a write or send; otherwise the message naming the guideline,
+ * the tool and its grade. Names typed as `string` are checked when the
+ * policy is made.
+ *
+ * @since 0.1.0
+ * @category utility types
+ */
+export type Checked<G extends ReadonlyArray<Guideline.Any>, T extends Toolkit.Any> =
+  [OffensesOf<G[number], Toolkit.Tools<T>>] extends [never] ? G : OffensesOf<G[number], Toolkit.Tools<T>>
+
+/**
+ * Compiles guidelines into a policy. Checked at compile time where the names
+ * are literal, and at construction for everything (throws `InvalidPolicy`).
+ *
+ * @example
+ * import { Condition, Guideline, Policy } from "@graded/policy"
+ * import { Toolkit } from "@graded/core"
+ * const policy = Policy.make([], { toolkit: Toolkit.make() })
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = <const G extends ReadonlyArray<Guideline.Any>, T extends Toolkit.Any>(
+  guidelines: Checked<G, T>,
+  options: Options<T>
+): Policy<T> => {
+  const compiled = internal.compile(guidelines as ReadonlyArray<Guideline.Any>, options)
+  const policy: Policy<T> = Object.freeze({
+    toolkit: options.toolkit,
+    guidelines: Object.freeze([...(guidelines as ReadonlyArray<Guideline.Any>)]),
+    contracts: Object.freeze([...(options.contracts ?? [])]),
+    testTenants: Object.freeze([...(options.testTenants ?? [])]),
+    graph: new Map(
+      options.toolkit.tools.map((tool) => [tool.name, {
+        authorizedBy: compiled.authorizers.get(tool.name)!.map((guideline) => guideline.id),
+        forbiddenBy: compiled.forbidders.get(tool.name)!.map((guideline) => guideline.id)
+      }])
+    )
+  })
+  compiledPolicies.set(policy, compiled)
+  return policy
+}
+
+const compiledPolicies = new WeakMap<Policy<any>, internal.Compiled>()
+
+const compiledOf = (policy: Policy<any>): internal.Compiled => {
+  const compiled = compiledPolicies.get(policy)
+  if (compiled === undefined) throw new InvalidPolicy(undefined, "this policy was not made by Policy.make")
+  return compiled
+}
+
+/**
+ * The candidate set for a context, by data alone (a `text` condition holds
+ * only if `texts` says it matched). The same evaluation the layer runs each
+ * turn after the registry's own gates.
+ *
+ * @since 0.1.0
+ * @category evaluation
+ */
+export const evaluate = (
+  policy: Policy<any>,
+  context: Subject,
+  texts: ReadonlyMap<string, boolean> = new Map()
+): Evaluation => internal.evaluateAll(compiledOf(policy), context, texts)
+
+/**
+ * The policy as a core `Guard`, for `Guard.layer`; a `LanguageModel` in scope
+ * when it is made matches the guidelines' `text` conditions.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const guard = (policy: Policy<any>, fallbackGate?: FallbackGate): Effect.Effect<Guard.Guard> =>
+  Effect.map(
+    Effect.serviceOption(LanguageModel.LanguageModel),
+    (model) => makeGuard(compiledOf(policy), model, fallbackGate)
+  )
+
+/**
+ * Puts a policy in force for the effect it is provided to: every offer and
+ * every call the registry dispatches goes through it, after the registry's
+ * own gates. Guards only add up: code inside cannot remove it.
+ *
+ * @example
+ * import { Effect } from "effect"
+ * import { Toolkit } from "@graded/core"
+ * import { Policy } from "@graded/policy"
+ * const policy = Policy.make([], { toolkit: Toolkit.make() })
+ * const program = Effect.void.pipe(Effect.provide(Policy.layer(policy)))
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (policy: Policy<any>): Layer.Layer<never> => Guard.layer(guard(policy))
