@@ -1,7 +1,6 @@
 // The credit desk's rules: who may see and call which tool, written as data.
 // Grades (tools.ts) say what a tool can do; these say when it is allowed.
-import { Effect, type Layer } from "effect"
-import { Guard } from "@graded/core"
+import { Layer } from "effect"
 import { Condition, Contract, Fallback, Guideline, Policy } from "@graded/policy"
 import type { Desk } from "./tools.js"
 
@@ -67,32 +66,24 @@ export const lowPriorityTickets = (desk: Desk) =>
 /**
  * When no guideline matches (a caller in a role nobody wrote rules for), the
  * knowledge-base search may still run: two calls a conversation, twenty a
- * tenant a day, each queued for a human's review.
+ * tenant a day, each counted and queued for a human's review in the
+ * `Fallback.Store` in scope when the policy's layer is built.
  */
-const fallbackTools = ["kb.search"] as const
-
 export const fallback = Fallback.config({
-  tools: fallbackTools,
+  tools: ["kb.search"],
   perTrace: 2,
   perTenantPerDay: 20,
   answer: "I cannot help with that here; a colleague will look at your question and get back to you."
 })
 
 export const makePolicy = (desk: Desk) =>
-  // The names again as literals: Fallback.config keeps them as strings, which Policy.make checks against the toolkit.
-  Policy.make(guidelines, { toolkit: desk.toolkit, contracts: contracts(desk), fallback: { tools: fallbackTools } })
+  Policy.make(guidelines, {
+    toolkit: desk.toolkit,
+    contracts: contracts(desk),
+    // The names as literals: Fallback.config keeps them as strings, and Policy.make checks them against the toolkit.
+    fallback: { ...fallback, tools: ["kb.search"] }
+  })
 
-/**
- * The policy in force, with its fallback counted in the `Fallback.Store` in
- * scope: each fallback call is admitted (or answered with the fixed text past
- * the quota) by `Fallback.admit`.
- */
-export const layer = (policy: Policy.Policy<any>): Layer.Layer<never, never, Fallback.Store> =>
-  Guard.layer(Effect.gen(function*() {
-    const store = yield* Fallback.Store
-    return yield* Policy.guard(policy, (tool, input) =>
-      Fallback.admit(fallback, tool.name, input).pipe(
-        Effect.provideService(Fallback.Store, store),
-        Effect.map((admission) => admission.granted ? undefined : { gate: "policy:fallback", reason: admission.answer })
-      ))
-  }))
+/** The policy in force, its fallback counted in a store in memory (a SQL one in production: `Sql.sqlite`). */
+export const layer = (policy: Policy.Policy<any>): Layer.Layer<Fallback.Store> =>
+  Policy.layer(policy).pipe(Layer.provideMerge(Fallback.memory))

@@ -276,7 +276,7 @@ export const run = (options: Options) => {
       Layer.mergeAll(
         audit,
         confirm,
-        (options.policy === false ? Layer.empty : policyLayer(policy)).pipe(Layer.provideMerge(Fallback.memory))
+        options.policy === false ? Fallback.memory : policyLayer(policy)
       )
     )
   )

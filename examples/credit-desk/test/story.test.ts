@@ -23,7 +23,7 @@ const policyLines = [
   // The consent precondition, with its fixed message.
   "We need the customer's consent before checking their credit.",
   // The fallback past its quota: the fixed answer, and the case queued.
-  "[model] REFUSED kb.search at the policy:fallback gate: I cannot help with that here",
+  "[model] REFUSED kb.search at the policy:fallback-quota gate: I cannot help with that here",
   "(over quota)"
 ]
 

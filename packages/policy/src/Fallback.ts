@@ -362,14 +362,20 @@ export const memory: Layer.Layer<Store> = Layer.sync(Store, () => makeStore(inte
  */
 export type Admission =
   | { readonly granted: true; readonly case: string }
-  | { readonly granted: false; readonly case: string; readonly answer: string }
+  | {
+    readonly granted: false
+    readonly case: string
+    readonly answer: string
+    /** Why, for the audit: which quota is used up, and the case queued. */
+    readonly reason: string
+  }
 
 /**
  * Admits one call of a fallback tool: counts it against the quotas of the
  * current trace and tenant (from `Invocation.current`, `(none)` when absent;
  * the day from the Clock, in UTC) and queues its review case. Past a quota
- * the answer is `config.answer` and the refusal is audited (gate
- * `fallback-quota`). A tool outside `config.tools` is a defect of the caller.
+ * the answer is `config.answer`, with the reason for the audit (the policy
+ * records the refusal, gate `policy:fallback-quota`). A tool outside `config.tools` is a defect of the caller.
  *
  * @example
  * import { Effect } from "effect"

@@ -1,6 +1,16 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { Agent, Audit, HumanConfirm, Invocation, Proposal, ProposalStore, ScriptedModel, Tool, Toolkit } from "@graded/core"
+import {
+  Agent,
+  Audit,
+  HumanConfirm,
+  Invocation,
+  Proposal,
+  ProposalStore,
+  ScriptedModel,
+  Tool,
+  Toolkit
+} from "@graded/core"
 import { Condition, Guideline, Policy } from "@graded/policy"
 import { makeDesk } from "./creditDesk.js"
 
@@ -29,7 +39,9 @@ describe("Policy and proposals", () => {
         prompt: "Move 500 to savings",
         context: { role: "credit-officer", actor: "agent:bot" }
       }).pipe(
-        Effect.provide(ScriptedModel.layer([calls(call("transfer.send.propose", { to: "savings", amount: 500 })), text("Proposed.")])),
+        Effect.provide(
+          ScriptedModel.layer([calls(call("transfer.send.propose", { to: "savings", amount: 500 })), text("Proposed.")])
+        ),
         Effect.provide(inForce)
       )
       const [proposal] = yield* Proposal.list({ status: "pending" })

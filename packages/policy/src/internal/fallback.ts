@@ -49,11 +49,13 @@ export class AlreadyDecided extends Schema.TaggedError<AlreadyDecided>()("@grade
 
 export class Refused extends Schema.TaggedError<Refused>()("@graded/policy/Fallback/Refused", {
   id: Schema.String,
-  why: Schema.Literal("autonomous", "no-actor")
+  why: Schema.Literal("autonomous", "tool-code", "no-actor")
 }) {
   override get message(): string {
     return this.why === "autonomous"
       ? `Deciding ${this.id} was refused: a model's work cannot approve or reject fallback cases or guideline drafts; a human decides`
+      : this.why === "tool-code"
+      ? `Deciding ${this.id} was refused: a tool's own code cannot decide for the human it runs for`
       : `Deciding ${this.id} was refused: the invocation context names no actor, and a decision needs the human who makes it`
   }
 }
@@ -94,9 +96,11 @@ const now = Effect.map(Clock.currentTimeMillis, iso)
 // model's fiber (`Invocation.current` reads graded's own mark, which code in
 // the fiber cannot lift) or where nobody is named.
 const decider = (id: string, tool: Effect.Effect<string>): Effect.Effect<string, Refused> =>
-  Effect.flatMap(Invocation.current, (context) => {
+  Effect.flatMap(Effect.zip(Invocation.current, Invocation.decisionRefusal), ([context, refusal]) => {
     const why = context.autonomous
       ? "autonomous" as const
+      : refusal !== undefined
+      ? "tool-code" as const
       : context.actor === undefined || context.actor.trim().length === 0
       ? "no-actor" as const
       : undefined
@@ -245,14 +249,13 @@ export const admit = (
     const which = taken.usedTrace >= config.perTrace
       ? `this trace's ${config.perTrace}`
       : `tenant ${tenant}'s ${config.perTenantPerDay} for today`
-    yield* Audit.record({
-      type: "refused",
-      tool,
-      gate: "fallback-quota",
+    return {
+      granted: false,
+      case: taken.case,
+      answer: config.answer,
       reason:
         `the fallback quota (${which}) is used up: the model got the fixed answer; queued for review as ${taken.case}`
-    })
-    return { granted: false, case: taken.case, answer: config.answer }
+    }
   })
 
 // In memory: each operation checks and changes in one synchronous step, which
