@@ -1,7 +1,7 @@
 // The credit desk's rules: who may see and call which tool, written as data.
 // Grades (tools.ts) say what a tool can do; these say when it is allowed.
 import { Layer } from "effect"
-import { Condition, Contract, Fallback, Guideline, Policy } from "@graded/policy"
+import { Check, Condition, Contract, Fallback, Guideline, Policy } from "@graded/policy"
 import type { Desk } from "./tools.js"
 
 export const roles = { support: "support", officer: "credit-officer" } as const
@@ -30,6 +30,13 @@ export const guidelines = [
     priority: 10
   })
 ] as const
+
+/** The values the context can take, for `Check.run`: a misspelt role or fact value is then a finding. */
+export const declared: Check.Declared = {
+  roles: [roles.support, roles.officer, "customer"],
+  consents: ["credit-check"],
+  facts: { "account.frozen": [true, false], "customer.channel": ["sms", "email"] }
+}
 
 export const contracts = (desk: Desk) => [
   Contract.make(desk.tools.CreditScore, {

@@ -14,8 +14,16 @@ import {
   ScriptedModel,
   Toolkit
 } from "@graded/core"
-import { Condition, Fallback, Guideline } from "@graded/policy"
-import { fallback, layer as policyLayer, lowPriorityTickets, makePolicy, roles } from "./policy.js"
+import { Check, Condition, Fallback, Guideline } from "@graded/policy"
+import {
+  declared,
+  fallback,
+  guidelines,
+  layer as policyLayer,
+  lowPriorityTickets,
+  makePolicy,
+  roles
+} from "./policy.js"
 import { type Bank, makeBank, makeTools } from "./tools.js"
 
 const { call, calls, text } = ScriptedModel
@@ -210,6 +218,9 @@ export const run = (options: Options) => {
           (tool.tags !== undefined && tool.tags.length > 0 ? `; tags ${tool.tags.join(", ")}` : "")
       )
     }
+
+    log("   Check.run over the guidelines, with the roles, consents and facts the desk declares:")
+    for (const line of Check.format(Check.run(guidelines, declared)).split("\n")) log(`   ${line}`)
 
     log("")
     log("7. A question no guideline covers: Mei, in the self-service chat (role customer), asks about opening hours.")

@@ -1,9 +1,18 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { Agent, Audit, HumanConfirm, Registry, ScriptedModel, Toolkit } from "@graded/core"
-import { Condition, Fallback, Guideline, Policy } from "@graded/policy"
+import { Check, Condition, Fallback, Guideline, Policy } from "@graded/policy"
 import { fromEnv } from "../src/model.js"
-import { contracts, fallback, guidelines, layer, lowPriorityTickets, makePolicy, roles } from "../src/policy.js"
+import {
+  contracts,
+  declared,
+  fallback,
+  guidelines,
+  layer,
+  lowPriorityTickets,
+  makePolicy,
+  roles
+} from "../src/policy.js"
 import { makeBank, makeTools } from "../src/tools.js"
 
 const { call, calls, raw, text } = ScriptedModel
@@ -247,6 +256,27 @@ describe("credit desk: rules", () => {
       expect(human.seen).toEqual([])
       expect(bank.transfers).toEqual([])
     }))
+})
+
+describe("credit desk: Check", () => {
+  it("finds no error in the desk's guidelines; the frozen-account rule is reported as winning over transfers", () => {
+    const findings = Check.run(guidelines, declared)
+    expect(findings.filter((finding) => finding.severity === "error")).toEqual([])
+    expect(findings.map((finding) => [finding.kind, finding.guidelines, finding.tool])).toEqual([
+      ["conflict", ["transfers", "frozen-accounts"], "transfer.send"]
+    ])
+  })
+
+  it("finds the error a careless edit makes: transfers at the frozen rule's priority", () => {
+    const edited = guidelines.map((guideline) =>
+      guideline.id === "transfers"
+        ? Guideline.make("transfers", { ...guideline, tools: [...guideline.tools], priority: 10 })
+        : guideline
+    )
+    expect(Check.run(edited, declared).filter((finding) => finding.severity === "error").map((f) => f.tool)).toEqual([
+      "transfer.send"
+    ])
+  })
 })
 
 describe("credit desk: the fallback", () => {
