@@ -247,6 +247,7 @@ const callCases: ReadonlyArray<CallCase> = [
   { name: "invoke: support calls credit.score", tool: "credit.score", input: { customer: "c-1" }, context: support, code: "refused", gate: "policy:role", reason: /credit.score needs guideline credit-scores \(role = "credit-officer" and consents has "credit-check"\): role = "credit-officer" does not hold \(role is "support"\)/ },
   { name: "invoke: no role at all calls credit.score", tool: "credit.score", input: { customer: "c-1" }, context: {}, code: "refused", gate: "policy:role", reason: /role is unknown/ },
   { name: "invoke: credit.score by its wire name", tool: "credit__score", input: { customer: "c-1" }, context: support, code: "unknown-tool", gate: "unknown", reason: /there is no tool named credit__score/ },
+  // Called in an officer's context, which may call credit.score: a look-alike that resolved to it would run.
   ...lookAlikes.map(([variant, name]): CallCase => (
     { name: `invoke: a look-alike of credit.score (${variant})`, tool: name.replaceAll("__", "."), input: { customer: "c-1" }, context: officer, code: "unknown-tool", gate: "unknown", reason: /there is no tool named/ }
   )),
