@@ -87,6 +87,7 @@ export const makePolicy = (desk: Desk) =>
   Policy.make(guidelines, {
     toolkit: desk.toolkit,
     contracts: contracts(desk),
+    declared,
     // The names as literals: Fallback.config keeps them as strings, and Policy.make checks them against the toolkit.
     fallback: { ...fallback, tools: ["kb.search"] }
   })

@@ -14,16 +14,8 @@ import {
   ScriptedModel,
   Toolkit
 } from "@graded/core"
-import { Check, Condition, Fallback, Guideline } from "@graded/policy"
-import {
-  declared,
-  fallback,
-  guidelines,
-  layer as policyLayer,
-  lowPriorityTickets,
-  makePolicy,
-  roles
-} from "./policy.js"
+import { Check, Condition, Fallback, Guideline, Policy } from "@graded/policy"
+import { fallback, layer as policyLayer, lowPriorityTickets, makePolicy, roles } from "./policy.js"
 import { type Bank, makeBank, makeTools } from "./tools.js"
 
 const { call, calls, text } = ScriptedModel
@@ -219,8 +211,8 @@ export const run = (options: Options) => {
       )
     }
 
-    log("   Check.run over the guidelines, with the roles, consents and facts the desk declares:")
-    for (const line of Check.format(Check.run(guidelines, declared)).split("\n")) log(`   ${line}`)
+    log("   Policy.check: conflicts between the guidelines, given the roles, consents and facts the desk declares:")
+    for (const line of Check.format(Policy.check(policy)).split("\n")) if (line.trim() !== "") log(`   ${line}`)
 
     log("")
     log("7. A question no guideline covers: Mei, in the self-service chat (role customer), asks about opening hours.")

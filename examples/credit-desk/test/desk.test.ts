@@ -259,8 +259,8 @@ describe("credit desk: rules", () => {
 })
 
 describe("credit desk: Check", () => {
-  it("finds no error in the desk's guidelines; the frozen-account rule is reported as winning over transfers", () => {
-    const findings = Check.run(guidelines, declared)
+  it("finds no error in the desk's policy; the frozen-account rule is reported as winning over transfers", () => {
+    const findings = Policy.check(setup().policy)
     expect(findings.filter((finding) => finding.severity === "error")).toEqual([])
     expect(findings.map((finding) => [finding.kind, finding.guidelines, finding.tool])).toEqual([
       ["conflict", ["transfers", "frozen-accounts"], "transfer.send"]

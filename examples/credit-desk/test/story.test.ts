@@ -60,6 +60,9 @@ describe("pnpm demo:credit", () => {
       expect(out).toContain(
         "Confirm card for agent:alice: Submit a ticket (write) {\"customer\":\"c-7\",\"subject\":\"Card reported stolen\""
       )
+      // The policy's own check: the one disagreement is resolved by priority.
+      expect(out).toContain("warning conflict: transfers, frozen-accounts (transfer.send)")
+      expect(out).toContain("0 errors, 1 warning")
       // One action, two channels.
       expect(out).toContain("{\"channel\":\"sms\",\"to\":\"+44 7700 900042\"")
       expect(out).toContain("{\"channel\":\"email\",\"to\":\"tom.berg@example.com\"")
