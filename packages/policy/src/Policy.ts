@@ -8,7 +8,7 @@
  *
  * @since 0.1.0
  */
-import { Effect, type Layer, Option } from "effect"
+import { Effect, Either, type Layer, Option, Schema } from "effect"
 import { Guard, LanguageModel, type Tool, type Toolkit } from "@graded/core"
 import type { Subject } from "./Condition.js"
 import * as Check from "./Check.js"
@@ -209,15 +209,19 @@ export const guard = (policy: Policy<any>): Effect.Effect<Guard.Guard> =>
     const model = yield* Effect.serviceOption(LanguageModel.LanguageModel)
     const store = yield* Effect.serviceOption(Fallback.Store)
     const config = fallbacks.get(policy)
+    // An input the tool would refuse costs no quota and queues no case: the
+    // registry refuses it as invalid next.
     const gate: FallbackGate | undefined = config === undefined || Option.isNone(store) ? undefined : (tool, input) =>
-      Effect.map(
-        Effect.provideService(Fallback.admit(config, tool.name, input), Fallback.Store, store.value),
-        (admission): Guard.Verdict | undefined =>
-          admission.granted ? undefined : {
-            gate: "policy:fallback-quota",
-            reason: `${admission.answer} (${admission.reason})`
-          }
-      )
+      Either.isLeft(Schema.decodeUnknownEither(tool.input, { onExcessProperty: "error" })(input))
+        ? Effect.succeed(undefined)
+        : Effect.map(
+          Effect.provideService(Fallback.admit(config, tool.name, input), Fallback.Store, store.value),
+          (admission): Guard.Verdict | undefined =>
+            admission.granted ? undefined : {
+              gate: "policy:fallback-quota",
+              reason: `${admission.answer} (${admission.reason})`
+            }
+        )
     return makeGuard(compiledOf(policy), model, gate)
   })
 

@@ -19,13 +19,9 @@ const question = (text: string, conversation: ReadonlyArray<LanguageModel.Messag
   {
     role: "user",
     // Only what the people said: a tool's result is data, not a voice that
-    // can make a condition hold.
+    // can make a condition hold, and the model's own words may repeat one.
     content: `Condition: ${text}\n\nConversation:\n${
-      conversation.flatMap((message) =>
-        message.role === "user" ? [`user: ${message.content}`]
-          : message.role === "assistant" && message.content !== undefined ? [`assistant: ${message.content}`]
-          : []
-      ).join("\n")
+      conversation.flatMap((message) => message.role === "user" ? [`user: ${message.content}`] : []).join("\n")
     }`
   }
 ]
