@@ -324,6 +324,17 @@ describe("Review in a policy: a tool that fails is not offered in production", (
       expect(ran.notes).toBe(1)
     }))
 
+  it("the findings cannot be edited to lift the gate or change the manifest", () => {
+    const { policy } = setup()
+    const findings = Policy.review(policy) as Array<Review.Finding>
+    expect(() => findings.splice(0)).toThrow(TypeError)
+    expect(() => Object.assign(findings[0]!, { tool: "kb.search" })).toThrow(TypeError)
+    expect(Policy.evaluate(policy, { role: "support" }).left.get("account.notes")).toMatchObject({ kind: "review" })
+    expect(Policy.manifest(policy).find((row) => row.tool === "account.notes")?.production).toBe(
+      "off (review: Q1 excess input)"
+    )
+  })
+
   it("review options reach the policy: a field declared sensitive keeps an untagged tool out", () => {
     const { policy, toolkit } = setup()
     const strict = Policy.make(policy.guidelines, {

@@ -72,12 +72,8 @@ export const defaultSensitive: Readonly<Record<string, ReadonlyArray<string>>> =
 // `card_number`, `CardNumber` and `cardNumber` are one name.
 const normalize = (name: string) => name.toLowerCase().replace(/[^a-z0-9]/g, "")
 
-const finding = (tool: string, question: Question, message: string): Finding => ({
-  tool,
-  question,
-  title: titles[question],
-  message
-})
+const finding = (tool: string, question: Question, message: string): Finding =>
+  Object.freeze({ tool, question, title: titles[question], message })
 
 // ---- question 1: the input's shape ------------------------------------------
 
@@ -342,7 +338,7 @@ export const reviewToolkit = (
   const known = new Set([...toolkit.tools.flatMap(factsOf), ...(options.facts ?? [])])
   const recorded = (fact: string) =>
     known.has(fact) ? undefined : "a fact no tool of the toolkit records and none declared (options.facts)"
-  return toolkit.tools.flatMap((tool) => reviewTool(tool, contracts.get(tool.name), options, recorded))
+  return Object.freeze(toolkit.tools.flatMap((tool) => reviewTool(tool, contracts.get(tool.name), options, recorded)))
 }
 
 export const run = (toolkit: Toolkit.Any, options: Options = {}): ReadonlyArray<Finding> => {
@@ -395,15 +391,15 @@ export const plan = (
         : "a fact no earlier step records and none declared (options.facts)"
     }
     for (const item of reviewTool(tool, contracts.get(tool.name), options, recorded)) {
-      found.push({
+      found.push(Object.freeze({
         ...item,
         plan: plan.name,
         step: i + 1,
         message: `plan ${plan.name}, step ${i + 1}: ${item.message}`
-      })
+      }))
     }
   })
-  return found
+  return Object.freeze(found)
 }
 
 export const format = (findings: ReadonlyArray<Finding>): string => {
