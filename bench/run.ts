@@ -6,6 +6,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { auditSection, measureAudit } from "./audit.js"
+import { measurePolicy, policySection } from "./policy.js"
 import { measureRuntime, rowNames } from "./runtime.js"
 import { gradedSourcesVariant, gradedVariant, type Measure, measure } from "./typecheck.js"
 
@@ -33,6 +34,8 @@ const runtime = await measureRuntime(repetitions, console.log)
 const auditMillis = Number(process.env.BENCH_AUDIT_MILLIS ?? 1200)
 console.log(`Audit sinks, ${Math.min(repetitions, 3)} repetitions of ${auditMillis} ms each:`)
 const audit = await measureAudit({ repetitions: Math.min(repetitions, 3), millis: auditMillis, log: console.log })
+console.log(`Policy, ${repetitions} repetitions (medians):`)
+const policy = await measurePolicy({ repetitions, log: console.log })
 console.log(`Type-check cost, ${repetitions} repetitions each (medians):`)
 const results = measure(sizes, repetitions, console.log)
 
@@ -233,6 +236,7 @@ garbage collection: a collection during the call can double it. Definitions are 
 same 1,000 tools listed again take ${runtime.functionSchemasWarm.toFixed(1)} ms.
 
 ${auditSection(audit)}
+${policySection(policy)}
 ## What the peer rows measure
 
 - **ai**: the steps \`generateText\` takes for one tool call, with the functions ai itself calls (\`asSchema\` from ai,

@@ -1,6 +1,6 @@
 import { Effect, Schema } from "effect"
 import { expectError, expectType } from "tsd"
-import { Tool, Toolkit } from "@graded/core"
+import { type HumanConfirm, Tool, Toolkit } from "@graded/core"
 import { Condition, Guideline, Policy } from "@graded/policy"
 
 const CreditScore = Tool.read("credit.score", {
@@ -83,3 +83,12 @@ expectType<Policy.Policy<typeof toolkit>>(
 
 // The message type is the text Policy.make throws at run time.
 expectType<"guideline g names t, which is not in the toolkit">({} as Policy.UnknownTool<"g", "t">)
+
+// autoApprove written as a guideline: a write tool only; a send always asks.
+
+// error: HumanConfirm.autoApprove takes one write tool: transfer.send is a send tool, and a send always asks a human
+expectError(Guideline.autoApprove("auto-transfers", { description: "x", tool: Transfer, when: Condition.always }))
+
+expectType<HumanConfirm.AutoApprove>(
+  Guideline.autoApprove("auto-tickets", { description: "x", tool: SubmitTicket, when: Condition.always })
+)

@@ -6,6 +6,7 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
 import { Manifest, Policy } from "@graded/policy"
+import { conflictsIn, errorsIn } from "../src/internal/policy.js"
 import { clean, withFlaws } from "./fixtures/policyDesk.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -96,5 +97,36 @@ describe("graded manifest and graded review", { timeout: 240_000 }, () => {
     expect(bad.code).toBe(1)
     expect(bad.err).toContain("policy-bad.config.ts: \"policy\" must be a policy made by Policy.make")
     expect(`${manifest.out}${bad.out}`).toBe("")
+  })
+})
+
+// Conflict detection is read from whatever @graded/policy exports (`Policy.check`
+// or `Check.run`); these pin how either is used and counted.
+describe("manifest --check: conflicts, as the policy package reports them", () => {
+  const conflict = { kind: "conflict", severity: "error", guidelines: ["a", "b"], message: "a and b disagree" }
+  const warning = { kind: "near-duplicate", severity: "warning", guidelines: ["a", "c"], message: "merge them" }
+
+  it("Check.run over the policy's guidelines, printed by Check.format; only errors fail", () => {
+    const seen: Array<unknown> = []
+    const pkg = {
+      Check: {
+        run: (guidelines: unknown) => (seen.push(guidelines), [conflict, warning]),
+        format: (findings: ReadonlyArray<unknown>) => `${findings.length} conflict findings`
+      }
+    }
+    const found = conflictsIn(pkg, clean)!
+    expect(seen).toEqual([clean.guidelines])
+    expect(found.text).toBe("2 conflict findings")
+    expect(errorsIn([], found)).toBe(1)
+    expect(errorsIn([], conflictsIn({ Check: { run: () => [warning] } }, clean))).toBe(0)
+    expect(errorsIn(Policy.review(withFlaws), conflictsIn({ Check: { run: () => [warning] } }, withFlaws))).toBe(2)
+  })
+
+  it("Policy.check on the policy itself, when the package has it; none at all: the review alone", () => {
+    const found = conflictsIn({ Policy: { check: (policy: unknown) => (policy === clean ? [conflict] : []) } }, clean)
+    expect(found?.findings).toEqual([conflict])
+    expect(found?.text).toContain("a and b disagree")
+    expect(conflictsIn({}, clean)).toBeUndefined()
+    expect(errorsIn([], undefined)).toBe(0)
   })
 })

@@ -11,11 +11,11 @@
  *
  * @since 0.1.0
  */
-import { Effect, FiberRef, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import type * as Invocation from "./Invocation.js"
 import type { Message } from "./LanguageModel.js"
 import type * as Tool from "./Tool.js"
-import { adding, guardsRef } from "./internal/guard.js"
+import { adding, Guards } from "./internal/guard.js"
 
 /**
  * Why a guard leaves a tool out or refuses a call: the gate (written into the
@@ -73,12 +73,13 @@ export interface Guard {
  * @category layers
  */
 export const layer = <E = never, R = never>(guard: Guard | Effect.Effect<Guard, E, R>): Layer.Layer<never, E, R> =>
-  Layer.scopedDiscard(
-    Effect.flatMap(
+  Layer.effectContext(
+    Effect.zipWith(
+      Guards,
       Effect.isEffect(guard) ? guard : Effect.succeed(guard),
-      (made) => Effect.locallyScopedWith(guardsRef, adding(made))
+      (guards, made) => Context.make(Guards, adding(made)(guards))
     )
-  )
+  ) as unknown as Layer.Layer<never, E, R>
 
 /**
  * Runs an effect with a guard added.
@@ -87,7 +88,7 @@ export const layer = <E = never, R = never>(guard: Guard | Effect.Effect<Guard, 
  * @category combinators
  */
 export const within = (guard: Guard) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.locallyWith(self, guardsRef, adding(guard))
+  Effect.flatMap(Guards, (guards) => Effect.provideService(self, Guards, adding(guard)(guards)))
 
 /**
  * The guards in force in the current fiber.
@@ -95,4 +96,4 @@ export const within = (guard: Guard) => <A, E, R>(self: Effect.Effect<A, E, R>):
  * @since 0.1.0
  * @category getters
  */
-export const current: Effect.Effect<ReadonlyArray<Guard>> = FiberRef.get(guardsRef)
+export const current: Effect.Effect<ReadonlyArray<Guard>> = Guards

@@ -119,3 +119,18 @@ export const within =
     // Marking the fiber itself is what the gates trust.
     return context.autonomous === true ? internal.restrict({ autonomous: true })(merged) : merged
   }
+
+/**
+ * Why a human's decision may not be made from the current fiber (a model's
+ * work, or the code of a read tool running for a human), or undefined when it
+ * may. For decisions made outside HumanConfirm (reviewing a queue, approving a
+ * draft): the same mark the capability gates trust, which code running in the
+ * fiber cannot lift.
+ *
+ * @since 0.1.0
+ * @category getters
+ */
+export const decisionRefusal: Effect.Effect<string | undefined> = Effect.map(
+  internal.refusalHere("a decision", "write"),
+  (refusal) => refusal?.reason
+)

@@ -10,6 +10,7 @@
 import { Clock, Duration, Effect, Schema } from "effect"
 import type { Confirmable } from "./Grade.js"
 import { refusalHere } from "./internal/invocation.js"
+import { admitAll, Guards } from "./internal/guard.js"
 import { refuse } from "./internal/refuse.js"
 import { confirmerOf, isSend } from "./internal/tool.js"
 import * as Audit from "./Audit.js"
@@ -322,6 +323,12 @@ const decide = (
     const refusal = yield* refusalHere(tool.name, stored.grade)
     if (refusal !== undefined) return yield* refuse(refusal)
     const context = yield* Invocation.current
+    // A human's button too is offered only where the guards in force (a
+    // policy) authorize the tool, for the human who presses it.
+    const guarded = yield* admitAll(yield* Guards, tool, stored.payload, context)
+    if (guarded !== undefined) {
+      return yield* refuse(new Refused({ tool: tool.name, gate: guarded.gate, reason: guarded.reason }))
+    }
     const by = context.actor ?? "human"
     const lease = Duration.toMillis(Duration.decode(options?.lease ?? defaultLease))
     const until = (millis: number) => iso(millis + lease)

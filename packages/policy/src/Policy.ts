@@ -8,10 +8,11 @@
  *
  * @since 0.1.0
  */
-import { Effect, Layer } from "effect"
+import { Effect, type Layer, Option } from "effect"
 import { Guard, LanguageModel, type Tool, type Toolkit } from "@graded/core"
 import type { Subject } from "./Condition.js"
 import type { Contract } from "./Contract.js"
+import * as Fallback from "./Fallback.js"
 import type * as Guideline from "./Guideline.js"
 import { type FallbackGate, make as makeGuard } from "./internal/guard.js"
 import * as internal from "./internal/policy.js"
@@ -32,8 +33,14 @@ export interface Options<T extends Toolkit.Any> {
   readonly contracts?: ReadonlyArray<Contract> | undefined
   /** Tenants where a tool no guideline names is on (for development); everywhere else it is off. */
   readonly testTenants?: ReadonlyArray<string> | undefined
-  /** Read tools that may run, counted and queued for review, when no guideline matches. */
-  readonly fallback?: { readonly tools: ReadonlyArray<Toolkit.Tools<T>[number]["name"]> } | undefined
+  /**
+   * Read tools that may run when no guideline matches, counted against quotas
+   * and queued for human review in the `Fallback.Store` in scope (no store:
+   * they do not run). See `Fallback.config`.
+   */
+  readonly fallback?:
+    | (Fallback.Config & { readonly tools: ReadonlyArray<Toolkit.Tools<T>[number]["name"]> })
+    | undefined
   /**
    * The four-question contract review (`Review.run`, with this policy's
    * contracts), run by default: a tool that fails it is left out, with the
@@ -133,6 +140,10 @@ type OffensesOf<G, Tools extends ReadonlyArray<Tool.Any>> = G extends
 export type Checked<G extends ReadonlyArray<Guideline.Any>, T extends Toolkit.Any> =
   [OffensesOf<G[number], Toolkit.Tools<T>>] extends [never] ? G : OffensesOf<G[number], Toolkit.Tools<T>>
 
+const fallbacks = new WeakMap<Policy<any>, Fallback.Config>()
+
+const compiledPolicies = new WeakMap<Policy<any>, internal.Compiled>()
+
 /**
  * Compiles guidelines into a policy. Checked at compile time where the names
  * are literal, and at construction for everything (throws `InvalidPolicy`).
@@ -170,6 +181,7 @@ export const make = <const G extends ReadonlyArray<Guideline.Any>, T extends Too
   })
   compiledPolicies.set(policy, compiled)
   state.remember(policy, { compiled, findings, enforced })
+  if (options.fallback !== undefined) fallbacks.set(policy, Fallback.config(options.fallback))
   return policy
 }
 
@@ -203,8 +215,6 @@ export const review = (policy: Policy<any>): ReadonlyArray<Review.Finding> => st
  */
 export const manifest = (policy: Policy<any>): ReadonlyArray<Manifest.Row> => state.manifestOf(policy)
 
-const compiledPolicies = new WeakMap<Policy<any>, internal.Compiled>()
-
 const compiledOf = (policy: Policy<any>): internal.Compiled => {
   const compiled = compiledPolicies.get(policy)
   if (compiled === undefined) throw new InvalidPolicy(undefined, "this policy was not made by Policy.make")
@@ -226,17 +236,29 @@ export const evaluate = (
 ): Evaluation => internal.evaluateAll(compiledOf(policy), context, texts)
 
 /**
- * The policy as a core `Guard`, for `Guard.layer`; a `LanguageModel` in scope
- * when it is made matches the guidelines' `text` conditions.
+ * The policy as a core `Guard`, for `Guard.layer`. What is in scope when it
+ * is made is used: a `LanguageModel` matches the guidelines' `text`
+ * conditions; a `Fallback.Store` counts and queues fallback runs.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const guard = (policy: Policy<any>, fallbackGate?: FallbackGate): Effect.Effect<Guard.Guard> =>
-  Effect.map(
-    Effect.serviceOption(LanguageModel.LanguageModel),
-    (model) => makeGuard(compiledOf(policy), model, fallbackGate)
-  )
+export const guard = (policy: Policy<any>): Effect.Effect<Guard.Guard> =>
+  Effect.gen(function*() {
+    const model = yield* Effect.serviceOption(LanguageModel.LanguageModel)
+    const store = yield* Effect.serviceOption(Fallback.Store)
+    const config = fallbacks.get(policy)
+    const gate: FallbackGate | undefined = config === undefined || Option.isNone(store) ? undefined : (tool, input) =>
+      Effect.map(
+        Effect.provideService(Fallback.admit(config, tool.name, input), Fallback.Store, store.value),
+        (admission): Guard.Verdict | undefined =>
+          admission.granted ? undefined : {
+            gate: "policy:fallback-quota",
+            reason: `${admission.answer} (${admission.reason})`
+          }
+      )
+    return makeGuard(compiledOf(policy), model, gate)
+  })
 
 /**
  * Puts a policy in force for the effect it is provided to: every offer and

@@ -5,7 +5,9 @@
  *
  * @since 0.1.0
  */
+export * as Check from "./Check.js"
 export * as Condition from "./Condition.js"
+export * as Fallback from "./Fallback.js"
 export * as Guideline from "./Guideline.js"
 export * as Contract from "./Contract.js"
 export * as Policy from "./Policy.js"

@@ -1,6 +1,7 @@
 /**
  * graded's durable parts in one layer: the tables (migrated at start), the
- * `ProposalStore` and the `Audit` sink, on one database.
+ * `ProposalStore`, the `RunStore`, the `Audit` sink and the policy's
+ * `Fallback.Store`, on one database.
  *
  * - `Sql.sqlite({ filename })`: one file beside the app, the embedded default.
  *   Several processes on one machine may share the file: it uses WAL, and a
@@ -21,17 +22,19 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { PgClient } from "@effect/sql-pg"
 import { Layer, Redacted } from "effect"
 import type { Audit, ProposalStore, RunStore } from "@graded/core"
+import type { Fallback } from "@graded/policy"
 import * as sqliteClient from "./internal/sqlite.js"
 import * as SqlAudit from "./SqlAudit.js"
+import * as SqlFallbackStore from "./SqlFallbackStore.js"
 import * as SqlMigrations from "./SqlMigrations.js"
 import * as SqlProposalStore from "./SqlProposalStore.js"
 import * as SqlRunStore from "./SqlRunStore.js"
 
-type Provided = ProposalStore.ProposalStore | RunStore.RunStore | Audit.Audit
+type Provided = ProposalStore.ProposalStore | RunStore.RunStore | Audit.Audit | Fallback.Store
 
 /**
  * Migrates the database of the `SqlClient` in context, then provides the
- * proposal store, the run store and the audit sink on it.
+ * proposal store, the run store, the audit sink and the fallback store on it.
  *
  * @example
  * import { PgClient } from "@effect/sql-pg"
@@ -50,7 +53,8 @@ type Provided = ProposalStore.ProposalStore | RunStore.RunStore | Audit.Audit
 export const layer: Layer.Layer<Provided, SqlError | MigrationError, SqlClient.SqlClient> = Layer.mergeAll(
   SqlProposalStore.layer,
   SqlRunStore.layer,
-  SqlAudit.layer
+  SqlAudit.layer,
+  SqlFallbackStore.layer
 ).pipe(
   Layer.provide(Layer.effectDiscard(SqlMigrations.run))
 )

@@ -8,6 +8,7 @@ import { SqlClient } from "@effect/sql/SqlClient"
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Redacted, type Scope } from "effect"
 import { type Audit, ProposalStore, type RunStore } from "@graded/core"
+import { Fallback } from "@graded/policy"
 import { Sql, type SqlAudit } from "@graded/sql"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -15,6 +16,7 @@ import * as path from "node:path"
 import type { AuditSubject } from "./auditContract.js"
 import { type RunSubject, sqlDatabase } from "./runStoreContract.js"
 import type { Subject } from "./storeContract.js"
+import type { FallbackSubject } from "../../policy/test/fallbackContract.js"
 
 export const tempDir = Effect.acquireRelease(
   Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "graded-sql-"))),
@@ -25,13 +27,21 @@ const subjects = (
   name: string,
   layer: Effect.Effect<
     {
-      readonly layer: Layer.Layer<ProposalStore.ProposalStore | RunStore.RunStore | Audit.Audit | SqlClient, unknown>
+      readonly layer: Layer.Layer<
+        ProposalStore.ProposalStore | RunStore.RunStore | Audit.Audit | Fallback.Store | SqlClient,
+        unknown
+      >
       readonly source: SqlAudit.Source
     },
     unknown,
     Scope.Scope
   >
-): { readonly store: Subject; readonly audit: AuditSubject; readonly runs: RunSubject } => ({
+): {
+  readonly store: Subject
+  readonly audit: AuditSubject
+  readonly runs: RunSubject
+  readonly fallback: FallbackSubject
+} => ({
   store: {
     name,
     database: Effect.map(layer, ({ layer: open }) => ({
@@ -39,7 +49,13 @@ const subjects = (
     }))
   },
   audit: { name, database: Effect.map(layer, ({ layer: open, source }) => ({ open: Layer.build(open), source })) },
-  runs: { name, database: Effect.map(layer, ({ layer: open }) => sqlDatabase(open)) }
+  runs: { name, database: Effect.map(layer, ({ layer: open }) => sqlDatabase(open)) },
+  fallback: {
+    name,
+    database: Effect.map(layer, ({ layer: open }) => ({
+      open: Effect.map(Layer.build(open), Context.get(Fallback.Store))
+    }))
+  }
 })
 
 /** A new SQLite file per test. */
@@ -59,7 +75,8 @@ export const sqlite = subjects(
 export const postgres = (name: string, url: () => string) => {
   const reset = Effect.scoped(Effect.gen(function*() {
     const sql = Context.get(yield* Layer.build(PgClient.layer({ url: Redacted.make(url()) })), SqlClient)
-    yield* sql`DROP TABLE IF EXISTS graded_proposals, graded_audit, graded_deliveries, graded_runs, graded_migrations`
+    yield* sql`DROP TABLE IF EXISTS graded_proposals, graded_audit, graded_deliveries, graded_runs,
+      graded_fallback_quota, graded_review_cases, graded_guideline_drafts, graded_migrations`
   }))
   return {
     reset,

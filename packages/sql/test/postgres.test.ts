@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Either, Layer } from "effect"
 import { ProposalStore } from "@graded/core"
 import { Sql, SqlAudit, SqlMigrations } from "@graded/sql"
+import { fallbackContract } from "../../policy/test/fallbackContract.js"
 import { auditContract } from "./auditContract.js"
 import { createDatabase, postgres, startPglite } from "./databases.js"
 import { runStoreContract } from "./runStoreContract.js"
@@ -29,6 +30,7 @@ const suite = (name: string, skip: boolean, start: () => Promise<{ url: string; 
     storeContract(subjects.store)
     auditContract(subjects.audit)
     runStoreContract(subjects.runs)
+    fallbackContract(subjects.fallback)
 
     describe("Sql.postgres", () => {
       it.scoped("makes its tables, records its migrations apart from the app's, and migrates once", () =>
@@ -40,8 +42,11 @@ const suite = (name: string, skip: boolean, start: () => Promise<{ url: string; 
           expect(tables.map((t) => t.table_name)).toEqual([
             "graded_audit",
             "graded_deliveries",
+            "graded_fallback_quota",
+            "graded_guideline_drafts",
             "graded_migrations",
             "graded_proposals",
+            "graded_review_cases",
             "graded_runs"
           ])
           expect(yield* SqlMigrations.run.pipe(Effect.provideService(SqlClient, sql))).toEqual([])

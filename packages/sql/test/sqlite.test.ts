@@ -6,6 +6,7 @@ import { SqlClient } from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Fiber, Layer } from "effect"
 import { type Audit, HumanConfirm, Proposal, ProposalStore, Registry, Tool, Toolkit } from "@graded/core"
+import { Fallback } from "@graded/policy"
 import { Sql, SqlAudit, SqlMigrations } from "@graded/sql"
 import { execFile } from "node:child_process"
 import * as fs from "node:fs"
@@ -13,6 +14,7 @@ import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { promisify } from "node:util"
 import { makeDesk } from "../../core/test/supportDesk.js"
+import { fallbackContract } from "../../policy/test/fallbackContract.js"
 import { auditContract } from "./auditContract.js"
 import { sqlite, tempDir } from "./databases.js"
 import { runStoreContract } from "./runStoreContract.js"
@@ -20,11 +22,13 @@ import { proposing, sharedQueue, storeContract } from "./storeContract.js"
 
 const execFileAsync = promisify(execFile)
 const child = fileURLToPath(new URL("sqliteProcess.ts", import.meta.url))
+const fallbackChild = fileURLToPath(new URL("fallbackProcess.ts", import.meta.url))
 const root = fileURLToPath(new URL("../../..", import.meta.url))
 
 storeContract(sqlite.store)
 auditContract(sqlite.audit)
 runStoreContract(sqlite.runs)
+fallbackContract(sqlite.fallback)
 
 describe("Sql.sqlite", () => {
   it.scoped("makes the file and its tables, records its migrations apart from the app's, and migrates once", () =>
@@ -38,8 +42,11 @@ describe("Sql.sqlite", () => {
         expect.arrayContaining([
           "graded_audit",
           "graded_deliveries",
+          "graded_fallback_quota",
+          "graded_guideline_drafts",
           "graded_migrations",
           "graded_proposals",
+          "graded_review_cases",
           "graded_runs"
         ])
       )
@@ -48,7 +55,8 @@ describe("Sql.sqlite", () => {
         { migration_id: 1, name: "proposals" },
         { migration_id: 2, name: "audit" },
         { migration_id: 3, name: "runs" },
-        { migration_id: 4, name: "audit_decisions" }
+        { migration_id: 4, name: "audit_decisions" },
+        { migration_id: 5, name: "policy" }
       ])
       expect(yield* SqlMigrations.run.pipe(Effect.provideService(SqlClient, sql))).toEqual([])
       expect(yield* sql`PRAGMA journal_mode`).toEqual([{ journal_mode: "wal" }])
@@ -146,6 +154,31 @@ describe("Sql.sqlite", () => {
     120_000
   )
 
+  it.live(
+    "two processes on one file racing for a trace's fallback quota: exactly the quota is granted, every case queued",
+    () =>
+      Effect.gen(function*() {
+        const filename = path.join(yield* tempDir, "app.db")
+        // Migrated once first, so both processes race on taking, not on creating tables.
+        yield* Effect.scoped(Layer.build(Sql.sqlite({ filename })))
+        const granted = yield* Effect.forEach(
+          Array.from({ length: 2 }),
+          () =>
+            Effect.promise(() =>
+              execFileAsync(process.execPath, ["--import", "tsx", fallbackChild, filename, "12", "7"], { cwd: root })
+            ),
+          { concurrency: "unbounded" }
+        )
+        const counts = granted.map(({ stdout }) => JSON.parse(stdout) as number)
+        expect(counts[0]! + counts[1]!).toBe(7)
+        const store = Context.get(yield* Layer.build(Sql.sqlite({ filename })), Fallback.Store)
+        const cases = yield* store.cases()
+        expect(cases).toHaveLength(24)
+        expect(cases.filter((c) => !c.overQuota)).toHaveLength(7)
+      }).pipe(Effect.scoped),
+    120_000
+  )
+
   it.scoped("the decision columns are filled in for entries written before they existed", () =>
     Effect.gen(function*() {
       const filename = path.join(yield* tempDir, "old.db")
@@ -180,7 +213,10 @@ describe("Sql.sqlite", () => {
       expect(before.message).toBe(
         `Cannot read the audit in ${filename}: its graded_audit table is from an older @graded/sql: start the app once with this version, which migrates it`
       )
-      expect(yield* SqlMigrations.run.pipe(Effect.provideService(SqlClient, sql))).toEqual([[4, "audit_decisions"]])
+      expect(yield* SqlMigrations.run.pipe(Effect.provideService(SqlClient, sql))).toEqual([[4, "audit_decisions"], [
+        5,
+        "policy"
+      ]])
       const confirmed = yield* SqlAudit.confirmedBy("agent:alice").pipe(
         Effect.provide(SqlAudit.open({ sqlite: filename }))
       )

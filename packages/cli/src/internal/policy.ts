@@ -35,15 +35,17 @@ interface Conflicts {
   readonly findings: ReadonlyArray<Conflict>
   readonly text: string
 }
-const conflicts = (policy: Policy.Policy<any>): Conflicts | undefined => {
-  const pkg = PolicyPackage as Record<string, unknown>
+export const conflictsIn = (
+  pkg: Record<string, unknown>,
+  policy: Policy.Policy<any>
+): Conflicts | undefined => {
   const check = pkg["Check"] as
     | {
       readonly run?: (guidelines: unknown) => ReadonlyArray<Conflict>
       readonly format?: (findings: ReadonlyArray<Conflict>) => string
     }
     | undefined
-  const viaPolicy = (Policy as Record<string, unknown>)["check"]
+  const viaPolicy = (pkg["Policy"] as Record<string, unknown> | undefined)?.["check"]
   const findings = typeof viaPolicy === "function"
     ? (viaPolicy as (policy: unknown) => ReadonlyArray<Conflict>)(policy)
     : typeof check?.run === "function"
@@ -57,6 +59,10 @@ const conflicts = (policy: Policy.Policy<any>): Conflicts | undefined => {
     : JSON.stringify(findings, null, 2)
   return { findings, text }
 }
+
+// The severity of a conflict counts; a review finding is always an error (the tool is off in production).
+export const errorsIn = (review: ReadonlyArray<unknown>, conflicts: Conflicts | undefined): number =>
+  review.length + (conflicts?.findings ?? []).filter((finding) => (finding.severity ?? "error") === "error").length
 
 const reported = <A>(effect: Effect.Effect<A, { readonly code?: number; readonly message: string }>) =>
   Effect.catchAll(effect, (error) => fail(error.message, error.code ?? 1))
@@ -74,7 +80,7 @@ export const manifest = (options: { module: string; json: boolean; check: boolea
       return yield* print(options.json ? Manifest.json(rows).trimEnd() : Manifest.table(rows))
     }
     const findings = Policy.review(policy)
-    const found = conflicts(policy)
+    const found = conflictsIn(PolicyPackage, policy)
     if (options.json) {
       yield* print(
         JSON.stringify({ review: findings, ...(found === undefined ? {} : { conflicts: found.findings }) }, null, 2)
@@ -83,11 +89,7 @@ export const manifest = (options: { module: string; json: boolean; check: boolea
       yield* print(Review.format(findings))
       if (found !== undefined) yield* print(found.text)
     }
-    // Every review finding is an error: the tool is off in production. A
-    // conflict is one unless it says it is a warning.
-    const errors = findings.length +
-      (found?.findings ?? []).filter((finding) => (finding.severity ?? "error") === "error").length
-    if (errors > 0) yield* exitWith(1)
+    if (errorsIn(findings, found) > 0) yield* exitWith(1)
   }))
 
 export const review = (options: { module: string; json: boolean }) =>

@@ -1,4 +1,4 @@
-import { Effect, Either, FiberRef, Schema } from "effect"
+import { Effect, Either, Schema } from "effect"
 import * as Audit from "../Audit.js"
 import * as Invocation from "../Invocation.js"
 import {
@@ -19,7 +19,7 @@ import { fromWire } from "../Wire.js"
 import { capabilityName, needs } from "../Grade.js"
 import { withoutCapabilities } from "./capability.js"
 import * as Registry from "./registry.js"
-import { guardsRef } from "./guard.js"
+import { Guards } from "./guard.js"
 
 export const defaultMaxRounds = 4
 
@@ -252,7 +252,7 @@ export const loop = (
     const model = yield* LanguageModel
     const registry = Registry.make(options.toolkit, {})
     const context = yield* Invocation.current
-    const guards = yield* FiberRef.get(guardsRef)
+    const guards = yield* Guards
     // The context a turn is judged in: the run's, with the facts its tools
     // recorded so far.
     const judged = (): Invocation.Context =>

@@ -1,25 +1,20 @@
-// The guards in force for a fiber: only ever added to. A child fiber starts
-// with its parent's; joining keeps both sides', so a guard a layer adds while
-// it is built reaches the effect it is provided to. Not exported from the
-// package: code can add a guard only through `Guard.layer`/`Guard.within`.
-import { Effect, FiberRef } from "effect"
+// The guards in force: a service that only ever grows through the public
+// API (`Guard.layer` and `Guard.within` read the guards in scope and add
+// one). Kept in the context rather than a fiber-local value: a layer built in
+// parallel with others sets fiber-locals in a child fiber, which would leak
+// the guard past the region it was provided to. The tag is not exported from
+// the package.
+import { Context, Effect } from "effect"
 import type { Guard, Screening, Verdict } from "../Guard.js"
-import type { Context } from "../Invocation.js"
+import type { Context as InvocationContext } from "../Invocation.js"
 import type { Message } from "../LanguageModel.js"
 import type { Any as AnyTool } from "../Tool.js"
 
 const none: ReadonlyArray<Guard> = Object.freeze([])
 
-const union = (a: ReadonlyArray<Guard>, b: ReadonlyArray<Guard>): ReadonlyArray<Guard> => {
-  if (a === b || b.length === 0) return a
-  if (a.length === 0) return b
-  const added = b.filter((guard) => !a.includes(guard))
-  return added.length === 0 ? a : Object.freeze([...a, ...added])
-}
-
-export const guardsRef: FiberRef.FiberRef<ReadonlyArray<Guard>> = FiberRef.unsafeMake(none, {
-  join: (parent, child) => union(parent, child)
-})
+export class Guards extends Context.Reference<Guards>()("@graded/core/Guard/Guards", {
+  defaultValue: (): ReadonlyArray<Guard> => none
+}) {}
 
 export const adding = (guard: Guard) => (guards: ReadonlyArray<Guard>): ReadonlyArray<Guard> =>
   guards.includes(guard) ? guards : Object.freeze([...guards, guard])
@@ -30,7 +25,7 @@ const empty: Screening = { left: new Map() }
 export const screenAll = (
   guards: ReadonlyArray<Guard>,
   tools: ReadonlyArray<AnyTool>,
-  context: Context,
+  context: InvocationContext,
   conversation: ReadonlyArray<Message> | undefined
 ): Effect.Effect<Screening> => {
   if (guards.length === 0) return Effect.succeed(empty)
@@ -54,7 +49,7 @@ export const admitAll = (
   guards: ReadonlyArray<Guard>,
   tool: AnyTool,
   input: unknown,
-  context: Context
+  context: InvocationContext
 ): Effect.Effect<Verdict | undefined> => {
   const next = (index: number): Effect.Effect<Verdict | undefined> =>
     index >= guards.length ? Effect.succeed(undefined) : Effect.flatMap(

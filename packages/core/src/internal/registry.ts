@@ -1,10 +1,10 @@
-import { Cause, Context, Effect, Either, FiberRef, Option, Schema } from "effect"
+import { Cause, Context, Effect, Either, Option, Schema } from "effect"
 import type { RuntimeFiber } from "effect/Fiber"
 import type { ParseError, ParseIssue } from "effect/ParseResult"
 import * as Audit from "../Audit.js"
 import * as Invocation from "../Invocation.js"
 import { labelled, recorder, wasAudited } from "./audit.js"
-import { admitAll, guardsRef, screenAll } from "./guard.js"
+import { admitAll, Guards, screenAll } from "./guard.js"
 import type { Screening } from "../Guard.js"
 import type { Message } from "../LanguageModel.js"
 import { currentRef, isAutonomous } from "./invocation.js"
@@ -151,7 +151,7 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
     context: Invocation.Context,
     conversation?: ReadonlyArray<Message>
   ): Effect.Effect<Screened> =>
-    Effect.flatMap(FiberRef.get(guardsRef), (guards): Effect.Effect<Screened> => {
+    Effect.flatMap(Guards, (guards): Effect.Effect<Screened> => {
       const listing = list(context)
       if (guards.length === 0) return Effect.succeed({ listing, guidelines: undefined })
       const passed = listing.filter((entry) => entry.offered).map((entry) => toolkit.get(entry.name)!)
@@ -286,7 +286,7 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
         const context = fiber.getFiberRef(currentRef)
         const verdict = gates(tool, context)
         if (verdict !== undefined) return labelled(tool)(refusal(tool.name, verdict))
-        const guards = fiber.getFiberRef(guardsRef)
+        const guards = Context.get(fiber.currentContext, Guards)
         const admitted = (): Effect.Effect<Dispatched, never, any> =>
           tool.grade !== "read" && isAutonomous(fiber) ? requiresConfirm(tool, input) : run(tool, input, fiber)
         if (guards.length === 0) return labelled(tool)(admitted())

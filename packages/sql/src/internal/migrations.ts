@@ -138,9 +138,52 @@ const decisionColumns = (json: unknown): { decidedBy: string | null; decision: s
   }
 }
 
+// The policy's fallback: quota counters (one row a key: a trace, or a tenant
+// and a UTC day), the review queue of fallback runs, and the guideline drafts
+// humans make from it.
+const policy = Effect.gen(function*() {
+  const { rowNumber, sql } = yield* dialect
+  if (rowNumber === undefined) return yield* Effect.dieMessage(unsupported)
+  yield* sql`CREATE TABLE graded_fallback_quota (
+    key TEXT PRIMARY KEY,
+    count INTEGER NOT NULL
+  )`
+  yield* sql`CREATE TABLE graded_review_cases (
+    seq ${rowNumber},
+    tool TEXT NOT NULL,
+    input TEXT,
+    context TEXT NOT NULL,
+    trace_id TEXT NOT NULL,
+    tenant TEXT NOT NULL,
+    day TEXT NOT NULL,
+    at TEXT NOT NULL,
+    over_quota INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    decided_by TEXT,
+    decided_at TEXT,
+    reason TEXT,
+    draft TEXT
+  )`
+  yield* sql`CREATE INDEX graded_review_cases_status ON graded_review_cases (status, seq)`
+  yield* sql`CREATE TABLE graded_guideline_drafts (
+    seq ${rowNumber},
+    case_id TEXT NOT NULL UNIQUE,
+    tool TEXT NOT NULL,
+    guideline TEXT NOT NULL,
+    status TEXT NOT NULL,
+    drafted_by TEXT NOT NULL,
+    drafted_at TEXT NOT NULL,
+    decided_by TEXT,
+    decided_at TEXT,
+    reason TEXT
+  )`
+  yield* sql`CREATE INDEX graded_guideline_drafts_status ON graded_guideline_drafts (status, seq)`
+})
+
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "1_proposals": proposals,
   "2_audit": audit,
   "3_runs": runs,
-  "4_audit_decisions": auditDecisions
+  "4_audit_decisions": auditDecisions,
+  "5_policy": policy
 }
