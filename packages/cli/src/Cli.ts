@@ -31,7 +31,7 @@
 import { Args, Command, HelpDoc, Options } from "@effect/cli"
 import { Effect, type Layer, Option } from "effect"
 import type { Plan, Registry, Toolkit } from "@graded/core"
-import type { Policy } from "@graded/policy"
+import type { Check, Policy } from "@graded/policy"
 import * as internal from "./internal/commands.js"
 import * as policyCommands from "./internal/policy.js"
 
@@ -54,6 +54,8 @@ export interface Config {
   readonly registry?: Registry.Options | undefined
   /** The policy (`Policy.make` from @graded/policy) that `manifest` and `review` report on. */
   readonly policy?: Policy.Policy<any> | undefined
+  /** The vocabulary the policy is written against (roles, pages, ...), for the conflict checks of `manifest --check`. */
+  readonly declared?: Check.Declared | undefined
 }
 
 /**

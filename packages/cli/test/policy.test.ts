@@ -6,7 +6,6 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
 import { Manifest, Policy } from "@graded/policy"
-import { conflictsIn, errorsIn } from "../src/internal/policy.js"
 import { clean, withFlaws } from "./fixtures/policyDesk.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -73,15 +72,32 @@ describe("graded manifest and graded review", { timeout: 240_000 }, () => {
     expect(Policy.review(clean)).toEqual([])
   })
 
-  it("manifest --check: the review (and conflicts, where the policy package checks them); exit 1 on an error", async () => {
-    const [flawed, good] = await Promise.all([
+  it("manifest --check: the review and the conflict checks; exit 1 on any error, 0 on warnings alone", async () => {
+    const [flawed, good, conflict, warning, json] = await Promise.all([
       graded("-m", "policy-flawed.config.ts", "manifest", "--check"),
-      graded("-m", "policy.config.ts", "manifest", "--check")
+      graded("-m", "policy.config.ts", "manifest", "--check"),
+      graded("-m", "policy-conflict.config.ts", "manifest", "--check"),
+      graded("-m", "policy-warning.config.ts", "manifest", "--check"),
+      graded("-m", "policy-conflict.config.ts", "manifest", "--check", "--json")
     ])
     expect(flawed.code).toBe(1)
     expect(flawed.out).toContain("account.search: question 1 (excess input)")
     expect(good.code).toBe(0)
     expect(good.out).toContain("No findings: every tool passes the four questions.")
+    // Every tool passes the review, but two guidelines disagree about transfers at equal priority.
+    expect(conflict.code).toBe(1)
+    expect(conflict.out).toContain("No findings: every tool passes the four questions.")
+    expect(conflict.out).toContain("error conflict: transfers, no-transfers-on-new-accounts (transfer.send)")
+    // A guideline for a role the module does not declare is a warning: it is printed, and passes.
+    expect(warning.code).toBe(0)
+    expect(warning.out).toContain("unreachable")
+    expect(warning.out).toContain("ceo-transfers")
+    expect(json.code).toBe(1)
+    const parsed = JSON.parse(json.out)
+    expect(parsed.review).toEqual([])
+    expect(parsed.conflicts).toEqual([
+      expect.objectContaining({ kind: "conflict", severity: "error", tool: "transfer.send" })
+    ])
   })
 
   it("a module without a policy is told so (exit 2); a policy not made by Policy.make is refused (exit 1)", async () => {
@@ -97,36 +113,5 @@ describe("graded manifest and graded review", { timeout: 240_000 }, () => {
     expect(bad.code).toBe(1)
     expect(bad.err).toContain("policy-bad.config.ts: \"policy\" must be a policy made by Policy.make")
     expect(`${manifest.out}${bad.out}`).toBe("")
-  })
-})
-
-// Conflict detection is read from whatever @graded/policy exports (`Policy.check`
-// or `Check.run`); these pin how either is used and counted.
-describe("manifest --check: conflicts, as the policy package reports them", () => {
-  const conflict = { kind: "conflict", severity: "error", guidelines: ["a", "b"], message: "a and b disagree" }
-  const warning = { kind: "near-duplicate", severity: "warning", guidelines: ["a", "c"], message: "merge them" }
-
-  it("Check.run over the policy's guidelines, printed by Check.format; only errors fail", () => {
-    const seen: Array<unknown> = []
-    const pkg = {
-      Check: {
-        run: (guidelines: unknown) => (seen.push(guidelines), [conflict, warning]),
-        format: (findings: ReadonlyArray<unknown>) => `${findings.length} conflict findings`
-      }
-    }
-    const found = conflictsIn(pkg, clean)!
-    expect(seen).toEqual([clean.guidelines])
-    expect(found.text).toBe("2 conflict findings")
-    expect(errorsIn([], found)).toBe(1)
-    expect(errorsIn([], conflictsIn({ Check: { run: () => [warning] } }, clean))).toBe(0)
-    expect(errorsIn(Policy.review(withFlaws), conflictsIn({ Check: { run: () => [warning] } }, withFlaws))).toBe(2)
-  })
-
-  it("Policy.check on the policy itself, when the package has it; none at all: the review alone", () => {
-    const found = conflictsIn({ Policy: { check: (policy: unknown) => (policy === clean ? [conflict] : []) } }, clean)
-    expect(found?.findings).toEqual([conflict])
-    expect(found?.text).toContain("a and b disagree")
-    expect(conflictsIn({}, clean)).toBeUndefined()
-    expect(errorsIn([], undefined)).toBe(0)
   })
 })

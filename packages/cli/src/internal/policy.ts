@@ -2,8 +2,7 @@
 // reported; nothing runs.
 import { Console, Effect } from "effect"
 import { Printable } from "@graded/core"
-import * as PolicyPackage from "@graded/policy"
-import { Manifest, Policy, Review } from "@graded/policy"
+import { Check, Manifest, Policy, Review } from "@graded/policy"
 import type { Config } from "../Cli.js"
 import { load } from "./load.js"
 
@@ -26,43 +25,11 @@ const policyOf = (config: Config, file: string, command: string) =>
     })
     : Effect.succeed(config.policy)
 
-// Conflict detection (`Policy.check`, or `Check.run` over the policy's
-// guidelines), where this version of @graded/policy has it.
-interface Conflict {
-  readonly severity?: string | undefined
-}
-interface Conflicts {
-  readonly findings: ReadonlyArray<Conflict>
-  readonly text: string
-}
-export const conflictsIn = (
-  pkg: Record<string, unknown>,
-  policy: Policy.Policy<any>
-): Conflicts | undefined => {
-  const check = pkg["Check"] as
-    | {
-      readonly run?: (guidelines: unknown) => ReadonlyArray<Conflict>
-      readonly format?: (findings: ReadonlyArray<Conflict>) => string
-    }
-    | undefined
-  const viaPolicy = (pkg["Policy"] as Record<string, unknown> | undefined)?.["check"]
-  const findings = typeof viaPolicy === "function"
-    ? (viaPolicy as (policy: unknown) => ReadonlyArray<Conflict>)(policy)
-    : typeof check?.run === "function"
-    ? check.run(policy.guidelines)
-    : undefined
-  if (findings === undefined) return undefined
-  const text = typeof check?.format === "function"
-    ? check.format(findings)
-    : findings.length === 0
-    ? "No conflicts."
-    : JSON.stringify(findings, null, 2)
-  return { findings, text }
-}
-
-// The severity of a conflict counts; a review finding is always an error (the tool is off in production).
-export const errorsIn = (review: ReadonlyArray<unknown>, conflicts: Conflicts | undefined): number =>
-  review.length + (conflicts?.findings ?? []).filter((finding) => (finding.severity ?? "error") === "error").length
+// The conflict checks (`Check.run`) over the policy's guidelines, with the
+// vocabulary the module declares; only error-severity ones fail the command.
+// Every review finding is an error: its tool is off in production.
+const errorsIn = (review: ReadonlyArray<Review.Finding>, conflicts: ReadonlyArray<Check.Finding>): number =>
+  review.length + conflicts.filter((finding) => finding.severity === "error").length
 
 const reported = <A>(effect: Effect.Effect<A, { readonly code?: number; readonly message: string }>) =>
   Effect.catchAll(effect, (error) => fail(error.message, error.code ?? 1))
@@ -80,16 +47,19 @@ export const manifest = (options: { module: string; json: boolean; check: boolea
       return yield* print(options.json ? Manifest.json(rows).trimEnd() : Manifest.table(rows))
     }
     const findings = Policy.review(policy)
-    const found = conflictsIn(PolicyPackage, policy)
+    const conflicts = yield* Effect.try({
+      try: () => Check.run(policy.guidelines, config.declared),
+      catch: (error) => ({
+        code: 1,
+        message: `${options.module}: ${error instanceof Error ? error.message : String(error)}`
+      })
+    })
     if (options.json) {
-      yield* print(
-        JSON.stringify({ review: findings, ...(found === undefined ? {} : { conflicts: found.findings }) }, null, 2)
-      )
+      yield* print(JSON.stringify({ review: findings, conflicts }, null, 2))
     } else {
-      yield* print(Review.format(findings))
-      if (found !== undefined) yield* print(found.text)
+      yield* print(`Contract review:\n${Review.format(findings)}\n\nConflicts:\n${Check.format(conflicts)}`)
     }
-    if (errorsIn(findings, found) > 0) yield* exitWith(1)
+    if (errorsIn(findings, conflicts) > 0) yield* exitWith(1)
   }))
 
 export const review = (options: { module: string; json: boolean }) =>
