@@ -322,12 +322,15 @@ tool, so 10,000 pairs authorize and forbid it and 21,000 have the same tool set;
 solved and put into words. On a loaded machine (see the load average above) the spread is wide; compare the two
 rows with each other.
 
-Where a turn's time goes, from a CPU profile of the guarded row taken by hand (not in this run): about a third in
-garbage collection; the rest in the registry's listing (a \`Listing\` for each of the 1,000 tools, with a gate and a
-reason for the 910 the policy leaves out) and in the policy's evaluation, which builds each turn, for every tool
-it leaves out, a reason naming the guideline it needed and that guideline's condition in words. The levers are to
-build those reasons once, when the policy is made, or only for the tools an audit entry records. tsx's keep-names
-wrapper (\`__name\`) also runs on every closure made per tool, a cost a compiled build does not have.
+Where a turn's time goes. The guard keeps the evaluations of the last 64 contexts it judged (keyed by what
+conditions can read: role, page, tenant, actor, the autonomous flag, features, consents, facts, and a model's
+answers to text conditions), so the turns of a run, and runs of one role, do not evaluate the graph again; the
+guarded row cycles through 10 roles, so it measures that case: the rest is the registry writing a \`Listing\` with
+a gate and a reason for each of the 910 tools the policy leaves out. A context the guard has not seen costs about
+the \`Policy.evaluate\` row once (every guideline's condition, and a reason for each tool left out). A first profile
+found the listing's object spread (\`{ ...entry, offered: false }\`, about a microsecond a property on Node 20)
+costing more than the evaluation; the entries are now written out. tsx's keep-names wrapper (\`__name\`) also runs on
+every closure made per tool, a cost a compiled build does not have.
 `
 
 // Run alone: measure, print, and put the section into docs/PERFORMANCE.md.

@@ -101,7 +101,11 @@ export const merge = (outer: Context, inner: Partial<Context>): Context => {
 }
 
 /**
- * Runs an effect within a context, merged into the current one.
+ * Runs an effect within a context, merged into the current one. In a model's
+ * work (an autonomous fiber) and inside a tool's own code, only
+ * `autonomous: true` and `untrusted` take effect: such code speaks for whoever
+ * started it and cannot change who that is (actor, role, tenant, consents,
+ * features, facts, page, trace).
  *
  * @example
  * import { Effect } from "effect"
@@ -115,10 +119,32 @@ export const within =
   (context: Partial<Context>) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
     // Nothing to add is the common case on a hot path: skip the FiberRef dance.
     if (Object.keys(context).length === 0) return self
-    const merged = Effect.locallyWith(self, currentRef, (outer) => merge(outer, context))
-    // Marking the fiber itself is what the gates trust.
-    return context.autonomous === true ? internal.restrict({ autonomous: true })(merged) : merged
+    const restricted = (patch: Partial<Context>) => {
+      const merged = Effect.locallyWith(self, currentRef, (outer) => merge(outer, patch))
+      // Marking the fiber itself is what the gates trust.
+      return context.autonomous === true ? internal.restrict({ autonomous: true })(merged) : merged
+    }
+    if (!saysWho(context)) return restricted(context)
+    // A model's work, and a tool's own code, speak for whoever started them:
+    // they may mark the work autonomous or untrusted, but not say who, where,
+    // for which tenant, with which consents, features or facts (what a policy
+    // and the registry's gates judge by), nor start another trace.
+    return Effect.withFiberRuntime<A, E, R>((fiber) =>
+      restricted(internal.isAutonomous(fiber) || internal.inToolCode(fiber) ? pinned(context) : context)
+    )
   }
+
+const saysWho = (context: Partial<Context>): boolean => {
+  for (const key in context) if (key !== "autonomous" && key !== "untrusted") return true
+  return false
+}
+
+const pinned = (context: Partial<Context>): Partial<Context> => {
+  const patch: { autonomous?: boolean; untrusted?: ReadonlyArray<string> } = {}
+  if (context.autonomous === true) patch.autonomous = true
+  if (context.untrusted !== undefined) patch.untrusted = context.untrusted
+  return patch
+}
 
 /**
  * Why a human's decision may not be made from the current fiber (a model's

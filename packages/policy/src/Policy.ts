@@ -8,9 +8,10 @@
  *
  * @since 0.1.0
  */
-import { Effect, type Layer, Option } from "effect"
+import { Effect, Either, type Layer, Option, Schema } from "effect"
 import { Guard, LanguageModel, type Tool, type Toolkit } from "@graded/core"
 import type { Subject } from "./Condition.js"
+import * as Check from "./Check.js"
 import type { Contract } from "./Contract.js"
 import * as Fallback from "./Fallback.js"
 import type * as Guideline from "./Guideline.js"
@@ -33,6 +34,12 @@ export interface Options<T extends Toolkit.Any> {
   readonly contracts?: ReadonlyArray<Contract> | undefined
   /** Tenants where a tool no guideline names is on (for development); everywhere else it is off. */
   readonly testTenants?: ReadonlyArray<string> | undefined
+  /**
+   * The values contexts can hold (roles, pages, tenants, features, consents,
+   * facts): `Policy.check` treats a declared path as closed, so a guideline
+   * whose condition no declared value meets is reported unreachable.
+   */
+  readonly declared?: Check.Declared | undefined
   /**
    * Read tools that may run when no guideline matches, counted against quotas
    * and queued for human review in the `Fallback.Store` in scope (no store:
@@ -61,6 +68,7 @@ export interface Policy<T extends Toolkit.Any = Toolkit.Any> {
   readonly guidelines: ReadonlyArray<Guideline.Any>
   readonly contracts: ReadonlyArray<Contract>
   readonly testTenants: ReadonlyArray<string>
+  readonly declared: Check.Declared | undefined
   /** The permission graph: for each tool, the guidelines that authorize it and those that forbid it. */
   readonly graph: ReadonlyMap<
     string,
@@ -172,6 +180,7 @@ export const make = <const G extends ReadonlyArray<Guideline.Any>, T extends Too
     guidelines: Object.freeze([...(guidelines as ReadonlyArray<Guideline.Any>)]),
     contracts: Object.freeze([...(options.contracts ?? [])]),
     testTenants: Object.freeze([...(options.testTenants ?? [])]),
+    declared: options.declared,
     graph: new Map(
       options.toolkit.tools.map((tool) => [tool.name, {
         authorizedBy: compiled.authorizers.get(tool.name)!.map((guideline) => guideline.id),
@@ -248,15 +257,19 @@ export const guard = (policy: Policy<any>): Effect.Effect<Guard.Guard> =>
     const model = yield* Effect.serviceOption(LanguageModel.LanguageModel)
     const store = yield* Effect.serviceOption(Fallback.Store)
     const config = fallbacks.get(policy)
+    // An input the tool would refuse costs no quota and queues no case: the
+    // registry refuses it as invalid next.
     const gate: FallbackGate | undefined = config === undefined || Option.isNone(store) ? undefined : (tool, input) =>
-      Effect.map(
-        Effect.provideService(Fallback.admit(config, tool.name, input), Fallback.Store, store.value),
-        (admission): Guard.Verdict | undefined =>
-          admission.granted ? undefined : {
-            gate: "policy:fallback-quota",
-            reason: `${admission.answer} (${admission.reason})`
-          }
-      )
+      Either.isLeft(Schema.decodeUnknownEither(tool.input, { onExcessProperty: "error" })(input))
+        ? Effect.succeed(undefined)
+        : Effect.map(
+          Effect.provideService(Fallback.admit(config, tool.name, input), Fallback.Store, store.value),
+          (admission): Guard.Verdict | undefined =>
+            admission.granted ? undefined : {
+              gate: "policy:fallback-quota",
+              reason: `${admission.answer} (${admission.reason})`
+            }
+        )
     return makeGuard(compiledOf(policy), model, gate)
   })
 
@@ -276,3 +289,14 @@ export const guard = (policy: Policy<any>): Effect.Effect<Guard.Guard> =>
  * @category layers
  */
 export const layer = (policy: Policy<any>): Layer.Layer<never> => Guard.layer(guard(policy))
+
+/**
+ * Conflict detection over the policy's guidelines and its declared values:
+ * authorize/forbid conflicts, cycles, missing names, unreachable guidelines,
+ * near-duplicates; each finding names the guidelines and an example context.
+ *
+ * @since 0.1.0
+ * @category evaluation
+ */
+export const check = (policy: Policy<any>): ReadonlyArray<Check.Finding> =>
+  Check.run(policy.guidelines, policy.declared)

@@ -19,7 +19,8 @@ import { fromWire } from "../Wire.js"
 import { capabilityName, needs } from "../Grade.js"
 import { withoutCapabilities } from "./capability.js"
 import * as Registry from "./registry.js"
-import { Guards } from "./guard.js"
+import { admitAll, Guards } from "./guard.js"
+import { currentRef } from "./invocation.js"
 
 export const defaultMaxRounds = 4
 
@@ -254,10 +255,11 @@ export const loop = (
     const context = yield* Invocation.current
     const guards = yield* Guards
     // The context a turn is judged in: the run's, with the facts its tools
-    // recorded so far.
+    // recorded so far. A fact the app set stands: a tool's result cannot
+    // overwrite it.
     const judged = (): Invocation.Context =>
       Object.keys(state.facts).length === 0 ? context
-        : Invocation.merge(context, { facts: { ...context.facts, ...state.facts } })
+        : Invocation.merge(context, { facts: { ...state.facts, ...context.facts } })
     // Defence 1: the model is shown only what passes every gate here. Without
     // a guard the offer is made once; with one (a policy) every turn, as the
     // facts the turn is judged on change.
@@ -333,8 +335,14 @@ export const loop = (
       const untrusted = state.untrusted
       // Defence 3: the registry's gates again, under capabilities that refuse
       // (provided once around the whole loop, in `run`).
+      // The loop is graded's own code: the facts it recorded reach the call
+      // even where the loop runs inside a tool's code.
       const viaRegistry = Object.keys(state.facts).length === 0 ? registry.dispatch(tool.name, input)
-        : Invocation.within({ facts: judged().facts })(registry.dispatch(tool.name, input))
+        : Effect.locallyWith(
+          registry.dispatch(tool.name, input),
+          currentRef,
+          (outer) => Invocation.merge(outer, { facts: judged().facts })
+        )
       const dispatched = supervised
         ? tool.grade === "read" ? Invocation.within({ autonomous: true, untrusted })(withoutCapabilities(viaRegistry))
           : viaRegistry
@@ -366,16 +374,25 @@ export const loop = (
       const checked = check(call)
       if (Either.isLeft(checked)) return checked.left
       const [tool, input] = checked.right
-      return durable.propose(tool, call, input)
+      if (guards.length === 0) return durable.propose(tool, call, input)
+      // The guards (a policy) judge a durable proposal as they judge any call,
+      // in the context of this turn, facts included.
+      return Effect.flatMap(admitAll(guards, tool, input, judged()), (refused) =>
+        refused === undefined ? durable.propose(tool, call, input)
+          : refuse(call.id, tool.name, refused.gate, "refused", refused.reason))
     }
 
     const { messages, usage } = state
     for (;;) {
       const round = ++state.round
-      if (guards.length > 0 && round > 1) yield* offer
+      if (guards.length > 0 && round > 1) {
+        yield* offer
+      }
       const generated: Response = yield* model.generate({ messages: [...messages], tools })
       const checked = checkTurn(generated, round)
-      if (Either.isLeft(checked)) return yield* checked.left
+      if (Either.isLeft(checked)) {
+        return yield* checked.left
+      }
       const response = { text: checked.right.text, toolCalls: checked.right.calls }
       usage.inputTokens += checked.right.usage.inputTokens
       usage.outputTokens += checked.right.usage.outputTokens
@@ -401,7 +418,9 @@ export const loop = (
         yield* Audit.record({
           type: "round-limit",
           rounds: round,
-          pending: response.toolCalls.map((call) => Printable.name(fromWire(call.name)))
+          pending: response.toolCalls.map((call) =>
+            Printable.name(fromWire(call.name))
+          )
         })
         return { _tag: "Done", stopped: "round-limit", answer: response.text } satisfies LoopEnd as LoopEnd
       }

@@ -114,6 +114,9 @@ const markOf = (fiber: RuntimeFiber<unknown, unknown>): Mark => strictest(inheri
 const quickMark = (fiber: RuntimeFiber<unknown, unknown>): Mark =>
   strictest(trusted(fiber.getFiberRef(markRef)), heldBy(fiber))
 
+/** Whether the fiber runs a tool's own code (a run, a prepare): graded marks it. */
+export const inToolCode = (fiber: RuntimeFiber<unknown, unknown>): boolean => markOf(fiber).within !== undefined
+
 export const isAutonomous = (fiber: RuntimeFiber<unknown, unknown>): boolean =>
   fiber.getFiberRef(currentRef).autonomous || markOf(fiber).autonomous
 

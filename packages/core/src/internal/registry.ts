@@ -145,6 +145,8 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
     })
   }
 
+  const leftOut = new WeakMap<object, Listing>()
+
   // The listing with every gate in force: the registry's own, then the
   // guards (a policy) over the tools those passed.
   const screened = (
@@ -154,12 +156,31 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
     Effect.flatMap(Guards, (guards): Effect.Effect<Screened> => {
       const listing = list(context)
       if (guards.length === 0) return Effect.succeed({ listing, guidelines: undefined })
-      const passed = listing.filter((entry) => entry.offered).map((entry) => toolkit.get(entry.name)!)
+      // The listing is in the toolkit's order.
+      const passed = toolkit.tools.filter((_, index) => listing[index]!.offered)
       return Effect.map(screenAll(guards, passed, context, conversation), (screening) => ({
         listing: listing.map((entry): Listing => {
           const verdict = entry.offered ? screening.left.get(entry.name) : undefined
-          return verdict === undefined ? entry
-            : { ...entry, offered: false, gate: verdict.gate, reason: verdict.reason }
+          if (verdict === undefined) return entry
+          // A guard that keeps its verdicts (a policy does, per context) gets
+          // the same entries back: most of a large toolkit is left out each turn.
+          const kept = leftOut.get(verdict)
+          if (kept !== undefined && kept.name === entry.name) return kept
+          // Written out: on Node 20 a spread followed by more properties costs
+          // about a microsecond a property.
+          const made: Listing = {
+            name: entry.name,
+            wire: entry.wire,
+            grade: entry.grade,
+            title: entry.title,
+            description: entry.description,
+            offered: false,
+            openWorld: entry.openWorld,
+            gate: verdict.gate,
+            reason: verdict.reason
+          }
+          leftOut.set(verdict, made)
+          return made
         }),
         guidelines: screening.guidelines
       }))

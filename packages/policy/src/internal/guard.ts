@@ -1,7 +1,7 @@
 // The policy as a core Guard: it screens each offer and admits each call.
 import { Effect, Option } from "effect"
 import type { Guard, Invocation, LanguageModel, Tool } from "@graded/core"
-import { type Compiled, decide, evaluateAll, type Left, textsIn } from "./policy.js"
+import { type Compiled, decide, evaluateAll, type Evaluation, type Left, textsIn } from "./policy.js"
 
 /** Counts a fallback run against its quota and queues it for review; a verdict when refused. */
 export type FallbackGate = (
@@ -19,16 +19,28 @@ const question = (text: string, conversation: ReadonlyArray<LanguageModel.Messag
   {
     role: "user",
     // Only what the people said: a tool's result is data, not a voice that
-    // can make a condition hold.
+    // can make a condition hold, and the model's own words may repeat one.
     content: `Condition: ${text}\n\nConversation:\n${
-      conversation.flatMap((message) =>
-        message.role === "user" ? [`user: ${message.content}`]
-          : message.role === "assistant" && message.content !== undefined ? [`assistant: ${message.content}`]
-          : []
-      ).join("\n")
+      conversation.flatMap((message) => message.role === "user" ? [`user: ${message.content}`] : []).join("\n")
     }`
   }
 ]
+
+const maxScreenings = 64
+
+// What a condition can read, and the model's answers, as one string.
+const keyOf = (context: Invocation.Context, matched: ReadonlyMap<string, boolean>): string =>
+  JSON.stringify([
+    context.role,
+    context.page,
+    context.tenant,
+    context.actor,
+    context.autonomous,
+    context.features,
+    context.consents,
+    context.facts,
+    matched.size === 0 ? 0 : [...matched]
+  ])
 
 // Answers kept per trace so that the calls of a turn are judged as the offer
 // was; the oldest traces go first.
@@ -68,18 +80,35 @@ export const make = (
     if (answers.size > maxTraces) answers.delete(answers.keys().next().value!)
   }
 
-  const screen: Guard.Guard["screen"] = ({ context, conversation, tools }) =>
+  // The evaluation is a function of what the conditions read and of the
+  // model's answers: the last contexts' results are kept, so the turns of a
+  // run (and runs of one role) do not evaluate the whole graph again.
+  const screened = new Map<
+    string,
+    { readonly left: ReadonlyMap<string, Guard.Verdict>; readonly guidelines: Evaluation["active"] }
+  >()
+  const screenings = (context: Invocation.Context, matched: ReadonlyMap<string, boolean>) => {
+    const key = keyOf(context, matched)
+    let found = screened.get(key)
+    if (found === undefined) {
+      const evaluation = evaluateAll(compiled, context, matched)
+      const left = new Map<string, Guard.Verdict>()
+      for (const [name, why] of evaluation.left) left.set(name, verdict(why))
+      found = { left, guidelines: evaluation.active }
+      screened.set(key, found)
+      if (screened.size > maxScreenings) screened.delete(screened.keys().next().value!)
+    }
+    return found
+  }
+
+  // Every tool of the policy's toolkit is judged; the registry reads the
+  // verdicts of the tools its own gates passed.
+  const screen: Guard.Guard["screen"] = ({ context, conversation }) =>
     Effect.map(
       texts.length > 0 && conversation !== undefined ? ask(conversation) : Effect.succeed(none),
       (matched) => {
         remember(context.traceId, matched)
-        const evaluation = evaluateAll(compiled, context, matched)
-        const left = new Map<string, Guard.Verdict>()
-        for (const tool of tools) {
-          const why = evaluation.left.get(tool.name)
-          if (why !== undefined) left.set(tool.name, verdict(why))
-        }
-        return { left, guidelines: evaluation.active }
+        return screenings(context, matched)
       }
     )
 

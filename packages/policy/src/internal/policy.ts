@@ -212,6 +212,14 @@ const kindOf = (failed: Condition | undefined): Kind => {
   return "no-match"
 }
 
+// Conditions are frozen data: each is described once.
+const described = new WeakMap<Condition, string>()
+const describeOnce = (condition: Condition): string => {
+  let text = described.get(condition)
+  if (text === undefined) described.set(condition, text = describe(condition))
+  return text
+}
+
 const shown = (value: unknown): string =>
   value === undefined ? "unknown" : Array.isArray(value) ? `[${value.map((v) => JSON.stringify(v)).join(", ")}]`
     : JSON.stringify(value)
@@ -219,7 +227,7 @@ const shown = (value: unknown): string =>
 const whyNot = (failed: Condition | undefined, subject: Subject): string => {
   if (failed === undefined) return "its condition does not hold"
   if (failed.op === "equals" || failed.op === "in" || failed.op === "has") {
-    return `${describe(failed)} does not hold (${failed.path} is ${shown(valueAt(subject, failed.path))})`
+    return `${describeOnce(failed)} does not hold (${failed.path} is ${shown(valueAt(subject, failed.path))})`
   }
   if (failed.op === "text") return `${describe(failed)} was not matched`
   return `${describe(failed)} does not hold`
@@ -344,7 +352,7 @@ const fate = (
     const why = standing.get(first.id) as Extract<Standing, { active: false }> | undefined
     return {
       kind: why?.kind ?? "no-match",
-      reason: `${name} needs guideline ${first.id} (${describe(first.when)}): ${why?.why ?? "it does not match"}`,
+      reason: `${name} needs guideline ${first.id} (${describeOnce(first.when)}): ${why?.why ?? "it does not match"}`,
       needed
     }
   }
