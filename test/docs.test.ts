@@ -100,6 +100,23 @@ const expectations: Readonly<Record<string, Expectation>> = {
     exit: 0,
     prints: "What left the bank: 1 transfer(s), 1 SMS, 1 e-mail(s), 2 ticket(s), 1 credit bureau inquiry(ies)."
   },
+  // docs/cli.md, policies
+  "node ../../bin/graded.mjs -m policy-flawed.config.ts manifest": {
+    exit: 0,
+    prints: "off (review: Q1 excess input)"
+  },
+  "node ../../bin/graded.mjs -m policy-flawed.config.ts manifest --json": {
+    exit: 0,
+    prints: "\"wire\": \"account__search\","
+  },
+  "node ../../bin/graded.mjs -m policy-flawed.config.ts review": {
+    exit: 1,
+    prints: "account.note: question 3 (side effect not audited)"
+  },
+  "node ../../bin/graded.mjs -m policy.config.ts manifest --check": {
+    exit: 0,
+    prints: "No findings: every tool passes the four questions."
+  },
   // docs/openai.md
   "pnpm add @graded/core @graded/openai openai effect": {
     notRun: "it adds the packages to your own project, from the npm registry, where they are not published yet"

@@ -21,6 +21,9 @@
  * graded runs --status waiting          # supervised runs (the module's layer provides the RunStore)
  * graded resume run-1                   # goes on with a run once its proposals are decided
  * graded cancel run-1 --reason "customer called"
+ * graded manifest --json                # the module's policy: every tool, its grade, roles, guidelines
+ * graded manifest --check               # the four-question review and conflict checks; exit 1 on an error
+ * graded review                         # the four-question review of every tool
  * ```
  *
  * @since 0.1.0
@@ -28,7 +31,9 @@
 import { Args, Command, HelpDoc, Options } from "@effect/cli"
 import { Effect, type Layer, Option } from "effect"
 import type { Plan, Registry, Toolkit } from "@graded/core"
+import type { Check, Policy } from "@graded/policy"
 import * as internal from "./internal/commands.js"
+import * as policyCommands from "./internal/policy.js"
 
 /**
  * What the module given with `--module` exports.
@@ -47,6 +52,10 @@ export interface Config {
   readonly layer?: Layer.Layer<any, any, never> | undefined
   /** Registry options: licensed features, known page types. */
   readonly registry?: Registry.Options | undefined
+  /** The policy (`Policy.make` from @graded/policy) that `manifest` and `review` report on. */
+  readonly policy?: Policy.Policy<any> | undefined
+  /** The vocabulary the policy is written against (roles, pages, ...), for the conflict checks of `manifest --check`. */
+  readonly declared?: Check.Declared | undefined
 }
 
 /**
@@ -117,7 +126,9 @@ const examples = {
   ],
   runs: ["graded runs", "graded runs --status waiting --json"],
   resume: ["graded resume run-1"],
-  cancel: ["graded cancel run-1 --reason \"the customer called\""]
+  cancel: ["graded cancel run-1 --reason \"the customer called\""],
+  manifest: ["graded manifest", "graded manifest --json > manifest.json", "graded manifest --check"],
+  review: ["graded review", "graded review --json"]
 } as const satisfies Record<string, ReadonlyArray<string>>
 
 const descriptions: { readonly [K in keyof typeof examples]: string } = {
@@ -130,7 +141,9 @@ const descriptions: { readonly [K in keyof typeof examples]: string } = {
   decide: "approve or edit a proposal on its card, reject it, or settle an in-doubt delivery (done, retry)",
   runs: "the supervised runs, from the module's RunStore, with what each waits on",
   resume: "go on with a run whose proposals are decided (the module's layer provides the model)",
-  cancel: "cancel a run with a reason; its open proposals are rejected"
+  cancel: "cancel a run with a reason; its open proposals are rejected",
+  manifest: "the permission manifest of the module's policy; --check: review and conflicts (exit 1 on an error)",
+  review: "the four-question contract review of the module's policy's tools (exit 1 on a finding)"
 }
 
 const list = Command.make("list", { module, page, feature, autonomous }, withModule(internal.list)).pipe(
@@ -235,6 +248,23 @@ const cancel = Command.make(
   withModule(internal.cancel)
 ).pipe(Command.withDescription(descriptions.cancel))
 
+const manifest = Command.make(
+  "manifest",
+  {
+    module,
+    json: Options.boolean("json").pipe(Options.withDescription("JSON for review: sorted, stable keys")),
+    check: Options.boolean("check").pipe(
+      Options.withDescription("run the contract review and the conflict checks instead; exit 1 on an error")
+    )
+  },
+  withModule(policyCommands.manifest)
+).pipe(Command.withDescription(descriptions.manifest))
+const review = Command.make(
+  "review",
+  { module, json: Options.boolean("json").pipe(Options.withDescription("the findings as JSON")) },
+  withModule(policyCommands.review)
+).pipe(Command.withDescription(descriptions.review))
+
 /**
  * The `graded` command, to embed or extend.
  *
@@ -251,7 +281,9 @@ export const command = root.pipe(Command.withSubcommands([
   decide,
   runs,
   resume,
-  cancel
+  cancel,
+  manifest,
+  review
 ]))
 
 const isCommand = (name: string | undefined): name is keyof typeof examples =>

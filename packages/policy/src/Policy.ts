@@ -17,6 +17,10 @@ import * as Fallback from "./Fallback.js"
 import type * as Guideline from "./Guideline.js"
 import { type FallbackGate, make as makeGuard } from "./internal/guard.js"
 import * as internal from "./internal/policy.js"
+import * as review_ from "./internal/review.js"
+import * as state from "./internal/state.js"
+import type * as Manifest from "./Manifest.js"
+import type * as Review from "./Review.js"
 
 /**
  * What `Policy.make` takes beside the guidelines.
@@ -44,6 +48,13 @@ export interface Options<T extends Toolkit.Any> {
   readonly fallback?:
     | (Fallback.Config & { readonly tools: ReadonlyArray<Toolkit.Tools<T>[number]["name"]> })
     | undefined
+  /**
+   * The four-question contract review (`Review.run`, with this policy's
+   * contracts), run by default: a tool that fails it is left out, with the
+   * gate `policy:review`, everywhere but a test tenant. `false` turns it off
+   * (`Policy.review` still reports, with the defaults).
+   */
+  readonly review?: Omit<Review.Options, "contracts"> | false | undefined
 }
 
 /**
@@ -157,7 +168,13 @@ export const make = <const G extends ReadonlyArray<Guideline.Any>, T extends Too
   guidelines: Checked<G, T>,
   options: Options<T>
 ): Policy<T> => {
-  const compiled = internal.compile(guidelines as ReadonlyArray<Guideline.Any>, options)
+  const reviewOptions = options.review === false ? {} : options.review ?? {}
+  const findings = review_.reviewToolkit(options.toolkit, { ...reviewOptions, contracts: options.contracts })
+  const enforced = options.review === false ? [] : findings
+  const compiled = internal.compile(guidelines as ReadonlyArray<Guideline.Any>, {
+    ...options,
+    unreviewed: review_.unreviewed(enforced)
+  })
   const policy: Policy<T> = Object.freeze({
     toolkit: options.toolkit,
     guidelines: Object.freeze([...(guidelines as ReadonlyArray<Guideline.Any>)]),
@@ -172,9 +189,40 @@ export const make = <const G extends ReadonlyArray<Guideline.Any>, T extends Too
     )
   })
   compiledPolicies.set(policy, compiled)
+  state.remember(policy, { compiled, findings, enforced })
   if (options.fallback !== undefined) fallbacks.set(policy, Fallback.config(options.fallback))
   return policy
 }
+
+/**
+ * Whether a value is a policy made by `Policy.make` (a config module's
+ * `policy` export, say).
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isPolicy = (u: unknown): u is Policy<Toolkit.Any> => state.isPolicy(u)
+
+/**
+ * The four-question review of the policy's tools (`Review.run` with its
+ * contracts and review options): each finding names the tool and the
+ * question. A tool with a finding is not offered outside a test tenant,
+ * unless the policy was made with `review: false`.
+ *
+ * @since 0.1.0
+ * @category review
+ */
+export const review = (policy: Policy<any>): ReadonlyArray<Review.Finding> => state.findingsOf(policy)
+
+/**
+ * The permission manifest of the policy (`Manifest.make`): every tool with
+ * its grade, roles, tags, side effects, guidelines, and whether it is on in
+ * production and in a test tenant.
+ *
+ * @since 0.1.0
+ * @category review
+ */
+export const manifest = (policy: Policy<any>): ReadonlyArray<Manifest.Row> => state.manifestOf(policy)
 
 const compiledOf = (policy: Policy<any>): internal.Compiled => {
   const compiled = compiledPolicies.get(policy)

@@ -2,6 +2,7 @@
 // naming what is missing rather than failing somewhere deeper.
 import { Data, Effect, Layer } from "effect"
 import { Plan, Toolkit } from "@graded/core"
+import { Policy } from "@graded/policy"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
 import type { Config } from "../Cli.js"
@@ -24,6 +25,9 @@ export const load = (file: string): Effect.Effect<Config, ConfigError> =>
     }
     if (exports.layer !== undefined && !Layer.isLayer(exports.layer)) {
       return yield* new ConfigError({ message: `${file}: "layer" must be a Layer` })
+    }
+    if (exports.policy !== undefined && !Policy.isPolicy(exports.policy)) {
+      return yield* new ConfigError({ message: `${file}: "policy" must be a policy made by Policy.make` })
     }
     return exports as unknown as Config
   })
