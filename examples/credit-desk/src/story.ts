@@ -14,7 +14,7 @@ import {
   ScriptedModel,
   Toolkit
 } from "@graded/core"
-import { Check, Condition, Fallback, Guideline, Policy } from "@graded/policy"
+import { Check, Condition, Fallback, Guideline, Manifest, Policy, Review } from "@graded/policy"
 import { fallback, layer as policyLayer, lowPriorityTickets, makePolicy, roles } from "./policy.js"
 import { type Bank, makeBank, makeTools } from "./tools.js"
 
@@ -201,16 +201,16 @@ export const run = (options: Options) => {
     log(`   The agent: ${email.answer ?? "(no answer)"}`)
 
     log("")
-    log("6. The permission graph: for each tool, its grade and the guidelines that authorize or forbid it.")
-    for (const tool of desk.toolkit.tools) {
-      const node = policy.graph.get(tool.name)!
-      log(
-        `   ${tool.name.padEnd(16)} ${tool.grade.padEnd(5)} authorized by ${node.authorizedBy.join(", ") || "(none)"}` +
-          (node.forbiddenBy.length > 0 ? `; forbidden by ${node.forbiddenBy.join(", ")}` : "") +
-          (tool.tags !== undefined && tool.tags.length > 0 ? `; tags ${tool.tags.join(", ")}` : "")
-      )
-    }
-
+    log("6. The permission manifest: every tool with its grade, the roles and guidelines that open it, its tags and")
+    log(
+      "   side effects, and whether it is on in production and in a test tenant (Manifest.json diffs cleanly in review)."
+    )
+    for (const line of Manifest.table(Manifest.make(policy)).split("\n")) log(`   ${line}`)
+    log(
+      `   The four-question contract review: ${
+        Review.format(Review.run(desk.toolkit, { contracts: policy.contracts }))
+      }`
+    )
     log("   Policy.check: conflicts between the guidelines, given the roles, consents and facts the desk declares:")
     for (const line of Check.format(Policy.check(policy)).split("\n")) if (line.trim() !== "") log(`   ${line}`)
 

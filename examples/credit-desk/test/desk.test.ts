@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { Agent, Audit, HumanConfirm, Registry, ScriptedModel, Toolkit } from "@graded/core"
-import { Check, Condition, Fallback, Guideline, Policy } from "@graded/policy"
+import { Check, Condition, Fallback, Guideline, Manifest, Policy, Review } from "@graded/policy"
 import { fromEnv } from "../src/model.js"
 import {
   contracts,
@@ -256,6 +256,27 @@ describe("credit desk: rules", () => {
       expect(human.seen).toEqual([])
       expect(bank.transfers).toEqual([])
     }))
+})
+
+describe("credit desk: the manifest and the review", () => {
+  it("lists each tool with its grade, roles, tags, side effects and guidelines; every tool passes the four questions", () => {
+    const { desk, policy } = setup()
+    const rows = Manifest.make(policy)
+    expect(rows.find((row) => row.tool === "credit.score")).toMatchObject({
+      grade: "read",
+      roles: ["credit-officer"],
+      tags: ["pii", "credit-bureau"],
+      sideEffects: ["records an inquiry at the credit bureau"],
+      guidelines: ["credit-scores"],
+      production: "on"
+    })
+    expect(rows.find((row) => row.tool === "transfer.send")).toMatchObject({
+      grade: "send",
+      guidelines: ["transfers"],
+      forbiddenBy: ["frozen-accounts"]
+    })
+    expect(Review.run(desk.toolkit, { contracts: policy.contracts })).toEqual([])
+  })
 })
 
 describe("credit desk: Check", () => {

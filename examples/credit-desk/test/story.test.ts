@@ -60,6 +60,16 @@ describe("pnpm demo:credit", () => {
       expect(out).toContain(
         "Confirm card for agent:alice: Submit a ticket (write) {\"customer\":\"c-7\",\"subject\":\"Card reported stolen\""
       )
+      // The manifest and the four-question review.
+      expect(
+        lines.some((line) =>
+          /^\s+credit\.score\s+credit__score\s+read\s+credit-officer\s+pii, credit-bureau\s+records an inquiry/.test(
+            line
+          )
+        )
+      )
+        .toBe(true)
+      expect(out).toContain("The four-question contract review: No findings: every tool passes the four questions.")
       // The policy's own check: the one disagreement is resolved by priority.
       expect(out).toContain("warning conflict: transfers, frozen-accounts (transfer.send)")
       expect(out).toContain("0 errors, 1 warning")
