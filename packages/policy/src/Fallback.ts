@@ -70,7 +70,10 @@ export { InvalidConfig } from "./internal/fallback.js"
  * @since 0.1.0
  * @category constructors
  */
-export const config = (config: Config): Config => internal.config(config)
+export const config = <const Name extends string>(
+  config: Config & { readonly tools: ReadonlyArray<Name> }
+): Config & { readonly tools: ReadonlyArray<Name> } =>
+  internal.config(config) as Config & { readonly tools: ReadonlyArray<Name> }
 
 /**
  * No review case or draft has this id.
