@@ -1,0 +1,8 @@
+/**
+ * @graded/mcp: graded over the Model Context Protocol. Serve a toolkit whose
+ * grades are enforced, not hinted; import a server's tools under grades the
+ * importer declares.
+ *
+ * @since 0.1.0
+ */
+export {}
