@@ -1,0 +1,153 @@
+/**
+ * Serve a graded toolkit over the Model Context Protocol, with its grades
+ * enforced, not merely hinted. Each tool is listed by its wire name with its
+ * strict input schema, annotations derived from its grade and the grade itself
+ * under `_meta["graded/grade"]`. Every call from a client is a model's choice:
+ * the session is autonomous. A read runs; a write or send never runs on the
+ * client's word: it records a proposal (`Proposal.tool`) for a human to
+ * approve or reject, and the client is answered with the proposal's id.
+ *
+ * @since 0.1.0
+ */
+import type { Invocation, Proposal, ProposalStore, Registry, SendCapability, Tool, WriteCapability } from "@graded/core"
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
+import type { Effect, Scope } from "effect"
+import * as internal from "./internal/serve.js"
+
+/**
+ * How a session is served: the name and version the server announces, the
+ * invocation context of its caller (who, which role, page, features, tenant:
+ * every gate and any policy in scope reads it; `autonomous` is always true),
+ * and the options of the proposals its writes and sends record.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /** The server name announced to clients (default `graded`). */
+  readonly name?: string | undefined
+  /** The server version announced to clients (default `0.1.0`). */
+  readonly version?: string | undefined
+  /**
+   * Who the session is for. Unless it names a `traceId`, each session gets
+   * its own, so `Proposal.ToolOptions.maxPendingPerTrace` caps the proposals
+   * one client session may leave waiting.
+   */
+  readonly context?: Partial<Omit<Invocation.Context, "autonomous">> | undefined
+  /** Options of the proposals a write or send call records (a cap, an expiry). */
+  readonly proposals?: Proposal.ToolOptions | undefined
+}
+
+/**
+ * What serving a registry needs: its tools' own services, and a
+ * `ProposalStore` when any of them is a write or send (a client's call to one
+ * records a proposal there). Never a `WriteCapability` or `SendCapability`:
+ * nothing a client asks for writes or sends.
+ *
+ * @since 0.1.0
+ * @category utility types
+ */
+export type Requirements<Tools extends ReadonlyArray<Tool.Any>> =
+  // A tool's context type can carry its grade's capability (inferred from
+  // `invoke`); no call a client makes reaches one, so none is required.
+  | Exclude<Tool.Context<Tools[number]>, WriteCapability | SendCapability>
+  | ([Exclude<Tool.Grade<Tools[number]>, "read">] extends [never] ? never : ProposalStore.ProposalStore)
+
+/**
+ * The `_meta` key under which each listed tool carries its grade.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const gradeKey: "graded/grade" = internal.gradeKey
+
+/**
+ * The `_meta` key of a call's result that names the proposal a write or send
+ * call recorded.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const proposalKey: "graded/proposal" = internal.proposalKey
+
+/**
+ * The SDK server of one session over a registry, not yet connected: list and
+ * call handlers installed. Connect it to any SDK transport yourself, or use
+ * `McpServe.connect` / `McpServe.stdio`.
+ *
+ * @example
+ * import { Effect } from "effect"
+ * import { Registry, Toolkit } from "@graded/core"
+ * import { McpServe } from "@graded/mcp"
+ *
+ * const server = McpServe.make(Registry.make(Toolkit.make()), { context: { role: "support" } })
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = <Tools extends ReadonlyArray<Tool.Any>>(
+  registry: Registry.Registry<Tools>,
+  options?: Options
+): Effect.Effect<Server, never, Requirements<Tools>> =>
+  // Written once for any registry; the signature states what it needs.
+  internal.make(registry as unknown as Registry.Registry<ReadonlyArray<Tool.Any>>, options)
+
+/**
+ * Serves one session over an SDK transport (an `InMemoryTransport`, a
+ * Streamable HTTP transport of your own) until the scope closes; then the
+ * server is closed.
+ *
+ * @example
+ * import { Effect } from "effect"
+ * import { Registry, Toolkit } from "@graded/core"
+ * import { McpServe } from "@graded/mcp"
+ * import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
+ *
+ * const [, serverSide] = InMemoryTransport.createLinkedPair()
+ * const serving = Effect.scoped(McpServe.connect(Registry.make(Toolkit.make()), serverSide))
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const connect = <Tools extends ReadonlyArray<Tool.Any>>(
+  registry: Registry.Registry<Tools>,
+  transport: Transport,
+  options?: Options
+): Effect.Effect<Server, never, Requirements<Tools> | Scope.Scope> =>
+  internal.connect(registry as unknown as Registry.Registry<ReadonlyArray<Tool.Any>>, transport, options)
+
+/**
+ * Options of `McpServe.stdio`: those of every session, and the streams to
+ * use instead of this process's stdin and stdout.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface StdioOptions extends Options {
+  readonly stdin?: NodeJS.ReadableStream | undefined
+  readonly stdout?: NodeJS.WritableStream | undefined
+}
+
+/**
+ * Serves one session over this process's stdin and stdout (newline-delimited
+ * JSON-RPC), as an MCP client that spawns a command expects. Completes when
+ * stdin ends or the client closes the connection. Write nothing else to
+ * stdout meanwhile: it is the protocol's channel.
+ *
+ * @example
+ * import { Effect } from "effect"
+ * import { Registry, Toolkit } from "@graded/core"
+ * import { McpServe } from "@graded/mcp"
+ *
+ * const main = McpServe.stdio(Registry.make(Toolkit.make()), { name: "support-desk" })
+ * // Effect.runPromise(main)
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const stdio = <Tools extends ReadonlyArray<Tool.Any>>(
+  registry: Registry.Registry<Tools>,
+  options?: StdioOptions
+): Effect.Effect<void, never, Requirements<Tools>> =>
+  internal.stdio(registry as unknown as Registry.Registry<ReadonlyArray<Tool.Any>>, options)

@@ -1,0 +1,240 @@
+import { type Invocation, Proposal, ProposalStore, type Registry, type Tool, Toolkit, Wire } from "@graded/core"
+import { Registry as Registries } from "@graded/core"
+import { Server } from "@modelcontextprotocol/sdk/server/index.js"
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type Tool as McpTool
+} from "@modelcontextprotocol/sdk/types.js"
+import { Cause, Effect, JSONSchema, Option, Runtime } from "effect"
+
+/** The options of every way to serve; see `McpServe.Options`. */
+export interface Options {
+  readonly name?: string | undefined
+  readonly version?: string | undefined
+  readonly context?: Partial<Omit<Invocation.Context, "autonomous">> | undefined
+  readonly proposals?: Proposal.ToolOptions | undefined
+}
+
+/** The `_meta` key that carries a tool's grade. */
+export const gradeKey = "graded/grade" as const
+
+/** The `_meta` key on a call's result that names the proposal it recorded. */
+export const proposalKey = "graded/proposal" as const
+
+type AnyRegistry = Registry.Registry<ReadonlyArray<Tool.Any>>
+
+const annotationsOf = (tool: Tool.Any): NonNullable<McpTool["annotations"]> => {
+  switch (tool.grade) {
+    case "read":
+      return { title: tool.title, readOnlyHint: true, openWorldHint: tool.openWorld === true }
+    case "write":
+      // core has no way yet for a write to declare itself non-destructive:
+      // every write is announced as destructive, the safe reading.
+      return { title: tool.title, readOnlyHint: false, destructiveHint: true, openWorldHint: false }
+    default:
+      return { title: tool.title, readOnlyHint: false, destructiveHint: true, openWorldHint: true }
+  }
+}
+
+// The JSON Schema of what a read tool returns, when MCP can carry it: an
+// object at the root. A write or send never returns its output to the
+// client (a call records a proposal), so it declares none.
+const outputSchemaOf = (tool: Tool.Any): McpTool["outputSchema"] | undefined => {
+  if (tool.grade !== "read") return undefined
+  try {
+    const schema = JSONSchema.make(tool.output) as unknown as Record<string, unknown>
+    if (schema.type !== "object") return undefined
+    const { $schema: _, ...rest } = schema
+    return rest as McpTool["outputSchema"]
+  } catch {
+    // A schema JSON Schema cannot express (a declared type): none is listed.
+    return undefined
+  }
+}
+
+const text = (value: unknown): CallToolResult["content"] => [{ type: "text", text: JSON.stringify(value) }]
+
+const unexpected = (wire: string): CallToolResult => ({
+  isError: true,
+  content: text({ ok: false, code: "failed", error: `${wire} failed unexpectedly.` })
+})
+
+/**
+ * Builds the low-level SDK server for one session over a registry. Every
+ * call is a model's choice (autonomous); a write or send records a proposal
+ * and runs nothing.
+ */
+export const make = (
+  registry: AnyRegistry,
+  options: Options = {}
+): Effect.Effect<Server, never, any> =>
+  Effect.gen(function*() {
+    const runtime = yield* Effect.runtime<any>()
+    const run = Runtime.runPromise(runtime)
+    const tools = registry.toolkit.tools
+    // One trace per session, unless the app names one: the proposal tools'
+    // cap on waiting proposals then holds per client session.
+    const context: Partial<Invocation.Context> = {
+      traceId: `mcp-${crypto.randomUUID()}`,
+      ...options.context,
+      autonomous: true
+    }
+    // Every tool's definition, whatever the gates say now: the listing picks.
+    const allFeatures = [...new Set(tools.flatMap((tool) => tool.features ?? []))]
+    const definitions = new Map(
+      registry.functionSchemas({ features: allFeatures, autonomous: false }).map((schema) => [schema.name, schema])
+    )
+    const confirmable = tools.filter((tool) => tool.grade !== "read")
+    // The proposal tools of the writes and sends. Their gates ran already on
+    // the tool itself (features, page, policy) before one is called: no
+    // feature or page blocks them here; a guard in force (a policy) still
+    // screens the `<tool>.propose` call.
+    const proposals = confirmable.length === 0 ? undefined : Registries.make(
+      (Toolkit.make as (...tools: ReadonlyArray<Tool.Any>) => Toolkit.Any)(
+        ...confirmable.map((tool) =>
+          (Proposal.tool as (tool: Tool.Any, o?: Proposal.ToolOptions) => Tool.Any)(
+            tool,
+            options.proposals
+          )
+        )
+      ),
+      { features: allFeatures, pages: [] }
+    )
+    const { features: _features, page: _page, ...proposalContext } = context
+
+    const listing = Effect.gen(function*() {
+      // A read is listed where a model may call it; a write or send where a
+      // human in this session could be offered it (it will be proposed).
+      const asModel = yield* registry.candidates(context)
+      const asHuman = confirmable.length === 0 ? asModel : yield* registry.candidates({ ...context, autonomous: false })
+      const listed: Array<McpTool> = []
+      tools.forEach((tool, index) => {
+        const entry = tool.grade === "read" ? asModel[index] : asHuman[index]
+        const definition = definitions.get(Wire.toWire(tool.name))
+        if (entry === undefined || !entry.offered || definition === undefined) return
+        const outputSchema = outputSchemaOf(tool)
+        listed.push({
+          name: entry.wire,
+          title: tool.title,
+          description: definition.description,
+          inputSchema: definition.parameters as McpTool["inputSchema"],
+          ...(outputSchema !== undefined ? { outputSchema } : {}),
+          annotations: annotationsOf(tool),
+          _meta: { [gradeKey]: tool.grade }
+        })
+      })
+      return { tools: listed }
+    })
+
+    const call = (wire: string, args: unknown): Effect.Effect<CallToolResult, McpError, any> =>
+      Effect.gen(function*() {
+        const name = Wire.fromWire(wire)
+        const tool = registry.toolkit.get(name)
+        const result = yield* registry.invoke(name, args, context)
+        if (result.code === "unknown-tool") {
+          return yield* Effect.fail(new McpError(ErrorCode.InvalidParams, `Unknown tool: ${wire}`))
+        }
+        if (result.code === "invalid-input") {
+          return yield* Effect.fail(new McpError(ErrorCode.InvalidParams, result.error ?? `Invalid arguments`))
+        }
+        if (result.ok) {
+          const structured = tool !== undefined && outputSchemaOf(tool) !== undefined &&
+              typeof result.data === "object" && result.data !== null
+            ? { structuredContent: result.data as Record<string, unknown> }
+            : {}
+          return { content: text(result), ...structured }
+        }
+        if (result.code !== "requires-confirm" || tool === undefined || proposals === undefined) {
+          return { isError: true, content: text(result) }
+        }
+        // Without a store (its requirement cast away) nothing can be recorded:
+        // the refusal stands as it is, and nothing runs.
+        if (Option.isNone(yield* Effect.serviceOption(ProposalStore.ProposalStore))) {
+          return { isError: true, content: text(result) }
+        }
+        // A write or send the client asked for: nothing runs; it is recorded
+        // for a human to decide.
+        const proposed = yield* proposals.invoke(`${tool.name}.propose`, args, proposalContext)
+        if (proposed.code === "invalid-input") {
+          return yield* Effect.fail(
+            new McpError(ErrorCode.InvalidParams, (proposed.error ?? "Invalid arguments").replace(".propose", ""))
+          )
+        }
+        if (!proposed.ok) return { isError: true, content: text(proposed) }
+        const data = proposed.data as Proposal.Proposed
+        const answer = {
+          ok: false,
+          code: "requires-confirm",
+          requiresConfirm: true,
+          proposal: data.proposal,
+          status: data.status,
+          note: data.note
+        }
+        return { content: text(answer), structuredContent: answer, _meta: { [proposalKey]: data.proposal } }
+      })
+
+    const server = new Server(
+      { name: options.name ?? "graded", version: options.version ?? "0.1.0" },
+      { capabilities: { tools: { listChanged: false } } }
+    )
+    server.setRequestHandler(ListToolsRequestSchema, () => run(listing))
+    server.setRequestHandler(CallToolRequestSchema, (request) =>
+      run(
+        call(request.params.name, request.params.arguments ?? {}).pipe(
+          Effect.catchAllCause((cause) => {
+            const failure = Cause.failureOption(cause)
+            return failure._tag === "Some" ? Effect.fail(failure.value)
+              : Effect.succeed(unexpected(request.params.name))
+          }),
+          Effect.either
+        )
+      ).then((either) => {
+        // A protocol error goes back as a JSON-RPC error, by the SDK.
+        if (either._tag === "Left") throw either.left
+        return either.right
+      }))
+    return server
+  })
+
+/** Serves one session over a transport until the scope closes. */
+export const connect = (
+  registry: AnyRegistry,
+  transport: Transport,
+  options?: Options
+): Effect.Effect<Server, never, any> =>
+  Effect.acquireRelease(
+    Effect.flatMap(make(registry, options), (server) =>
+      Effect.as(Effect.promise(() => server.connect(transport)), server)),
+    (server) =>
+      Effect.promise(() => server.close().catch(() => undefined))
+  )
+
+/** Serves over this process's stdin and stdout until stdin ends or the client closes. */
+export const stdio = (
+  registry: AnyRegistry,
+  options: Options & {
+    readonly stdin?: NodeJS.ReadableStream | undefined
+    readonly stdout?: NodeJS.WritableStream | undefined
+  } = {}
+): Effect.Effect<void, never, any> =>
+  Effect.scoped(Effect.gen(function*() {
+    const stdin = (options.stdin ?? process.stdin) as NodeJS.ReadStream
+    const stdout = (options.stdout ?? process.stdout) as NodeJS.WriteStream
+    const server = yield* connect(registry, new StdioServerTransport(stdin, stdout), options)
+    yield* Effect.async<void>((resume) => {
+      const done = () => resume(Effect.void)
+      stdin.once("end", done)
+      stdin.once("close", done)
+      server.onclose = done
+      return Effect.sync(() => {
+        stdin.off("end", done)
+        stdin.off("close", done)
+      })
+    })
+  }))
