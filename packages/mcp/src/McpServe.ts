@@ -151,3 +151,68 @@ export const stdio = <Tools extends ReadonlyArray<Tool.Any>>(
   options?: StdioOptions
 ): Effect.Effect<void, never, Requirements<Tools>> =>
   internal.stdio(registry as unknown as Registry.Registry<ReadonlyArray<Tool.Any>>, options)
+
+/**
+ * The HTTP server could not listen (the port is taken, the host is not this
+ * machine's): where, and why.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const ListenError: typeof internal.ListenError = internal.ListenError
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export type ListenError = internal.ListenError
+
+/**
+ * Options of `McpServe.http`: those of every session, and where to listen
+ * (default `127.0.0.1`, a free port, path `/mcp`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface HttpOptions extends Options {
+  readonly host?: string | undefined
+  /** The port; 0 or unset picks a free one (see the returned address). */
+  readonly port?: number | undefined
+  readonly path?: string | undefined
+}
+
+/**
+ * Where `McpServe.http` listens.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Address {
+  readonly host: string
+  readonly port: number
+  /** The endpoint a client connects to, such as `http://127.0.0.1:3000/mcp`. */
+  readonly url: string
+}
+
+/**
+ * Serves over Streamable HTTP on a host and port until the scope closes.
+ * Each client session (an `initialize`) gets its own server, trace and
+ * proposals cap; every session has the same context (`options.context`).
+ *
+ * @example
+ * import { Effect } from "effect"
+ * import { Registry, Toolkit } from "@graded/core"
+ * import { McpServe } from "@graded/mcp"
+ *
+ * const main = Effect.scoped(
+ *   Effect.flatMap(McpServe.http(Registry.make(Toolkit.make()), { port: 3000 }), () => Effect.never)
+ * )
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const http = <Tools extends ReadonlyArray<Tool.Any>>(
+  registry: Registry.Registry<Tools>,
+  options?: HttpOptions
+): Effect.Effect<Address, ListenError, Requirements<Tools> | Scope.Scope> =>
+  internal.http(registry as unknown as Registry.Registry<ReadonlyArray<Tool.Any>>, options)

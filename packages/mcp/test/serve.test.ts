@@ -7,6 +7,7 @@ import { Audit, Guard, HumanConfirm, Proposal, ProposalStore } from "@graded/cor
 import { McpServe } from "@graded/mcp"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Layer, type Scope } from "effect"
@@ -356,3 +357,59 @@ const waitForExit = async (pid: number) => {
   }
   throw new Error(`the server (pid ${pid}) did not exit after stdin closed`)
 }
+
+describe("McpServe.http over Streamable HTTP", () => {
+  it.scoped("two client sessions on a real port: list, read, proposals per session; a taken port is a ListenError", () => {
+    const desk = makeDesk()
+    return Effect.gen(function*() {
+      const address = yield* McpServe.http(desk.registry, { context: { actor: "mcp:http" } })
+      expect(address.url).toBe(`http://127.0.0.1:${address.port}/mcp`)
+      const connectClient = () =>
+        Effect.acquireRelease(
+          Effect.promise(async () => {
+            const client = new Client({ name: "http-test", version: "1.0.0" })
+            await client.connect(new StreamableHTTPClientTransport(new URL(address.url)))
+            return client
+          }),
+          (client) => Effect.promise(() => client.close())
+        )
+      const first = yield* connectClient()
+      const second = yield* connectClient()
+      const { tools } = yield* Effect.promise(() => first.listTools())
+      expect(tools.find((tool) => tool.name === "ticket__submit")?._meta).toEqual({ "graded/grade": "write" })
+      const read = yield* Effect.promise(() => first.callTool({ name: "kb__search", arguments: { query: "vat" } }))
+      expect(read.structuredContent).toEqual({ hits: ["How to fix: vat"] })
+      const write = yield* Effect.promise(() =>
+        second.callTool({ name: "ticket__submit", arguments: { subject: "s" } })
+      )
+      expect(write.structuredContent).toMatchObject({ requiresConfirm: true, status: "pending" })
+      const bad = yield* rejection(() => second.callTool({ name: "kb__search", arguments: { query: 1 } }))
+      expect((bad as McpError).code).toBe(ErrorCode.InvalidParams)
+      const [proposal] = yield* Proposal.list()
+      expect(proposal).toMatchObject({ tool: "ticket.submit", actor: "mcp:http" })
+      expect(desk.calls.submit).toBe(0)
+      // Requests that name no session, or a made-up one, are turned away.
+      const stray = yield* Effect.promise(() =>
+        fetch(address.url, {
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            accept: "application/json, text/event-stream",
+            "mcp-session-id": "made-up"
+          },
+          body: JSON.stringify({
+            jsonrpc: "2.0",
+            id: 1,
+            method: "tools/call",
+            params: { name: "ticket__submit", arguments: { subject: "x" } }
+          })
+        })
+      )
+      expect(stray.status).toBe(404)
+      const taken = yield* Effect.flip(McpServe.http(desk.registry, { port: address.port }))
+      expect(taken).toBeInstanceOf(McpServe.ListenError)
+      expect(taken.message).toContain(String(address.port))
+      expect(yield* Proposal.list()).toHaveLength(1)
+    }).pipe(Effect.provide(ProposalStore.memory))
+  })
+})

@@ -2,6 +2,7 @@ import { type Invocation, Proposal, ProposalStore, type Registry, type Tool, Too
 import { Registry as Registries } from "@graded/core"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import {
   CallToolRequestSchema,
@@ -11,7 +12,9 @@ import {
   McpError,
   type Tool as McpTool
 } from "@modelcontextprotocol/sdk/types.js"
-import { Cause, Effect, JSONSchema, Option, Runtime } from "effect"
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+import { Cause, Effect, JSONSchema, Option, Runtime, Schema } from "effect"
 
 /** The options of every way to serve; see `McpServe.Options`. */
 export interface Options {
@@ -238,3 +241,97 @@ export const stdio = (
       })
     })
   }))
+
+/** Why the HTTP server could not listen. */
+export class ListenError extends Schema.TaggedError<ListenError>()("@graded/mcp/McpServe/ListenError", {
+  host: Schema.String,
+  port: Schema.Number,
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `McpServe could not listen on ${this.host}:${this.port}: ${this.reason}`
+  }
+}
+
+export interface HttpOptions extends Options {
+  readonly host?: string | undefined
+  readonly port?: number | undefined
+  readonly path?: string | undefined
+}
+
+export interface Address {
+  readonly host: string
+  readonly port: number
+  readonly url: string
+}
+
+const jsonRpcError = (res: ServerResponse, status: number, message: string) => {
+  if (res.headersSent) return void res.end()
+  res.writeHead(status, { "content-type": "application/json" })
+  res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }))
+}
+
+/**
+ * Serves over Streamable HTTP until the scope closes: each client session
+ * (an `initialize` without a session id) gets its own server and context.
+ */
+export const http = (
+  registry: AnyRegistry,
+  options: HttpOptions = {}
+): Effect.Effect<Address, ListenError, any> =>
+  Effect.gen(function*() {
+    const runtime = yield* Effect.runtime<any>()
+    const host = options.host ?? "127.0.0.1"
+    const path = options.path ?? "/mcp"
+    const sessions = new Map<string, { transport: StreamableHTTPServerTransport; server: Server }>()
+    const open = async (req: IncomingMessage, res: ServerResponse) => {
+      const server = await Runtime.runPromise(runtime)(make(registry, options))
+      const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => crypto.randomUUID(),
+        onsessioninitialized: (id) => void sessions.set(id, { transport, server })
+      })
+      transport.onclose = () => {
+        if (transport.sessionId !== undefined) sessions.delete(transport.sessionId)
+      }
+      await server.connect(transport)
+      await transport.handleRequest(req, res)
+      // Not an initialize: the transport answered with an error; nothing to keep.
+      if (transport.sessionId === undefined) await server.close()
+    }
+    const handle = async (req: IncomingMessage, res: ServerResponse) => {
+      const url = new URL(req.url ?? "/", "http://localhost")
+      if (url.pathname !== path) return jsonRpcError(res, 404, `Not found: MCP is served at ${path}`)
+      const header = req.headers["mcp-session-id"]
+      const id = Array.isArray(header) ? header[0] : header
+      if (id === undefined) {
+        if (req.method !== "POST") return jsonRpcError(res, 400, "Bad request: no session; initialize first")
+        return open(req, res)
+      }
+      const session = sessions.get(id)
+      if (session === undefined) return jsonRpcError(res, 404, "Session not found")
+      await session.transport.handleRequest(req, res)
+    }
+    const listener = createServer((req, res) => {
+      handle(req, res).catch(() => jsonRpcError(res, 500, "Internal error"))
+    })
+    const port = yield* Effect.acquireRelease(
+      Effect.async<number, ListenError>((resume) => {
+        const failed = (error: Error) =>
+          resume(Effect.fail(new ListenError({ host, port: options.port ?? 0, reason: error.message })))
+        listener.once("error", failed)
+        listener.listen(options.port ?? 0, host, () => {
+          listener.off("error", failed)
+          resume(Effect.succeed((listener.address() as AddressInfo).port))
+        })
+      }),
+      () =>
+        Effect.promise(async () => {
+          for (const { server } of sessions.values()) await server.close().catch(() => undefined)
+          sessions.clear()
+          listener.closeAllConnections()
+          await new Promise<void>((resolve) => listener.close(() => resolve()))
+        })
+    )
+    const shown = host.includes(":") ? `[${host}]` : host
+    return { host, port, url: `http://${shown}:${port}${path}` }
+  })
