@@ -1,4 +1,5 @@
 import { existsSync, mkdtempSync, readFileSync } from "node:fs"
+import { request as httpRequest } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -406,6 +407,25 @@ describe("McpServe.http over Streamable HTTP", () => {
         })
       )
       expect(stray.status).toBe(404)
+      // A web page whose domain was rebound to 127.0.0.1 names its own host: turned away before any session.
+      const rebound = yield* Effect.promise(() =>
+        new Promise<number>((resolve, reject) => {
+          const request = httpRequest(address.url, {
+            method: "POST",
+            headers: {
+              host: `evil.example:${address.port}`,
+              "content-type": "application/json",
+              accept: "application/json, text/event-stream"
+            }
+          }, (response) => {
+            response.resume()
+            resolve(response.statusCode ?? 0)
+          })
+          request.on("error", reject)
+          request.end(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: {} }))
+        })
+      )
+      expect(rebound).toBe(403)
       const taken = yield* Effect.flip(McpServe.http(desk.registry, { port: address.port }))
       expect(taken).toBeInstanceOf(McpServe.ListenError)
       expect(taken.message).toContain(String(address.port))

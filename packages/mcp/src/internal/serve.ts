@@ -265,6 +265,17 @@ export interface Address {
   readonly url: string
 }
 
+const loopback = new Set(["127.0.0.1", "localhost", "::1", "[::1]"])
+
+const hostnameOf = (header: string | undefined): string => {
+  if (header === undefined) return ""
+  try {
+    return new URL(`http://${header}`).hostname
+  } catch {
+    return ""
+  }
+}
+
 const jsonRpcError = (res: ServerResponse, status: number, message: string) => {
   if (res.headersSent) return void res.end()
   res.writeHead(status, { "content-type": "application/json" })
@@ -301,6 +312,11 @@ export const http = (
     const handle = async (req: IncomingMessage, res: ServerResponse) => {
       const url = new URL(req.url ?? "/", "http://localhost")
       if (url.pathname !== path) return jsonRpcError(res, 404, `Not found: MCP is served at ${path}`)
+      // A server on a loopback address answers only requests addressed to
+      // one: a web page whose name was rebound to 127.0.0.1 is turned away.
+      if (loopback.has(host) && !loopback.has(hostnameOf(req.headers.host))) {
+        return jsonRpcError(res, 403, "Forbidden: this server answers only requests addressed to this machine")
+      }
       const header = req.headers["mcp-session-id"]
       const id = Array.isArray(header) ? header[0] : header
       if (id === undefined) {
