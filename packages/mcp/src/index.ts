@@ -5,4 +5,4 @@
  *
  * @since 0.1.0
  */
-export {}
+export * as McpImport from "./McpImport.js"
