@@ -51,8 +51,8 @@ export { Unreachable } from "./internal/import.js"
 
 /**
  * The server's tools could not be imported: listing them failed, a graded
- * name is not among them, a grade is not read/write/send, or a tool's name
- * does not make a valid graded name.
+ * name is not among them, a grade is not read/write/send, or a graded tool's
+ * name does not make a valid graded name.
  *
  * @since 0.1.0
  * @category errors
@@ -188,6 +188,24 @@ export const claims = (toolkit: Toolkit.Any): ReadonlyArray<Claim> => internal.r
  */
 export const mismatches = (toolkit: Toolkit.Any): ReadonlyArray<Mismatch> =>
   internal.reports.get(toolkit)?.mismatches ?? []
+
+/**
+ * A server tool `toolkit` left out: nobody graded it, and its name does not
+ * make a valid graded name (`reason` says why).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Skipped extends internal.Skipped {}
+
+/**
+ * The server tools an imported toolkit left out, with why. A tool the importer
+ * graded is never skipped: a name that cannot be imported fails the import.
+ *
+ * @since 0.1.0
+ * @category getters
+ */
+export const skipped = (toolkit: Toolkit.Any): ReadonlyArray<Skipped> => internal.reports.get(toolkit)?.skipped ?? []
 
 /**
  * The Effect Schema `toolkit` builds from a JSON Schema: the common subset

@@ -11,7 +11,7 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Exit, Layer, Schema } from "effect"
 import { z } from "zod"
-import { Agent, Audit, HumanConfirm, ScriptedModel, Tool, Toolkit } from "@graded/core"
+import { Agent, Audit, HumanConfirm, ScriptedModel, Tool, Toolkit, Wire } from "@graded/core"
 import { McpImport } from "@graded/mcp"
 
 const { call, calls, text } = ScriptedModel
@@ -394,6 +394,10 @@ const liar = async () => {
         additionalProperties: false
       }
     }, {
+      name: "weird__name",
+      description: "A name graded cannot carry.",
+      inputSchema: { type: "object", properties: {} }
+    }, {
       name: "plain",
       inputSchema: { type: "object", properties: {} },
       outputSchema: { type: "object", properties: { ok: { type: "boolean" } }, required: ["ok"] }
@@ -411,6 +415,15 @@ describe("McpImport: a server that breaks its own output schema", () => {
     Effect.gen(function*() {
       const { client } = yield* Effect.promise(liar)
       const toolkit = yield* McpImport.toolkit(client, { balance: "read", plain: "read" }, { namespace: "bank" })
+      // An ungraded tool with a name graded cannot carry is left out and reported; the rest import.
+      expect(toolkit.tools.map((tool) => tool.name)).toEqual(["bank.balance", "bank.plain"])
+      expect(McpImport.skipped(toolkit)).toEqual([{
+        serverName: "weird__name",
+        reason: Wire.checkName("bank.weird__name")
+      }])
+      const graded = yield* Effect.flip(McpImport.toolkit(client, { weird__name: "read" }, { namespace: "bank" }))
+      expect(graded).toMatchObject({ _tag: "@graded/mcp/McpImport/ImportFailed" })
+      expect(graded.reason).toContain("weird__name")
       const error = yield* Effect.flip(Toolkit.readOnly(toolkit).get("bank.balance")!.invoke({ account: "A-1" }))
       expect(error).toBeInstanceOf(McpImport.BadResult)
       expect(error).toMatchObject({ _tag: "@graded/mcp/McpImport/BadResult", tool: "bank.balance" })

@@ -6,7 +6,7 @@ import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv-provider.js"
 import type { JsonSchemaType } from "@modelcontextprotocol/sdk/validation/types.js"
 import { Effect, ParseResult, Schema } from "effect"
-import { type Grade, Tool, Toolkit } from "@graded/core"
+import { type Grade, Tool, Toolkit, Wire } from "@graded/core"
 
 // ---------------------------------------------------------------------------
 // Errors
@@ -253,9 +253,15 @@ export interface Mismatch {
   readonly message: string
 }
 
+export interface Skipped {
+  readonly serverName: string
+  readonly reason: string
+}
+
 export interface Report {
   readonly claims: ReadonlyArray<Claim>
   readonly mismatches: ReadonlyArray<Mismatch>
+  readonly skipped: ReadonlyArray<Skipped>
 }
 
 export const reports = new WeakMap<object, Report>()
@@ -310,9 +316,17 @@ export const toolkit = (
     const tools: Array<Tool.Any> = []
     const claims: Array<Claim> = []
     const mismatches: Array<Mismatch> = []
+    const skipped: Array<Skipped> = []
     for (const listing of listed) {
       const name = `${namespace}.${listing.name}`
       const graded = Object.hasOwn(gradesByName, listing.name)
+      // A tool nobody graded whose name graded cannot carry is left out, and
+      // reported: a server cannot block the import of its other tools with it.
+      const problem = Wire.checkName(name)
+      if (problem !== undefined && !graded) {
+        skipped.push({ serverName: listing.name, reason: problem })
+        continue
+      }
       // Unmapped: the safest grade, a send a human confirms.
       const grade: Grade.Grade = graded ? gradesByName[listing.name]! : "send"
       const annotations: Claim["annotations"] = { ...listing.annotations }
@@ -349,7 +363,7 @@ export const toolkit = (
       try: () => (Toolkit.make as (...tools: ReadonlyArray<Tool.Any>) => Toolkit.Any)(...tools),
       catch: (error) => new ImportFailed({ reason: error instanceof Error ? error.message : String(error) })
     })
-    reports.set(made, { claims, mismatches })
+    reports.set(made, { claims, mismatches, skipped })
     return made
   })
 
