@@ -5,4 +5,5 @@
  *
  * @since 0.1.0
  */
+export * as McpImport from "./McpImport.js"
 export * as McpServe from "./McpServe.js"

@@ -1,0 +1,394 @@
+// McpImport's implementation: a foreign MCP server's tools as graded tools,
+// under grades the importer declares. The server's annotations are recorded
+// as claims and never change a grade.
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv-provider.js"
+import type { JsonSchemaType } from "@modelcontextprotocol/sdk/validation/types.js"
+import { Effect, ParseResult, Schema } from "effect"
+import { type Grade, Tool, Toolkit, Wire } from "@graded/core"
+
+// ---------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------
+
+export class ServerError extends Schema.TaggedError<ServerError>()("@graded/mcp/McpImport/ServerError", {
+  tool: Schema.String,
+  text: Schema.String
+}) {
+  override get message(): string {
+    return `${this.tool}: the MCP server answered with an error: ${this.text}`
+  }
+}
+
+export class BadResult extends Schema.TaggedError<BadResult>()("@graded/mcp/McpImport/BadResult", {
+  tool: Schema.String,
+  issue: Schema.String
+}) {
+  override get message(): string {
+    return `${this.tool}: the MCP server returned a result its schema does not allow: ${this.issue}`
+  }
+}
+
+export class Unreachable extends Schema.TaggedError<Unreachable>()("@graded/mcp/McpImport/Unreachable", {
+  tool: Schema.String,
+  reason: Schema.Literal("closed", "timeout", "protocol"),
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `${this.tool}: the MCP server could not be reached (${this.reason}): ${this.detail}`
+  }
+}
+
+export class ImportFailed extends Schema.TaggedError<ImportFailed>()("@graded/mcp/McpImport/ImportFailed", {
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `Could not import the MCP server's tools: ${this.reason}`
+  }
+}
+
+export type CallError = ServerError | BadResult | Unreachable
+
+export const failureMessages = (name: string): Readonly<Record<string, string>> => ({
+  [ServerError._tag]: `${name} failed on the MCP server.`,
+  [BadResult._tag]: `${name} returned a result its schema does not allow; it was discarded.`,
+  [Unreachable._tag]: `${name} could not be reached: its MCP server closed, timed out or broke the protocol.`
+})
+
+// ---------------------------------------------------------------------------
+// JSON Schema → Effect Schema
+// ---------------------------------------------------------------------------
+
+const ajv = new AjvJsonSchemaValidator()
+
+// Keywords the conversion understands; a node with any other keyword (a
+// `pattern`, a `minimum`, a `$ref`, `anyOf`…) becomes `Schema.Unknown` carrying
+// its JSON Schema, and the whole value is checked by AJV all the same.
+const known = new Set([
+  "type",
+  "properties",
+  "required",
+  "additionalProperties",
+  "items",
+  "enum",
+  "description",
+  "title",
+  "$schema"
+])
+
+type Json = { readonly [key: string]: unknown }
+
+const isObject = (u: unknown): u is Json => typeof u === "object" && u !== null && !Array.isArray(u)
+
+const opaque = (node: unknown): Schema.Schema<unknown> =>
+  Schema.Unknown.annotations({ jsonSchema: isObject(node) ? node : {} })
+
+const ofType = (type: string, node: Json): Schema.Schema<any, any> | undefined => {
+  switch (type) {
+    case "string":
+      return Schema.String
+    case "number":
+      return Schema.Number
+    case "integer":
+      return Schema.Int
+    case "boolean":
+      return Schema.Boolean
+    case "null":
+      return Schema.Null
+    case "array":
+      return Schema.Array(node.items === undefined ? Schema.Unknown : convert(node.items))
+    case "object": {
+      const properties = isObject(node.properties) ? node.properties : {}
+      const required = new Set(Array.isArray(node.required) ? node.required.map(String) : [])
+      const fields: Record<
+        string,
+        Schema.Schema<any, any> | Schema.PropertySignature<"?:", any, never, "?:", any, false>
+      > = {}
+      for (const [key, value] of Object.entries(properties)) {
+        const field = convert(value)
+        fields[key] = required.has(key) ? field : Schema.optional(field)
+      }
+      return node.additionalProperties === false
+        ? Schema.Struct(fields) as Schema.Schema<any, any>
+        : Schema.Struct(fields, Schema.Record({ key: Schema.String, value: Schema.Unknown })) as Schema.Schema<any, any>
+    }
+    default:
+      return undefined
+  }
+}
+
+/** One node of a JSON Schema as an Effect Schema, for the common subset; anything else is opaque. */
+export const convert = (node: unknown): Schema.Schema<any, any> => {
+  if (!isObject(node)) return opaque(node)
+  if (Object.keys(node).some((key) => !known.has(key))) return opaque(node)
+  const annotate = <S extends Schema.Schema<any, any>>(schema: S): S =>
+    typeof node.description === "string" ? schema.annotations({ description: node.description }) as S : schema
+  if (Array.isArray(node.enum)) {
+    const values = node.enum
+    if (values.length === 0 || node.type !== undefined && typeof node.type !== "string") return opaque(node)
+    if (!values.every((v) => v === null || ["string", "number", "boolean"].includes(typeof v))) return opaque(node)
+    return annotate(Schema.Literal(...(values as Array<string | number | boolean | null>)))
+  }
+  const types = typeof node.type === "string" ? [node.type] : Array.isArray(node.type) ? node.type : undefined
+  if (types === undefined || types.length === 0) return opaque(node)
+  const members = types.map((type) => typeof type === "string" ? ofType(type, node) : undefined)
+  if (members.some((member) => member === undefined)) return opaque(node)
+  const [first, ...rest] = members as Array<Schema.Schema<any, any>>
+  return annotate(rest.length === 0 ? first! : Schema.Union(first!, ...rest))
+}
+
+/**
+ * The Effect Schema for a tool's JSON Schema: the converted subset, and on top
+ * the exact JSON Schema checked by the SDK's own AJV validator, so a keyword the
+ * conversion does not know still holds.
+ */
+export const fromJsonSchema = (schema: unknown): Schema.Schema<any, any> => {
+  const validate = ajv.getValidator(schema as JsonSchemaType)
+  return convert(schema).pipe(
+    Schema.filter((value) => {
+      const verdict = validate(value)
+      return verdict.valid ? undefined : verdict.errorMessage
+    }, { jsonSchema: {} })
+  )
+}
+
+// ---------------------------------------------------------------------------
+// Calls
+// ---------------------------------------------------------------------------
+
+export interface CallOptions {
+  readonly timeout?: number | undefined
+}
+
+const failureOf = (tool: string, error: unknown): CallError => {
+  if (error instanceof McpError) {
+    if (error.code === ErrorCode.ConnectionClosed) {
+      return new Unreachable({ tool, reason: "closed", detail: error.message })
+    }
+    if (error.code === ErrorCode.RequestTimeout) {
+      return new Unreachable({ tool, reason: "timeout", detail: error.message })
+    }
+    // The SDK client checks structured content against the listed output schema itself.
+    if (/output schema|structured content/i.test(error.message)) return new BadResult({ tool, issue: error.message })
+    return new Unreachable({ tool, reason: "protocol", detail: error.message })
+  }
+  const detail = error instanceof Error ? error.message : String(error)
+  return /not connected|closed/i.test(detail)
+    ? new Unreachable({ tool, reason: "closed", detail })
+    : new Unreachable({ tool, reason: "protocol", detail })
+}
+
+const textOf = (content: unknown): string =>
+  Array.isArray(content)
+    ? content.flatMap((part) =>
+      isObject(part) && part.type === "text" && typeof part.text === "string" ? [part.text] : []
+    )
+      .join("\n")
+    : ""
+
+/** Calls one tool of the server and checks what comes back. */
+const call = (
+  client: Client,
+  name: string,
+  serverName: string,
+  output: Schema.Schema<any, any> | undefined,
+  options: CallOptions,
+  args: unknown,
+  idempotencyKey?: string
+): Effect.Effect<unknown, CallError> =>
+  Effect.tryPromise({
+    try: (signal) =>
+      client.callTool(
+        {
+          name: serverName,
+          arguments: args as Record<string, unknown>,
+          ...(idempotencyKey !== undefined ? { _meta: { "graded/idempotencyKey": idempotencyKey } } : {})
+        },
+        undefined,
+        { signal, ...(options.timeout !== undefined ? { timeout: options.timeout } : {}) }
+      ),
+    catch: (error) => failureOf(name, error)
+  }).pipe(
+    Effect.flatMap((result): Effect.Effect<unknown, CallError> => {
+      if (!isObject(result)) return Effect.fail(new BadResult({ tool: name, issue: "the result is not an object" }))
+      if (result.isError === true) return Effect.fail(new ServerError({ tool: name, text: textOf(result.content) }))
+      if (output === undefined) return Effect.succeed(textOf(result.content))
+      if (result.structuredContent === undefined) {
+        return Effect.fail(
+          new BadResult({ tool: name, issue: "no structured content, though the tool lists an output schema" })
+        )
+      }
+      return Schema.decodeUnknown(output)(result.structuredContent).pipe(
+        Effect.mapError((error) =>
+          new BadResult({ tool: name, issue: ParseResult.TreeFormatter.formatErrorSync(error) })
+        )
+      )
+    })
+  )
+
+// ---------------------------------------------------------------------------
+// The toolkit
+// ---------------------------------------------------------------------------
+
+export interface Claim {
+  readonly tool: string
+  readonly serverName: string
+  readonly grade: Grade.Grade
+  readonly graded: boolean
+  readonly annotations: {
+    readonly title?: string | undefined
+    readonly readOnlyHint?: boolean | undefined
+    readonly destructiveHint?: boolean | undefined
+    readonly idempotentHint?: boolean | undefined
+    readonly openWorldHint?: boolean | undefined
+  }
+}
+
+export interface Mismatch {
+  readonly tool: string
+  readonly serverName: string
+  readonly grade: Grade.Grade
+  readonly claimed: "readOnlyHint"
+  readonly message: string
+}
+
+export interface Skipped {
+  readonly serverName: string
+  readonly reason: string
+}
+
+export interface Report {
+  readonly claims: ReadonlyArray<Claim>
+  readonly mismatches: ReadonlyArray<Mismatch>
+  readonly skipped: ReadonlyArray<Skipped>
+}
+
+export const reports = new WeakMap<object, Report>()
+
+export interface Options extends CallOptions {
+  readonly namespace?: string | undefined
+}
+
+const hints = ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"] as const
+
+const claimText = (annotations: Claim["annotations"]): string => {
+  const shown = hints.filter((hint) => annotations[hint] !== undefined).map((hint) => `${hint}=${annotations[hint]}`)
+  return shown.length === 0 ? "" : `\n(Claimed by the MCP server, not verified: ${shown.join(", ")}.)`
+}
+
+export const mismatchMessage = (tool: string, grade: Grade.Grade): string =>
+  `${tool}: the MCP server claims readOnlyHint, but the importer graded it ${grade}; the claim is not believed`
+
+const grades = ["read", "write", "send"]
+
+export const toolkit = (
+  client: Client,
+  gradesByName: { readonly [name: string]: Grade.Grade },
+  options: Options = {}
+): Effect.Effect<Toolkit.Any, ImportFailed> =>
+  Effect.gen(function*() {
+    const namespace = options.namespace ?? "mcp"
+    for (const [name, grade] of Object.entries(gradesByName)) {
+      if (!grades.includes(grade)) {
+        return yield* new ImportFailed({ reason: `${name} is graded '${String(grade)}': read, write or send` })
+      }
+    }
+    const listed = yield* Effect.tryPromise({
+      try: async () => {
+        const tools = []
+        let cursor: string | undefined
+        do {
+          const page = await client.listTools(cursor === undefined ? undefined : { cursor }, {
+            ...(options.timeout !== undefined ? { timeout: options.timeout } : {})
+          })
+          tools.push(...page.tools)
+          cursor = page.nextCursor
+        } while (cursor !== undefined)
+        return tools
+      },
+      catch: (error) => new ImportFailed({ reason: error instanceof Error ? error.message : String(error) })
+    })
+    const missing = Object.keys(gradesByName).filter((name) => !listed.some((tool) => tool.name === name))
+    if (missing.length > 0) {
+      return yield* new ImportFailed({ reason: `the server does not list ${missing.join(", ")}` })
+    }
+    const tools: Array<Tool.Any> = []
+    const claims: Array<Claim> = []
+    const mismatches: Array<Mismatch> = []
+    const skipped: Array<Skipped> = []
+    for (const listing of listed) {
+      const name = `${namespace}.${listing.name}`
+      const graded = Object.hasOwn(gradesByName, listing.name)
+      // A tool nobody graded whose name graded cannot carry is left out, and
+      // reported: a server cannot block the import of its other tools with it.
+      const problem = Wire.checkName(name)
+      if (problem !== undefined && !graded) {
+        skipped.push({ serverName: listing.name, reason: problem })
+        continue
+      }
+      // Unmapped: the safest grade, a send a human confirms.
+      const grade: Grade.Grade = graded ? gradesByName[listing.name]! : "send"
+      const annotations: Claim["annotations"] = { ...listing.annotations }
+      claims.push({ tool: name, serverName: listing.name, grade, graded, annotations })
+      if (annotations.readOnlyHint === true && grade !== "read") {
+        mismatches.push({
+          tool: name,
+          serverName: listing.name,
+          grade,
+          claimed: "readOnlyHint",
+          message: mismatchMessage(name, grade)
+        })
+      }
+      const input = fromJsonSchema(listing.inputSchema)
+      const output = listing.outputSchema === undefined ? undefined : fromJsonSchema(listing.outputSchema)
+      const common = {
+        title: listing.title ?? listing.annotations?.title ?? listing.name,
+        description: `${listing.description ?? listing.name}${claimText(annotations)}`,
+        input,
+        output: output ?? Schema.String,
+        // What a foreign server returns may carry instructions.
+        untrusted: true,
+        tags: ["mcp"],
+        failureMessages: failureMessages(name)
+      }
+      const run = (args: unknown, key?: string) => call(client, name, listing.name, output, options, args, key)
+      const tool = yield* Effect.try({
+        try: () => makeTool(name, grade, common, input, run),
+        catch: (error) => new ImportFailed({ reason: error instanceof Error ? error.message : String(error) })
+      })
+      tools.push(tool)
+    }
+    const made = yield* Effect.try({
+      try: () => (Toolkit.make as (...tools: ReadonlyArray<Tool.Any>) => Toolkit.Any)(...tools),
+      catch: (error) => new ImportFailed({ reason: error instanceof Error ? error.message : String(error) })
+    })
+    reports.set(made, { claims, mismatches, skipped })
+    return made
+  })
+
+const makeTool = (
+  name: string,
+  grade: Grade.Grade,
+  common: object,
+  input: Schema.Schema<any, any>,
+  run: (args: unknown, key?: string) => Effect.Effect<unknown, CallError>
+): Tool.Any =>
+  grade === "read"
+    ? Tool.read(name as "x.y", { ...common, run: (args: unknown) => run(args) } as any)
+    : grade === "write"
+    ? Tool.write(name as "x.y", {
+      ...common,
+      run: (args: unknown, delivery: Tool.Delivery) => run(args, delivery.idempotencyKey)
+    } as any)
+    : Tool.send(
+      name as "x.y",
+      {
+        ...common,
+        payload: input,
+        // The human sees exactly the validated arguments the server will get.
+        prepare: (args: unknown) => Effect.succeed(args),
+        deliver: (confirmed: { payload: unknown; idempotencyKey: string }) =>
+          run(confirmed.payload, confirmed.idempotencyKey)
+      } as any
+    )
