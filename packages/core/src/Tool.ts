@@ -67,6 +67,14 @@ export interface Options {
    */
   readonly openWorld?: boolean | undefined
   /**
+   * For a write or send: `false` when a call only adds (a new ticket, a new
+   * note) and never overwrites or deletes what is there. Announced to MCP
+   * clients as `destructiveHint`; unset, a write or send counts as
+   * destructive, the safe reading. A read ignores it. Grades and gates do not
+   * read it: a non-destructive write is still a write.
+   */
+  readonly destructive?: boolean | undefined
+  /**
    * Its output comes from outside and may carry instructions (a web page, an
    * inbound email). Once a model has read it, open-world tools are refused for
    * the rest of the run.

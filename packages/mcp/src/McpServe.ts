@@ -4,15 +4,20 @@
  * strict input schema, annotations derived from its grade and the grade itself
  * under `_meta["graded/grade"]`. Every call from a client is a model's choice:
  * the session is autonomous. A read runs; a write or send never runs on the
- * client's word: it records a proposal (`Proposal.tool`) for a human to
- * approve or reject, and the client is answered with the proposal's id.
+ * client's word. If the client can show a form (form-mode elicitation), the
+ * server asks the human there, with the exact payload: approve, edit or
+ * reject, and the answer is the `HumanConfirm` decision, audited as decided
+ * by `mcp:<client>@<version>`. Otherwise the call records a proposal
+ * (`Proposal.tool`) for a human to decide elsewhere, and the client is
+ * answered with the proposal's id.
  *
  * @since 0.1.0
  */
 import type { Invocation, Proposal, ProposalStore, Registry, SendCapability, Tool, WriteCapability } from "@graded/core"
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import type { Effect, Scope } from "effect"
+import type { Duration, Effect, Scope } from "effect"
+import * as elicitInternal from "./internal/elicit.js"
 import * as internal from "./internal/serve.js"
 
 /**
@@ -37,7 +42,42 @@ export interface Options {
   readonly context?: Partial<Omit<Invocation.Context, "autonomous">> | undefined
   /** Options of the proposals a write or send call records (a cap, an expiry). */
   readonly proposals?: Proposal.ToolOptions | undefined
+  /**
+   * Asking the human through the client's form (on unless `false`): how long
+   * a form waits for an answer (default 10 minutes; no answer is a
+   * rejection). `false` never asks: every write and send is proposed, for a
+   * server whose clients' forms do not reach the person who must decide.
+   */
+  readonly elicitation?: false | ElicitationOptions | undefined
 }
+
+/**
+ * How a write or send asks through the client's form.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface ElicitationOptions {
+  readonly timeout?: Duration.DurationInput | undefined
+}
+
+/**
+ * The form's required field that holds the human's choice, `approve` or
+ * `reject`. The payload's own fields (strings, choices, numbers, booleans at
+ * its top level) follow it, prefilled with their values.
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const decisionField: "graded/decision" = elicitInternal.decisionField
+
+/**
+ * The form's optional field for the reason of a rejection.
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const reasonField: "graded/reason" = elicitInternal.reasonField
 
 /**
  * What serving a registry needs: its tools' own services, and a

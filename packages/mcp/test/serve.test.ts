@@ -65,7 +65,8 @@ describe("McpServe over the SDK's in-memory transport", () => {
       expect(search.annotations).toEqual({ title: search.title, readOnlyHint: true, openWorldHint: false })
       expect(search._meta).toEqual({ [McpServe.gradeKey]: "read" })
       const submit = byName.get("ticket__submit")!
-      expect(submit.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, openWorldHint: false })
+      // It declares it only adds; a write that says nothing is destructive (below).
+      expect(submit.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, openWorldHint: false })
       expect(submit._meta).toEqual({ "graded/grade": "write" })
       // A write's output never reaches the client: no output schema is promised.
       expect(submit.outputSchema).toBeUndefined()
@@ -77,9 +78,14 @@ describe("McpServe over the SDK's in-memory transport", () => {
   it.scoped("gates follow the session's context: features and page", () =>
     Effect.gen(function*() {
       const client = yield* session(makeDesk(), { context: { features: ["billing"], page: "ticket" } })
-      const names = (yield* Effect.promise(() => client.listTools())).tools.map((tool) => tool.name)
+      const listed = (yield* Effect.promise(() => client.listTools())).tools
+      const names = listed.map((tool) => tool.name)
       expect(names).toContain("billing__invoices")
       expect(names).toContain("ticket__escalate")
+      expect(listed.find((tool) => tool.name === "ticket__escalate")!.annotations).toMatchObject({
+        readOnlyHint: false,
+        destructiveHint: true
+      })
       const elsewhere = yield* session(makeDesk(), { context: { page: "inbox" } })
       // Not listed, and refused when called anyway: a tool result with isError and the gate's message.
       const refused = yield* Effect.promise(() => elsewhere.callTool({ name: "billing__invoices", arguments: {} }))
@@ -303,7 +309,7 @@ describe("McpServe.stdio in a real process", () => {
       expect(grades).not.toHaveProperty("billing__invoices")
       expect(tools.find((tool) => tool.name === "ticket__submit")!.annotations).toMatchObject({
         readOnlyHint: false,
-        destructiveHint: true
+        destructiveHint: false
       })
 
       const read = await client.callTool({ name: "kb__search", arguments: { query: "vat" } })

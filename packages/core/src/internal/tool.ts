@@ -52,6 +52,7 @@ const options = (definition: Options & { readonly facts?: Facts<any> | undefined
   sideEffects: definition.sideEffects,
   facts: definition.facts === undefined ? undefined : Object.freeze({ ...definition.facts }),
   openWorld: definition.openWorld,
+  destructive: definition.destructive,
   untrusted: definition.untrusted,
   failureMessages: definition.failureMessages,
   limits: definition.limits

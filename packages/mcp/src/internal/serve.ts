@@ -1,4 +1,13 @@
-import { type Invocation, Proposal, ProposalStore, type Registry, type Tool, Toolkit, Wire } from "@graded/core"
+import {
+  HumanConfirm,
+  type Invocation,
+  Proposal,
+  ProposalStore,
+  type Registry,
+  type Tool,
+  Toolkit,
+  Wire
+} from "@graded/core"
 import { Registry as Registries } from "@graded/core"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
@@ -14,7 +23,8 @@ import {
 } from "@modelcontextprotocol/sdk/types.js"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
-import { Cause, Effect, JSONSchema, Option, Runtime, Schema } from "effect"
+import { Cause, type Duration, Effect, JSONSchema, Option, Runtime, Schema } from "effect"
+import * as elicit from "./elicit.js"
 
 /** The options of every way to serve; see `McpServe.Options`. */
 export interface Options {
@@ -22,6 +32,7 @@ export interface Options {
   readonly version?: string | undefined
   readonly context?: Partial<Omit<Invocation.Context, "autonomous">> | undefined
   readonly proposals?: Proposal.ToolOptions | undefined
+  readonly elicitation?: false | { readonly timeout?: Duration.DurationInput | undefined } | undefined
 }
 
 /** The `_meta` key that carries a tool's grade. */
@@ -37,11 +48,20 @@ const annotationsOf = (tool: Tool.Any): NonNullable<McpTool["annotations"]> => {
     case "read":
       return { title: tool.title, readOnlyHint: true, openWorldHint: tool.openWorld === true }
     case "write":
-      // core has no way yet for a write to declare itself non-destructive:
-      // every write is announced as destructive, the safe reading.
-      return { title: tool.title, readOnlyHint: false, destructiveHint: true, openWorldHint: false }
+      // Destructive unless the tool says it only adds: the safe reading.
+      return {
+        title: tool.title,
+        readOnlyHint: false,
+        destructiveHint: tool.destructive !== false,
+        openWorldHint: false
+      }
     default:
-      return { title: tool.title, readOnlyHint: false, destructiveHint: true, openWorldHint: true }
+      return {
+        title: tool.title,
+        readOnlyHint: false,
+        destructiveHint: tool.destructive !== false,
+        openWorldHint: true
+      }
   }
 }
 
@@ -135,11 +155,23 @@ export const make = (
       return { tools: listed }
     })
 
-    const call = (wire: string, args: unknown): Effect.Effect<CallToolResult, McpError, any> =>
+    // With a client that shows forms, a write or send asks the human there:
+    // the call runs as theirs (not autonomous), under a HumanConfirm whose UI
+    // is the form, so every gate, guard and the audit see a human decide.
+    const asking = options.elicitation !== false
+    const timeout = (options.elicitation !== false ? options.elicitation?.timeout : undefined) ?? elicit.defaultTimeout
+    const { autonomous: _autonomous, ...humanContext } = context
+    const confirmed = (server: Server, name: string, args: unknown) =>
+      registry.invoke(name, args, { ...humanContext, autonomous: false }).pipe(
+        Effect.provide(HumanConfirm.layer(elicit.ui(server, timeout)))
+      )
+
+    const call = (server: Server, wire: string, args: unknown): Effect.Effect<CallToolResult, McpError, any> =>
       Effect.gen(function*() {
         const name = Wire.fromWire(wire)
         const tool = registry.toolkit.get(name)
-        const result = yield* registry.invoke(name, args, context)
+        const viaForm = tool !== undefined && tool.grade !== "read" && asking && elicit.canAsk(server)
+        const result = viaForm ? yield* confirmed(server, name, args) : yield* registry.invoke(name, args, context)
         if (result.code === "unknown-tool") {
           return yield* Effect.fail(new McpError(ErrorCode.InvalidParams, `Unknown tool: ${wire}`))
         }
@@ -147,6 +179,8 @@ export const make = (
           return yield* Effect.fail(new McpError(ErrorCode.InvalidParams, result.error ?? `Invalid arguments`))
         }
         if (result.ok) {
+          // A write's or send's output goes as text: no output schema is
+          // listed for them (without a form, their answer is a proposal).
           const structured = tool !== undefined && outputSchemaOf(tool) !== undefined &&
               typeof result.data === "object" && result.data !== null
             ? { structuredContent: result.data as Record<string, unknown> }
@@ -189,7 +223,7 @@ export const make = (
     server.setRequestHandler(ListToolsRequestSchema, () => run(listing))
     server.setRequestHandler(CallToolRequestSchema, (request) =>
       run(
-        call(request.params.name, request.params.arguments ?? {}).pipe(
+        call(server, request.params.name, request.params.arguments ?? {}).pipe(
           Effect.catchAllCause((cause) => {
             const failure = Cause.failureOption(cause)
             return failure._tag === "Some" ? Effect.fail(failure.value)

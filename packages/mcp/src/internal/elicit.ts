@@ -1,0 +1,200 @@
+// Asking the human through the client's form elicitation: the exact payload
+// as a message, its simple fields as a form prefilled with their values, and
+// a required choice between approve and reject. The answer becomes a
+// HumanConfirm decision; HumanConfirm decodes an edit again, so this module
+// only carries what the human typed, never judges it.
+import { HumanConfirm, Printable } from "@graded/core"
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
+import { ElicitResultSchema } from "@modelcontextprotocol/sdk/types.js"
+import { Duration, Effect } from "effect"
+
+/** The form's field that holds the human's choice. */
+export const decisionField = "graded/decision"
+
+/** The form's field that holds a rejection's reason. */
+export const reasonField = "graded/reason"
+
+/** How long a form waits for the human unless the app says otherwise. */
+export const defaultTimeout: Duration.DurationInput = "10 minutes"
+
+// A card's limits, as the terminal's: what the client shows stays readable.
+const maxMessage = 8_000
+const maxReason = 2_000
+
+type Json = Record<string, unknown>
+
+const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** Whether this session's client can show a form (form-mode elicitation). */
+export const canAsk = (server: Server): boolean => isObject(server.getClientCapabilities()?.elicitation?.form)
+
+/**
+ * Who answered, for the audit: the client as it introduced itself, escaped
+ * and cut, always under `mcp:` so no client passes for a rule or a person.
+ */
+export const clientOf = (server: Server): string => {
+  const info = server.getClientVersion()
+  const name = typeof info?.name === "string" && info.name.length > 0 ? info.name : "unknown-client"
+  const version = typeof info?.version === "string" && info.version.length > 0 ? `@${info.version}` : ""
+  return `mcp:${Printable.name(`${name}${version}`)}`
+}
+
+// Effect's JSON Schemas put named schemas under `$defs` and point at them.
+const resolve = (root: Json, schema: unknown): Json | undefined => {
+  if (!isObject(schema)) return undefined
+  const ref = schema.$ref
+  if (typeof ref !== "string") return schema
+  const defs = root.$defs
+  const prefix = "#/$defs/"
+  if (!ref.startsWith(prefix) || !isObject(defs)) return undefined
+  return resolve(root, defs[ref.slice(prefix.length)])
+}
+
+type Field =
+  | { type: "string"; title: string; description?: string; default?: string; enum?: Array<string> }
+  | { type: "number" | "integer"; title: string; description?: string; default?: number }
+  | { type: "boolean"; title: string; description?: string; default?: boolean }
+
+// A payload field a form can hold (a string, a choice of strings, a number,
+// a boolean), prefilled with its value; anything else is shown, not edited.
+const fieldOf = (key: string, schema: Json, value: unknown): Field | undefined => {
+  const about = typeof schema.description === "string" ? { description: schema.description } : {}
+  const strings = Array.isArray(schema.enum) && schema.enum.every((option) => typeof option === "string")
+  if (strings && (value === undefined || typeof value === "string")) {
+    return {
+      type: "string",
+      title: key,
+      ...about,
+      enum: [...schema.enum as Array<string>],
+      ...(value !== undefined ? { default: value as string } : {})
+    }
+  }
+  if (schema.enum !== undefined) return undefined
+  if (schema.type === "string" && (value === undefined || typeof value === "string")) {
+    return { type: "string", title: key, ...about, ...(value !== undefined ? { default: value as string } : {}) }
+  }
+  if ((schema.type === "number" || schema.type === "integer") && (value === undefined || typeof value === "number")) {
+    return { type: schema.type, title: key, ...about, ...(value !== undefined ? { default: value as number } : {}) }
+  }
+  if (schema.type === "boolean" && (value === undefined || typeof value === "boolean")) {
+    return { type: "boolean", title: key, ...about, ...(value !== undefined ? { default: value as boolean } : {}) }
+  }
+  return undefined
+}
+
+/** The editable fields of a payload, by name, from its JSON Schema. */
+export const fieldsOf = (schema: unknown, payload: unknown): Map<string, Field> => {
+  const fields = new Map<string, Field>()
+  if (!isObject(schema) || !isObject(payload)) return fields
+  const root = resolve(schema, schema)
+  const properties = root?.properties
+  if (!isObject(properties)) return fields
+  for (const [key, property] of Object.entries(properties)) {
+    // Never a name of the form's own fields.
+    if (key.startsWith("graded/")) continue
+    const resolved = resolve(schema, property)
+    const field = resolved === undefined ? undefined : fieldOf(key, resolved, payload[key])
+    if (field !== undefined) fields.set(key, field)
+  }
+  return fields
+}
+
+const messageOf = (view: HumanConfirm.View, editable: ReadonlyArray<string>, client: string): string => {
+  const payload = Printable.escape(JSON.stringify(view.payload, null, 2) ?? "null", { multiline: true })
+  const lines = [
+    `${view.grade === "send" ? "SEND" : "WRITE"}: ${Printable.escape(view.title)} (${view.tool})`,
+    Printable.escape(view.description),
+    "",
+    "It runs only if you approve, with this exact payload:",
+    payload,
+    "",
+    editable.length === 0
+      ? "Nothing here can be edited in this form."
+      : `You may edit ${editable.join(", ")} below; the rest goes as shown.`,
+    `Asked for ${view.actor === undefined ? "this session" : Printable.escape(view.actor)} through ${client}.`
+  ]
+  const { cut, text } = Printable.cap(lines.join("\n"), maxMessage)
+  return cut === 0 ? text : `${text}\n[${cut} more characters not shown: reject if unsure]`
+}
+
+const sameValue = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b)
+
+/** What the human's answer to the form decides. */
+export const decisionOf = (
+  by: string,
+  shown: unknown,
+  fields: ReadonlyMap<string, Field>,
+  result: { readonly action: string; readonly content?: Record<string, unknown> | undefined }
+): HumanConfirm.Decision => {
+  if (result.action === "decline") return HumanConfirm.reject(by, "declined in the client's form")
+  if (result.action !== "accept") return HumanConfirm.reject(by, "the form was dismissed without a decision")
+  const content = result.content ?? {}
+  const choice = content[decisionField]
+  if (choice === "reject") {
+    const reason = typeof content[reasonField] === "string" ? content[reasonField].trim() : ""
+    return HumanConfirm.reject(
+      by,
+      reason.length === 0 ? "rejected in the client's form" : Printable.cap(reason, maxReason).text
+    )
+  }
+  if (choice !== "approve") return HumanConfirm.reject(by, "the form came back without a decision")
+  // Only the form's fields can change; anything else the client sends back is
+  // not the human's edit and is ignored.
+  const edited: Json = isObject(shown) ? { ...shown } : {}
+  let changed = false
+  for (const key of fields.keys()) {
+    if (!(key in content) || sameValue(content[key], isObject(shown) ? shown[key] : undefined)) continue
+    edited[key] = content[key]
+    changed = true
+  }
+  return changed ? HumanConfirm.approve(by, edited) : HumanConfirm.approve(by)
+}
+
+/**
+ * A HumanConfirm UI that asks through this session's client. No answer in
+ * time, or a client that fails to answer, is a rejection: nothing runs.
+ */
+export const ui = (server: Server, timeout: Duration.DurationInput): HumanConfirm.UI => ({
+  confirm: (view) => {
+    const by = clientOf(server)
+    const fields = fieldsOf(view.schema, view.payload)
+    const requestedSchema = {
+      type: "object" as const,
+      properties: {
+        [decisionField]: { type: "string" as const, title: "Your decision", enum: ["approve", "reject"] },
+        ...Object.fromEntries(fields),
+        [reasonField]: { type: "string" as const, title: "Reason (when you reject)" }
+      },
+      required: [decisionField]
+    }
+    // The SDK's `elicitInput` would reject an answer that misses the form's
+    // constraints before HumanConfirm sees it; asked directly, HumanConfirm
+    // is the one judge of an edit, and audits an invalid one as such.
+    return Effect.tryPromise(() =>
+      server.request(
+        {
+          method: "elicitation/create",
+          params: { mode: "form", message: messageOf(view, [...fields.keys()], by), requestedSchema }
+        },
+        ElicitResultSchema,
+        { timeout: Duration.toMillis(Duration.decode(timeout)) }
+      )
+    ).pipe(
+      Effect.map((result) => decisionOf(by, view.payload, fields, result)),
+      Effect.catchAll((error) =>
+        Effect.succeed(
+          HumanConfirm.reject(
+            by,
+            `no decision: the client did not answer the form (${
+              Printable.cap(
+                Printable.escape(String(error.error instanceof Error ? error.error.message : error.error)),
+                200
+              )
+                .text
+            })`
+          )
+        )
+      )
+    )
+  }
+})
