@@ -548,7 +548,8 @@ export const recover: Effect.Effect<ReadonlyArray<Proposal>, never, ProposalStor
 })
 
 /**
- * Rejects a pending proposal: nothing is delivered. Refused in a model's
+ * Rejects a pending proposal: nothing is delivered, and the rejection is
+ * audited (`decided`, `rejected`, with its reason). Refused in a model's
  * fiber or a read tool's own code, like every decision.
  *
  * @since 0.1.0
@@ -565,5 +566,20 @@ export const reject = (
     // does not make it.
     const refusal = yield* refusalHere(stored.tool, stored.grade)
     if (refusal !== undefined) return yield* refuse(refusal)
-    return yield* store.reject(id, { by: decision.by, reason: decision.reason, at: yield* now, edited: false })
+    const rejected = yield* store.reject(id, {
+      by: decision.by,
+      reason: decision.reason,
+      at: yield* now,
+      edited: false
+    })
+    // Audited like a rejection on a card: who, and why.
+    yield* Audit.record({
+      type: "decided",
+      tool: stored.tool,
+      by: decision.by,
+      decision: "rejected",
+      edited: false,
+      reason: decision.reason
+    })
+    return rejected
   })

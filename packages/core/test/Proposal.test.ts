@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, TestClock } from "effect"
+import { Effect, Layer, TestClock } from "effect"
 import {
   Agent,
   Audit,
@@ -95,19 +95,24 @@ describe("Tool.proposal and Proposal", () => {
       expect((yield* Proposal.list({ status: "pending" })).map((p) => p.id)).toContain(message!.id)
     }).pipe(Effect.provide(ProposalStore.memory)))
 
-  it.effect("rejection delivers nothing, and approval after it is refused", () =>
-    Effect.gen(function*() {
+  it.effect("rejection delivers nothing, is audited with who and why, and approval after it is refused", () => {
+    const audit = Audit.memory()
+    return Effect.gen(function*() {
       const desk = makeDesk()
       yield* proposeBoth(desk)
       const [, message] = yield* Proposal.list()
       const rejected = yield* Proposal.reject(message!.id, { by: "agent:alice", reason: "not our tone" })
       expect(rejected).toMatchObject({ status: "rejected", decision: { by: "agent:alice", reason: "not our tone" } })
+      expect(audit.entries.filter((entry) => entry.type === "decided")).toMatchObject([
+        { tool: message!.tool, by: "agent:alice", decision: "rejected", edited: false, reason: "not our tone" }
+      ])
       const late = yield* Effect.flip(
         Proposal.approve(desk.support, message!.id).pipe(as(HumanConfirm.approve("agent:bob")))
       )
       expect(late).toBeInstanceOf(ProposalStore.AlreadyDecided)
       expect(desk.effects.delivered).toEqual([])
-    }).pipe(Effect.provide(ProposalStore.memory)))
+    }).pipe(Effect.provide(Layer.merge(ProposalStore.memory, audit.layer)))
+  })
 
   it.effect("fifty concurrent approvals of one proposal deliver once", () =>
     Effect.gen(function*() {
