@@ -100,6 +100,10 @@ const expectations: Readonly<Record<string, Expectation>> = {
     exit: 0,
     prints: "What left the bank: 1 transfer(s), 1 SMS, 1 e-mail(s), 2 ticket(s), 1 credit bureau inquiry(ies)."
   },
+  // docs/mcp.md
+  "pnpm demo:mcp": { exit: 0, prints: "[agent:alice] DELIVERED ticket.submit, confirmed by agent:alice" },
+  "cd examples/mcp": { exit: 0, endsIn: "examples/mcp" },
+  "pnpm graded pending": { exit: 0, prints: "No proposal is pending." },
   // docs/cli.md, policies
   "node ../../bin/graded.mjs -m policy-flawed.config.ts manifest": {
     exit: 0,
@@ -130,6 +134,7 @@ const expectations: Readonly<Record<string, Expectation>> = {
 // Files the documented commands leave behind; one that was there before is put back afterwards.
 const leftBehind = [
   "examples/support-desk/audit.jsonl",
+  ...["graded.db", "graded.db-wal", "graded.db-shm"].map((file) => `examples/mcp/${file}`),
   ...["graded.db", "graded.db-wal", "graded.db-shm", "delivered.jsonl"].map((file) =>
     `packages/cli/test/fixtures/${file}`
   )

@@ -1,0 +1,65 @@
+import { spawn } from "node:child_process"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { describe, expect, it } from "vitest"
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const tsx = path.resolve(here, "../../../node_modules/.bin/tsx")
+
+// The demo as `pnpm demo:mcp` runs it: its own process, which spawns the
+// server as another and talks to it with the SDK's Client over stdio.
+const demo = () =>
+  new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+    const child = spawn(tsx, [path.resolve(here, "../src/main.ts")], { stdio: ["ignore", "pipe", "pipe"] })
+    let out = ""
+    let err = ""
+    child.stdout.on("data", (chunk) => (out += chunk))
+    child.stderr.on("data", (chunk) => (err += chunk))
+    child.on("close", (code) => resolve({ code, out, err }))
+  })
+
+describe("pnpm demo:mcp", () => {
+  it(
+    "serves the support desk over stdio: the read runs; the write and the send run nothing until a human decides",
+    async () => {
+      const { code, err, out } = await demo()
+      expect(code, `${out}\n${err}`).toBe(0)
+      const lines = out.split("\n").map((line) => line.trim())
+      const at = (wanted: string) => {
+        const index = lines.indexOf(wanted)
+        expect(index, `"${wanted}" in\n${out}`).toBeGreaterThanOrEqual(0)
+        return index
+      }
+
+      // What the client sees: each tool by wire name, its grade from _meta, its annotations.
+      at("kb__search             read   {\"readOnlyHint\":true,\"openWorldHint\":false}")
+      at("ticket__submit         write  {\"readOnlyHint\":false,\"destructiveHint\":true,\"openWorldHint\":false}")
+      at("chat__sendMessage      send   {\"readOnlyHint\":false,\"destructiveHint\":true,\"openWorldHint\":true}")
+
+      // The read ran in the server and answered the client.
+      at("kb__search ran: Changing the VAT number on invoices")
+      at("[mcp:client] runs kb.search {\"query\":\"VAT number\"}")
+
+      // The write and the send: a proposal each, nothing run by the server.
+      const proposedTicket = at("[mcp:client] proposed ticket.submit for a human to decide (p-1)")
+      at("[mcp:client] proposed chat.sendMessage for a human to decide (p-2)")
+      at("ticket__submit: requires confirmation, proposal p-1 (pending)")
+      at("chat__sendMessage: requires confirmation, proposal p-2 (pending)")
+      const auditLines = lines.filter((line) => line.startsWith("["))
+      expect(auditLines.filter((line) => /\bruns (ticket\.submit|chat\.sendMessage) \{/.test(line))).toEqual([])
+
+      // The write ran once, after Alice approved it, in her process; the send was rejected and never went out.
+      const approved = at("[agent:alice] agent:alice approved ticket.submit")
+      const delivered = at("[agent:alice] DELIVERED ticket.submit, confirmed by agent:alice")
+      expect(proposedTicket).toBeLessThan(approved)
+      expect(approved).toBeLessThan(delivered)
+      expect(auditLines.filter((line) => line.includes("DELIVERED"))).toEqual([lines[delivered]])
+      at("[agent:alice] agent:alice rejected chat.sendMessage: I will call her instead")
+      at("p-1 delivered: ticket {\"id\":\"T-1200\"} filed")
+      at("p-2 rejected: chat.sendMessage was rejected by agent:alice: I will call her instead")
+      at("tickets filed: [{\"id\":\"T-1200\",\"subject\":\"VAT number wrong again\"}]")
+      at("messages to the customer: []")
+    },
+    120_000
+  )
+})
