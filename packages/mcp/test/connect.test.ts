@@ -490,8 +490,10 @@ describe("McpImport.live: the toolkit follows notifications/tools/list_changed",
       expect(manual).toBeInstanceOf(McpImport.ImportFailed)
       expect(received).toEqual(["search"])
 
-      tools = [tool("search", "query")]
+      // A new tool whose name graded cannot carry is left out and reported by `skipped`, not as added.
+      tools = [tool("search", "query"), tool("weird__name", "x")]
       expect(yield* live.refresh).toEqual({ added: [], removed: [], changed: [] })
+      expect(McpImport.skipped(yield* live.toolkit).map((s) => s.serverName)).toEqual(["weird__name"])
       expect(yield* search.invoke({ query: "c" })).toBe("ok")
       expect(received).toEqual(["search", "search"])
     }))

@@ -158,12 +158,19 @@ export const live = (
         }
         const next = outcome.right
         const graded = (serverName: string) => `${namespace}.${serverName}`
+        // Only tools that are, or were, in a toolkit: one left out for its name is reported by `skipped`.
+        const inNext = (name: string) => next.toolkit.get(graded(name)) !== undefined
+        const inPrevious = (name: string) => previous.toolkit.get(graded(name)) !== undefined
         const report: Refresh = {
-          added: [...next.current.keys()].filter((name) => !previous.current.has(name)).map(graded),
-          removed: [...previous.current.keys()].filter((name) => !next.current.has(name)).map(graded),
+          added: [...next.current.keys()].filter((name) => !previous.current.has(name) && inNext(name)).map(graded),
+          removed: [...previous.current.keys()].filter((name) => !next.current.has(name) && inPrevious(name)).map(
+            graded
+          ),
           changed: [...next.current.values()].flatMap(({ listing }) => {
             const old = previous.current.get(listing.name)?.listing
-            return old !== undefined && fingerprint(old) !== fingerprint(listing) ? [graded(listing.name)] : []
+            return old !== undefined && inNext(listing.name) && fingerprint(old) !== fingerprint(listing)
+              ? [graded(listing.name)]
+              : []
           })
         }
         yield* Ref.set(state, next)
