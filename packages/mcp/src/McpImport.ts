@@ -15,10 +15,14 @@
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import type { Effect } from "effect/Effect"
+import type * as Queue from "effect/Queue"
 import type * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
 import type { Grade, Tool, Toolkit } from "@graded/core"
+import * as connect from "./internal/connect.js"
 import type { ImportFailed } from "./internal/import.js"
 import * as internal from "./internal/import.js"
+import * as liveInternal from "./internal/live.js"
 
 /**
  * The MCP server answered a call with `isError: true`. The model sees only the
@@ -58,6 +62,30 @@ export { Unreachable } from "./internal/import.js"
  * @category errors
  */
 export { ImportFailed } from "./internal/import.js"
+
+/**
+ * A tool of a live import (`McpImport.live`) changed on its server since it
+ * was imported, and the call was not made: the server no longer lists it
+ * (`removed`), its current input schema refuses the arguments (`input`), or
+ * the server's latest listing could not be imported (`unlisted`).
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export { Changed } from "./internal/import.js"
+
+/**
+ * A connection to an MCP server failed before the server answered
+ * `initialize`: the command could not be started (`not-found`), the process
+ * exited first (`exited`, with the end of its stderr), the HTTP server could
+ * not be reached or answered with an HTTP error (`refused`), no answer came
+ * within the timeout (`timeout`), or the answer was not MCP (`protocol`).
+ * `target` is the command line, or the URL without its query.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export { ConnectFailed } from "./internal/connect.js"
 
 /**
  * Every way a call of an imported tool can fail on the server's side.
@@ -218,3 +246,133 @@ export const skipped = (toolkit: Toolkit.Any): ReadonlyArray<Skipped> => interna
  * @category constructors
  */
 export const fromJsonSchema: (schema: unknown) => Schema.Schema<any, any> = internal.fromJsonSchema
+
+/**
+ * What `McpImport.stdio` spawns: the command, its arguments, environment and
+ * working directory, how long `initialize` may take (default 30 seconds), and
+ * what becomes of the server's stderr (`capture`, the default, keeps its end
+ * for the error when the process exits before it answered; `inherit` passes it
+ * through). The environment is the SDK's: a few safe variables of this process
+ * (`PATH`, `HOME`, `USER`…) and `env` on top; nothing else of this process's
+ * environment, its secrets included, reaches the server.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface StdioOptions extends connect.StdioOptions {}
+
+/**
+ * What `McpImport.http` takes beside the URL: headers sent with every request
+ * (an `Authorization` header, for one), and how long `initialize` may take
+ * (default 30 seconds).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface HttpOptions extends connect.HttpOptions {}
+
+/**
+ * Spawns an MCP server's command and connects an SDK `Client` to it over
+ * stdio. When the scope closes the client is closed and the process ends
+ * (stdin closed, then SIGTERM, then SIGKILL, as the SDK does). A command that
+ * cannot be started, a process that exits before it answers `initialize`, or
+ * no answer within the timeout fails with `ConnectFailed`.
+ *
+ * @example
+ * import { Effect } from "effect"
+ * import { McpImport } from "@graded/mcp"
+ *
+ * const program = Effect.scoped(Effect.gen(function*() {
+ *   const client = yield* McpImport.stdio({ command: "npx", args: ["-y", "@modelcontextprotocol/server-everything"] })
+ *   return yield* McpImport.toolkit(client, { echo: "read" }, { namespace: "everything" })
+ * }))
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const stdio: (options: StdioOptions) => Effect<Client, connect.ConnectFailed, Scope.Scope> = connect.stdio
+
+/**
+ * Connects an SDK `Client` to an MCP server over Streamable HTTP. The client
+ * is closed when the scope closes. A server that cannot be reached, answers
+ * with an HTTP error (a 401, a 404), does not answer `initialize` within the
+ * timeout or does not speak MCP fails with `ConnectFailed`.
+ *
+ * @example
+ * import { Effect } from "effect"
+ * import { McpImport } from "@graded/mcp"
+ *
+ * const program = Effect.scoped(Effect.gen(function*() {
+ *   const client = yield* McpImport.http("http://127.0.0.1:3000/mcp", { headers: { authorization: "Bearer t" } })
+ *   return yield* McpImport.toolkit(client, { search: "read" }, { namespace: "kb" })
+ * }))
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const http: (
+  url: string | URL,
+  options?: HttpOptions
+) => Effect<Client, connect.ConnectFailed, Scope.Scope> = connect.http
+
+/**
+ * What one refresh of a live import found, by graded name: tools the server
+ * lists now and did not before (`added`: a send unless graded), tools it no
+ * longer lists (`removed`), and tools whose title, description, schemas or
+ * annotations differ (`changed`). `failed` says why the listing could not be
+ * imported; until one can, no call of the live import is made.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Refresh extends liveInternal.Refresh {}
+
+/**
+ * An imported toolkit kept current: `toolkit` is the latest import, `refresh`
+ * lists the server's tools again now, and `changes` subscribes to every
+ * refresh from then on (from a notification or from `refresh`).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Live<Tools extends ReadonlyArray<Tool.Any>> {
+  /** The toolkit made from the server's latest listing. */
+  readonly toolkit: Effect<Toolkit.Toolkit<Tools>>
+  /** Lists the server's tools and imports them again now, as a list-changed notification does. */
+  readonly refresh: Effect<Refresh, ImportFailed>
+  /** Every refresh from now until the scope closes, as it happens. */
+  readonly changes: Effect<Queue.Dequeue<Refresh>, never, Scope.Scope>
+}
+
+/**
+ * Imports a server's tools as `toolkit` does, and imports them again each time
+ * the server sends `notifications/tools/list_changed`, under the same grades,
+ * until the scope closes. A tool that appears later is a `send` until graded;
+ * a graded tool keeps its name, grade and type. Every tool, from the latest
+ * toolkit or an earlier one, calls the server through its latest listing: a
+ * tool the server no longer lists, or arguments its current input schema
+ * refuses, fail with `Changed` and nothing is sent. The client's handler for
+ * tool list-changed notifications is this import's while the scope is open.
+ *
+ * @example
+ * import { Effect, Queue } from "effect"
+ * import { McpImport } from "@graded/mcp"
+ *
+ * const program = Effect.scoped(Effect.gen(function*() {
+ *   const client = yield* McpImport.http("http://127.0.0.1:3000/mcp")
+ *   const github = yield* McpImport.live(client, { search: "read", create_issue: "write" }, { namespace: "gh" })
+ *   const changes = yield* github.changes
+ *   const { added, removed } = yield* Queue.take(changes)
+ *   return { added, removed, toolkit: yield* github.toolkit }
+ * }))
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const live = <const G extends Grades, const Namespace extends string = "mcp">(
+  client: Client,
+  grades: G,
+  options?: Options<Namespace>
+): Effect<Live<Tools<Namespace, G>>, ImportFailed, Scope.Scope> =>
+  // One import for any grades; the signature restores what `grades` makes of the tools.
+  liveInternal.live(client, grades, options) as unknown as Effect<Live<Tools<Namespace, G>>, ImportFailed, Scope.Scope>

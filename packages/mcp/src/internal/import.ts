@@ -48,12 +48,23 @@ export class ImportFailed extends Schema.TaggedError<ImportFailed>()("@graded/mc
   }
 }
 
-export type CallError = ServerError | BadResult | Unreachable
+export class Changed extends Schema.TaggedError<Changed>()("@graded/mcp/McpImport/Changed", {
+  tool: Schema.String,
+  change: Schema.Literal("removed", "input", "unlisted"),
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `${this.tool}: the tool changed on its MCP server since it was imported (${this.change}): ${this.detail}`
+  }
+}
+
+export type CallError = ServerError | BadResult | Unreachable | Changed
 
 export const failureMessages = (name: string): Readonly<Record<string, string>> => ({
   [ServerError._tag]: `${name} failed on the MCP server.`,
   [BadResult._tag]: `${name} returned a result its schema does not allow; it was discarded.`,
-  [Unreachable._tag]: `${name} could not be reached: its MCP server closed, timed out or broke the protocol.`
+  [Unreachable._tag]: `${name} could not be reached: its MCP server closed, timed out or broke the protocol.`,
+  [Changed._tag]: `${name} changed on its MCP server since it was imported; the call was not made.`
 })
 
 // ---------------------------------------------------------------------------
@@ -188,7 +199,7 @@ const textOf = (content: unknown): string =>
     : ""
 
 /** Calls one tool of the server and checks what comes back. */
-const call = (
+export const call = (
   client: Client,
   name: string,
   serverName: string,
@@ -282,37 +293,73 @@ export const mismatchMessage = (tool: string, grade: Grade.Grade): string =>
 
 const grades = ["read", "write", "send"]
 
+export type Listed = Awaited<ReturnType<Client["listTools"]>>["tools"][number]
+
+/** How an imported tool reaches its server: by default, straight with the listing it was made from. */
+export type Route = (
+  name: string,
+  listing: Listed,
+  output: Schema.Schema<any, any> | undefined
+) => (args: unknown, idempotencyKey?: string) => Effect.Effect<unknown, CallError>
+
+export const checkGrades = (
+  gradesByName: { readonly [name: string]: Grade.Grade }
+): Effect.Effect<void, ImportFailed> =>
+  Effect.forEach(Object.entries(gradesByName), ([name, grade]) =>
+    grades.includes(grade)
+      ? Effect.void
+      : Effect.fail(new ImportFailed({ reason: `${name} is graded '${String(grade)}': read, write or send` })), {
+    discard: true
+  })
+
+/** Every tool the server lists, page by page. */
+export const list = (client: Client, options: CallOptions): Effect.Effect<Array<Listed>, ImportFailed> =>
+  Effect.tryPromise({
+    try: async () => {
+      const tools = []
+      let cursor: string | undefined
+      do {
+        const page = await client.listTools(cursor === undefined ? undefined : { cursor }, {
+          ...(options.timeout !== undefined ? { timeout: options.timeout } : {})
+        })
+        tools.push(...page.tools)
+        cursor = page.nextCursor
+      } while (cursor !== undefined)
+      return tools
+    },
+    catch: (error) => new ImportFailed({ reason: error instanceof Error ? error.message : String(error) })
+  })
+
+export const missingGraded = (
+  gradesByName: { readonly [name: string]: Grade.Grade },
+  listed: ReadonlyArray<Listed>
+): ReadonlyArray<string> => Object.keys(gradesByName).filter((name) => !listed.some((tool) => tool.name === name))
+
 export const toolkit = (
   client: Client,
   gradesByName: { readonly [name: string]: Grade.Grade },
   options: Options = {}
 ): Effect.Effect<Toolkit.Any, ImportFailed> =>
   Effect.gen(function*() {
-    const namespace = options.namespace ?? "mcp"
-    for (const [name, grade] of Object.entries(gradesByName)) {
-      if (!grades.includes(grade)) {
-        return yield* new ImportFailed({ reason: `${name} is graded '${String(grade)}': read, write or send` })
-      }
-    }
-    const listed = yield* Effect.tryPromise({
-      try: async () => {
-        const tools = []
-        let cursor: string | undefined
-        do {
-          const page = await client.listTools(cursor === undefined ? undefined : { cursor }, {
-            ...(options.timeout !== undefined ? { timeout: options.timeout } : {})
-          })
-          tools.push(...page.tools)
-          cursor = page.nextCursor
-        } while (cursor !== undefined)
-        return tools
-      },
-      catch: (error) => new ImportFailed({ reason: error instanceof Error ? error.message : String(error) })
-    })
-    const missing = Object.keys(gradesByName).filter((name) => !listed.some((tool) => tool.name === name))
+    yield* checkGrades(gradesByName)
+    const listed = yield* list(client, options)
+    const missing = missingGraded(gradesByName, listed)
     if (missing.length > 0) {
       return yield* new ImportFailed({ reason: `the server does not list ${missing.join(", ")}` })
     }
+    return yield* build(gradesByName, listed, options, (name, listing, output) => (args, key) =>
+      call(client, name, listing.name, output, options, args, key))
+  })
+
+/** The graded tools of a listing, each reaching the server through `route`. */
+export const build = (
+  gradesByName: { readonly [name: string]: Grade.Grade },
+  listed: ReadonlyArray<Listed>,
+  options: Options,
+  route: Route
+): Effect.Effect<Toolkit.Any, ImportFailed> =>
+  Effect.gen(function*() {
+    const namespace = options.namespace ?? "mcp"
     const tools: Array<Tool.Any> = []
     const claims: Array<Claim> = []
     const mismatches: Array<Mismatch> = []
@@ -352,7 +399,7 @@ export const toolkit = (
         tags: ["mcp"],
         failureMessages: failureMessages(name)
       }
-      const run = (args: unknown, key?: string) => call(client, name, listing.name, output, options, args, key)
+      const run = route(name, listing, output)
       const tool = yield* Effect.try({
         try: () => makeTool(name, grade, common, input, run),
         catch: (error) => new ImportFailed({ reason: error instanceof Error ? error.message : String(error) })

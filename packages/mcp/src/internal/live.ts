@@ -1,0 +1,200 @@
+// McpImport.live: an imported toolkit kept current. When the server sends
+// `notifications/tools/list_changed`, its tools are listed and imported again
+// under the same grades; a tool nobody graded is a send, as at import.
+//
+// Every tool of a live import, from whichever listing it was made, reaches the
+// server through the latest listing: a tool the server no longer lists, or
+// arguments its current input schema does not allow, fail with `Changed`
+// before anything is sent. When the latest listing could not be imported, no
+// call is made until one can: what the server exposes is then unknown.
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv-provider.js"
+import type { JsonSchemaType } from "@modelcontextprotocol/sdk/validation/types.js"
+import { Effect, PubSub, Queue, Ref, type Schema, type Scope } from "effect"
+import type { Grade, Toolkit } from "@graded/core"
+import {
+  build,
+  call,
+  Changed,
+  checkGrades,
+  fromJsonSchema,
+  ImportFailed,
+  list,
+  type Listed,
+  missingGraded,
+  type Options,
+  type Route
+} from "./import.js"
+
+export interface Refresh {
+  readonly added: ReadonlyArray<string>
+  readonly removed: ReadonlyArray<string>
+  readonly changed: ReadonlyArray<string>
+  readonly failed?: string | undefined
+}
+
+export interface Live {
+  readonly toolkit: Effect.Effect<Toolkit.Any>
+  readonly refresh: Effect.Effect<Refresh, ImportFailed>
+  readonly changes: Effect.Effect<Queue.Dequeue<Refresh>, never, Scope.Scope>
+}
+
+interface Current {
+  readonly listing: Listed
+  readonly accepts: (args: unknown) => string | undefined
+  readonly output: Schema.Schema<any, any> | undefined
+}
+
+interface State {
+  readonly toolkit: Toolkit.Any
+  readonly listed: ReadonlyArray<Listed>
+  readonly current: ReadonlyMap<string, Current>
+  /** Why the latest listing could not be imported; no call is made meanwhile. */
+  readonly failed: string | undefined
+}
+
+const ajv = new AjvJsonSchemaValidator()
+
+const currentOf = (listing: Listed): Current => {
+  const validate = ajv.getValidator(listing.inputSchema as JsonSchemaType)
+  return {
+    listing,
+    // The arguments as they are, never stripped: what is checked is what is sent.
+    accepts: (args) => {
+      const verdict = validate(args)
+      return verdict.valid ? undefined : verdict.errorMessage ?? "invalid arguments"
+    },
+    output: listing.outputSchema === undefined ? undefined : fromJsonSchema(listing.outputSchema)
+  }
+}
+
+const fingerprint = (listing: Listed): string =>
+  JSON.stringify([
+    listing.title,
+    listing.description,
+    listing.inputSchema,
+    listing.outputSchema,
+    listing.annotations
+  ])
+
+export const live = (
+  client: Client,
+  gradesByName: { readonly [name: string]: Grade.Grade },
+  options: Options = {}
+): Effect.Effect<Live, ImportFailed, Scope.Scope> =>
+  Effect.gen(function*() {
+    const namespace = options.namespace ?? "mcp"
+    yield* checkGrades(gradesByName)
+    const state = yield* Ref.make<State | undefined>(undefined)
+
+    const route: Route = (name, listing) => (args, key) =>
+      Ref.get(state).pipe(
+        Effect.flatMap((now) => {
+          if (now === undefined || now.failed !== undefined) {
+            return Effect.fail(
+              new Changed({
+                tool: name,
+                change: "unlisted",
+                detail: `the server's latest tool listing could not be imported: ${now?.failed ?? "not yet listed"}`
+              })
+            )
+          }
+          const current = now.current.get(listing.name)
+          if (current === undefined) {
+            return Effect.fail(
+              new Changed({ tool: name, change: "removed", detail: `the server no longer lists ${listing.name}` })
+            )
+          }
+          const problem = current.accepts(args)
+          if (problem !== undefined) {
+            return Effect.fail(
+              new Changed({ tool: name, change: "input", detail: `its current input schema refuses them: ${problem}` })
+            )
+          }
+          return call(client, name, listing.name, current.output, options, args, key)
+        })
+      )
+
+    const importListing = (listed: ReadonlyArray<Listed>, previous: State | undefined) =>
+      Effect.gen(function*() {
+        const missing = missingGraded(gradesByName, listed)
+        if (previous === undefined && missing.length > 0) {
+          return yield* new ImportFailed({ reason: `the server does not list ${missing.join(", ")}` })
+        }
+        // A graded tool the server stopped listing keeps its place, and its type:
+        // its calls fail with Changed("removed") until the server lists it again.
+        const kept = previous === undefined
+          ? []
+          : missing.flatMap((name) => previous.listed.filter((listing) => listing.name === name))
+        const toolkit = yield* build(gradesByName, [...listed, ...kept], options, route)
+        const next: State = {
+          toolkit,
+          listed: [...listed, ...kept],
+          current: new Map(listed.map((listing) => [listing.name, currentOf(listing)])),
+          failed: undefined
+        }
+        return next
+      })
+
+    const first = yield* list(client, options).pipe(Effect.flatMap((listed) => importListing(listed, undefined)))
+    yield* Ref.set(state, first)
+
+    const published = yield* Effect.acquireRelease(PubSub.sliding<Refresh>(64), PubSub.shutdown)
+    const lock = yield* Effect.makeSemaphore(1)
+
+    const refresh: Effect.Effect<Refresh, ImportFailed> = lock.withPermits(1)(
+      Effect.gen(function*() {
+        const previous = (yield* Ref.get(state))!
+        const outcome = yield* list(client, options).pipe(
+          Effect.flatMap((listed) => importListing(listed, previous)),
+          Effect.either
+        )
+        if (outcome._tag === "Left") {
+          // Unknown is not safe: no call is made until a listing imports again.
+          yield* Ref.set(state, { ...previous, failed: outcome.left.reason })
+          yield* PubSub.publish(published, { added: [], removed: [], changed: [], failed: outcome.left.reason })
+          return yield* outcome.left
+        }
+        const next = outcome.right
+        const graded = (serverName: string) => `${namespace}.${serverName}`
+        // Only tools that are, or were, in a toolkit: one left out for its name is reported by `skipped`.
+        const inNext = (name: string) => next.toolkit.get(graded(name)) !== undefined
+        const inPrevious = (name: string) => previous.toolkit.get(graded(name)) !== undefined
+        const report: Refresh = {
+          added: [...next.current.keys()].filter((name) => !previous.current.has(name) && inNext(name)).map(graded),
+          removed: [...previous.current.keys()].filter((name) => !next.current.has(name) && inPrevious(name)).map(
+            graded
+          ),
+          changed: [...next.current.values()].flatMap(({ listing }) => {
+            const old = previous.current.get(listing.name)?.listing
+            return old !== undefined && inNext(listing.name) && fingerprint(old) !== fingerprint(listing)
+              ? [graded(listing.name)]
+              : []
+          })
+        }
+        yield* Ref.set(state, next)
+        yield* PubSub.publish(published, report)
+        return report
+      })
+    )
+
+    // Notifications are coalesced: a burst of them is one listing.
+    const signals = yield* Queue.sliding<void>(1)
+    yield* Effect.acquireRelease(
+      Effect.sync(() =>
+        client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+          Queue.unsafeOffer(signals, undefined)
+        })
+      ),
+      () => Effect.sync(() => client.removeNotificationHandler("notifications/tools/list_changed"))
+    )
+    // A failed refresh is published, and the next notification tries again.
+    yield* Queue.take(signals).pipe(Effect.zipRight(Effect.ignore(refresh)), Effect.forever, Effect.forkScoped)
+
+    return {
+      toolkit: Ref.get(state).pipe(Effect.map((now) => now!.toolkit)),
+      refresh,
+      changes: PubSub.subscribe(published)
+    }
+  })
