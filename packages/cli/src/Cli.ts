@@ -24,6 +24,8 @@
  * graded manifest --json                # the module's policy: every tool, its grade, roles, guidelines
  * graded manifest --check               # the four-question review and conflict checks; exit 1 on an error
  * graded review                         # the four-question review of every tool
+ * graded mcp serve                      # the toolkit to an MCP client over stdio; writes and sends become proposals
+ * graded mcp serve --http 3000          # over Streamable HTTP on 127.0.0.1:3000/mcp, until Ctrl-C
  * ```
  *
  * @since 0.1.0
@@ -31,8 +33,10 @@
 import { Args, Command, HelpDoc, Options } from "@effect/cli"
 import { Effect, type Layer, Option } from "effect"
 import type { Plan, Registry, Toolkit } from "@graded/core"
+import type { McpServe } from "@graded/mcp"
 import type { Check, Policy } from "@graded/policy"
 import * as internal from "./internal/commands.js"
+import * as mcpCommands from "./internal/mcp.js"
 import * as policyCommands from "./internal/policy.js"
 
 /**
@@ -56,7 +60,23 @@ export interface Config {
   readonly policy?: Policy.Policy<any> | undefined
   /** The vocabulary the policy is written against (roles, pages, ...), for the conflict checks of `manifest --check`. */
   readonly declared?: Check.Declared | undefined
+  /**
+   * How `graded mcp serve` serves the toolkit: the name and version it
+   * announces, the session's context (actor, role, page, features, tenant;
+   * the actor defaults to `mcp:` and the person who started the server) and
+   * the options of the proposals a client's writes and sends record.
+   */
+  readonly mcp?: McpOptions | undefined
 }
+
+/**
+ * What a module may say about serving it over MCP (`export const mcp = ...`):
+ * `McpServe.Options` from @graded/mcp.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type McpOptions = McpServe.Options
 
 /**
  * Types a config module's exports.
@@ -128,7 +148,12 @@ const examples = {
   resume: ["graded resume run-1"],
   cancel: ["graded cancel run-1 --reason \"the customer called\""],
   manifest: ["graded manifest", "graded manifest --json > manifest.json", "graded manifest --check"],
-  review: ["graded review", "graded review --json"]
+  review: ["graded review", "graded review --json"],
+  mcp: [
+    "graded mcp serve -m graded.config.ts",
+    "graded mcp serve --http 3000",
+    "graded mcp serve --http 8080 --host 0.0.0.0 --feature billing"
+  ]
 } as const satisfies Record<string, ReadonlyArray<string>>
 
 const descriptions: { readonly [K in keyof typeof examples]: string } = {
@@ -143,7 +168,8 @@ const descriptions: { readonly [K in keyof typeof examples]: string } = {
   resume: "go on with a run whose proposals are decided (the module's layer provides the model)",
   cancel: "cancel a run with a reason; its open proposals are rejected",
   manifest: "the permission manifest of the module's policy; --check: review and conflicts (exit 1 on an error)",
-  review: "the four-question contract review of the module's policy's tools (exit 1 on a finding)"
+  review: "the four-question contract review of the module's policy's tools (exit 1 on a finding)",
+  mcp: "mcp serve: the toolkit to an MCP client (stdio; --http PORT); its writes and sends become proposals"
 }
 
 const list = Command.make("list", { module, page, feature, autonomous }, withModule(internal.list)).pipe(
@@ -265,6 +291,32 @@ const review = Command.make(
   withModule(policyCommands.review)
 ).pipe(Command.withDescription(descriptions.review))
 
+const mcpServe = Command.make(
+  "serve",
+  {
+    module,
+    http: Options.integer("http").pipe(
+      Options.withDescription("serve over Streamable HTTP on this port (0: any free one) instead of stdio"),
+      Options.optional
+    ),
+    host: Options.text("host").pipe(
+      Options.withDescription("the address --http listens on (default 127.0.0.1)"),
+      Options.optional
+    ),
+    page,
+    feature
+  },
+  withModule(mcpCommands.serve)
+).pipe(
+  Command.withDescription(
+    "serve the toolkit over MCP until the client closes stdin, or with --http until Ctrl-C; a read runs, a write or send records a proposal for graded pending and graded decide"
+  )
+)
+const mcp = Command.make("mcp").pipe(
+  Command.withDescription(descriptions.mcp),
+  Command.withSubcommands([mcpServe])
+)
+
 /**
  * The `graded` command, to embed or extend.
  *
@@ -283,7 +335,8 @@ export const command = root.pipe(Command.withSubcommands([
   resume,
   cancel,
   manifest,
-  review
+  review,
+  mcp
 ]))
 
 const isCommand = (name: string | undefined): name is keyof typeof examples =>

@@ -16,8 +16,9 @@
 import type { Invocation, Proposal, ProposalStore, Registry, SendCapability, Tool, WriteCapability } from "@graded/core"
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import type { Duration, Effect, Scope } from "effect"
+import type { Context, Duration, Effect, Layer, Scope } from "effect"
 import * as elicitInternal from "./internal/elicit.js"
+import * as layers from "./internal/layer.js"
 import * as internal from "./internal/serve.js"
 
 /**
@@ -256,3 +257,81 @@ export const http = <Tools extends ReadonlyArray<Tool.Any>>(
   options?: HttpOptions
 ): Effect.Effect<Address, ListenError, Requirements<Tools> | Scope.Scope> =>
   internal.http(registry as unknown as Registry.Registry<ReadonlyArray<Tool.Any>>, options)
+
+/**
+ * The address `McpServe.layerHttp` listens on, as a service of the layer:
+ * `yield* McpServe.Address` gives its host, port and endpoint URL (the port
+ * the system picked, when the options asked for 0 or none).
+ *
+ * @example
+ * import { Console, Effect } from "effect"
+ * import { Registry, Toolkit } from "@graded/core"
+ * import { McpServe } from "@graded/mcp"
+ *
+ * const main = Effect.flatMap(McpServe.Address, ({ url }) => Console.error(`MCP on ${url}`)).pipe(
+ *   Effect.zipRight(Effect.never),
+ *   Effect.provide(McpServe.layerHttp(Registry.make(Toolkit.make()), { port: 3000 }))
+ * )
+ *
+ * @since 0.2.0
+ * @category tags
+ */
+export const Address: Context.Tag<Address, Address> = layers.Address
+
+/**
+ * Serves one session over this process's stdin and stdout for the lifetime of
+ * the layer (`McpServe.stdio`, held open by the layer's scope): closing the
+ * scope closes the server. It provides no service. When the client closes
+ * stdin first, the session is over and the layer stays up, doing nothing,
+ * until its scope closes: a program whose life is the session (a command an
+ * MCP client spawns, which should exit when the client leaves) runs
+ * `McpServe.stdio` instead, which completes then. Named after @effect/ai's
+ * `McpServer.layerStdio`.
+ *
+ * @example
+ * import { Layer } from "effect"
+ * import { ProposalStore, Registry, Toolkit } from "@graded/core"
+ * import { McpServe } from "@graded/mcp"
+ *
+ * const Served = McpServe.layerStdio(Registry.make(Toolkit.make()), { name: "support-desk" }).pipe(
+ *   Layer.provide(ProposalStore.memory)
+ * )
+ * // Layer.launch(Served).pipe(NodeRuntime.runMain)
+ *
+ * @since 0.2.0
+ * @category layers
+ */
+export const layerStdio = <Tools extends ReadonlyArray<Tool.Any>>(
+  registry: Registry.Registry<Tools>,
+  options?: StdioOptions
+): Layer.Layer<never, never, Requirements<Tools>> =>
+  layers.layerStdio(registry as unknown as Registry.Registry<ReadonlyArray<Tool.Any>>, options)
+
+/**
+ * Serves over Streamable HTTP for the lifetime of the layer (`McpServe.http`,
+ * held open by the layer's scope): listening once the layer is built, every
+ * session closed and the port released when its scope closes. It provides
+ * `McpServe.Address`, where it listens; it fails with `McpServe.ListenError`
+ * when it cannot listen. Named after @effect/ai's `McpServer.layerHttp`.
+ *
+ * @example
+ * import { Effect, Layer } from "effect"
+ * import { ProposalStore, Registry, Toolkit } from "@graded/core"
+ * import { McpServe } from "@graded/mcp"
+ *
+ * const Served = McpServe.layerHttp(Registry.make(Toolkit.make()), { host: "127.0.0.1", port: 3000 }).pipe(
+ *   Layer.provide(ProposalStore.memory)
+ * )
+ * const main = Effect.flatMap(McpServe.Address, (address) => Effect.log(`serving ${address.url}`)).pipe(
+ *   Effect.zipRight(Effect.never),
+ *   Effect.provide(Served)
+ * )
+ *
+ * @since 0.2.0
+ * @category layers
+ */
+export const layerHttp = <Tools extends ReadonlyArray<Tool.Any>>(
+  registry: Registry.Registry<Tools>,
+  options?: HttpOptions
+): Layer.Layer<Address, ListenError, Requirements<Tools>> =>
+  layers.layerHttp(registry as unknown as Registry.Registry<ReadonlyArray<Tool.Any>>, options)

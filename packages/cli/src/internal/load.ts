@@ -9,6 +9,24 @@ import type { Config } from "../Cli.js"
 
 export class ConfigError extends Data.TaggedError("@graded/cli/ConfigError")<{ readonly message: string }> {}
 
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+// What is wrong with the `mcp` export (McpServe.Options), if anything.
+const mcpProblem = (mcp: unknown): string | undefined => {
+  if (!isRecord(mcp)) return "must be an object: { name, version, context, proposals, elicitation }"
+  for (const key of ["name", "version"] as const) {
+    if (mcp[key] !== undefined && typeof mcp[key] !== "string") return `.${key} must be a string`
+  }
+  for (const key of ["context", "proposals"] as const) {
+    if (mcp[key] !== undefined && !isRecord(mcp[key])) return `.${key} must be an object`
+  }
+  if (mcp.elicitation !== undefined && mcp.elicitation !== false && !isRecord(mcp.elicitation)) {
+    return ".elicitation must be false or an object: { timeout }"
+  }
+  return undefined
+}
+
 export const load = (file: string): Effect.Effect<Config, ConfigError> =>
   Effect.gen(function*() {
     const resolved = path.resolve(process.cwd(), file)
@@ -28,6 +46,10 @@ export const load = (file: string): Effect.Effect<Config, ConfigError> =>
     }
     if (exports.policy !== undefined && !Policy.isPolicy(exports.policy)) {
       return yield* new ConfigError({ message: `${file}: "policy" must be a policy made by Policy.make` })
+    }
+    if (exports.mcp !== undefined) {
+      const problem = mcpProblem(exports.mcp)
+      if (problem !== undefined) return yield* new ConfigError({ message: `${file}: "mcp" ${problem}` })
     }
     return exports as unknown as Config
   })

@@ -1,0 +1,29 @@
+// McpServe's layers: the existing ways to serve (`stdio`, `http`), held open
+// for a layer's lifetime. Nothing here serves by itself; it calls serve.ts.
+import { Context, Effect, Layer } from "effect"
+import type { Registry, Tool } from "@graded/core"
+import * as serve from "./serve.js"
+
+type AnyRegistry = Registry.Registry<ReadonlyArray<Tool.Any>>
+
+/** The address an HTTP layer listens on, as a service. */
+export const Address: Context.Tag<serve.Address, serve.Address> = Context.GenericTag<serve.Address>(
+  "@graded/mcp/McpServe/Address"
+)
+
+/**
+ * One session over stdio, served in a fiber of the layer's scope: closing
+ * the scope interrupts it, which closes the server (`connect`'s release).
+ * When the client ends the session first, the fiber ends and the scope stays
+ * open until its owner closes it.
+ */
+export const layerStdio = (
+  registry: AnyRegistry,
+  options?: Parameters<typeof serve.stdio>[1]
+): Layer.Layer<never, never, any> => Layer.scopedDiscard(Effect.forkScoped(serve.stdio(registry, options)))
+
+/** Streamable HTTP for the layer's lifetime; the bound address is the service it provides. */
+export const layerHttp = (
+  registry: AnyRegistry,
+  options?: serve.HttpOptions
+): Layer.Layer<serve.Address, serve.ListenError, any> => Layer.scoped(Address, serve.http(registry, options))
