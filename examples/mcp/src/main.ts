@@ -4,8 +4,9 @@
 // calls a read (it runs), a write and a send (each recorded as a proposal;
 // nothing runs). Then Alice, in this process, decides them on the same SQLite
 // file: the ticket is filed, the message is rejected and never sent. Last, the
-// audit both processes wrote. No API key needed; the client has no
-// elicitation, so the server records proposals.
+// audit both processes wrote. No API key needed; the first client has no
+// elicitation, so the server records proposals; a second client shows forms,
+// and its person approves an edited ticket right there.
 import { Effect } from "effect"
 import { Audit, HumanConfirm, Invocation, Proposal } from "@graded/core"
 import * as Desk from "@graded/example-support-desk/desk"
@@ -13,6 +14,7 @@ import { desk } from "@graded/example-support-desk/tools"
 import { SqlAudit } from "@graded/sql"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -36,15 +38,18 @@ const alice = HumanConfirm.scripted([
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "support-desk-mcp-"))
 const database = path.join(dir, "graded.db")
 
-const main = async () => {
-  // 1. The client starts the server, as a desktop MCP client does: a command and its arguments.
-  const server = fileURLToPath(new URL("./server.ts", import.meta.url))
-  const transport = new StdioClientTransport({
+// The server as a desktop MCP client starts it: a command and its arguments.
+const spawnServer = () =>
+  new StdioClientTransport({
     command: process.execPath,
-    args: ["--import", import.meta.resolve("tsx"), server],
+    args: ["--import", import.meta.resolve("tsx"), fileURLToPath(new URL("./server.ts", import.meta.url))],
     env: { ...getDefaultEnvironment(), [databaseVariable]: database },
     stderr: "inherit"
   })
+
+const main = async () => {
+  // 1. The client starts the server.
+  const transport = spawnServer()
   // No capabilities: this client cannot ask a human (no elicitation), so writes and sends become proposals.
   const client = new Client({ name: "demo-client", version: "1.0.0" })
   await client.connect(transport)
@@ -92,10 +97,30 @@ const main = async () => {
   )
   await client.close()
 
-  log("5. What reached the desk's systems:")
+  // 5. A client that shows forms (it declares elicitation): the person answers there, before anything runs.
+  log("5. A second client shows forms: a write asks its person, who edits the subject and approves.")
+  const withForms = new Client({ name: "desk-app", version: "1.0.0" }, { capabilities: { elicitation: { form: {} } } })
+  withForms.setRequestHandler(ElicitRequestSchema, (request) => {
+    const params = request.params as { message: string; requestedSchema?: { properties: object } }
+    log(
+      `   the form: ${params.message.split("\n")[0]}; fields ${
+        Object.keys(params.requestedSchema?.properties ?? {}).join(", ")
+      }`
+    )
+    return { action: "accept", content: { "graded/decision": "approve", subject: "Refund for March (invoice 2291)" } }
+  })
+  await withForms.connect(spawnServer())
+  const filed = await withForms.callTool({
+    name: "ticket__submit",
+    arguments: { subject: "Refund for March", body: "Charged twice." }
+  })
+  log(`   ticket__submit ran after the form: ${(filed.content as Array<{ text: string }>)[0]?.text}`)
+  await withForms.close()
+
+  log("6. What reached the desk's systems from Alice's process:")
   log(`   tickets filed: ${show(outbox.tickets)}`)
   log(`   messages to the customer: ${show(Desk.readChat(chatFile(database)))}`)
-  log("6. The audit, as both processes wrote it:")
+  log("7. The audit, as every process wrote it:")
   const entries = await Effect.runPromise(SqlAudit.entries().pipe(Effect.provide(layer(database)), Effect.scoped))
   for (const entry of entries) log(`   [${entry.actor}] ${Audit.describe(entry)}`)
 }

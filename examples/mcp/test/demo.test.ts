@@ -53,7 +53,17 @@ describe("pnpm demo:mcp", () => {
       const delivered = at("[agent:alice] DELIVERED ticket.submit, confirmed by agent:alice")
       expect(proposedTicket).toBeLessThan(approved)
       expect(approved).toBeLessThan(delivered)
-      expect(auditLines.filter((line) => line.includes("DELIVERED"))).toEqual([lines[delivered]])
+      // The form: the second client's person saw the write first and approved an edit; only then did it run.
+      at("the form: WRITE: Submit a ticket (ticket.submit); fields graded/decision, subject, body, graded/reason")
+      const asked = at(
+        "[mcp:client] asks a human to confirm ticket.submit (write) with {\"subject\":\"Refund for March\",\"body\":\"Charged twice.\"}"
+      )
+      const viaForm = at("[mcp:client] mcp:desk-app@1.0.0 approved ticket.submit (edited)")
+      expect(asked).toBeLessThan(viaForm)
+      expect(auditLines.filter((line) => line.includes("DELIVERED"))).toEqual([
+        lines[delivered],
+        "[mcp:client] DELIVERED ticket.submit, confirmed by mcp:desk-app@1.0.0"
+      ])
       at("[agent:alice] agent:alice rejected chat.sendMessage: I will call her instead")
       at("p-1 delivered: ticket {\"id\":\"T-1200\"} filed")
       at("p-2 rejected: chat.sendMessage was rejected by agent:alice: I will call her instead")
