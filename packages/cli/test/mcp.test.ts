@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import { Effect } from "effect"
 import { Proposal } from "@graded/core"
 import { Sql } from "@graded/sql"
@@ -211,6 +212,44 @@ describe("graded mcp serve", { timeout: 240_000 }, () => {
       await expect(fetch(url!, { method: "POST" })).rejects.toBeInstanceOf(TypeError)
       expect(out).toBe("")
       await client.close().catch(() => undefined)
+    }
+  })
+
+  it("on a host other machines reach, a client's form is never asked: its write is proposed", async () => {
+    const { env, graded } = setup()
+    const child = spawn(
+      process.execPath,
+      [bin, "-m", "mcp.config.ts", "mcp", "serve", "--http", "0", "--host", "0.0.0.0"],
+      { cwd: fixtures, env }
+    )
+    let err = ""
+    child.stderr.on("data", (chunk: Buffer) => void (err += chunk.toString()))
+    const deadline = Date.now() + 60_000
+    while (!/http:\/\/\S+\/mcp/.test(err) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    const port = /http:\/\/0\.0\.0\.0:(\d+)\/mcp/.exec(err)?.[1]
+    expect(port, err).toBeDefined()
+    expect(err).toContain("no client's form is asked")
+    // A client that would approve anything in its form, the attack: a stranger on the network.
+    let forms = 0
+    const client = new Client({ name: "stranger", version: "1.0.0" }, { capabilities: { elicitation: { form: {} } } })
+    client.setRequestHandler(ElicitRequestSchema, () => {
+      forms++
+      return { action: "accept", content: { "graded/decision": "approve" } }
+    })
+    try {
+      await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)))
+      const write = (await client.callTool({ name: "ticket__submit", arguments: { subject: "from afar" } }))
+        .structuredContent as Structured
+      expect(write).toMatchObject({ requiresConfirm: true, status: "pending" })
+      expect(forms).toBe(0)
+      const pending = await graded(["pending", "--json"])
+      expect(pending.out).toContain(`"id":"${write.proposal}"`)
+    } finally {
+      await client.close().catch(() => undefined)
+      child.kill("SIGTERM")
+      await exited(child)
     }
   })
 

@@ -92,12 +92,21 @@ export const serve = (options: ServeOptions) =>
         return yield* inForce(McpServe.stdio(registry, serveOptions))
       }
       const host = Option.getOrElse(options.host, () => "127.0.0.1")
+      // Reachable from other machines with no authentication, a client's
+      // form would be a stranger's: unless the module says otherwise, every
+      // write and send is proposed, for pending and decide.
+      const open = !loopback.has(host)
+      const forms = open && mcp.elicitation === undefined ? { elicitation: false as const } : {}
       return yield* inForce(Effect.scoped(Effect.gen(function*() {
-        const built = yield* Layer.build(McpServe.layerHttp(registry, { ...serveOptions, host, port }))
+        const built = yield* Layer.build(McpServe.layerHttp(registry, { ...serveOptions, ...forms, host, port }))
         const address = Context.get(built, McpServe.Address)
-        if (!loopback.has(host)) {
+        if (open) {
           yield* say(
-            `graded mcp serve: ${host} is not a loopback address: whoever reaches it may call the tools (no authentication; writes and sends only become proposals)`
+            `graded mcp serve: ${host} is not a loopback address: whoever reaches it may call the tools (no authentication; ${
+              mcp.elicitation === undefined
+                ? "writes and sends only become proposals: no client's form is asked"
+                : "the module's mcp.elicitation lets a client's form approve writes and sends"
+            })`
           )
         }
         yield* say(`graded mcp serve: ${options.module} at ${address.url} (Ctrl-C stops it)`)
