@@ -251,11 +251,15 @@ ${policySection(policy)}
 - **@effect/ai**: \`toolkit.handle(name, params)\` of a toolkit built with \`toLayer(handlers)\`: decode, run, encode.
 `
 // The supervised-runs section is bench:runs' own (it needs databases and a
-// minute): kept as it was when this page is rewritten.
+// minute), the MCP section bench:mcp's (it spawns servers): kept as they
+// were when this page is rewritten.
 const page = path.join(here, "../docs/PERFORMANCE.md")
 const previous = readFileSync(page, "utf8")
-const runsStart = previous.indexOf("## Supervised runs")
-const runsEnd = runsStart === -1 ? -1 : previous.indexOf("\n## ", runsStart + 1)
-const runsSection = runsStart === -1 ? "" : previous.slice(runsStart, runsEnd === -1 ? undefined : runsEnd).trimEnd()
-writeFileSync(page, runsSection === "" ? doc : `${doc.trimEnd()}\n\n${runsSection}\n`)
+const kept = (heading: string) => {
+  const start = previous.indexOf(`${heading}\n`)
+  const end = start === -1 ? -1 : previous.indexOf("\n## ", start + 1)
+  return start === -1 ? "" : previous.slice(start, end === -1 ? undefined : end).trimEnd()
+}
+const ownSections = ["## Supervised runs", "## MCP"].map(kept).filter((section) => section !== "")
+writeFileSync(page, [doc.trimEnd(), ...ownSections].join("\n\n") + "\n")
 console.log("wrote docs/PERFORMANCE.md")
