@@ -30,7 +30,7 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { Invocation } from "@graded/core"
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
-import { Cause, Effect, Exit, JSONSchema, Runtime, Scope } from "effect"
+import { Effect, Exit, JSONSchema, Runtime, Scope } from "effect"
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -214,8 +214,9 @@ const loadAfter = load()
 // Where graded's time goes, in this process without a transport: each
 // server's \`tools/call\` handler called directly (as the SDK's protocol layer
 // calls it), and a ladder of what a graded call does, one piece added a row.
-// serve.ts's call is written out again here (its Effect chain, as of this
-// commit) so that each piece can be left out in turn.
+// serve.ts's call is written out again here (as of this commit: the
+// registry's invoke in a fiber of the session's runtime, which was marked as
+// the model's once, then the answer) so that each piece can be left out.
 const pieceRounds = 7
 const pieceCalls = Math.round(scale * 1000)
 interface Piece {
@@ -244,22 +245,18 @@ const request = (i: number) => ({
   method: "tools/call",
   params: { name: wireName, arguments: { id: ids[i % ids.length]! } }
 })
-const sessionRuntime = await Effect.runPromise(Effect.runtime<never>())
-const runInSession = Runtime.runPromise(sessionRuntime)
-const serveLike = (i: number, outputSchema: boolean) =>
-  runInSession(
-    Effect.gen(function*() {
-      const result = yield* registry.invoke(toolName, { id: ids[i % ids.length]! }, context)
-      const structured = result.ok && (!outputSchema || JSONSchema.make(Lookup.output) !== undefined)
-      return {
-        content: [{ type: "text", text: JSON.stringify(result) }],
-        ...(structured ? { structuredContent: result.data } : {})
-      }
-    }).pipe(
-      Effect.catchAllCause((cause) => Effect.fail(Cause.squash(cause))),
-      Effect.either
-    )
-  )
+// The session's runtime as McpServe makes it: its context and the model's mark set once.
+const sessionRuntime = await Effect.runPromise(Invocation.within(context)(Effect.runtime<never>()))
+const runInSession = Runtime.runPromiseExit(sessionRuntime)
+const serveLike = (i: number) =>
+  runInSession(registry.invoke(toolName, { id: ids[i % ids.length]! })).then((exit) => {
+    if (exit._tag === "Failure") return { isError: true, content: [] }
+    const result = exit.value
+    return {
+      content: [{ type: "text", text: JSON.stringify(result) }],
+      ...(result.ok ? { structuredContent: result.data } : {})
+    }
+  })
 const pieces: ReadonlyArray<Piece> = [
   { what: "bare: `McpServer`'s `tools/call` handler", run: (i) => bareHandler(request(i), extra) },
   { what: "graded: `McpServe`'s `tools/call` handler", run: (i) => gradedHandler(request(i), extra) },
@@ -285,14 +282,14 @@ const pieces: ReadonlyArray<Piece> = [
   },
   { what: "`Effect.runPromise(Effect.void)`: a fiber and a promise", run: () => Effect.runPromise(Effect.void) },
   {
-    what: "serve.ts's call written out: the above in `Effect.gen`, `catchAllCause`, `either`, `Runtime.runPromise`",
-    run: (i) => serveLike(i, false)
+    what:
+      "serve.ts's call written out: `registry.invoke(name, input)` in a fiber of the session's runtime, marked once when the session starts, and the answer",
+    run: (i) => serveLike(i)
   },
   {
-    what: "the same with `JSONSchema.make(tool.output)` on each call (serve.ts's `outputSchemaOf`)",
-    run: (i) => serveLike(i, true)
+    what: "`JSONSchema.make(tool.output)` alone (serve.ts makes it once per tool)",
+    run: () => JSONSchema.make(Lookup.output)
   },
-  { what: "`JSONSchema.make(tool.output)` alone", run: () => JSONSchema.make(Lookup.output) },
   { what: "`JSON.stringify` of the result (the text content)", run: () => JSON.stringify(sampleResult) }
 ]
 const pieceSamples = pieces.map(() => [] as Array<number>)
@@ -346,7 +343,7 @@ interface CpuPerCall {
 }
 const markers: ReadonlyArray<[string, (url: string) => boolean]> = [
   ["graded core (`registry.invoke` and what it calls)", (url) => url.includes("/packages/core/src/")],
-  ["Effect's `JSONSchema` (serve.ts's `outputSchemaOf`)", (url) => url.endsWith("/effect/dist/esm/JSONSchema.js")],
+  ["Effect's `JSONSchema` (made once per tool by serve.ts)", (url) => url.endsWith("/effect/dist/esm/JSONSchema.js")],
   [
     "Effect's fiber runtime (`Runtime.runPromise` and the fiber)",
     (url) => url.includes("/effect/dist/esm/internal/fiberRuntime.js")
@@ -452,24 +449,20 @@ for (const [what] of markers) {
 
 // The ladder read as differences, on the least samples (rows in the order of `pieces`).
 function ladder(): string {
-  const [bare, graded, invoke, withContext, context, merge, autonomous, fiber, wrapped, withSchema] = pieceRows.map((
+  const [bare, graded, invoke, withContext, context, merge, autonomous, fiber, written] = pieceRows.map((
     row
-  ) => row.least) as [number, number, number, number, number, number, number, number, number, number]
+  ) => row.least) as [number, number, number, number, number, number, number, number, number]
   const parts = [
     ["`registry.invoke` itself, no context", invoke],
-    ["the session's context on each call", withContext - invoke],
-    [
-      "serve.ts's Effect wrapping (`Effect.gen`, `catchAllCause`, `either`, a fiber from the session's runtime)",
-      wrapped - withContext
-    ],
-    ["`JSONSchema.make` of the output schema on each call", withSchema - wrapped]
+    ["its fiber from the session's marked runtime, and the answer", written - invoke],
+    ["(the session's context given on each call instead would add", withContext - invoke]
   ] as const
   return `Read on the least samples: graded's handler takes ${
     µs(graded - bare)
   } µs more than the bare one (which does its
 own zod checks and the tool in ${µs(bare)} µs, the SDK's request check included). serve.ts's call, written out, takes ${
-    µs(withSchema)
-  } µs: ${parts.map(([what, x]) => `${what} ${µs(x)} µs`).join("; ")}. The context alone, without the call, takes ${
+    µs(written)
+  } µs: ${parts.map(([what, x]) => `${what} ${µs(x)} µs`).join("; ")}). The context alone, without the call, takes ${
     µs(context - fiber)
   } µs over a bare fiber: ${µs(merge - fiber)} µs to merge who is calling into the fiber's context, ${
     µs(autonomous - fiber)
@@ -542,16 +535,14 @@ ${pieceRows.map((r) => `| ${r.what} | ${r.micros.toFixed(1)} | ${r.least.toFixed
 ${ladder()}
 
 Measured this way the handler runs hot in a tight loop; inside a round trip, between the client's and the
-transport's code, the same handler took about twice as long (by hand, not in this run: 5,000 in-memory round trips
-under the inspector, about 95 µs of the graded process's 155 µs per round trip were under the SDK's \`tools/call\`
-handler, against 4 µs of 43 for the bare server; of the 95, Effect's fiber runtime about 45, Schema decoding and
-encoding 13, \`JSONSchema.make\` 9, serve.ts's own code 10, the registry and the context 14). What serve.ts
-(at the commit above) does on every call that the bare server does not: it runs an \`Effect.gen\` in a new fiber from
-the session's runtime (\`Runtime.runPromise\`); \`registry.invoke\` with the session's context, whose
-\`autonomous: true\` marks each call's fiber through \`Invocation.within\` (an \`acquireUseRelease\` written to run once
-per agent run); \`JSONSchema.make\` of the tool's output schema (\`outputSchemaOf\`) to decide whether the answer
-carries structured content, which could be worked out once per tool; and \`JSON.stringify\` of the result, which the
-registry has already serialized once for its character limit.
+transport's code, the same work costs about twice as much. Before this section's commit, serve.ts also gave each call
+the session's context (\`Invocation.within\`, whose \`autonomous: true\` marked each call's fiber), made the output
+schema's JSON Schema on every call and wrapped the call in three more Effect steps: its handler then took 39 µs (least
+sample) against the bare 4.5, and a profiled round trip put 95 µs under the handler. Now the session's runtime is
+marked once when the session starts and the schemas are made once per tool, so what graded adds over the bare
+server is, nearly all of it, \`registry.invoke\` itself: the strict decode, the gates, the audit, the encode and
+the Effect interpreter running them. That path is issue #18's (a synchronous fast path for synchronous tools, the
+key check from a precomputed set), which this benchmark will then show.
 
 The server's own CPU per call over stdio: both stdio servers again (fresh processes, ${warmupCalls} warm-up calls),
 each process's CPU time (\`process.cpuUsage\`) over ${profileCalls} calls, median of 3 phases, the two taking turns;

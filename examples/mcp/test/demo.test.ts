@@ -46,7 +46,10 @@ describe("pnpm demo:mcp", () => {
       at("ticket__submit: requires confirmation, proposal p-1 (pending)")
       at("chat__sendMessage: requires confirmation, proposal p-2 (pending)")
       const auditLines = lines.filter((line) => line.startsWith("["))
-      expect(auditLines.filter((line) => /\bruns (ticket\.submit|chat\.sendMessage) \{/.test(line))).toEqual([])
+      // The only write the server itself ran is the one a person approved in the form (below).
+      expect(auditLines.filter((line) => /\bruns (ticket\.submit|chat\.sendMessage) \{/.test(line))).toEqual([
+        "[mcp:client] runs ticket.submit {\"subject\":\"Refund for March\",\"body\":\"Charged twice.\"}"
+      ])
 
       // The write ran once, after Alice approved it, in her process; the send was rejected and never went out.
       const approved = at("[agent:alice] agent:alice approved ticket.submit")

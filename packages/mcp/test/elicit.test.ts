@@ -371,12 +371,14 @@ describe("the form over real transports", () => {
     }).pipe(Effect.provide(ProposalStore.memory))
   })
 
-  it("stdio, a real process: an edited write is delivered as edited; a declined send is not", async () => {
+  it("stdio, a real process: an edited write is delivered as edited; a declined send and an invalid edit are not", async () => {
     const script = fileURLToPath(new URL("./fixtures/serveStdio.ts", import.meta.url))
     const log = join(mkdtempSync(join(tmpdir(), "graded-mcp-")), "effects.log")
     const answers: Array<ElicitResult> = [
       { action: "accept", content: { "graded/decision": "approve", subject: "edited over stdio" } },
-      { action: "decline" }
+      { action: "decline" },
+      // An invalid edit: a subject must be text.
+      { action: "accept", content: { "graded/decision": "approve", subject: 42 } }
     ]
     const { client } = clientWith(() => answers.shift()!)
     await client.connect(
@@ -387,6 +389,9 @@ describe("the form over real transports", () => {
       expect(write.isError).toBeFalsy()
       const send = await client.callTool({ name: "chat__sendMessage", arguments: { text: "Hi" } })
       expect(send.isError).toBe(true)
+      const invalid = await client.callTool({ name: "ticket__submit", arguments: { subject: "s" } })
+      expect(invalid.isError).toBe(true)
+      expect(textOf(invalid).error).toContain("is invalid, nothing was delivered")
     } finally {
       await client.close()
     }

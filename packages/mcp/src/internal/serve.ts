@@ -1,6 +1,6 @@
 import {
   HumanConfirm,
-  type Invocation,
+  Invocation,
   Proposal,
   ProposalStore,
   type Registry,
@@ -23,7 +23,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
-import { Cause, type Duration, Effect, JSONSchema, Option, Runtime, Schema } from "effect"
+import { type Duration, Effect, JSONSchema, Option, Runtime, Schema } from "effect"
 import * as elicit from "./elicit.js"
 
 /** The options of every way to serve; see `McpServe.Options`. */
@@ -81,6 +81,8 @@ const outputSchemaOf = (tool: Tool.Any): McpTool["outputSchema"] | undefined => 
   }
 }
 
+const defect: unique symbol = Symbol("defect")
+
 const text = (value: unknown): CallToolResult["content"] => [{ type: "text", text: JSON.stringify(value) }]
 
 const unexpected = (wire: string): CallToolResult => ({
@@ -114,6 +116,8 @@ export const make = (
       registry.functionSchemas({ features: allFeatures, autonomous: false }).map((schema) => [schema.name, schema])
     )
     const confirmable = tools.filter((tool) => tool.grade !== "read")
+    // Made once: JSON Schema generation is not cheap, and a call needs to know.
+    const outputSchemas = new Map(tools.map((tool) => [tool, outputSchemaOf(tool)]))
     // The proposal tools of the writes and sends. Their gates ran already on
     // the tool itself (features, page, policy) before one is called: no
     // feature or page blocks them here; a guard in force (a policy) still
@@ -141,7 +145,7 @@ export const make = (
         const entry = tool.grade === "read" ? asModel[index] : asHuman[index]
         const definition = definitions.get(Wire.toWire(tool.name))
         if (entry === undefined || !entry.offered || definition === undefined) return
-        const outputSchema = outputSchemaOf(tool)
+        const outputSchema = outputSchemas.get(tool)
         listed.push({
           name: entry.wire,
           title: tool.title,
@@ -161,51 +165,49 @@ export const make = (
     const asking = options.elicitation !== false
     const timeout = (options.elicitation !== false ? options.elicitation?.timeout : undefined) ?? elicit.defaultTimeout
     const { autonomous: _autonomous, ...humanContext } = context
-    const confirmed = (server: Server, name: string, args: unknown) =>
-      registry.invoke(name, args, { ...humanContext, autonomous: false }).pipe(
-        Effect.provide(HumanConfirm.layer(elicit.ui(server, timeout)))
-      )
+    // The session's calls start in fibers born with its context: marked as
+    // the model's once here, not on every call (marking is not free). Made
+    // in a fiber that is already a model's or a tool's, they inherit that.
+    const asModel = yield* Invocation.within(context)(Effect.runtime<any>())
+    const asHuman = yield* Invocation.within({ ...humanContext, autonomous: false })(Effect.runtime<any>())
 
-    const call = (server: Server, wire: string, args: unknown): Effect.Effect<CallToolResult, McpError, any> =>
+    // What the registry answered, as MCP says it.
+    const answer = (
+      wire: string,
+      tool: Tool.Any | undefined,
+      result: Registry.ToolResult
+    ): CallToolResult | McpError => {
+      if (result.code === "unknown-tool") return new McpError(ErrorCode.InvalidParams, `Unknown tool: ${wire}`)
+      if (result.code === "invalid-input") {
+        return new McpError(ErrorCode.InvalidParams, result.error ?? `Invalid arguments`)
+      }
+      if (!result.ok) return { isError: true, content: text(result) }
+      // A write's or send's output goes as text: no output schema is listed
+      // for them (without a form, their answer is a proposal).
+      const structured =
+        tool !== undefined && outputSchemas.get(tool) !== undefined && typeof result.data === "object" &&
+          result.data !== null
+          ? { structuredContent: result.data as Record<string, unknown> }
+          : {}
+      return { content: text(result), ...structured }
+    }
+
+    // A write or send the client asked for, without a form: nothing runs; it
+    // is recorded for a human to decide.
+    const propose = (tool: Tool.Any, args: unknown, refused: Registry.ToolResult) =>
       Effect.gen(function*() {
-        const name = Wire.fromWire(wire)
-        const tool = registry.toolkit.get(name)
-        const viaForm = tool !== undefined && tool.grade !== "read" && asking && elicit.canAsk(server)
-        const result = viaForm ? yield* confirmed(server, name, args) : yield* registry.invoke(name, args, context)
-        if (result.code === "unknown-tool") {
-          return yield* Effect.fail(new McpError(ErrorCode.InvalidParams, `Unknown tool: ${wire}`))
-        }
-        if (result.code === "invalid-input") {
-          return yield* Effect.fail(new McpError(ErrorCode.InvalidParams, result.error ?? `Invalid arguments`))
-        }
-        if (result.ok) {
-          // A write's or send's output goes as text: no output schema is
-          // listed for them (without a form, their answer is a proposal).
-          const structured = tool !== undefined && outputSchemaOf(tool) !== undefined &&
-              typeof result.data === "object" && result.data !== null
-            ? { structuredContent: result.data as Record<string, unknown> }
-            : {}
-          return { content: text(result), ...structured }
-        }
-        if (result.code !== "requires-confirm" || tool === undefined || proposals === undefined) {
-          return { isError: true, content: text(result) }
-        }
         // Without a store (its requirement cast away) nothing can be recorded:
         // the refusal stands as it is, and nothing runs.
-        if (Option.isNone(yield* Effect.serviceOption(ProposalStore.ProposalStore))) {
-          return { isError: true, content: text(result) }
+        if (proposals === undefined || Option.isNone(yield* Effect.serviceOption(ProposalStore.ProposalStore))) {
+          return { isError: true, content: text(refused) } satisfies CallToolResult
         }
-        // A write or send the client asked for: nothing runs; it is recorded
-        // for a human to decide.
         const proposed = yield* proposals.invoke(`${tool.name}.propose`, args, proposalContext)
         if (proposed.code === "invalid-input") {
-          return yield* Effect.fail(
-            new McpError(ErrorCode.InvalidParams, (proposed.error ?? "Invalid arguments").replace(".propose", ""))
-          )
+          return new McpError(ErrorCode.InvalidParams, (proposed.error ?? "Invalid arguments").replace(".propose", ""))
         }
-        if (!proposed.ok) return { isError: true, content: text(proposed) }
+        if (!proposed.ok) return { isError: true, content: text(proposed) } satisfies CallToolResult
         const data = proposed.data as Proposal.Proposed
-        const answer = {
+        const pending = {
           ok: false,
           code: "requires-confirm",
           requiresConfirm: true,
@@ -213,29 +215,47 @@ export const make = (
           status: data.status,
           note: data.note
         }
-        return { content: text(answer), structuredContent: answer, _meta: { [proposalKey]: data.proposal } }
+        return {
+          content: text(pending),
+          structuredContent: pending,
+          _meta: { [proposalKey]: data.proposal }
+        } satisfies CallToolResult
       })
+
+    // Runs one step of a call in the runtime it belongs to.
+    const settle = <A>(runtime: Runtime.Runtime<any>, effect: Effect.Effect<A, never, any>) =>
+      Runtime.runPromiseExit(runtime)(effect).then((exit) => exit._tag === "Success" ? exit.value : defect)
+
+    // A defect is the fixed message; a protocol error goes back as a
+    // JSON-RPC error (thrown to the SDK, which answers with it).
+    const call = async (server: Server, wire: string, args: unknown): Promise<CallToolResult> => {
+      const name = Wire.fromWire(wire)
+      const tool = registry.toolkit.get(name)
+      const viaForm = tool !== undefined && tool.grade !== "read" && asking && elicit.canAsk(server)
+      const result = viaForm
+        ? await settle(
+          asHuman,
+          Effect.provide(registry.invoke(name, args), HumanConfirm.layer(elicit.ui(server, timeout)))
+        )
+        : await settle(asModel, registry.invoke(name, args))
+      if (result === defect) return unexpected(wire)
+      const said = result.code === "requires-confirm" && tool !== undefined
+        ? await settle(runtime, propose(tool, args, result))
+        : answer(wire, tool, result)
+      if (said === defect) return unexpected(wire)
+      if (said instanceof McpError) throw said
+      return said
+    }
 
     const server = new Server(
       { name: options.name ?? "graded", version: options.version ?? "0.1.0" },
       { capabilities: { tools: { listChanged: false } } }
     )
     server.setRequestHandler(ListToolsRequestSchema, () => run(listing))
-    server.setRequestHandler(CallToolRequestSchema, (request) =>
-      run(
-        call(server, request.params.name, request.params.arguments ?? {}).pipe(
-          Effect.catchAllCause((cause) => {
-            const failure = Cause.failureOption(cause)
-            return failure._tag === "Some" ? Effect.fail(failure.value)
-              : Effect.succeed(unexpected(request.params.name))
-          }),
-          Effect.either
-        )
-      ).then((either) => {
-        // A protocol error goes back as a JSON-RPC error, by the SDK.
-        if (either._tag === "Left") throw either.left
-        return either.right
-      }))
+    server.setRequestHandler(
+      CallToolRequestSchema,
+      (request) => call(server, request.params.name, request.params.arguments ?? {})
+    )
     return server
   })
 
