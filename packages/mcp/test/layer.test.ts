@@ -10,6 +10,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { makeDesk } from "./fixtures/desk.js"
+import { waitForExit } from "./fixtures/process.js"
 
 const connectTo = (url: string) =>
   Effect.promise(async () => {
@@ -81,19 +82,6 @@ describe("McpServe.layerHttp", () => {
     }).pipe(Effect.provide(ProposalStore.memory))
   })
 })
-
-const waitForExit = async (pid: number) => {
-  const deadline = Date.now() + 10_000
-  while (Date.now() < deadline) {
-    try {
-      process.kill(pid, 0)
-    } catch {
-      return true
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  return false
-}
 
 describe("McpServe.layerStdio in a real process", () => {
   const script = fileURLToPath(new URL("./fixtures/serveLayerStdio.ts", import.meta.url))

@@ -13,6 +13,7 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Layer, type Scope } from "effect"
 import { makeDesk } from "./fixtures/desk.js"
+import { waitForExit } from "./fixtures/process.js"
 
 type Desk = ReturnType<typeof makeDesk>
 
@@ -348,22 +349,9 @@ describe("McpServe.stdio in a real process", () => {
       await client.close()
     }
     // Closing stdin ends the server: its process exits on its own.
-    await waitForExit(pid)
+    expect(await waitForExit(pid), `the server (pid ${pid}) did not exit after stdin closed`).toBe(true)
   })
 })
-
-const waitForExit = async (pid: number) => {
-  const deadline = Date.now() + 10_000
-  while (Date.now() < deadline) {
-    try {
-      process.kill(pid, 0)
-    } catch {
-      return
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  throw new Error(`the server (pid ${pid}) did not exit after stdin closed`)
-}
 
 describe("McpServe.http over Streamable HTTP", () => {
   it.scoped("two client sessions on a real port: list, read, proposals per session; a taken port is a ListenError", () => {

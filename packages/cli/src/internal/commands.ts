@@ -344,7 +344,8 @@ export const pending = (options: { module: string; json: boolean }) =>
     if (Exit.isFailure(exit)) return yield* fail(`pending failed unexpectedly: ${firstLine(exit.cause)}`)
   }).pipe(Effect.catchAll((error) => fail(error.message)))
 
-const messageOf = (cause: Cause.Cause<unknown>): string => {
+/** A failure's own message, or the first line of what went wrong. */
+export const messageOf = (cause: Cause.Cause<unknown>): string => {
   const failure = Cause.failureOption(cause)
   if (Option.isSome(failure)) {
     const error = failure.value

@@ -10,7 +10,7 @@ import { Cause, Console, Context, Effect, Exit, Layer, Option } from "effect"
 import { Guard, Printable, ProposalStore, Registry } from "@graded/core"
 import { McpServe } from "@graded/mcp"
 import { Policy } from "@graded/policy"
-import { Person } from "./commands.js"
+import { messageOf, Person } from "./commands.js"
 import { load } from "./load.js"
 
 export interface ServeOptions {
@@ -29,17 +29,6 @@ const fail = (message: string) => Effect.zipRight(say(message), exitWith(1))
 
 // A command line that parses but cannot be served: exit code 2, as for one that does not parse.
 const usageError = (message: string) => Effect.zipRight(say(message), exitWith(2))
-
-const messageOf = (cause: Cause.Cause<unknown>): string => {
-  const failure = Cause.failureOption(cause)
-  if (Option.isSome(failure)) {
-    const error = failure.value
-    if (typeof error === "object" && error !== null && "message" in error && typeof error.message === "string") {
-      return error.message
-    }
-  }
-  return `failed unexpectedly: ${Cause.pretty(cause).split("\n")[0] ?? "unknown"}`
-}
 
 const loopback = new Set(["127.0.0.1", "localhost", "::1", "[::1]"])
 
