@@ -222,10 +222,11 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
   const decode = (tool: AnyTool, input: unknown) => {
     const proto = protoKeyPath(input)
     if (proto !== undefined) return Either.left(invalidInputMessage(tool.name, protoKeyIssue(proto)))
-    return Either.mapLeft(
-      prepared(tool).decode(compile(tool).normalize(input)),
-      (error) => InvalidInput.fromParseError(tool.name, error).message
-    )
+    const decoded = prepared(tool).decode(compile(tool).normalize(input))
+    // A success as it is: `Either.mapLeft` would make a new one.
+    return Either.isRight(decoded)
+      ? decoded as unknown as Either.Either<unknown, string>
+      : Either.left(InvalidInput.fromParseError(tool.name, decoded.left).message)
   }
 
   // A write or send a model chose: nothing runs or is sent. For a send, the
@@ -419,17 +420,18 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
     const verdict = gates(tool, context)
     if (verdict !== undefined) return labelled(tool)(refusal(tool.name, verdict))
     const guards = Context.get(fiber.currentContext, Guards)
-    const admitted = (): Effect.Effect<Dispatched, never, any> =>
-      tool.grade !== "read" && isAutonomous(fiber) ? requiresConfirm(tool, input) : run(tool, input, fiber)
-    if (guards.length === 0) return labelled(tool)(admitted())
+    if (guards.length === 0) return labelled(tool)(admitted(tool, input, fiber))
     // A guard (a policy) after the registry's own gates: it may refuse,
     // never lift a refusal.
     const seen = isAutonomous(fiber) && !context.autonomous ? { ...context, autonomous: true } : context
     return labelled(tool)(Effect.flatMap(admitAll(guards, tool, input, seen), (refused) =>
       refused === undefined
-        ? admitted()
+        ? admitted(tool, input, fiber)
         : refusal(tool.name, { code: "refused", gate: refused.gate, reason: refused.reason })))
   }
+
+  const admitted = (tool: AnyTool, input: unknown, fiber: RuntimeFiber<unknown, unknown>) =>
+    tool.grade !== "read" && isAutonomous(fiber) ? requiresConfirm(tool, input) : run(tool, input, fiber)
 
   // `Effect.catchAllCause(Effect.withFiberRuntime(...))` in the step it runs
   // in: a call done there (the synchronous path) comes back as its exit, and
