@@ -21,6 +21,8 @@ const sizes = (process.env.BENCH_SIZES ?? "10,100,500").split(",").map(Number)
 // declaration files, not its TypeScript sources run through tsx.
 console.log("Building @graded/core (packages/core/dist)...")
 rmSync(path.join(here, "../packages/core/dist"), { recursive: true, force: true })
+// A build info file left by an earlier build would make tsc emit nothing.
+rmSync(path.join(here, "../packages/core/tsconfig.build.tsbuildinfo"), { force: true })
 execFileSync("node", [
   path.join(here, "node_modules/typescript/bin/tsc"),
   "-p",
@@ -31,6 +33,134 @@ execFileSync("node", [
 
 console.log(`Runtime, ${repetitions} repetitions each (medians):`)
 const runtime = await measureRuntime(repetitions, console.log)
+
+const micros = (what: string) => runtime.rows.find((r) => r.what === what)!.micros
+const µs = (x: number) => `${x.toFixed(x < 10 ? 2 : 1)} µs`
+const standaloneRatio = micros(rowNames.gradedPromise) / micros(rowNames.bareSync)
+const inFiber = micros(rowNames.gradedFiber)
+const peers = [rowNames.effectAiFiber, rowNames.aiValidated, rowNames.aiParsed, rowNames.agents]
+const fastestPeer = peers.map((what) => ({ what, micros: micros(what) })).sort((a, b) => a.micros - b.micros)[0]!
+const schemas1000 = runtime.functionSchemas[1]!.millis
+const runtimeVerdict = (met: boolean) => (met ? "met" : "**missed**")
+const versusAi = inFiber / micros(rowNames.aiValidated)
+const versusBare = inFiber / micros(rowNames.bareFiber)
+const runtimeTargets = [
+  `| in one fiber with the memory sink, against ai's lookup + safeValidateTypes + execute: at most 1.0 | ${
+    versusAi.toFixed(2)
+  } (${µs(inFiber)} / ${µs(micros(rowNames.aiValidated))}) | ${runtimeVerdict(versusAi <= 1)} |`,
+  `| in one fiber with the memory sink, against bare Schema decode + run in one fiber: at most 1.5 | ${
+    versusBare.toFixed(2)
+  } (${µs(inFiber)} / ${µs(micros(rowNames.bareFiber))}) | ${runtimeVerdict(versusBare <= 1.5)} |`,
+  `| standalone (a runPromise per call) at most 2 × bare Schema under \`Effect.runSync\` | ${
+    µs(micros(rowNames.gradedPromise))
+  } = ${standaloneRatio.toFixed(1)} × ${µs(micros(rowNames.bareSync))} | ${runtimeVerdict(standaloneRatio <= 2)} |`,
+  `| in one fiber, at most 1 µs (median) | ${µs(inFiber)}; bare Schema in one fiber: ${
+    µs(micros(rowNames.bareFiber))
+  } | ${runtimeVerdict(inFiber <= 1)} |`,
+  `| in one fiber, faster than every peer | fastest peer: ${fastestPeer.what}, ${µs(fastestPeer.micros)} (${
+    (inFiber / fastestPeer.micros).toFixed(2)
+  } × graded's time) | ${runtimeVerdict(inFiber < fastestPeer.micros)} |`,
+  `| functionSchemas for 1,000 tools (cold) under 10 ms | ${schemas1000.toFixed(1)} ms | ${
+    runtimeVerdict(schemas1000 < 10)
+  } |`,
+  `| agent loop per round (scripted model) under 50 µs | ${µs(runtime.roundMicros)} | ${
+    runtimeVerdict(runtime.roundMicros < 50)
+  } |`
+]
+
+const runtimeSection = `## Runtime
+
+One dispatch of a trivial read tool (3-field input, returns a string), 20,000 calls a sample, a full garbage
+collection before each sample. Samples of all paths are interleaved (each repetition runs every path once) so that a
+noisy stretch falls on all of them; each figure is the median, with the fastest and slowest sample. graded audits
+every call into the memory sink (\`Audit.memory()\`, which keeps every entry), provided once as an application
+provides it: in the application's \`ManagedRuntime\` for the standalone row (each call its own \`runPromise\`), around
+all the calls for the in-fiber rows. The agent loop runs 200 rounds of a scripted model asking for one call a round,
+after 10 warm-up runs, with no audit sink. Load average (1 minute) when the call samples started and ended:
+${runtime.load.map((l) => l.toFixed(2)).join(" and ")} (${os.cpus().length} cores).
+
+| path | µs per call (median) | fastest – slowest sample |
+|---|---|---|
+${
+  runtime.rows.map((r) => `| ${r.what} | ${r.micros.toFixed(2)} | ${r.min.toFixed(2)} – ${r.max.toFixed(2)} |`).join(
+    "\n"
+  )
+}
+
+| other figure | value |
+|---|---|
+| functionSchemas, 100 tools (cold) | ${runtime.functionSchemas[0]!.millis.toFixed(1)} ms |
+| functionSchemas, 1,000 tools (cold) | ${runtime.functionSchemas[1]!.millis.toFixed(1)} ms |
+| functionSchemas, the same 1,000 tools again | ${runtime.functionSchemasWarm.toFixed(1)} ms |
+| agent loop per round (scripted model turn + one call) | ${runtime.roundMicros.toFixed(1)} µs |
+| memory per audit event (memory sink, 10,000 events) | ${Math.round(runtime.auditBytesPerEvent)} bytes |
+
+### Where graded stands against the targets
+
+| target | measured | verdict |
+|---|---|---|
+${runtimeTargets.join("\n")}
+
+What a graded call does that the bare baseline does not: it looks the tool up, reads the invocation context and runs
+the feature and page gates, refuses a \`__proto__\` key, checks the input's keys against the keys each struct allows
+(excess properties refused) and decodes it, runs the tool under its read-only restriction, encodes its output through
+the output schema, serializes the result once to keep it within the tool's character limit, and records two audit
+entries (called, completed) stamped with the time, trace id, actor and autonomous flag, into a sink; the memory sink
+keeps every entry, so its garbage is part of the cost (the ring row keeps the last 1,024 and counts the rest). A read
+tool whose \`run\` returns an effect that is done already (\`Effect.succeed\`, \`Effect.fail\`) or synchronous
+(\`Effect.sync\`) is called in the same fiber step as the rest, with the entries written at once when the sink can
+(\`Audit.memory\`, \`Audit.ring\`, \`Audit.layerSync\`, or a sink whose write is \`Effect.sync\`): the fiber interprets
+one step for the whole call, where bare Schema's decode and run are three. Any other run, sink or output schema
+continues as a chain of effects from the step where it needs one; a property test
+(packages/core/test/Registry.synchronous.property.test.ts) runs random tools and inputs both ways and compares the
+results and audit entries byte for byte. Against @effect/ai, the other Effect-based registry, graded is
+${(micros(rowNames.effectAiFiber) / inFiber).toFixed(1)} × faster in one fiber.
+
+What was found and fixed on this path. #18 (an earlier run of this page measured 13.8 µs in one fiber, 4.2 × bare
+Schema and 3.3 × ai's path): a profile of 200,000 in-fiber calls put 21-36% in the strict decode, 32% in the Effect
+interpreter and 11-24% in garbage collection. The strict decode ran Effect's literal-union parser once per input key;
+a set of allowed keys per struct, made once per tool (nested structs, arrays of them and optional or nullable ones
+included; other shapes decode strictly as before), now finds excess keys, and the default decode follows. An input
+with an excess key, or one the default decode refuses, is decoded strictly for its error, so every message is the
+same text (tests pin it at three depths). \`Reflect.ownKeys\` alone cost more than the check needs: the own names and
+symbols are read in two faster calls. The interpreter's share went with the synchronous path above. Each audit entry
+is one object, made with its stamp, where it used to be an event copied and then stamped; a synchronous sink takes it
+without an effect per entry. A \`__proto__\` key's path is written only for the key found, not for every key.
+Before #18 (78 µs per in-fiber call on an older version of this page): on Node 20 an object spread followed by more
+properties (\`{ ...event, at }\`) costs about a microsecond per property, and audit stamping and context merging did it
+on every call; the registry copies and then sets. A call binds the sink, its context and the clock once, from the
+fiber it runs in. Timestamps are formatted once per millisecond. The output is encoded without an effect when its
+schema allows. The result is serialized once, and trimmed only when it does not fit. Decoders are made once per
+tool. Inputs without optional fields skip the null-to-absent pass. The agent loop provides its refusing capabilities
+once rather than per call and reuses the registry's serialized result. The standalone row runs the call in the
+application's runtime: providing the audit sink to every call instead (\`Effect.provideService\` per call) copies the
+fiber's context each time and roughly doubles it.
+
+Function schemas: graded builds strict-mode parameters straight from the schema's AST for the shapes most tools use
+(structs of strings, numbers, booleans and arrays of them, optional fields, descriptions) and goes through Effect's
+\`JSONSchema.make\` and a strict rewrite for the rest; a property test keeps the two paths' output byte for byte
+equal. Effect's generator alone costs about 12 µs per fresh schema on this machine (12 ms for 1,000 tools; measured
+by hand, not in this run), so tools with unusual input schemas cost more when first listed. A cold figure swings with
+garbage collection: a collection during the call can double it. Definitions are made once per tool and kept: the
+same 1,000 tools listed again take ${runtime.functionSchemasWarm.toFixed(1)} ms.
+`
+
+// The page as it is, with its section headed `heading` replaced by `section`.
+const page = path.join(here, "../docs/PERFORMANCE.md")
+const previous = readFileSync(page, "utf8")
+const sectionOf = (heading: string) => {
+  const start = previous.indexOf(`${heading}\n`)
+  const end = start === -1 ? -1 : previous.indexOf("\n## ", start + 1)
+  return { start, end: end === -1 ? previous.length : end }
+}
+// BENCH_ONLY=runtime measures the runtime alone and rewrites only its section.
+if (process.env.BENCH_ONLY === "runtime") {
+  const { end, start } = sectionOf("## Runtime")
+  if (start === -1) throw new Error("docs/PERFORMANCE.md has no Runtime section")
+  writeFileSync(page, previous.slice(0, start) + runtimeSection.trimEnd() + "\n" + previous.slice(end))
+  console.log("wrote the Runtime section of docs/PERFORMANCE.md")
+  process.exit(0)
+}
 const auditMillis = Number(process.env.BENCH_AUDIT_MILLIS ?? 1200)
 console.log(`Audit sinks, ${Math.min(repetitions, 3)} repetitions of ${auditMillis} ms each:`)
 const audit = await measureAudit({ repetitions: Math.min(repetitions, 3), millis: auditMillis, log: console.log })
@@ -84,31 +214,6 @@ const targets = compilers.map((c) =>
     checkRatio(gradedSourcesVariant, c).toFixed(2)
   } |`
 )
-
-const micros = (what: string) => runtime.rows.find((r) => r.what === what)!.micros
-const µs = (x: number) => `${x.toFixed(x < 10 ? 2 : 1)} µs`
-const standaloneRatio = micros(rowNames.gradedPromise) / micros(rowNames.bareSync)
-const inFiber = micros(rowNames.gradedFiber)
-const peers = [rowNames.effectAiFiber, rowNames.aiValidated, rowNames.aiParsed, rowNames.agents]
-const fastestPeer = peers.map((what) => ({ what, micros: micros(what) })).sort((a, b) => a.micros - b.micros)[0]!
-const schemas1000 = runtime.functionSchemas[1]!.millis
-const runtimeTargets = [
-  `| standalone (a runPromise per call) at most 2 × bare Schema under \`Effect.runSync\` | ${
-    µs(micros(rowNames.gradedPromise))
-  } = ${standaloneRatio.toFixed(1)} × ${µs(micros(rowNames.bareSync))} | ${verdict(standaloneRatio <= 2)} |`,
-  `| in one fiber, at most 1 µs (median) | ${µs(inFiber)}; bare Schema in one fiber: ${
-    µs(micros(rowNames.bareFiber))
-  } | ${verdict(inFiber <= 1)} |`,
-  `| in one fiber, faster than every peer | fastest peer: ${fastestPeer.what}, ${µs(fastestPeer.micros)} (${
-    (inFiber / fastestPeer.micros).toFixed(1)
-  } × faster than graded) | ${verdict(inFiber < fastestPeer.micros)} |`,
-  `| functionSchemas for 1,000 tools (cold) under 10 ms | ${schemas1000.toFixed(1)} ms | ${
-    verdict(schemas1000 < 10)
-  } |`,
-  `| agent loop per round (scripted model) under 50 µs | ${µs(runtime.roundMicros)} | ${
-    verdict(runtime.roundMicros < 50)
-  } |`
-]
 
 const doc = `# Performance
 
@@ -177,64 +282,7 @@ costs the compiler the square of its length; at 500 tools the toolkit line alone
 and failed with "Type instantiation is excessively deep". \`Toolkit.readOnly\` now returns a list type and
 \`Agent.run\` walks the tuple only when it has an offender to name. type-tests/scale.test.ts keeps 500 tools compiling.
 
-## Runtime
-
-One dispatch of a trivial read tool (3-field input, returns a string), 20,000 calls a sample, a full garbage
-collection before each sample. Samples of all paths are interleaved (each repetition runs every path once) so that a
-noisy stretch falls on all of them. graded audits every call into a memory sink, provided once as an application
-provides it: in the application's \`ManagedRuntime\` for the standalone row (each call its own \`runPromise\`), around
-all the calls for the in-fiber row. The agent loop runs 200 rounds of a scripted model asking for one call a round,
-after 10 warm-up runs, with no audit sink.
-
-| path | µs per call |
-|---|---|
-${runtime.rows.map((r) => `| ${r.what} | ${r.micros.toFixed(2)} |`).join("\n")}
-
-| other figure | value |
-|---|---|
-| functionSchemas, 100 tools (cold) | ${runtime.functionSchemas[0]!.millis.toFixed(1)} ms |
-| functionSchemas, 1,000 tools (cold) | ${runtime.functionSchemas[1]!.millis.toFixed(1)} ms |
-| functionSchemas, the same 1,000 tools again | ${runtime.functionSchemasWarm.toFixed(1)} ms |
-| agent loop per round (scripted model turn + one call) | ${runtime.roundMicros.toFixed(1)} µs |
-| memory per audit event (memory sink, 10,000 events) | ${Math.round(runtime.auditBytesPerEvent)} bytes |
-
-### Where graded stands against the targets
-
-| target | measured | verdict |
-|---|---|---|
-${runtimeTargets.join("\n")}
-
-What a graded call does that the bare baseline does not: it looks the tool up, reads the invocation context and runs
-the feature and page gates, decodes with excess properties refused, runs the tool, encodes its output through the
-output schema, serializes the result once to keep it within the tool's character limit, and records two audit
-entries (called, completed) stamped with the time, trace id, actor and autonomous flag, into a memory sink that keeps
-every entry (the sink's garbage is part of the cost). Every step is an Effect the fiber interprets; bare Schema runs
-three. On this machine bare Schema itself takes ${µs(micros(rowNames.bareFiber))} in one fiber and
-${µs(micros(rowNames.bareSync))} under \`Effect.runSync\`, against ${µs(micros(rowNames.aiValidated))} for ai's path: a
-registry that does graded's work as a chain of Effects does not come near 1 µs here, nor under a plain async call
-that validates and runs. Against @effect/ai, the other Effect-based registry, graded is
-${(micros(rowNames.effectAiFiber) / inFiber).toFixed(1)} × faster in one fiber.
-
-What was found and fixed on this path (the previous version of this page measured 78 µs per in-fiber call): on Node 20 an object spread
-followed by more properties (\`{ ...event, at }\`) costs about a microsecond per property, and audit stamping and
-context merging did it on every call; the registry now copies and then sets. Each audit entry used to be a chain of
-effects (context, clock, sink); a call now binds the sink, its context and the clock once, from the fiber it runs
-in. Timestamps are formatted once per millisecond. The output is encoded without an effect when its schema allows.
-The result is serialized once rather than twice, and trimmed only when it does not fit. Decoders are made once per
-tool, and the input is decoded stopping at the first error, then again collecting every error only when it failed.
-Inputs without optional fields skip the null-to-absent pass. The agent loop provides its refusing capabilities once
-rather than per call and reuses the registry's serialized result. The standalone row runs the call in the
-application's runtime: providing the audit sink to every call instead (\`Effect.provideService\` per call) copies the
-fiber's context each time and roughly doubles it.
-
-Function schemas: graded builds strict-mode parameters straight from the schema's AST for the shapes most tools use
-(structs of strings, numbers, booleans and arrays of them, optional fields, descriptions) and goes through Effect's
-\`JSONSchema.make\` and a strict rewrite for the rest; a property test keeps the two paths' output byte for byte
-equal. Effect's generator alone costs about 12 µs per fresh schema on this machine (12 ms for 1,000 tools; measured
-by hand, not in this run), so tools with unusual input schemas cost more when first listed. A cold figure swings with
-garbage collection: a collection during the call can double it. Definitions are made once per tool and kept: the
-same 1,000 tools listed again take ${runtime.functionSchemasWarm.toFixed(1)} ms.
-
+${runtimeSection}
 ${auditSection(audit)}
 ${policySection(policy)}
 ## What the peer rows measure
@@ -253,8 +301,6 @@ ${policySection(policy)}
 // The supervised-runs section is bench:runs' own (it needs databases and a
 // minute), the MCP section bench:mcp's (it spawns servers): kept as they
 // were when this page is rewritten.
-const page = path.join(here, "../docs/PERFORMANCE.md")
-const previous = readFileSync(page, "utf8")
 const kept = (heading: string) => {
   const start = previous.indexOf(`${heading}\n`)
   const end = start === -1 ? -1 : previous.indexOf("\n## ", start + 1)

@@ -12,6 +12,7 @@ import type * as Graded from "@graded/core"
 import { RunContext, tool as agentsTool } from "@openai/agents"
 import { asSchema, tool as vercelTool } from "ai"
 import { Effect, ManagedRuntime, Schema } from "effect"
+import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { z } from "zod"
@@ -34,7 +35,8 @@ interface Case {
 
 // Microseconds per call for every case. Repetitions are interleaved (each
 // repetition runs every case once) so that a noisy stretch of the machine
-// falls on all cases alike; the figure is each case's median.
+// falls on all cases alike; the figure is each case's median, with the
+// fastest and slowest sample.
 const perCall = async (cases: ReadonlyArray<Case>, calls: number, repetitions: number) => {
   for (const c of cases) await c.run(Math.min(calls, 2000)) // warm up
   const samples = cases.map(() => [] as Array<number>)
@@ -46,11 +48,20 @@ const perCall = async (cases: ReadonlyArray<Case>, calls: number, repetitions: n
       samples[i]!.push(((performance.now() - start) * 1000) / calls)
     }
   }
-  return cases.map((c, i) => ({ what: c.what, micros: median(samples[i]!) }))
+  return cases.map((c, i) => ({
+    what: c.what,
+    micros: median(samples[i]!),
+    min: Math.min(...samples[i]!),
+    max: Math.max(...samples[i]!)
+  }))
 }
 
 export interface Runtime {
-  readonly rows: ReadonlyArray<{ readonly what: string; readonly micros: number }>
+  readonly rows: ReadonlyArray<
+    { readonly what: string; readonly micros: number; readonly min: number; readonly max: number }
+  >
+  /** The one-minute load average before and after the call samples. */
+  readonly load: readonly [number, number]
   readonly functionSchemas: ReadonlyArray<{ readonly n: number; readonly millis: number }>
   readonly functionSchemasWarm: number
   readonly roundMicros: number
@@ -63,6 +74,7 @@ export const rowNames = {
   bareFiber: "bare Schema.decodeUnknown + run, in one fiber",
   gradedPromise: "graded registry.invoke, runPromise per call (the app's ManagedRuntime holds the audit sink)",
   gradedFiber: "graded registry.invoke, in one fiber (as the agent loop calls it)",
+  gradedRing: "graded registry.invoke, in one fiber, counting into Audit.ring(1024) instead",
   effectAiPromise: "@effect/ai toolkit handle, Effect.runPromise per call",
   effectAiFiber: "@effect/ai toolkit handle, in one fiber",
   aiValidated: "ai: lookup + safeValidateTypes + execute",
@@ -115,18 +127,21 @@ export const measureRuntime = async (repetitions: number, log: (line: string) =>
   // fiber, around all the calls.
   const [graded] = makeGraded(1)
   const registry = Registry.make(Toolkit.make(graded!))
-  const entries: Array<Graded.Audit.Entry> = []
-  const sink = { write: (entry: Graded.Audit.Entry) => Effect.sync(() => void entries.push(entry)) }
+  const memory = Audit.memory()
+  // The memory sink keeps every entry; each sample starts it empty.
+  const entries = memory.entries as Array<Graded.Audit.Entry>
   const invoke = registry.invoke("d0.t", input)
-  const check = await Effect.runPromise(invoke.pipe(Effect.provideService(Audit.Audit, sink)))
+  const check = await Effect.runPromise(invoke.pipe(Effect.provide(memory.layer)))
   if (!check.ok || check.data !== "x" || entries.length !== 2) {
     throw new Error("graded: the trivial tool did not run and audit")
   }
-  const app = ManagedRuntime.make(Audit.layer(sink.write))
+  entries.length = 0
+  const app = ManagedRuntime.make(memory.layer)
   cases.push({
     what: rowNames.gradedPromise,
     run: async (n) => {
       for (let i = 0; i < n; i++) await app.runPromise(invoke)
+      if (entries.length !== 2 * n) throw new Error("graded: entries were lost")
       entries.length = 0
     }
   })
@@ -134,11 +149,21 @@ export const measureRuntime = async (repetitions: number, log: (line: string) =>
     what: rowNames.gradedFiber,
     run: async (n) => {
       await Effect.runPromise(
-        Effect.forEach(Array.from({ length: n }), () => invoke, { discard: true }).pipe(
-          Effect.provideService(Audit.Audit, sink)
-        )
+        Effect.forEach(Array.from({ length: n }), () => invoke, { discard: true }).pipe(Effect.provide(memory.layer))
       )
+      if (entries.length !== 2 * n) throw new Error("graded: entries were lost")
       entries.length = 0
+    }
+  })
+  const ring = Audit.ring(1024)
+  cases.push({
+    what: rowNames.gradedRing,
+    run: async (n) => {
+      const before = ring.recorded
+      await Effect.runPromise(
+        Effect.forEach(Array.from({ length: n }), () => invoke, { discard: true }).pipe(Effect.provide(ring.layer))
+      )
+      if (ring.recorded - before !== 2 * n) throw new Error("graded: entries were not counted")
     }
   })
 
@@ -219,9 +244,14 @@ export const measureRuntime = async (repetitions: number, log: (line: string) =>
     }
   })
 
+  const loadBefore = os.loadavg()[0]!
   const rows = await perCall(cases, calls, repetitions)
+  const load = [loadBefore, os.loadavg()[0]!] as const
   await app.dispose()
-  for (const r of rows) log(`  ${r.what.padEnd(66)} ${r.micros.toFixed(2)} µs`)
+  for (const r of rows) {
+    log(`  ${r.what.padEnd(66)} ${r.micros.toFixed(2)} µs (${r.min.toFixed(2)}-${r.max.toFixed(2)})`)
+  }
+  log(`  load average (1 min) before and after: ${load.map((l) => l.toFixed(2)).join(", ")}`)
 
   // functionSchemas, cold: fresh tools each time, so nothing is cached. The
   // garbage of building the tools is collected first: it is not the cost
@@ -285,22 +315,22 @@ export const measureRuntime = async (repetitions: number, log: (line: string) =>
   // Memory of 10,000 audit events in the memory sink.
   gc?.()
   const before = process.memoryUsage().heapUsed
-  const memory = Audit.memory()
+  const kept = Audit.memory()
   await Effect.runPromise(
     Effect.forEach(
       Array.from({ length: 10_000 }, (_, i) => i),
       (i) => Audit.record({ type: "called", tool: "d0.t", input: { a: `x${i}`, b: i, c: true } }),
       { discard: true }
     ).pipe(
-      Effect.provide(memory.layer)
+      Effect.provide(kept.layer)
     )
   )
   gc?.()
   const auditBytesPerEvent = (process.memoryUsage().heapUsed - before) / 10_000
-  if (memory.entries.length !== 10_000) throw new Error("audit: events were lost")
+  if (kept.entries.length !== 10_000) throw new Error("audit: events were lost")
   log(
     `  memory of 10,000 audit events (memory sink)`.padEnd(68) +
       ` ${Math.round(auditBytesPerEvent)} bytes each${gc ? "" : " (no --expose-gc: rough)"}`
   )
-  return { rows, functionSchemas, functionSchemasWarm, roundMicros, auditBytesPerEvent }
+  return { rows, load, functionSchemas, functionSchemasWarm, roundMicros, auditBytesPerEvent }
 }

@@ -10,7 +10,7 @@ import type { PlatformError } from "@effect/platform/Error"
 import { Context, Effect, Either, Layer, ParseResult, Schema } from "effect"
 import * as Grade from "./Grade.js"
 import * as Printable from "./Printable.js"
-import { discard, recorder } from "./internal/audit.js"
+import { discard, stamped, stampOf, writeNow } from "./internal/audit.js"
 
 const tool = Schema.String
 const optionalReason = Schema.optional(Schema.String)
@@ -137,6 +137,15 @@ export declare namespace Audit {
    */
   export interface Service {
     readonly write: (entry: Entry) => Effect.Effect<void>
+    /**
+     * Stores one entry at once, without an effect, doing what `write` does
+     * and never throwing. Optional: graded calls it instead of `write` on a
+     * tool call's path where it can, so that recording allocates nothing
+     * beyond the entry. `layerSync` makes a sink with both.
+     *
+     * @since 0.2.0
+     */
+    readonly unsafeWrite?: ((entry: Entry) => void) | undefined
   }
 }
 
@@ -150,8 +159,9 @@ export const record = (event: Event): Effect.Effect<void> =>
   // One read of the fiber for the sink, the context and the clock: this runs
   // for every tool call, so it avoids a chain of effects.
   Effect.withFiberRuntime((fiber) => {
-    const write = recorder(Context.get(fiber.currentContext, Audit), fiber)
-    return write === undefined ? Effect.void : write(event)
+    const sink = Context.get(fiber.currentContext, Audit)
+    if (sink === discard) return Effect.void
+    return writeNow(sink, stamped(stampOf(fiber), event)) ?? Effect.void
   })
 
 /**
@@ -162,6 +172,22 @@ export const record = (event: Event): Effect.Effect<void> =>
  */
 export const layer = (write: (entry: Entry) => Effect.Effect<void>): Layer.Layer<Audit> =>
   Layer.succeed(Audit, { write })
+
+/**
+ * A sink from a function that stores an entry at once (an array, a counter, a
+ * buffer another fiber drains): graded calls it without building an effect for
+ * each entry. `write` must not throw; a sink never fails the call it records.
+ *
+ * @example
+ * import { Audit } from "@graded/core"
+ * let recorded = 0
+ * const counting = Audit.layerSync(() => void recorded++)
+ *
+ * @since 0.2.0
+ * @category layers
+ */
+export const layerSync = (write: (entry: Entry) => void): Layer.Layer<Audit> =>
+  Layer.succeed(Audit, { write: (entry) => Effect.sync(() => write(entry)), unsafeWrite: write })
 
 /**
  * An in-memory sink: its `entries` grow as events are recorded.
@@ -188,7 +214,58 @@ export interface Memory {
  */
 export const memory = (): Memory => {
   const entries: Array<Entry> = []
-  return { entries, layer: layer((entry) => Effect.sync(() => void entries.push(entry))) }
+  return { entries, layer: layerSync((entry) => void entries.push(entry)) }
+}
+
+/**
+ * A sink that counts every entry and keeps only the last `capacity` of them.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Ring {
+  readonly layer: Layer.Layer<Audit>
+  /** How many entries were recorded in all, kept or not. */
+  readonly recorded: number
+  /** The last `capacity` entries (fewer until that many were recorded), oldest first: a copy. */
+  readonly entries: () => ReadonlyArray<Entry>
+}
+
+/**
+ * Makes a sink that counts every entry and keeps the last `capacity` in a
+ * fixed buffer: memory stays bounded however long the process runs, and
+ * recording allocates nothing beyond the entry, which the buffer lets go once
+ * `capacity` newer ones arrived. For benchmarks, and in production for a
+ * process that ships its audit elsewhere and keeps a recent window to look
+ * at. `Audit.ring(0)` only counts.
+ *
+ * @example
+ * import { Audit } from "@graded/core"
+ * const recent = Audit.ring(1000)
+ * // provide recent.layer; recent.recorded counts, recent.entries() is the last 1000
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const ring = (capacity: number): Ring => {
+  const size = Math.max(0, Math.floor(capacity))
+  const buffer: Array<Entry | undefined> = new Array(size).fill(undefined)
+  let recorded = 0
+  return {
+    layer: layerSync((entry) => {
+      if (size > 0) buffer[recorded % size] = entry
+      recorded++
+    }),
+    get recorded() {
+      return recorded
+    },
+    entries: () => {
+      const kept = Math.min(recorded, size)
+      const out: Array<Entry> = []
+      for (let i = recorded - kept; i < recorded; i++) out.push(buffer[i % size]!)
+      return out
+    }
+  }
 }
 
 /**

@@ -181,3 +181,35 @@ describe("Audit.describe", () => {
     expect(Audit.describe({ type: "called", tool: "kb.search", input: undefined })).toBe("runs kb.search undefined")
   })
 })
+
+describe("Audit.ring and Audit.layerSync", () => {
+  const record = (n: number) =>
+    Effect.forEach(Array.from({ length: n }, (_, i) => i), (i) => Audit.record({ type: "answered", rounds: i }), {
+      discard: true
+    })
+
+  it.effect("a ring counts every entry and keeps the last ones, oldest first", () =>
+    Effect.gen(function*() {
+      const ring = Audit.ring(3)
+      yield* record(2).pipe(Effect.provide(ring.layer))
+      expect(ring.recorded).toBe(2)
+      expect(ring.entries().map((entry) => entry.type === "answered" && entry.rounds)).toEqual([0, 1])
+      yield* record(5).pipe(Effect.provide(ring.layer))
+      expect(ring.recorded).toBe(7)
+      expect(ring.entries().map((entry) => entry.type === "answered" && entry.rounds)).toEqual([2, 3, 4])
+      const counting = Audit.ring(0)
+      yield* record(4).pipe(Effect.provide(counting.layer))
+      expect(counting.recorded).toBe(4)
+      expect(counting.entries()).toEqual([])
+    }))
+
+  it.effect("a synchronous sink gets the entries an effectful one gets, stamped alike", () =>
+    Effect.gen(function*() {
+      const written: Array<Audit.Entry> = []
+      const sync: Array<Audit.Entry> = []
+      const run = Effect.forEach([1, 2], (rounds) => Audit.record({ type: "answered", rounds }), { discard: true })
+      yield* run.pipe(Effect.provide(Audit.layer((entry) => Effect.sync(() => void written.push(entry)))))
+      yield* run.pipe(Effect.provide(Audit.layerSync((entry) => void sync.push(entry))))
+      expect(sync.map(({ at: _, ...rest }) => rest)).toEqual(written.map(({ at: _, ...rest }) => rest))
+    }))
+})

@@ -135,6 +135,79 @@ describe("Registry.invoke", () => {
       expect(effects.searches).toEqual(["x"])
     }))
 
+  it.effect("an unexpected key is named with the same text at every depth: top level, nested struct, struct in a list", () =>
+    Effect.gen(function*() {
+      const Customer = Tool.read("crm.customer", {
+        title: "Customer",
+        description: "Finds a customer.",
+        input: Schema.Struct({
+          name: Schema.String,
+          address: Schema.Struct({ city: Schema.String, zip: Schema.optional(Schema.String) }),
+          tags: Schema.Array(Schema.Struct({ label: Schema.String }))
+        }),
+        output: Schema.String,
+        run: ({ name }) => Effect.succeed(name)
+      })
+      const registry = Registry.make(Toolkit.make(Customer))
+      const errorOf = (input: unknown) => Effect.map(registry.invoke("crm.customer", input), (result) => result.error)
+      const head =
+        "Invalid input for crm.customer: { readonly name: string; readonly address: { readonly city: string; " +
+        "readonly zip?: string | undefined }; readonly tags: ReadonlyArray<{ readonly label: string }> }\n"
+      expect(yield* errorOf({ name: "a", address: { city: "b" }, tags: [], password: "x" })).toBe(
+        head + `└─ ["password"]\n   └─ is unexpected, expected: "name" | "address" | "tags"`
+      )
+      expect(yield* errorOf({ name: "a", address: { city: "b", street: "c" }, tags: [] })).toBe(
+        head + `└─ ["address"]\n   └─ { readonly city: string; readonly zip?: string | undefined }\n` +
+          `      └─ ["street"]\n         └─ is unexpected, expected: "city" | "zip"`
+      )
+      expect(
+        yield* errorOf({ name: "a", address: { city: "b" }, tags: [{ label: "l" }, { label: "m", colour: "red" }] })
+      )
+        .toBe(
+          head + `└─ ["tags"]\n   └─ ReadonlyArray<{ readonly label: string }>\n      └─ [1]\n` +
+            `         └─ { readonly label: string }\n            └─ ["colour"]\n` +
+            `               └─ is unexpected, expected: "label"`
+        )
+      // Every error at once, at every depth.
+      expect(
+        yield* errorOf({
+          name: 1,
+          address: { city: "b", street: "c" },
+          tags: [{ label: "m", colour: "red" }],
+          extra: true
+        })
+      ).toBe(
+        head + `├─ ["extra"]\n│  └─ is unexpected, expected: "name" | "address" | "tags"\n` +
+          `├─ ["name"]\n│  └─ Expected string, actual 1\n` +
+          `├─ ["address"]\n│  └─ { readonly city: string; readonly zip?: string | undefined }\n` +
+          `│     └─ ["street"]\n│        └─ is unexpected, expected: "city" | "zip"\n` +
+          `└─ ["tags"]\n   └─ ReadonlyArray<{ readonly label: string }>\n      └─ [0]\n` +
+          `         └─ { readonly label: string }\n            └─ ["colour"]\n` +
+          `               └─ is unexpected, expected: "label"`
+      )
+      expect(yield* registry.invoke("crm.customer", { name: "a", address: { city: "b", zip: null }, tags: [] }))
+        .toEqual({ ok: true, data: "a" })
+    }))
+
+  it.effect("a tool's tags and side effects are on its called and completed entries, with or without a policy", () =>
+    Effect.gen(function*() {
+      const Lookup = Tool.read("crm.lookup", {
+        title: "Lookup",
+        description: "Looks a customer up.",
+        tags: ["pii"],
+        sideEffects: ["reads the CRM"],
+        input: Schema.Struct({ id: Schema.String }),
+        output: Schema.String,
+        run: ({ id }) => Effect.succeed(id)
+      })
+      const audit = Audit.memory()
+      yield* Registry.make(Toolkit.make(Lookup)).invoke("crm.lookup", { id: "c-1" }).pipe(Effect.provide(audit.layer))
+      expect(audit.entries.map((entry) => [entry.type, entry.tags, entry.sideEffects])).toEqual([
+        ["called", ["pii"], ["reads the CRM"]],
+        ["completed", ["pii"], ["reads the CRM"]]
+      ])
+    }))
+
   it.effect("a bad input is reported whole: every wrong field is named, not just the first", () =>
     Effect.gen(function*() {
       const { registry } = gated()

@@ -1,10 +1,41 @@
-import { Clock, Context, Effect, FiberRef } from "effect"
+import { Clock, Context, Effect, Exit, FiberRef } from "effect"
 import type { RuntimeFiber } from "effect/Fiber"
 import type { Entry, Event } from "../Audit.js"
 import { currentRef, looksAutonomous } from "./invocation.js"
 
 export interface Sink {
   readonly write: (entry: Entry) => Effect.Effect<void>
+  /** Stores an entry at once, doing what `write` does. */
+  readonly unsafeWrite?: ((entry: Entry) => void) | undefined
+}
+
+// An effect made by `Effect.sync`: its function, to call at once (a sink's
+// write, a read tool's run). Read from Effect's own representation; anything
+// else is run as an effect.
+export const syncThunk = (effect: unknown): (() => unknown) | undefined => {
+  if (typeof effect !== "object" || effect === null) return undefined
+  const primitive = effect as { readonly _op?: unknown; readonly effect_instruction_i0?: unknown }
+  return primitive._op === "Sync" && typeof primitive.effect_instruction_i0 === "function"
+    ? primitive.effect_instruction_i0 as () => unknown
+    : undefined
+}
+
+/**
+ * Writes `entry` now when the sink can (a sink with `unsafeWrite`, or whose
+ * `write` returns a done or synchronous effect): undefined once written, or
+ * the effect that writes it. A throw here is what the effect's defect would be.
+ */
+export const writeNow = (sink: Sink, entry: Entry): Effect.Effect<void> | undefined => {
+  if (sink.unsafeWrite !== undefined) {
+    sink.unsafeWrite(entry)
+    return undefined
+  }
+  const effect = sink.write(entry)
+  if (Exit.isExit(effect)) return Exit.isSuccess(effect) ? undefined : effect
+  const thunk = syncThunk(effect)
+  if (thunk === undefined) return effect
+  thunk()
+  return undefined
 }
 
 // The sink in scope when no layer provides one.
@@ -47,32 +78,103 @@ export const labelled = (tool: Parameters<typeof labelsOf>[0]) => <A, E, R>(self
   return labels === undefined ? self : Effect.locally(self, labelsRef, labels)
 }
 
+/** What every entry of one call is stamped with, read from its fiber once. */
+export interface Stamp {
+  readonly traceId: string | undefined
+  readonly actor: string | undefined
+  readonly autonomous: boolean
+  readonly clock: Clock.Clock
+  readonly labels: Labels | undefined
+}
+
+export const stampOf = (
+  fiber: RuntimeFiber<unknown, unknown>,
+  labels: Labels | undefined = fiber.getFiberRef(labelsRef)
+): Stamp => {
+  const context = fiber.getFiberRef(currentRef)
+  return {
+    traceId: context.traceId,
+    actor: context.actor,
+    autonomous: looksAutonomous(fiber),
+    clock: Context.get(fiber.currentDefaultServices, Clock.Clock),
+    labels
+  }
+}
+
+const label = (entry: Mutable<Entry>, tool: string, labels: Labels | undefined): Entry => {
+  if (labels !== undefined && tool === labels.tool) {
+    if (labels.tags !== undefined) entry.tags = labels.tags
+    if (labels.sideEffects !== undefined) entry.sideEffects = labels.sideEffects
+  }
+  return entry
+}
+
+/** `event`, stamped. */
+export const stamped = (stamp: Stamp, event: Event): Entry => {
+  // Copied, then stamped: on Node 20 `{ ...event, at }` (a spread followed
+  // by more properties) costs about a microsecond a property.
+  const entry = Object.assign({}, event) as Mutable<Entry>
+  entry.at = isoTime(stamp.clock.unsafeCurrentTimeMillis())
+  entry.traceId = stamp.traceId
+  entry.actor = stamp.actor
+  entry.autonomous = stamp.autonomous
+  return "tool" in event ? label(entry, event.tool, stamp.labels) : entry
+}
+
+// The two entries of every call, made as one object each: the same keys in
+// the same order as `stamped` gives them.
+export const calledEntry = (stamp: Stamp, tool: string, input: unknown, openWorld: boolean): Entry =>
+  label(
+    openWorld
+      ? {
+        type: "called",
+        tool,
+        input,
+        openWorld: true,
+        at: isoTime(stamp.clock.unsafeCurrentTimeMillis()),
+        traceId: stamp.traceId,
+        actor: stamp.actor,
+        autonomous: stamp.autonomous
+      }
+      : {
+        type: "called",
+        tool,
+        input,
+        at: isoTime(stamp.clock.unsafeCurrentTimeMillis()),
+        traceId: stamp.traceId,
+        actor: stamp.actor,
+        autonomous: stamp.autonomous
+      },
+    tool,
+    stamp.labels
+  )
+
+export const completedEntry = (stamp: Stamp, tool: string, chars: number): Entry =>
+  label(
+    {
+      type: "completed",
+      tool,
+      chars,
+      at: isoTime(stamp.clock.unsafeCurrentTimeMillis()),
+      traceId: stamp.traceId,
+      actor: stamp.actor,
+      autonomous: stamp.autonomous
+    },
+    tool,
+    stamp.labels
+  )
+
 // Records into `sink`, stamped with the fiber's invocation context and clock;
 // `undefined` when the sink discards, so callers skip the work. The registry
 // binds one per call rather than reading the fiber for every entry.
 export const recorder = (
   sink: Sink,
-  fiber: RuntimeFiber<unknown, unknown>
+  fiber: RuntimeFiber<unknown, unknown>,
+  labels: Labels | undefined = fiber.getFiberRef(labelsRef)
 ): ((event: Event) => Effect.Effect<void>) | undefined => {
   if (sink === discard) return undefined
-  const context = fiber.getFiberRef(currentRef)
-  const autonomous = looksAutonomous(fiber)
-  const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
-  const labels = fiber.getFiberRef(labelsRef)
-  return (event) => {
-    // Copied, then stamped: on Node 20 `{ ...event, at }` (a spread followed
-    // by more properties) costs about a microsecond a property.
-    const entry = Object.assign({}, event) as Mutable<Entry>
-    entry.at = isoTime(clock.unsafeCurrentTimeMillis())
-    entry.traceId = context.traceId
-    entry.actor = context.actor
-    entry.autonomous = autonomous
-    if (labels !== undefined && "tool" in event && event.tool === labels.tool) {
-      if (labels.tags !== undefined) entry.tags = labels.tags
-      if (labels.sideEffects !== undefined) entry.sideEffects = labels.sideEffects
-    }
-    return sink.write(entry)
-  }
+  const stamp = stampOf(fiber, labels)
+  return (event) => sink.write(stamped(stamp, event))
 }
 
 // Formatting a date is slow next to the rest; entries in the same

@@ -5,13 +5,16 @@ import { ParseResult, type Schema } from "effect"
 // schema with optional fields drops without a word and a strict one refuses:
 // refused everywhere, with one message, before decoding.
 
-// The path of the first own `__proto__` key in `value`, or undefined.
-export const protoKeyPath = (value: unknown, path = ""): string | undefined => {
+// The path of the first own `__proto__` key in `value`, or undefined. The
+// path is written only for the key found: this runs on every call's input.
+export const protoKeyPath = (value: unknown): string | undefined => {
   if (typeof value !== "object" || value === null) return undefined
-  if (Object.hasOwn(value, "__proto__")) return `${path}["__proto__"]`
+  if (Object.hasOwn(value, "__proto__")) return `["__proto__"]`
   for (const key of Object.keys(value)) {
-    const found = protoKeyPath((value as Record<string, unknown>)[key], `${path}[${JSON.stringify(key)}]`)
-    if (found !== undefined) return found
+    const inner = (value as Record<string, unknown>)[key]
+    if (typeof inner !== "object" || inner === null) continue
+    const found = protoKeyPath(inner)
+    if (found !== undefined) return `[${JSON.stringify(key)}]${found}`
   }
   return undefined
 }

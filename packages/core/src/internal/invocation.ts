@@ -126,14 +126,15 @@ export const looksAutonomous = (fiber: RuntimeFiber<unknown, unknown>): boolean 
 
 // Marks are made once for each combination: restricting is on the hot path
 // of every read tool call.
-// `within` is made once per tool, so it keys the cache by identity.
-const marks = new Map<Within | undefined, Map<string, Mark>>()
+// `within` is made once per tool, so it keys the cache by identity; then by
+// the flag and the ceiling's rank.
+const marks = new Map<Within | undefined, Array<Mark | undefined>>()
 const markFor = (autonomous: boolean, ceiling: Ceiling, within: Within | undefined): Mark => {
   let byTool = marks.get(within)
-  if (byTool === undefined) marks.set(within, byTool = new Map())
-  const key = `${autonomous ? 1 : 0}${ceiling}`
-  let mark = byTool.get(key)
-  if (mark === undefined) byTool.set(key, mark = makeMark(autonomous, ceiling, within))
+  if (byTool === undefined) marks.set(within, byTool = [])
+  const key = (autonomous ? 3 : 0) + rank[ceiling]
+  let mark = byTool[key]
+  if (mark === undefined) byTool[key] = mark = makeMark(autonomous, ceiling, within)
   return mark
 }
 
@@ -189,6 +190,34 @@ export const restrict =
       // The anchor keeps what the value said: a fiber born restricted stays so.
       return anchored ? guarded : Effect.zipRight(FiberRef.set(markRef, anchorOf(fiber, trusted(current))), guarded)
     })
+
+interface Settable {
+  readonly setFiberRef: <A>(fiberRef: FiberRef.FiberRef<A>, value: A) => void
+}
+
+/**
+ * What `restrict({ ceiling, within })` does before its effect runs, done at
+ * once for code that runs synchronously in `fiber` (a read tool's synchronous
+ * run): the restriction is pushed, and the returned stack must be popped when
+ * that code is done, however it ends. Undefined when nothing was restricted.
+ */
+export const holdSync = (
+  fiber: RuntimeFiber<unknown, unknown>,
+  patch: { readonly ceiling: Ceiling; readonly within: Within }
+): Array<Mark> | undefined => {
+  const before = quickMark(fiber)
+  if (before.autonomous || rank[patch.ceiling] >= rank[before.ceiling]) return undefined
+  const wanted = markFor(false, patch.ceiling, patch.within)
+  let stack = held.get(fiber)
+  if (stack === undefined) held.set(fiber, stack = [])
+  const current = fiber.getFiberRef(markRef)
+  const anchored = typeof current === "object" && current !== null && anchors.has(current) &&
+    (current as Anchor).fiber === fiber
+  stack.push(wanted)
+  // What `FiberRef.set` does, in this step.
+  if (!anchored) (fiber as unknown as Settable).setFiberRef(markRef, anchorOf(fiber, trusted(current)))
+  return stack
+}
 
 /**
  * Why the current fiber may not cause a `grade` effect of `tool`, or

@@ -1,13 +1,26 @@
-import { Cause, Context, Effect, Either, Option, Schema } from "effect"
+import { Cause, Context, Effect, Either, Exit, FiberId, Option, Schema } from "effect"
 import type { RuntimeFiber } from "effect/Fiber"
 import type { ParseError, ParseIssue } from "effect/ParseResult"
 import * as Audit from "../Audit.js"
 import * as Invocation from "../Invocation.js"
-import { labelled, recorder, wasAudited } from "./audit.js"
+import {
+  calledEntry,
+  completedEntry,
+  discard,
+  labelled,
+  labelsOf,
+  labelsRef,
+  recorder,
+  stamped,
+  stampOf,
+  syncThunk,
+  wasAudited,
+  writeNow
+} from "./audit.js"
 import { admitAll, Guards, screenAll } from "./guard.js"
 import type { Screening } from "../Guard.js"
 import type { Message } from "../LanguageModel.js"
-import { currentRef, isAutonomous } from "./invocation.js"
+import { currentRef, holdSync, isAutonomous, restrict } from "./invocation.js"
 import type { Code, Listing, Options, ToolResult } from "../Registry.js"
 import type { Any as AnyTool } from "../Tool.js"
 import type { Any as AnyToolkit } from "../Toolkit.js"
@@ -28,10 +41,15 @@ import { toWire } from "../Wire.js"
 import { withoutCapabilities } from "./capability.js"
 import { compile } from "./functionSchema.js"
 import { protoKeyIssue, protoKeyPath } from "./forbiddenKey.js"
-import { isSend } from "./tool.js"
+import { excessKeyCheck } from "./keyCheck.js"
+import { isSend, type ReadRunner, readRunnerOf } from "./tool.js"
 import { capabilityName, needs } from "../Grade.js"
 
 export { strictViolations } from "./functionSchema.js"
+
+// Whether calls take the synchronous path where they can. Off only in the
+// property test that runs every call both ways and compares what they give.
+export const paths = { synchronous: true }
 
 interface Verdict {
   readonly code: Code
@@ -204,10 +222,11 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
   const decode = (tool: AnyTool, input: unknown) => {
     const proto = protoKeyPath(input)
     if (proto !== undefined) return Either.left(invalidInputMessage(tool.name, protoKeyIssue(proto)))
-    return Either.mapLeft(
-      prepared(tool).decode(compile(tool).normalize(input)),
-      (error) => InvalidInput.fromParseError(tool.name, error).message
-    )
+    const decoded = prepared(tool).decode(compile(tool).normalize(input))
+    // A success as it is: `Either.mapLeft` would make a new one.
+    return Either.isRight(decoded)
+      ? decoded as unknown as Either.Either<unknown, string>
+      : Either.left(InvalidInput.fromParseError(tool.name, decoded.left).message)
   }
 
   // A write or send a model chose: nothing runs or is sent. For a send, the
@@ -233,7 +252,7 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
       })
     })
 
-  // The hot path: plain effects rather than a generator (every step of a
+  // The general path: plain effects rather than a generator (every step of a
   // generator costs a little), the audit sink bound once for the call, and
   // the output encoded without an effect when its schema is synchronous.
   const run = (
@@ -241,33 +260,14 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
     input: unknown,
     fiber: RuntimeFiber<unknown, unknown>
   ): Effect.Effect<Dispatched, never, any> => {
+    const runner = tool.grade === "read" && paths.synchronous ? readRunnerOf(tool) : undefined
+    if (runner !== undefined) return runRead(tool, runner, input, fiber)
     const decoded = decode(tool, input)
     if (Either.isLeft(decoded)) {
       return refusal(tool.name, { code: "invalid-input", gate: "input", reason: decoded.left })
     }
-    const record = recorder(Context.get(fiber.currentContext, Audit.Audit), fiber)
-    const { encodeOutput, encodeOutputSync } = prepared(tool)
-    const completed = (output: unknown, encoded: unknown): Effect.Effect<Dispatched> => {
-      const { result, text } = fitted(tool, encoded ?? null)
-      const dispatched: Dispatched = { result, success: { input: decoded.right, output }, text }
-      return record === undefined
-        ? Effect.succeed(dispatched)
-        : Effect.as(record({ type: "completed", tool: tool.name, chars: text.length }), dispatched)
-    }
-    const invalidOutput = (error: ParseError) => InvalidOutput.fromParseError(tool.name, error)
-    const invoked = Effect.matchCauseEffect(tool.invoke(decoded.right), {
-      onFailure: (cause) => failed(tool, cause),
-      onSuccess: (output): Effect.Effect<Dispatched> => {
-        const encoded = encodeOutputSync(output)
-        if (Either.isRight(encoded)) return completed(output, encoded.right)
-        if (!needsEffect(encoded.left.issue)) return failed(tool, Cause.fail(invalidOutput(encoded.left)))
-        // An output schema that needs an effect to encode.
-        return Effect.matchCauseEffect(Effect.mapError(encodeOutput(output), invalidOutput), {
-          onFailure: (cause) => failed(tool, cause),
-          onSuccess: (encoded) => completed(output, encoded)
-        })
-      }
-    })
+    const record = recorder(Context.get(fiber.currentContext, Audit.Audit), fiber, labelsFor(tool, fiber))
+    const invoked = afterRun(tool, decoded.right, record, tool.invoke(decoded.right))
     return record === undefined
       ? invoked
       : Effect.zipRight(
@@ -277,6 +277,116 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
         ),
         invoked
       )
+  }
+
+  type Record = ((event: Audit.Event) => Effect.Effect<void>) | undefined
+
+  // The labels the call's entries carry: the tool's, which `labelled` sets
+  // around the call, read here because the recorder is bound before it runs.
+  const labelsFor = (tool: AnyTool, fiber: RuntimeFiber<unknown, unknown>) =>
+    labelsOf(tool) ?? fiber.getFiberRef(labelsRef)
+
+  // What follows a tool's run: its output encoded, fitted and recorded, or its failure.
+  const afterRun = (
+    tool: AnyTool,
+    value: unknown,
+    record: Record,
+    invoked: Effect.Effect<unknown, unknown, unknown>
+  ): Effect.Effect<Dispatched, never, any> =>
+    Effect.matchCauseEffect(invoked, {
+      onFailure: (cause) => failed(tool, cause),
+      onSuccess: (output) => outputOf(tool, value, record, output)
+    })
+
+  const outputOf = (tool: AnyTool, value: unknown, record: Record, output: unknown): Effect.Effect<Dispatched> => {
+    const { encodeOutput, encodeOutputSync } = prepared(tool)
+    const encoded = encodeOutputSync(output)
+    if (Either.isRight(encoded)) return completed(tool, value, record, output, encoded.right)
+    const invalidOutput = (error: ParseError) => InvalidOutput.fromParseError(tool.name, error)
+    if (!needsEffect(encoded.left.issue)) return failed(tool, Cause.fail(invalidOutput(encoded.left)))
+    // An output schema that needs an effect to encode.
+    return Effect.matchCauseEffect(Effect.mapError(encodeOutput(output), invalidOutput), {
+      onFailure: (cause) => failed(tool, cause),
+      onSuccess: (encoded) => completed(tool, value, record, output, encoded)
+    })
+  }
+
+  const completed = (
+    tool: AnyTool,
+    value: unknown,
+    record: Record,
+    output: unknown,
+    encoded: unknown
+  ): Effect.Effect<Dispatched> => {
+    const { result, text } = fitted(tool, encoded ?? null)
+    const dispatched: Dispatched = { result, success: { input: value, output }, text }
+    return record === undefined
+      ? Effect.succeed(dispatched)
+      : Effect.as(record({ type: "completed", tool: tool.name, chars: text.length }), dispatched)
+  }
+
+  // A read tool's call, done in this fiber step as far as it can be: the
+  // same steps as `run` in the same order (decode, "called", the run under
+  // the tool's restriction, encode, fit, "completed"), with the entries
+  // written at once when the sink can, and the run's effect taken as it is
+  // when it is done already (`Effect.succeed`, `Effect.fail`) or synchronous
+  // (`Effect.sync`). Anything else continues as `run` would from that step;
+  // a property test keeps the results and entries of both paths equal.
+  const runRead = (
+    tool: AnyTool,
+    runner: ReadRunner,
+    input: unknown,
+    fiber: RuntimeFiber<unknown, unknown>
+  ): Effect.Effect<Dispatched, never, any> => {
+    const decoded = decode(tool, input)
+    if (Either.isLeft(decoded)) {
+      return refusal(tool.name, { code: "invalid-input", gate: "input", reason: decoded.left })
+    }
+    const value = decoded.right
+    const sink = Context.get(fiber.currentContext, Audit.Audit)
+    const stamp = sink === discard ? undefined : stampOf(fiber, labelsFor(tool, fiber))
+    const record: Record = stamp === undefined ? undefined : (event) => sink.write(stamped(stamp, event))
+    if (stamp !== undefined) {
+      const writing = writeNow(sink, calledEntry(stamp, tool.name, input, tool.openWorld === true))
+      if (writing !== undefined) return Effect.zipRight(writing, afterRun(tool, value, record, tool.invoke(value)))
+    }
+    const held = holdSync(fiber, runner.restriction)
+    let effect: unknown
+    let output: unknown
+    let cause: Cause.Cause<unknown> | undefined
+    try {
+      effect = runner.run(value)
+      if (Exit.isExit(effect)) {
+        if (Exit.isSuccess(effect)) output = effect.value
+        else cause = effect.cause
+        effect = undefined
+      } else {
+        const thunk = syncThunk(effect)
+        if (thunk !== undefined) {
+          effect = undefined
+          output = thunk()
+        }
+      }
+    } catch (error) {
+      effect = undefined
+      cause = dieCause(error)
+    } finally {
+      held?.pop()
+    }
+    if (effect !== undefined) {
+      const invoked = restrict(runner.restriction)(effect as Effect.Effect<unknown, unknown, unknown>)
+      return afterRun(tool, value, record, invoked)
+    }
+    if (cause !== undefined) return failed(tool, cause)
+    const encoded = prepared(tool).encodeOutputSync(output)
+    if (Either.isLeft(encoded)) return outputOf(tool, value, record, output)
+    const { result, text } = fitted(tool, encoded.right ?? null)
+    const dispatched: Dispatched = { result, success: { input: value, output }, text }
+    if (stamp !== undefined) {
+      const writing = writeNow(sink, completedEntry(stamp, tool.name, text.length))
+      if (writing !== undefined) return Effect.as(writing, dispatched)
+    }
+    return Exit.succeed(dispatched)
   }
 
   const failed = (tool: AnyTool, cause: Cause.Cause<unknown>): Effect.Effect<Dispatched> => {
@@ -294,41 +404,88 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
     )
   }
 
-  const dispatch = (name: string, input: unknown): Effect.Effect<Dispatched, never, any> =>
-    Effect.catchAllCause(
-      // Reads the invocation context straight from the fiber: one step, not three.
-      Effect.withFiberRuntime((fiber): Effect.Effect<Dispatched, never, any> => {
-        const tool = toolkit.get(name)
-        if (tool === undefined) {
-          // Stored escaped and cut: the name came from the caller.
-          const shown = Printable.name(name)
-          return refusal(shown, { code: "unknown-tool", gate: "unknown", reason: `there is no tool named ${shown}` })
-        }
-        const context = fiber.getFiberRef(currentRef)
-        const verdict = gates(tool, context)
-        if (verdict !== undefined) return labelled(tool)(refusal(tool.name, verdict))
-        const guards = Context.get(fiber.currentContext, Guards)
-        const admitted = (): Effect.Effect<Dispatched, never, any> =>
-          tool.grade !== "read" && isAutonomous(fiber) ? requiresConfirm(tool, input) : run(tool, input, fiber)
-        if (guards.length === 0) return labelled(tool)(admitted())
-        // A guard (a policy) after the registry's own gates: it may refuse,
-        // never lift a refusal.
-        const seen = isAutonomous(fiber) && !context.autonomous ? { ...context, autonomous: true } : context
-        return labelled(tool)(Effect.flatMap(admitAll(guards, tool, input, seen), (refused) =>
-          refused === undefined
-            ? admitted()
-            : refusal(tool.name, { code: "refused", gate: refused.gate, reason: refused.reason })))
-      }),
-      // Last line: whatever escaped above (a throwing getter in the input, a
-      // result that cannot be serialized) becomes a fixed message.
-      (cause) => defect(Printable.name(name), cause)
-    )
+  // Reads the invocation context straight from the fiber: one step, not three.
+  const dispatchIn = (
+    fiber: RuntimeFiber<unknown, unknown>,
+    name: string,
+    input: unknown
+  ): Effect.Effect<Dispatched, never, any> => {
+    const tool = toolkit.get(name)
+    if (tool === undefined) {
+      // Stored escaped and cut: the name came from the caller.
+      const shown = Printable.name(name)
+      return refusal(shown, { code: "unknown-tool", gate: "unknown", reason: `there is no tool named ${shown}` })
+    }
+    const context = fiber.getFiberRef(currentRef)
+    const verdict = gates(tool, context)
+    if (verdict !== undefined) return labelled(tool)(refusal(tool.name, verdict))
+    const guards = Context.get(fiber.currentContext, Guards)
+    if (guards.length === 0) return labelled(tool)(admitted(tool, input, fiber))
+    // A guard (a policy) after the registry's own gates: it may refuse,
+    // never lift a refusal.
+    const seen = isAutonomous(fiber) && !context.autonomous ? { ...context, autonomous: true } : context
+    return labelled(tool)(Effect.flatMap(admitAll(guards, tool, input, seen), (refused) =>
+      refused === undefined
+        ? admitted(tool, input, fiber)
+        : refusal(tool.name, { code: "refused", gate: refused.gate, reason: refused.reason })))
+  }
 
-  const invoke = (name: string, input: unknown, partial: Partial<Invocation.Context> = {}) =>
-    Effect.map(Invocation.within(partial)(dispatch(name, input)), (dispatched) => dispatched.result)
+  const admitted = (tool: AnyTool, input: unknown, fiber: RuntimeFiber<unknown, unknown>) =>
+    tool.grade !== "read" && isAutonomous(fiber) ? requiresConfirm(tool, input) : run(tool, input, fiber)
+
+  // `Effect.catchAllCause(Effect.withFiberRuntime(...))` in the step it runs
+  // in: a call done there (the synchronous path) comes back as its exit, and
+  // anything else goes on with the last line below.
+  const dispatchWith = (
+    fiber: RuntimeFiber<unknown, unknown>,
+    name: string,
+    input: unknown
+  ): Effect.Effect<Dispatched, never, any> => {
+    let dispatched: Effect.Effect<Dispatched, never, any>
+    try {
+      dispatched = dispatchIn(fiber, name, input)
+    } catch (error) {
+      // What the fiber makes of a throw.
+      return defect(Printable.name(name), dieCause(error))
+    }
+    if (Exit.isExit(dispatched) && Exit.isSuccess(dispatched)) return dispatched
+    // Last line: whatever escaped above (a throwing getter in the input, a
+    // result that cannot be serialized) becomes a fixed message.
+    return Effect.catchAllCause(dispatched, (cause) => defect(Printable.name(name), cause))
+  }
+
+  const dispatch = (name: string, input: unknown): Effect.Effect<Dispatched, never, any> =>
+    paths.synchronous
+      ? Effect.withFiberRuntime((fiber) => dispatchWith(fiber, name, input))
+      : Effect.catchAllCause(
+        Effect.withFiberRuntime((fiber) => dispatchIn(fiber, name, input)),
+        (cause) => defect(Printable.name(name), cause)
+      )
+
+  const invoke = (
+    name: string,
+    input: unknown,
+    partial: Partial<Invocation.Context> = {}
+  ): Effect.Effect<ToolResult, never, any> => {
+    if (Object.keys(partial).length > 0 || !paths.synchronous) {
+      return Effect.map(Invocation.within(partial)(dispatch(name, input)), (dispatched) => dispatched.result)
+    }
+    return Effect.withFiberRuntime((fiber) => {
+      const dispatched = dispatchWith(fiber, name, input)
+      return Exit.isExit(dispatched) && Exit.isSuccess(dispatched)
+        ? Exit.succeed((dispatched.value as Dispatched).result)
+        : Effect.map(dispatched, (done) => done.result)
+    })
+  }
 
   return { toolkit, list, candidates, screened, invoke, functionSchemas, dispatch }
 }
+
+// What the fiber makes of a throw in a step.
+const dieCause = (error: unknown): Cause.Cause<never> =>
+  Cause.isInterruptedException(error)
+    ? Cause.sequential(Cause.die(error), Cause.interrupt(FiberId.none))
+    : Cause.die(error)
 
 const success = (data: unknown, truncated: string | undefined): ToolResult =>
   truncated === undefined ? { ok: true, data } : { ok: true, data, truncated }
@@ -351,11 +508,23 @@ const prepared = (tool: AnyTool): Prepared => {
     // again to name every error (the outcome is the same either way).
     const first = Schema.decodeUnknownEither(tool.input, { onExcessProperty: "error" })
     const all = Schema.decodeUnknownEither(tool.input, parseOptions)
+    // Excess keys found from a set of allowed keys per struct, then the
+    // default decode, which ignores them; an input with an excess key, or one
+    // the default decode refuses, is decoded strictly for the error. Shapes
+    // the key check does not cover are decoded strictly, as before.
+    const keysAllowed = excessKeyCheck(tool.input.ast)
+    const loose = keysAllowed === undefined ? undefined : Schema.decodeUnknownEither(tool.input)
     made = {
-      decode: (input) => {
-        const decoded = first(input)
-        return Either.isRight(decoded) ? decoded : all(input)
-      },
+      decode: loose === undefined
+        ? (input) => {
+          const decoded = first(input)
+          return Either.isRight(decoded) ? decoded : all(input)
+        }
+        : (input) => {
+          if (!keysAllowed!(input)) return all(input)
+          const decoded = loose(input)
+          return Either.isRight(decoded) ? decoded : all(input)
+        },
       encodeOutput: Schema.encode(tool.output),
       encodeOutputSync: Schema.encodeEither(tool.output)
     }

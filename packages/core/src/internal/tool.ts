@@ -18,7 +18,7 @@ import { type ConfirmError, Refused } from "../ToolError.js"
 import type { Grade, Part } from "../Grade.js"
 import { checkName } from "../Wire.js"
 import { authorityOf, consumeConfirmed, SendCapabilityTag, WriteCapabilityTag } from "./capability.js"
-import { type Ceiling, refusalHere, restrict } from "./invocation.js"
+import { type Ceiling, refusalHere, restrict, type Within } from "./invocation.js"
 import { refuse } from "./refuse.js"
 
 export const TypeId: unique symbol = Symbol.for("@graded/core/Tool")
@@ -115,15 +115,35 @@ export const confirmerOf = (tool: Any): Confirmer | undefined => confirmers.get(
 // a read tool that provides its own HumanConfirm, starts a plan or delivers a
 // confirmation it kept is refused, whatever it provides.
 const within = (tool: string, grade: Grade, part: Part, ceiling: Ceiling) =>
-  restrict({ ceiling, within: Object.freeze({ tool, grade, part }) })
+  restrict(restriction(tool, grade, part, ceiling))
+
+const restriction = (tool: string, grade: Grade, part: Part, ceiling: Ceiling) => ({
+  ceiling,
+  within: Object.freeze({ tool, grade, part })
+})
+
+/**
+ * A read tool's own `run`, and the restriction its `invoke` runs it under:
+ * for the registry, which calls a synchronous run at once and hands any other
+ * effect to `restrict(restriction)` (`invoke` without calling `run` again).
+ */
+export interface ReadRunner {
+  readonly run: (input: unknown) => Effect.Effect<unknown, unknown, unknown>
+  readonly restriction: { readonly ceiling: Ceiling; readonly within: Within }
+}
+
+const readRunners = new WeakMap<object, ReadRunner>()
+
+export const readRunnerOf = (tool: Any): ReadRunner | undefined => readRunners.get(tool)
 
 export const makeRead = <Name extends string, I, IE, O, OE, E, R>(
   name: Name,
   definition: ReadDefinition<Name, I, IE, O, OE, E, R>
 ): Tool<Name, "read", I, O, E, R> => {
   const run = definition.run as (input: I) => Effect.Effect<O, E, R>
-  const guard = within(checked(name), "read", "run", "read")
-  return make<Tool<Name, "read", I, O, E, R>>({
+  const limits = restriction(checked(name), "read", "run", "read")
+  const guard = restrict(limits)
+  const tool = make<Tool<Name, "read", I, O, E, R>>({
     ...options(definition),
     name,
     grade: "read",
@@ -131,6 +151,8 @@ export const makeRead = <Name extends string, I, IE, O, OE, E, R>(
     output: erase(definition.output),
     invoke: (input) => guard(Effect.suspend(() => run(input)))
   })
+  readRunners.set(tool, { run: run as ReadRunner["run"], restriction: limits })
+  return tool
 }
 
 export const makeWrite = <Name extends string, I, IE, O, OE, E, R>(
