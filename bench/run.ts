@@ -21,6 +21,9 @@ const sizes = (process.env.BENCH_SIZES ?? "10,100,500").split(",").map(Number)
 // declaration files, not its TypeScript sources run through tsx.
 console.log("Building @graded/core (packages/core/dist)...")
 rmSync(path.join(here, "../packages/core/dist"), { recursive: true, force: true })
+// The build is composite: a build-info file left from an earlier build would
+// make tsc skip emitting into the dist just removed.
+rmSync(path.join(here, "../packages/core/tsconfig.build.tsbuildinfo"), { force: true })
 execFileSync("node", [
   path.join(here, "node_modules/typescript/bin/tsc"),
   "-p",
