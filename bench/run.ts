@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url"
 import { auditSection, measureAudit } from "./audit.js"
 import { measurePolicy, policySection } from "./policy.js"
 import { measureRuntime, rowNames } from "./runtime.js"
-import { gradedSourcesVariant, gradedVariant, type Measure, measure } from "./typecheck.js"
+import { measure, measurePairs, typecheckSection } from "./typecheck.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const version = (name: string): string =>
@@ -168,52 +168,9 @@ console.log(`Policy, ${repetitions} repetitions (medians):`)
 const policy = await measurePolicy({ repetitions, log: console.log })
 console.log(`Type-check cost, ${repetitions} repetitions each (medians):`)
 const results = measure(sizes, repetitions, console.log)
-
-const at = (variant: string, compiler: string, n: number) =>
-  results.find((r) => r.variant === variant && r.compiler === compiler && r.n === n)!
-const slope = (variant: string, compiler: string) =>
-  Math.round((at(variant, compiler, 500).instantiations - at(variant, compiler, 100).instantiations) / 400)
-const growth = (variant: string, compiler: string) => {
-  const base = at(variant, compiler, 100).instantiations
-  return base === 0 ? "–" : (at(variant, compiler, 500).instantiations / base).toFixed(2)
-}
-
-const variants = [...new Set(results.map((r) => r.variant))]
-const compilers = [...new Set(results.map((r) => r.compiler))]
-const table = (rows: ReadonlyArray<Measure>) =>
-  [
-    "| compiler | variant | N | instantiations | types | check time (s) | memory (MB) |",
-    "|---|---|---|---|---|---|---|",
-    ...rows.map((r) =>
-      `| ${r.compiler} | ${r.variant} | ${r.n} | ${r.instantiations.toLocaleString("en")} | ${
-        r.types.toLocaleString("en")
-      } | ${r.checkSeconds} | ${Math.round(r.memoryKb / 1024)} |`
-    )
-  ].join("\n")
-
-const slopes = [
-  `| variant | ${compilers.map((c) => `per-tool slope, ${c}`).join(" | ")} | ${
-    compilers.map((c) => `growth N=100 to 500, ${c}`).join(" | ")
-  } |`,
-  `|---|${compilers.map(() => "---|").join("")}${compilers.map(() => "---|").join("")}`,
-  ...variants.map((v) =>
-    `| ${v} | ${compilers.map((c) => slope(v, c).toLocaleString("en")).join(" | ")} | ${
-      compilers.map((c) => growth(v, c)).join(" | ")
-    } |`
-  )
-].join("\n")
-
-const graded = gradedVariant
-const bare = "effect Schema + handlers"
-const verdict = (met: boolean) => (met ? "met" : "**missed**")
-const checkRatio = (variant: string, c: string) => at(variant, c, 500).checkSeconds / at(bare, c, 500).checkSeconds
-const targets = compilers.map((c) =>
-  `| ${c} | ${slope(graded, c)} (≤ 600: ${verdict(slope(graded, c) <= 600)}) | ${growth(graded, c)} (≤ 5.5: ${
-    verdict(Number(growth(graded, c)) <= 5.5)
-  }) | ${checkRatio(graded, c).toFixed(2)} (≤ 1.5: ${verdict(checkRatio(graded, c) <= 1.5)}) | ${
-    checkRatio(gradedSourcesVariant, c).toFixed(2)
-  } |`
-)
+const pairCount = Number(process.env.BENCH_PAIRS ?? 9)
+console.log(`graded against bare effect Schema, ${pairCount} interleaved pairs on each compiler:`)
+const pairs = measurePairs(500, pairCount, console.log)
 
 const doc = `# Performance
 
@@ -233,55 +190,7 @@ machine below, so compare figures within the page, not with another machine's. M
 - graded is measured as a user installs it: \`@graded/core\` compiled to JavaScript and declaration files
   (\`pnpm --filter @graded/core build\`, which \`pnpm bench\` runs first), not its TypeScript sources.
 
-## Type-check cost
-
-A generator writes N tools with 3-field inputs in each style and type-checks the program with
-\`tsc --noEmit --extendedDiagnostics\`:
-
-- **plain TypeScript**: an interface and a function per tool;
-- **effect Schema + handlers**: a \`Schema.Struct\` and a handler that decodes and runs, per tool;
-- **@effect/ai Tool + Toolkit + toLayer**: \`Tool.make\` per tool, \`Toolkit.make\` of all, \`toolkit.toLayer(handlers)\`;
-- **graded**: \`Tool.read\`/\`write\`/\`send\` in turn, \`Toolkit.make\` of all, \`Agent.run\` over \`Toolkit.readOnly\`, and one
-  \`HumanConfirm\` program invoking every write and send tool; checked against graded's declaration files, and once
-  more against its TypeScript sources (as this workspace checks it), which also checks graded's own code;
-- **ai tool() + generateText**: ai's \`tool({ inputSchema: z.object(...), execute })\` per tool, a \`tools\` object of all,
-  and one \`generateText({ model, tools, prompt })\` call, so the tools flow through its generics;
-- **@openai/agents tool() + Agent**: \`tool({ name, parameters: z.object(...), execute })\` per tool and one
-  \`new Agent({ tools: [...] })\` of all.
-
-${table(results)}
-
-### Per-tool slope by variant
-
-Instantiations between N = 100 and N = 500, divided by 400, and how many times the count grows between them.
-
-${slopes}
-
-### Where graded stands against the targets
-
-| compiler | per-tool slope (instantiations) | growth N=100 to 500 | check time at 500 vs bare Schema | same, from graded's sources |
-|---|---|---|---|---|
-${targets.join("\n")}
-
-How to read the slope: at N = 100 graded's \`Toolkit.make\` still runs its duplicate-name check (it grows with the
-square of the count, so it stops at 100 tools; past that, \`Toolkit.make\` refuses a duplicate where it is made and
-each name is still checked where its tool is defined). The slope from 100 to 500 therefore understates what one tool
-costs on its own; the N = 500 row divided by 500 is the fairer per-tool figure.
-
-Where the check time goes: a graded tool carries more schemas than the baseline's one struct (an input and an output
-schema, and a payload schema for a send) and a callback whose types are inferred from them, and the graded program
-also type-checks \`Agent.run\` and one \`HumanConfirm\` program over every write and send. Removing the name check and the
-grade-honesty check from the declarations of 167 read tools (by hand, outside this run) took instantiations from
-about 108,000 to 80,000 and did not move the check time beyond the noise: the cost is in inferring each definition, not in graded's checks.
-Shipping declaration files (the build above) removed the cost of checking graded's own sources (compare the last
-column). What is left to try is making a definition cheaper to infer; dropping the encoded-side type parameters
-(\`IE\`, \`OE\`) did not help (also by hand).
-
-What changed to get here: \`Toolkit.readOnly\` and \`Agent.run\`'s check used to recurse over the toolkit's tuple, which
-costs the compiler the square of its length; at 500 tools the toolkit line alone passed five million instantiations
-and failed with "Type instantiation is excessively deep". \`Toolkit.readOnly\` now returns a list type and
-\`Agent.run\` walks the tuple only when it has an offender to name. type-tests/scale.test.ts keeps 500 tools compiling.
-
+${typecheckSection(results, pairs, repetitions)}
 ${runtimeSection}
 ${auditSection(audit)}
 ${policySection(policy)}
