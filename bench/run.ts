@@ -1,14 +1,14 @@
 // pnpm bench: measures, side by side in one run, and writes docs/PERFORMANCE.md.
 // Runtime first: the type-check runs would load the machine under it.
 import { execFileSync } from "node:child_process"
-import { readFileSync, rmSync, writeFileSync } from "node:fs"
+import { readFileSync, writeFileSync } from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { auditSection, measureAudit } from "./audit.js"
 import { measurePolicy, policySection } from "./policy.js"
 import { measureRuntime, rowNames } from "./runtime.js"
-import { measure, measurePairs, typecheckSection } from "./typecheck.js"
+import { buildCore, measure, measurePairs, typecheckSection } from "./typecheck.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const version = (name: string): string =>
@@ -19,17 +19,7 @@ const sizes = (process.env.BENCH_SIZES ?? "10,100,500").split(",").map(Number)
 
 // graded is measured as it would be installed: compiled to JavaScript and
 // declaration files, not its TypeScript sources run through tsx.
-console.log("Building @graded/core (packages/core/dist)...")
-rmSync(path.join(here, "../packages/core/dist"), { recursive: true, force: true })
-// A build info file left by an earlier build would make tsc emit nothing.
-rmSync(path.join(here, "../packages/core/tsconfig.build.tsbuildinfo"), { force: true })
-execFileSync("node", [
-  path.join(here, "node_modules/typescript/bin/tsc"),
-  "-p",
-  path.join(here, "../packages/core/tsconfig.build.json")
-], {
-  stdio: "inherit"
-})
+buildCore()
 
 console.log(`Runtime, ${repetitions} repetitions each (medians):`)
 const runtime = await measureRuntime(repetitions, console.log)

@@ -16,6 +16,24 @@ const zodFields = `z.object({ a: z.string(), b: z.number(), c: z.boolean() })`
 
 // graded as a user installs it: the compiled declaration files (run.ts
 // builds them first). The sources row is what this workspace checks.
+/**
+ * Builds @graded/core as a user installs it (JavaScript and declaration files
+ * in packages/core/dist), from scratch. The build is composite: a build-info
+ * file left from an earlier build would make tsc skip emitting into the dist
+ * just removed, so both go.
+ */
+export const buildCore = (): void => {
+  console.log("Building @graded/core (packages/core/dist)...")
+  const core = path.join(path.dirname(fileURLToPath(import.meta.url)), "../packages/core")
+  rmSync(path.join(core, "dist"), { recursive: true, force: true })
+  rmSync(path.join(core, "tsconfig.build.tsbuildinfo"), { force: true })
+  execFileSync("node", [
+    path.join(path.dirname(fileURLToPath(import.meta.url)), "node_modules/typescript/bin/tsc"),
+    "-p",
+    path.join(core, "tsconfig.build.json")
+  ], { stdio: "inherit" })
+}
+
 export const gradedVariant = "graded (Agent.run + HumanConfirm)"
 export const gradedSourcesVariant = "graded, from its TypeScript sources"
 const gradedBuildTypes = path.join(here, "../packages/core/dist/index.d.ts")

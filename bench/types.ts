@@ -2,27 +2,17 @@
 // variant (bench/typecheck.ts), then graded against bare effect Schema in
 // interleaved pairs on both compilers, and rewrites only the "Type-check
 // cost" section of docs/PERFORMANCE.md (the rest of the page is kept).
-import { execFileSync } from "node:child_process"
-import { readFileSync, rmSync, writeFileSync } from "node:fs"
+import { readFileSync, writeFileSync } from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { measure, measurePairs, typecheckSection } from "./typecheck.js"
+import { buildCore, measure, measurePairs, typecheckSection } from "./typecheck.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const repetitions = Number(process.env.BENCH_REPETITIONS ?? 5)
 const sizes = (process.env.BENCH_SIZES ?? "10,100,500").split(",").map(Number)
 const pairCount = Number(process.env.BENCH_PAIRS ?? 9)
 
-console.log("Building @graded/core (packages/core/dist)...")
-rmSync(path.join(here, "../packages/core/dist"), { recursive: true, force: true })
-// The build is composite: a build-info file left from an earlier build would
-// make tsc skip emitting into the dist just removed.
-rmSync(path.join(here, "../packages/core/tsconfig.build.tsbuildinfo"), { force: true })
-execFileSync("node", [
-  path.join(here, "node_modules/typescript/bin/tsc"),
-  "-p",
-  path.join(here, "../packages/core/tsconfig.build.json")
-], { stdio: "inherit" })
+buildCore()
 
 console.log(`Type-check cost, ${repetitions} repetitions each (medians):`)
 const results = measure(sizes, repetitions, console.log)
