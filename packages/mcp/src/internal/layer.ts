@@ -2,12 +2,13 @@
 // for a layer's lifetime. Nothing here serves by itself; it calls serve.ts.
 import { Context, Effect, Layer } from "effect"
 import type { Registry, Tool } from "@graded/core"
+import type { Address as McpAddress, HttpOptions } from "../McpServe.js"
 import * as serve from "./serve.js"
 
 type AnyRegistry = Registry.Registry<ReadonlyArray<Tool.Any>>
 
 /** The address an HTTP layer listens on, as a service. */
-export const Address: Context.Tag<serve.Address, serve.Address> = Context.GenericTag<serve.Address>(
+export const Address: Context.Tag<McpAddress, McpAddress> = Context.GenericTag<McpAddress>(
   "@graded/mcp/McpServe/Address"
 )
 
@@ -25,5 +26,5 @@ export const layerStdio = (
 /** Streamable HTTP for the layer's lifetime; the bound address is the service it provides. */
 export const layerHttp = (
   registry: AnyRegistry,
-  options?: serve.HttpOptions
-): Layer.Layer<serve.Address, serve.ListenError, any> => Layer.scoped(Address, serve.http(registry, options))
+  options?: HttpOptions
+): Layer.Layer<McpAddress, serve.ListenError, any> => Layer.scoped(Address, serve.http(registry, options))

@@ -23,17 +23,9 @@ import {
 } from "@modelcontextprotocol/sdk/types.js"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
-import { type Duration, Effect, JSONSchema, Option, Runtime, Schema } from "effect"
+import { Effect, JSONSchema, Option, Runtime, Schema } from "effect"
+import type { Address, HttpOptions, Options } from "../McpServe.js"
 import * as elicit from "./elicit.js"
-
-/** The options of every way to serve; see `McpServe.Options`. */
-export interface Options {
-  readonly name?: string | undefined
-  readonly version?: string | undefined
-  readonly context?: Partial<Omit<Invocation.Context, "autonomous">> | undefined
-  readonly proposals?: Proposal.ToolOptions | undefined
-  readonly elicitation?: false | { readonly timeout?: Duration.DurationInput | undefined } | undefined
-}
 
 /** The `_meta` key that carries a tool's grade. */
 export const gradeKey = "graded/grade" as const
@@ -305,18 +297,6 @@ export class ListenError extends Schema.TaggedError<ListenError>()("@graded/mcp/
   override get message(): string {
     return `McpServe could not listen on ${this.host}:${this.port}: ${this.reason}`
   }
-}
-
-export interface HttpOptions extends Options {
-  readonly host?: string | undefined
-  readonly port?: number | undefined
-  readonly path?: string | undefined
-}
-
-export interface Address {
-  readonly host: string
-  readonly port: number
-  readonly url: string
 }
 
 const loopback = new Set(["127.0.0.1", "localhost", "::1", "[::1]"])
