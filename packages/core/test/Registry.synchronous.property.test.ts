@@ -5,6 +5,8 @@
 // shapes, runs that succeed, fail, die, throw, or need an effect; labels,
 // limits), random inputs (valid, with excess keys at any depth, wrong types),
 // random sinks (memory, an effect per entry, an asynchronous one, none).
+// The fast way also decodes plain inputs in one pass (internal/plainDecode.ts),
+// the general way through Effect's decoder: their results must agree too.
 // The strict key check is checked the same way: the set of allowed keys and
 // the default decode give what the strict decode gives, error text included.
 // (White-box: the switch between the paths and the key check are internal.)
@@ -12,109 +14,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { Clock, Data, Effect, Either, FastCheck as fc, Layer, Schema } from "effect"
 import { Agent, Audit, Registry, ScriptedModel, Tool, Toolkit, ToolError } from "@graded/core"
 import { excessKeyCheck } from "../src/internal/keyCheck.js"
-import { make as makeInternal, paths } from "../src/internal/registry.js"
-
-// Input shapes, described so that inputs can be made for them.
-type Shape =
-  | { readonly kind: "string" | "number" | "boolean" | "literal" | "nullable" | "numberFromString" }
-  | { readonly kind: "struct"; readonly fields: ReadonlyArray<readonly [string, Shape, boolean]> }
-  | { readonly kind: "array"; readonly item: Shape }
-  | { readonly kind: "union"; readonly members: readonly [Shape, Shape] }
-
-const fieldName = fc.constantFrom("a", "b", "query", "limit", "constructor", "toString")
-const { shape } = fc.letrec<{ shape: Shape; struct: Shape }>((tie) => ({
-  shape: fc.oneof(
-    { depthSize: "small", withCrossShrink: true },
-    fc.constantFrom<Shape>(
-      { kind: "string" },
-      { kind: "number" },
-      { kind: "boolean" },
-      { kind: "literal" },
-      { kind: "nullable" },
-      { kind: "numberFromString" }
-    ),
-    tie("struct"),
-    tie("shape").map((item): Shape => ({ kind: "array", item })),
-    fc.tuple(tie("struct"), tie("struct")).map(([a, b]): Shape => ({ kind: "union", members: [a, b] }))
-  ),
-  struct: fc.uniqueArray(fc.tuple(fieldName, tie("shape"), fc.boolean()), {
-    maxLength: 4,
-    selector: ([name]) => name
-  }).map((fields): Shape => ({ kind: "struct", fields }))
-}))
-const rootShape = fc.uniqueArray(fc.tuple(fieldName, shape, fc.boolean()), { maxLength: 4, selector: ([name]) => name })
-  .map((fields): Shape => ({ kind: "struct", fields }))
-
-const schemaOf = (shape: Shape): Schema.Schema<any, any> => {
-  switch (shape.kind) {
-    case "string":
-      return Schema.String
-    case "number":
-      return Schema.Number
-    case "boolean":
-      return Schema.Boolean
-    case "literal":
-      return Schema.Literal("x", "y")
-    case "nullable":
-      return Schema.NullOr(Schema.String)
-    case "numberFromString":
-      return Schema.NumberFromString
-    case "array":
-      return Schema.Array(schemaOf(shape.item))
-    case "union":
-      return Schema.Union(schemaOf(shape.members[0]), schemaOf(shape.members[1]))
-    case "struct":
-      return Schema.Struct(
-        Object.fromEntries(shape.fields.map(([name, field, optional]) => {
-          const schema = schemaOf(field)
-          return [name, optional ? Schema.optional(schema) : schema]
-        }))
-      )
-  }
-}
-
-// A value for the shape, bent by `dice` now and then: an excess key, a wrong
-// type, a missing field, a null where an optional field is.
-const valueOf = (shape: Shape, dice: () => number): unknown => {
-  const roll = dice()
-  if (roll < 4) return roll < 2 ? 42 : "wrong"
-  switch (shape.kind) {
-    case "string":
-      return "s"
-    case "number":
-      return roll % 3
-    case "boolean":
-      return roll % 2 === 0
-    case "literal":
-      return roll % 2 === 0 ? "x" : "y"
-    case "nullable":
-      return roll % 2 === 0 ? null : "n"
-    case "numberFromString":
-      return String(roll)
-    case "array":
-      return Array.from({ length: roll % 3 }, () => valueOf(shape.item, dice))
-    case "union":
-      return valueOf(shape.members[roll % 2]!, dice)
-    case "struct": {
-      const value: Record<string, unknown> = {}
-      for (const [name, field, optional] of shape.fields) {
-        const skip = dice()
-        if (optional && skip < 25) continue
-        if (optional && skip < 35) value[name] = null
-        else if (skip < 3) continue
-        else value[name] = valueOf(field, dice)
-      }
-      if (roll < 12) value[roll < 8 ? "password" : "extra"] = "hunter2"
-      return value
-    }
-  }
-}
-
-const inputFor = (shape: Shape) =>
-  fc.array(fc.nat({ max: 99 }), { minLength: 64, maxLength: 64 }).map((rolls) => {
-    let i = 0
-    return valueOf(shape, () => rolls[i++ % rolls.length]!)
-  })
+import { type Dispatched, make as makeInternal, paths } from "../src/internal/registry.js"
+import { inputFor, rootShape, schemaOf, type Shape, valueOf } from "./inputShapes.js"
 
 class Unavailable extends Data.TaggedError("Unavailable")<{}> {}
 
@@ -251,16 +152,20 @@ const context = fc.record({
 }).map((c) => Object.fromEntries(Object.entries(c).filter(([, v]) => v !== undefined)))
 
 // Everything the calls need is provided; the registry's own dispatch says `any`.
+// The fast way (the synchronous path, plain inputs decoded in one pass),
+// then the general way (a chain of effects, every input through Effect's decoder).
 const both = async <A>(make: () => Effect.Effect<A, unknown, any>): Promise<readonly [A, A]> => {
-  const was = paths.synchronous
+  const was = { ...paths }
   try {
     paths.synchronous = true
+    paths.plain = true
     const synchronous = await Effect.runPromise(make() as Effect.Effect<A, unknown>)
     paths.synchronous = false
+    paths.plain = false
     const general = await Effect.runPromise(make() as Effect.Effect<A, unknown>)
     return [synchronous, general]
   } finally {
-    paths.synchronous = was
+    Object.assign(paths, was)
   }
 }
 
@@ -385,5 +290,37 @@ describe("the strict key check", () => {
       .toBe(false)
     expect(check(Object.defineProperty({ a: "x" }, "inner", { get: () => ({ b: "y" }), enumerable: true })))
       .toBe(false)
+  })
+})
+
+describe("the text a call keeps", () => {
+  it("is the JSON of its result, whatever the output (a toJSON, undefined, nested values)", async () => {
+    class Stamp {
+      toJSON(key: string) {
+        return `stamp under ${JSON.stringify(key)}`
+      }
+    }
+    const outputs = fc.oneof(
+      fc.jsonValue(),
+      fc.constant(undefined),
+      fc.constant(new Stamp()),
+      fc.jsonValue().map((value) => ({ value, stamp: new Stamp() }))
+    )
+    await fc.assert(
+      fc.asyncProperty(outputs, async (output) => {
+        const tool = Tool.read("t.any", {
+          title: "Any",
+          description: "Returns what it was made with.",
+          input: Schema.Struct({}),
+          output: Schema.Unknown,
+          limits: { maxChars: 1_000_000 },
+          run: () => Effect.succeed(output)
+        })
+        const dispatched = makeInternal(Toolkit.make(tool), {}).dispatch("t.any", {}) as Effect.Effect<Dispatched>
+        const { result, text } = await Effect.runPromise(dispatched)
+        expect(text).toBe(JSON.stringify(result))
+      }),
+      { numRuns: 500 }
+    )
   })
 })
