@@ -60,8 +60,10 @@ const runtimeTargets = [
 
 const runtimeSection = `## Runtime
 
-One dispatch of a trivial read tool (3-field input, returns a string), 20,000 calls a sample, a full garbage
-collection before each sample. Samples of all paths are interleaved (each repetition runs every path once) so that a
+One dispatch of a trivial read tool (3-field input, returns a string), 20,000 calls a sample, a young-generation
+garbage collection before each sample (a full one also throws away compiled code: the 5,000 calls after one ran 6 to
+10 times slower, so earlier versions of this page, which forced a full collection, measured every row partly cold,
+the bare rows most). Samples of all paths are interleaved (each repetition runs every path once) so that a
 noisy stretch falls on all of them; each figure is the median, with the fastest and slowest sample. graded audits
 every call into the memory sink (\`Audit.memory()\`, which keeps every entry), provided once as an application
 provides it: in the application's \`ManagedRuntime\` for the standalone row (each call its own \`runPromise\`), around

@@ -25,7 +25,7 @@ const input = { a: "x", b: 1, c: true }
 
 const median = (values: ReadonlyArray<number>) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!
 
-const gc = (globalThis as { gc?: () => void }).gc
+const gc = (globalThis as { gc?: (options?: { readonly type: "minor" | "major" }) => void }).gc
 
 interface Case {
   readonly what: string
@@ -36,13 +36,16 @@ interface Case {
 // Microseconds per call for every case. Repetitions are interleaved (each
 // repetition runs every case once) so that a noisy stretch of the machine
 // falls on all cases alike; the figure is each case's median, with the
-// fastest and slowest sample.
+// fastest and slowest sample. A young-generation collection before each
+// sample clears the last one's garbage; a full one would also throw away
+// compiled code (measured: the next 5,000 calls of the bare Schema path ran
+// 6 to 10 times slower), and each sample would partly measure the JIT.
 const perCall = async (cases: ReadonlyArray<Case>, calls: number, repetitions: number) => {
   for (const c of cases) await c.run(Math.min(calls, 2000)) // warm up
   const samples = cases.map(() => [] as Array<number>)
   for (let r = 0; r < repetitions; r++) {
     for (const [i, c] of cases.entries()) {
-      gc?.()
+      gc?.({ type: "minor" })
       const start = performance.now()
       await c.run(calls)
       samples[i]!.push(((performance.now() - start) * 1000) / calls)

@@ -1,6 +1,7 @@
 import { Clock, Context, Effect, Exit, FiberRef } from "effect"
 import type { RuntimeFiber } from "effect/Fiber"
 import type { Entry, Event } from "../Audit.js"
+import type { Context as InvocationContext } from "../Invocation.js"
 import { currentRef, looksAutonomous } from "./invocation.js"
 
 export interface Sink {
@@ -89,13 +90,13 @@ export interface Stamp {
 
 export const stampOf = (
   fiber: RuntimeFiber<unknown, unknown>,
-  labels: Labels | undefined = fiber.getFiberRef(labelsRef)
+  labels: Labels | undefined = fiber.getFiberRef(labelsRef),
+  context: InvocationContext = fiber.getFiberRef(currentRef)
 ): Stamp => {
-  const context = fiber.getFiberRef(currentRef)
   return {
     traceId: context.traceId,
     actor: context.actor,
-    autonomous: looksAutonomous(fiber),
+    autonomous: looksAutonomous(fiber, context),
     clock: Context.get(fiber.currentDefaultServices, Clock.Clock),
     labels
   }

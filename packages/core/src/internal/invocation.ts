@@ -121,8 +121,10 @@ export const isAutonomous = (fiber: RuntimeFiber<unknown, unknown>): boolean =>
   fiber.getFiberRef(currentRef).autonomous || markOf(fiber).autonomous
 
 /** For stamping audit entries on every call: the cheap reading. */
-export const looksAutonomous = (fiber: RuntimeFiber<unknown, unknown>): boolean =>
-  fiber.getFiberRef(currentRef).autonomous || quickMark(fiber).autonomous
+export const looksAutonomous = (
+  fiber: RuntimeFiber<unknown, unknown>,
+  context: Context = fiber.getFiberRef(currentRef)
+): boolean => context.autonomous || quickMark(fiber).autonomous
 
 // Marks are made once for each combination: restricting is on the hot path
 // of every read tool call.

@@ -227,6 +227,12 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
       const value = plain(input)
       if (value !== notPlain) return Either.right(value)
     }
+    return decodeFully(tool, input)
+  }
+
+  // Every input the one-pass decoder does not take: the `__proto__` check,
+  // nulls dropped from optional fields, the key check and Effect's decoder.
+  const decodeFully = (tool: AnyTool, input: unknown) => {
     const proto = protoKeyPath(input)
     if (proto !== undefined) return Either.left(invalidInputMessage(tool.name, protoKeyIssue(proto)))
     const decoded = prepared(tool).decode(compile(tool).normalize(input))
@@ -265,10 +271,11 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
   const run = (
     tool: AnyTool,
     input: unknown,
-    fiber: RuntimeFiber<unknown, unknown>
+    fiber: RuntimeFiber<unknown, unknown>,
+    context: Invocation.Context
   ): Effect.Effect<Dispatched, never, any> => {
     const runner = tool.grade === "read" && paths.synchronous ? readRunnerOf(tool) : undefined
-    if (runner !== undefined) return runRead(tool, runner, input, fiber)
+    if (runner !== undefined) return runRead(tool, runner, input, fiber, context)
     const decoded = decode(tool, input)
     if (Either.isLeft(decoded)) {
       return refusal(tool.name, { code: "invalid-input", gate: "input", reason: decoded.left })
@@ -343,19 +350,25 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
     tool: AnyTool,
     runner: ReadRunner,
     input: unknown,
-    fiber: RuntimeFiber<unknown, unknown>
+    fiber: RuntimeFiber<unknown, unknown>,
+    context: Invocation.Context
   ): Effect.Effect<Dispatched, never, any> => {
-    const decoded = decode(tool, input)
-    if (Either.isLeft(decoded)) {
-      return refusal(tool.name, { code: "invalid-input", gate: "input", reason: decoded.left })
+    const made = prepared(tool)
+    let value = made.plain !== undefined && paths.plain ? made.plain(input) : notPlain
+    if (value === notPlain) {
+      const decoded = decodeFully(tool, input)
+      if (Either.isLeft(decoded)) {
+        return refusal(tool.name, { code: "invalid-input", gate: "input", reason: decoded.left })
+      }
+      value = decoded.right
     }
-    const value = decoded.right
     const sink = Context.get(fiber.currentContext, Audit.Audit)
-    const stamp = sink === discard ? undefined : stampOf(fiber, labelsFor(tool, fiber))
-    const record: Record = stamp === undefined ? undefined : (event) => sink.write(stamped(stamp, event))
+    const stamp = sink === discard ? undefined : stampOf(fiber, labelsFor(tool, fiber), context)
+    // Made only where an entry waits for an effect.
+    const recordOf = (): Record => stamp === undefined ? undefined : (event) => sink.write(stamped(stamp, event))
     if (stamp !== undefined) {
       const writing = writeNow(sink, calledEntry(stamp, tool.name, input, tool.openWorld === true))
-      if (writing !== undefined) return Effect.zipRight(writing, afterRun(tool, value, record, tool.invoke(value)))
+      if (writing !== undefined) return Effect.zipRight(writing, afterRun(tool, value, recordOf(), tool.invoke(value)))
     }
     const held = holdSync(fiber, runner.restriction)
     let effect: unknown
@@ -382,11 +395,11 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
     }
     if (effect !== undefined) {
       const invoked = restrict(runner.restriction)(effect as Effect.Effect<unknown, unknown, unknown>)
-      return afterRun(tool, value, record, invoked)
+      return afterRun(tool, value, recordOf(), invoked)
     }
     if (cause !== undefined) return failed(tool, cause)
-    const encoded = prepared(tool).encodeOutputSync(output)
-    if (Either.isLeft(encoded)) return outputOf(tool, value, record, output)
+    const encoded = made.encodeOutputSync(output)
+    if (Either.isLeft(encoded)) return outputOf(tool, value, recordOf(), output)
     const { result, text } = fitted(tool, encoded.right ?? null)
     const dispatched: Dispatched = { result, success: { input: value, output }, text }
     if (stamp !== undefined) {
@@ -427,18 +440,22 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
     const verdict = gates(tool, context)
     if (verdict !== undefined) return labelled(tool)(refusal(tool.name, verdict))
     const guards = Context.get(fiber.currentContext, Guards)
-    if (guards.length === 0) return labelled(tool)(admitted(tool, input, fiber))
+    if (guards.length === 0) return labelled(tool)(admitted(tool, input, fiber, context))
     // A guard (a policy) after the registry's own gates: it may refuse,
     // never lift a refusal.
     const seen = isAutonomous(fiber) && !context.autonomous ? { ...context, autonomous: true } : context
     return labelled(tool)(Effect.flatMap(admitAll(guards, tool, input, seen), (refused) =>
       refused === undefined
-        ? admitted(tool, input, fiber)
+        ? admitted(tool, input, fiber, fiber.getFiberRef(currentRef))
         : refusal(tool.name, { code: "refused", gate: refused.gate, reason: refused.reason })))
   }
 
-  const admitted = (tool: AnyTool, input: unknown, fiber: RuntimeFiber<unknown, unknown>) =>
-    tool.grade !== "read" && isAutonomous(fiber) ? requiresConfirm(tool, input) : run(tool, input, fiber)
+  const admitted = (
+    tool: AnyTool,
+    input: unknown,
+    fiber: RuntimeFiber<unknown, unknown>,
+    context: Invocation.Context
+  ) => tool.grade !== "read" && isAutonomous(fiber) ? requiresConfirm(tool, input) : run(tool, input, fiber, context)
 
   // `Effect.catchAllCause(Effect.withFiberRuntime(...))` in the step it runs
   // in: a call done there (the synchronous path) comes back as its exit, and
