@@ -1,8 +1,9 @@
-// The one-pass decoder for plain inputs (white-box: internal/plainDecode.ts)
-// against the registry's full path (the `__proto__` check, nulls dropped from
+// The one-pass decoder for plain inputs (white-box: internal/plainDecode.ts),
+// which also encodes plain outputs, against the registry's full path (the `__proto__` check, nulls dropped from
 // optional fields, Effect's strict decode): whenever it takes an input, the
 // full path accepts it with the same value, keys in the same order. Inputs are
-// random and then bent in the ways JSON cannot but a caller's object can.
+// random and then bent in the ways JSON cannot but a caller's object can;
+// outputs are compared with Effect's encoder the same way.
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, FastCheck as fc, Schema } from "effect"
 import { Audit, Registry, Tool, Toolkit, ToolError } from "@graded/core"
@@ -120,6 +121,29 @@ describe("the one-pass decoder for plain inputs", () => {
     )
     // Not a decoder that never answers: most valid plain inputs are taken.
     expect(taken).toBeGreaterThan(accepted / 3)
+  })
+
+  it("as an output's encoder: takes a value only when Effect's encoder gives the same", () => {
+    let taken = 0
+    fc.assert(
+      fc.property(
+        rootShape.chain((shape) => fc.tuple(fc.constant(shape), inputFor(shape), fc.constantFrom(...bends))),
+        ([shape, raw, bend]) => {
+          const schema = schemaOf(shape)
+          const plain = plainDecoder(schema.ast)
+          if (plain === undefined) return
+          const output = bent(raw, bend, 0)
+          const got = plain(output)
+          if (got === notPlain) return
+          taken++
+          const expected = Schema.encodeEither(schema)(output)
+          expect(Either.isRight(expected)).toBe(true)
+          if (Either.isRight(expected)) expect(same(got, expected.right)).toBe(true)
+        }
+      ),
+      { numRuns: 3000 }
+    )
+    expect(taken).toBeGreaterThan(20)
   })
 
   it("covers structs of strings, numbers, booleans and literals, refined or optional, nested and in arrays", () => {

@@ -53,7 +53,9 @@ export interface Labels {
 
 export const labelsRef: FiberRef.FiberRef<Labels | undefined> = FiberRef.unsafeMake<Labels | undefined>(undefined)
 
-const labelsMade = new WeakMap<object, Labels | undefined>()
+// A tool without labels is kept as `none`: one lookup either way.
+const none: Labels = Object.freeze({ tool: "", tags: undefined, sideEffects: undefined })
+const labelsMade = new WeakMap<object, Labels>()
 
 /** The labels of a tool, made once; undefined for a tool with neither tags nor side effects. */
 export const labelsOf = (tool: {
@@ -61,7 +63,8 @@ export const labelsOf = (tool: {
   readonly tags?: ReadonlyArray<string> | undefined
   readonly sideEffects?: ReadonlyArray<string> | undefined
 }): Labels | undefined => {
-  if (labelsMade.has(tool)) return labelsMade.get(tool)
+  const made = labelsMade.get(tool)
+  if (made !== undefined) return made === none ? undefined : made
   const tags = tool.tags !== undefined && tool.tags.length > 0 ? Object.freeze([...tool.tags]) : undefined
   const sideEffects = tool.sideEffects !== undefined && tool.sideEffects.length > 0
     ? Object.freeze([...tool.sideEffects])
@@ -69,7 +72,7 @@ export const labelsOf = (tool: {
   const labels = tags === undefined && sideEffects === undefined
     ? undefined
     : Object.freeze({ tool: tool.name, tags, sideEffects })
-  labelsMade.set(tool, labels)
+  labelsMade.set(tool, labels ?? none)
   return labels
 }
 

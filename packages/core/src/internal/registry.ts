@@ -553,11 +553,28 @@ const prepared = (tool: AnyTool): Prepared => {
           return Either.isRight(decoded) ? decoded : all(input)
         },
       encodeOutput: Schema.encode(tool.output),
-      encodeOutputSync: Schema.encodeEither(tool.output)
+      encodeOutputSync: encodeSync(tool.output)
     }
     preparedTools.set(tool, made)
   }
   return made
+}
+
+// An output encoded without Effect's parser when it is plain (strings,
+// numbers, booleans, literals and structs or arrays of them encode to
+// themselves, checked as the one-pass decoder checks an input); any other
+// output, and a plain one it does not take, goes through the encoder.
+const encodeSync = (schema: Schema.Schema<any, unknown>) => {
+  const encode = Schema.encodeEither(schema)
+  const plain = plainDecoder(schema.ast)
+  if (plain === undefined) return encode
+  return (output: unknown): Either.Either<unknown, ParseError> => {
+    if (paths.plain) {
+      const value = plain(output)
+      if (value !== notPlain) return Either.right(value)
+    }
+    return encode(output)
+  }
 }
 
 // Whether a synchronous parse failed only because some part of the schema
