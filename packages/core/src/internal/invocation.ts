@@ -193,10 +193,6 @@ export const restrict =
       return anchored ? guarded : Effect.zipRight(FiberRef.set(markRef, anchorOf(fiber, trusted(current))), guarded)
     })
 
-interface Settable {
-  readonly setFiberRef: <A>(fiberRef: FiberRef.FiberRef<A>, value: A) => void
-}
-
 /**
  * What `restrict({ ceiling, within })` does before its effect runs, done at
  * once for code that runs synchronously in `fiber` (a read tool's synchronous
@@ -212,12 +208,12 @@ export const holdSync = (
   const wanted = markFor(false, patch.ceiling, patch.within)
   let stack = held.get(fiber)
   if (stack === undefined) held.set(fiber, stack = [])
-  const current = fiber.getFiberRef(markRef)
-  const anchored = typeof current === "object" && current !== null && anchors.has(current) &&
-    (current as Anchor).fiber === fiber
+  // Only the record, not the anchor `restrict` sets: the anchor is for the
+  // fibers this one forks, and while the code held here runs (plain
+  // JavaScript, before the fiber's next step) the fiber forks none. Every
+  // reading of this fiber's mark reads the record. Setting the anchor copied
+  // the fiber's locals and doubled the cost of a call in a fresh fiber.
   stack.push(wanted)
-  // What `FiberRef.set` does, in this step.
-  if (!anchored) (fiber as unknown as Settable).setFiberRef(markRef, anchorOf(fiber, trusted(current)))
   return stack
 }
 
