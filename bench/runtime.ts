@@ -55,13 +55,21 @@ const perCall = async (cases: ReadonlyArray<Case>, calls: number, repetitions: n
     what: c.what,
     micros: median(samples[i]!),
     min: Math.min(...samples[i]!),
-    max: Math.max(...samples[i]!)
+    max: Math.max(...samples[i]!),
+    samples: samples[i]!
   }))
 }
 
 export interface Runtime {
   readonly rows: ReadonlyArray<
-    { readonly what: string; readonly micros: number; readonly min: number; readonly max: number }
+    {
+      readonly what: string
+      readonly micros: number
+      readonly min: number
+      readonly max: number
+      /** Each repetition's figure, in order: the rows' samples pair up by index. */
+      readonly samples: ReadonlyArray<number>
+    }
   >
   /** The one-minute load average before and after the call samples. */
   readonly load: readonly [number, number]
