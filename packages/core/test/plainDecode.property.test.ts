@@ -45,18 +45,8 @@ class Box {
 
 // Ways to bend a value that JSON cannot carry, applied to it or to an object
 // or array inside it.
-type Bend = "none" | "hidden" | "symbol" | "getter" | "nullProto" | "inherited" | "instance" | "hole" | "proto"
-const bends: ReadonlyArray<Bend> = [
-  "none",
-  "hidden",
-  "symbol",
-  "getter",
-  "nullProto",
-  "inherited",
-  "instance",
-  "hole",
-  "proto"
-]
+const bends = ["none", "hidden", "symbol", "getter", "nullProto", "inherited", "instance", "hole", "proto"] as const
+type Bend = typeof bends[number]
 
 const bent = (value: unknown, bend: Bend, depth: number): unknown => {
   if (typeof value !== "object" || value === null) return value
