@@ -194,11 +194,12 @@ export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () =
   const proposals = new Map<string, Proposal>()
   let next = 0
   // Indexes, kept by `put`, so that no step reads every proposal the store
-  // has ever held: each proposal's place in the order they were added; each
-  // run's proposals, in that order; who holds each delivery key; and the
-  // proposals `expire` may move (a lease, or a pending one's expiry).
-  const order = new Map<string, number>()
-  const byRun = new Map<string, Array<string>>()
+  // has ever held: each run's proposals, in the order they were added (one id,
+  // or a list once a run has more); who holds each delivery key; and the
+  // proposals `expire` may move (a lease, or a pending one's expiry). A
+  // proposal's place in that order is in its id, `p-<n>`.
+  const byRun = new Map<string, string | Array<string>>()
+  const order = (id: string) => Number(id.slice(2))
   const keyHolders = new Map<string, Set<string>>()
   const timed = new Set<string>()
   const isTimed = (proposal: Proposal) =>
@@ -208,13 +209,11 @@ export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () =
   const put = (proposal: Proposal) => {
     const before = proposals.get(proposal.id)
     proposals.set(proposal.id, proposal)
-    if (before === undefined) {
-      order.set(proposal.id, order.size)
-      if (proposal.runId !== undefined) {
-        const ids = byRun.get(proposal.runId)
-        if (ids === undefined) byRun.set(proposal.runId, [proposal.id])
-        else ids.push(proposal.id)
-      }
+    if (before === undefined && proposal.runId !== undefined) {
+      const ids = byRun.get(proposal.runId)
+      if (ids === undefined) byRun.set(proposal.runId, proposal.id)
+      else if (typeof ids === "string") byRun.set(proposal.runId, [ids, proposal.id])
+      else ids.push(proposal.id)
     }
     if (before?.deliveryKey !== proposal.deliveryKey) {
       if (before?.deliveryKey !== undefined) keyHolders.get(before.deliveryKey)?.delete(proposal.id)
@@ -268,7 +267,7 @@ export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () =
         const status = filter?.status
         const candidates = runId === undefined
           ? [...proposals.values()]
-          : (byRun.get(runId) ?? []).map((id) => proposals.get(id)!)
+          : [byRun.get(runId) ?? []].flat().map((id) => proposals.get(id)!)
         return status === undefined ? candidates : candidates.filter((proposal) => proposal.status === status)
       }),
     claim: (id, by, leaseUntil) =>
@@ -338,7 +337,7 @@ export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () =
           }
         }
         // In the order the proposals were added, as a scan of them all would find them.
-        return moved.sort((a, b) => order.get(a.id)! - order.get(b.id)!)
+        return moved.sort((a, b) => order(a.id) - order(b.id))
       }),
     reject: (id, decision) => move(id, ["pending"], (proposal) => ({ ...proposal, status: "rejected", decision })),
     settle: (id, outcome, from) =>
