@@ -448,7 +448,7 @@ audit sink (memory's keeps entries in an array). graded runs from its TypeScript
 or sleeps: each figure is the time from the call to its answer, and the CPU columns (medians of this process's CPU
 over the same span, all its threads, the collector's helpers included) show where that time went: in memory, all
 of it is CPU. The memory rows' 90th percentiles follow the machine's load: with a load average of 5 to 6 on the 2
-cores (other work running), they were 2.7 to 4.2 ms to the card and 0.7 to 1.4 ms to the run finished, the process
+cores (other work running), they were 2.4 to 4.2 ms to the card and 0.7 to 1.4 ms to the run finished, the process
 waiting for a core now and then.
 
 - machine: ${os.cpus()[0]?.model ?? "unknown"}, ${os.cpus().length} cores, ${
@@ -549,11 +549,11 @@ cold path (see above) at load 10 on 2 cores. What did grow, with the cards waiti
 before, was \`ProposalStore.memory\`: \`list\` by run, \`beginDelivery\`'s check that no other proposal holds its key,
 and \`expire\` (each \`Runs.resume\` calls it, through \`Proposal.recover\`) each read every proposal the store had
 ever held. In a run of this bench before the change (load 4.9), with 2,000 cards pending the card took 1.56 ms
-against 0.51 ms on an empty store (3.09 ×) and the resume 1.70 against 0.30 ms (5.68 ×); with 10,000 pending, 9 to
-12 ms and 11 to 14 ms. The store now keeps indexes (each run's proposals in the order added, the holders of each
+against 0.51 ms on an empty store (3.09 ×) and the resume 1.70 against 0.30 ms (5.68 ×); with 10,000 pending (a script
+doing the same), 9 to 12 ms and 11 to 14 ms. The store now keeps indexes (each run's proposals in the order added, the holders of each
 delivery key, the proposals with a lease or an expiry), and answers every call as it did (a property test drives it
-side by side with the scanning store through random sequences of calls); they add about 40 bytes to a pending
-card's 3,927 (that run, memory sink). What remains, at steady state, is spread over the Effect interpreter (fiber
+side by side with the scanning store through random sequences of calls); they add a few tens of bytes to a
+pending card's 3,927 (that run, memory sink). What remains, at steady state, is spread over the Effect interpreter (fiber
 steps, \`FiberRef\` reads, generators) and young-generation collections (about 12 % of the CPU), with no function
 of graded's own above 1.5 % of the profile. The inspector's sampling heap profiler counts about 280 kB allocated by a
 write call to its card and 170 kB by a resume, two thirds of it in the Effect interpreter's own frames (exits,
