@@ -193,7 +193,40 @@ export const expiredReason = (proposal: Proposal): string =>
 export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () => {
   const proposals = new Map<string, Proposal>()
   let next = 0
-  const put = (proposal: Proposal) => (proposals.set(proposal.id, proposal), proposal)
+  // Indexes, kept by `put`, so that no step reads every proposal the store
+  // has ever held: each run's proposals, in the order they were added (one id,
+  // or a list once a run has more); who holds each delivery key; and the
+  // proposals `expire` may move (a lease, or a pending one's expiry). A
+  // proposal's place in that order is in its id, `p-<n>`.
+  const byRun = new Map<string, string | Array<string>>()
+  const order = (id: string) => Number(id.slice(2))
+  const keyHolders = new Map<string, Set<string>>()
+  const timed = new Set<string>()
+  const isTimed = (proposal: Proposal) =>
+    proposal.status === "approving" || proposal.status === "delivering"
+      ? proposal.leaseUntil !== undefined
+      : proposal.status === "pending" && proposal.expiresAt !== undefined
+  const put = (proposal: Proposal) => {
+    const before = proposals.get(proposal.id)
+    proposals.set(proposal.id, proposal)
+    if (before === undefined && proposal.runId !== undefined) {
+      const ids = byRun.get(proposal.runId)
+      if (ids === undefined) byRun.set(proposal.runId, proposal.id)
+      else if (typeof ids === "string") byRun.set(proposal.runId, [ids, proposal.id])
+      else ids.push(proposal.id)
+    }
+    if (before?.deliveryKey !== proposal.deliveryKey) {
+      if (before?.deliveryKey !== undefined) keyHolders.get(before.deliveryKey)?.delete(proposal.id)
+      if (proposal.deliveryKey !== undefined) {
+        const holders = keyHolders.get(proposal.deliveryKey)
+        if (holders === undefined) keyHolders.set(proposal.deliveryKey, new Set([proposal.id]))
+        else holders.add(proposal.id)
+      }
+    }
+    if (isTimed(proposal)) timed.add(proposal.id)
+    else timed.delete(proposal.id)
+    return proposal
+  }
   // Each operation checks and updates in one synchronous step: the runtime
   // cannot switch fibers inside it, so two approvals never both claim one
   // proposal.
@@ -229,12 +262,14 @@ export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () =
         return proposal === undefined ? Effect.fail(new NotFound({ id })) : Effect.succeed(proposal)
       }),
     list: (filter) =>
-      Effect.sync(() =>
-        [...proposals.values()].filter((proposal) =>
-          (filter?.status === undefined || proposal.status === filter.status) &&
-          (filter?.runId === undefined || proposal.runId === filter.runId)
-        )
-      ),
+      Effect.sync(() => {
+        const runId = filter?.runId
+        const status = filter?.status
+        const candidates = runId === undefined
+          ? [...proposals.values()]
+          : [byRun.get(runId) ?? []].flat().map((id) => proposals.get(id)!)
+        return status === undefined ? candidates : candidates.filter((proposal) => proposal.status === status)
+      }),
     claim: (id, by, leaseUntil) =>
       Effect.flatMap(Clock.currentTimeMillis, (millis) => {
         const at = iso(millis)
@@ -271,15 +306,18 @@ export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () =
         }
         const deliveryKey = proposal.deliveryKey ?? key
         // Unique among deliveries: a key another proposal holds is refused.
-        for (const other of proposals.values()) {
-          if (other.id !== id && other.deliveryKey === deliveryKey) return undefined
+        for (const holder of keyHolders.get(deliveryKey) ?? []) {
+          if (holder !== id) return undefined
         }
         return { ...proposal, status: "delivering", deliveryKey, leaseUntil }
       }),
     expire: (now) =>
       Effect.sync(() => {
         const moved: Array<Proposal> = []
-        for (const proposal of proposals.values()) {
+        // Only a proposal with a lease or an expiry can move (taken before
+        // any moves, so that each is looked at once).
+        for (const id of [...timed]) {
+          const proposal = proposals.get(id)!
           const lapsed = proposal.leaseUntil !== undefined && proposal.leaseUntil < now
           // A retry (its key recorded already) that lapsed is in doubt as before.
           if (proposal.status === "approving" && lapsed && proposal.deliveryKey === undefined) {
@@ -298,7 +336,8 @@ export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () =
             }))
           }
         }
-        return moved
+        // In the order the proposals were added, as a scan of them all would find them.
+        return moved.sort((a, b) => order(a.id) - order(b.id))
       }),
     reject: (id, decision) => move(id, ["pending"], (proposal) => ({ ...proposal, status: "rejected", decision })),
     settle: (id, outcome, from) =>

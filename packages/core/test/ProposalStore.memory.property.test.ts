@@ -1,0 +1,347 @@
+// ProposalStore.memory keeps indexes (each run's proposals, the holders of
+// each delivery key, the proposals with a lease or an expiry) so that no call
+// reads every proposal it holds. It must answer every call as the store did
+// when each call scanned them all: the store as it was is kept here, and both
+// are driven side by side through random sequences of calls, on proposals of
+// a few runs, with and without expiries, under a clock that moves.
+// (White-box: proposals are minted as Tool.proposal and Runs mint them.)
+import { describe, expect, it } from "@effect/vitest"
+import { Clock, Context, Effect, Either, FastCheck as fc, Layer, TestClock } from "effect"
+import type { Proposal } from "@graded/core"
+import { ProposalStore } from "@graded/core"
+import { isProposalRecord, mintProposal } from "../src/internal/capability.js"
+
+// ProposalStore.memory as it was before its indexes: every list, delivery
+// and expiry read every proposal.
+const scanning: Layer.Layer<ProposalStore.ProposalStore> = Layer.sync(ProposalStore.ProposalStore, () => {
+  const proposals = new Map<string, Proposal.Proposal>()
+  let next = 0
+  const put = (proposal: Proposal.Proposal) => (proposals.set(proposal.id, proposal), proposal)
+  // Each operation checks and updates in one synchronous step: the runtime
+  // cannot switch fibers inside it, so two approvals never both claim one
+  // proposal.
+  const move = (
+    id: string,
+    from: ReadonlyArray<Proposal.Status>,
+    update: (proposal: Proposal.Proposal) => Proposal.Proposal | undefined
+  ) =>
+    Effect.suspend((): Either.Either<Proposal.Proposal, ProposalStore.NotFound | ProposalStore.AlreadyDecided> => {
+      const proposal = proposals.get(id)
+      if (proposal === undefined) return Either.left(new ProposalStore.NotFound({ id }))
+      const updated = from.includes(proposal.status) ? update(proposal) : undefined
+      if (updated === undefined) {
+        return Either.left(
+          new ProposalStore.AlreadyDecided({
+            id,
+            status: proposal.status,
+            by: proposal.decision?.by,
+            at: proposal.decision?.at
+          })
+        )
+      }
+      return Either.right(put(updated))
+    })
+  const without = <K extends keyof Proposal.Proposal>(
+    proposal: Proposal.Proposal,
+    ...keys: Array<K>
+  ): Proposal.Proposal => {
+    const copy: Record<string, unknown> = { ...proposal }
+    for (const key of keys) delete copy[key]
+    return copy as unknown as Proposal.Proposal
+  }
+  const iso = (millis: number) => new Date(millis).toISOString()
+  return {
+    add: (fields) =>
+      isProposalRecord(fields)
+        ? Effect.sync(() => {
+          const { madeByToolProposalOnly: _, ...record } = fields
+          return put({ ...record, id: `p-${++next}`, status: "pending" })
+        })
+        : Effect.die(new Error("ProposalStore.add: this record was not made by Tool.proposal")),
+    get: (id) =>
+      Effect.suspend(() => {
+        const proposal = proposals.get(id)
+        return proposal === undefined ? Effect.fail(new ProposalStore.NotFound({ id })) : Effect.succeed(proposal)
+      }),
+    list: (filter) =>
+      Effect.sync(() =>
+        [...proposals.values()].filter((proposal) =>
+          (filter?.status === undefined || proposal.status === filter.status) &&
+          (filter?.runId === undefined || proposal.runId === filter.runId)
+        )
+      ),
+    claim: (id, by, leaseUntil) =>
+      Effect.flatMap(Clock.currentTimeMillis, (millis) => {
+        const at = iso(millis)
+        // Pending but past its expiry: it expires now, and says so (as the SQL store does).
+        const lapsed = proposals.get(id)
+        if (lapsed?.status === "pending" && lapsed.expiresAt !== undefined && lapsed.expiresAt <= at) {
+          put({
+            ...lapsed,
+            status: "expired",
+            decision: { by: "graded", at, edited: false, reason: ProposalStore.expiredReason(lapsed) }
+          })
+          return Effect.fail(new ProposalStore.AlreadyDecided({ id, status: "expired", by: "graded", at }))
+        }
+        return move(id, ["pending"], (proposal) => ({
+          ...proposal,
+          status: "approving",
+          decision: { by, at, edited: false },
+          leaseUntil
+        }))
+      }),
+    retry: (id, by, leaseUntil) =>
+      Effect.flatMap(Clock.currentTimeMillis, (millis) =>
+        move(id, ["in-doubt"], (proposal) => ({
+          ...proposal,
+          status: "approving",
+          decision: { by, at: iso(millis), edited: false },
+          leaseUntil
+        }))),
+    renew: (id, leaseUntil) => move(id, ["approving", "delivering"], (proposal) => ({ ...proposal, leaseUntil })),
+    beginDelivery: (id, key, leaseUntil, holder) =>
+      move(id, ["approving"], (proposal) => {
+        if (holder !== undefined && (proposal.decision?.by !== holder.by || proposal.decision.at !== holder.at)) {
+          return undefined
+        }
+        const deliveryKey = proposal.deliveryKey ?? key
+        // Unique among deliveries: a key another proposal holds is refused.
+        for (const other of proposals.values()) {
+          if (other.id !== id && other.deliveryKey === deliveryKey) return undefined
+        }
+        return { ...proposal, status: "delivering", deliveryKey, leaseUntil }
+      }),
+    expire: (now) =>
+      Effect.sync(() => {
+        const moved: Array<Proposal.Proposal> = []
+        for (const proposal of proposals.values()) {
+          const lapsed = proposal.leaseUntil !== undefined && proposal.leaseUntil < now
+          // A retry (its key recorded already) that lapsed is in doubt as before.
+          if (proposal.status === "approving" && lapsed && proposal.deliveryKey === undefined) {
+            moved.push(put({ ...without(proposal, "decision", "leaseUntil"), status: "pending" }))
+          } else if ((proposal.status === "delivering" || proposal.status === "approving") && lapsed) {
+            moved.push(put({
+              ...without(proposal, "leaseUntil"),
+              status: "in-doubt",
+              decision: {
+                by: proposal.decision?.by ?? "graded",
+                at: now,
+                edited: false,
+                reason: ProposalStore.leaseEnded(proposal)
+              }
+            }))
+          } else if (proposal.status === "pending" && proposal.expiresAt !== undefined && proposal.expiresAt <= now) {
+            moved.push(put({
+              ...proposal,
+              status: "expired",
+              decision: { by: "graded", at: now, edited: false, reason: ProposalStore.expiredReason(proposal) }
+            }))
+          }
+        }
+        return moved
+      }),
+    reject: (id, decision) => move(id, ["pending"], (proposal) => ({ ...proposal, status: "rejected", decision })),
+    settle: (id, outcome, from) =>
+      move(
+        id,
+        ProposalStore.settleFrom[outcome.status].filter((status) => from === undefined || from.includes(status)),
+        (proposal) =>
+          outcome.status === "pending"
+            ? { ...without(proposal, "decision", "leaseUntil"), status: "pending" }
+            : { ...without(proposal, "leaseUntil"), ...outcome }
+      )
+  }
+})
+
+type Store = ProposalStore.ProposalStore.Service
+
+const at = (minutes: number) => new Date(minutes * 60_000).toISOString()
+
+type Op =
+  | {
+    readonly op: "add"
+    readonly runId: string | undefined
+    readonly grade: "write" | "send"
+    readonly expires: number | undefined
+  }
+  | { readonly op: "get"; readonly id: string }
+  | { readonly op: "list"; readonly status: Proposal.Status | undefined; readonly runId: string | undefined }
+  | { readonly op: "claim"; readonly id: string; readonly by: string; readonly lease: number | undefined }
+  | { readonly op: "renew"; readonly id: string; readonly lease: number }
+  | { readonly op: "retry"; readonly id: string; readonly by: string; readonly lease: number }
+  | {
+    readonly op: "beginDelivery"
+    readonly id: string
+    readonly key: string
+    readonly lease: number
+    readonly holder: boolean
+  }
+  | { readonly op: "approve"; readonly id: string; readonly by: string; readonly key: string; readonly lease: number }
+  | { readonly op: "reject"; readonly id: string; readonly by: string }
+  | { readonly op: "settle"; readonly id: string; readonly outcome: Proposal.Outcome; readonly from: boolean }
+  | { readonly op: "expire"; readonly now: number }
+  | { readonly op: "tick"; readonly minutes: number }
+
+// Mostly the first three proposals, so that one call often follows another on the same proposal.
+const id = fc.oneof(
+  { arbitrary: fc.integer({ min: 1, max: 3 }), weight: 3 },
+  { arbitrary: fc.integer({ min: 1, max: 8 }), weight: 1 }
+).map((n) => `p-${n}`)
+const who = fc.constantFrom("agent:alice", "agent:bob")
+const minute = fc.integer({ min: 0, max: 60 })
+const runId = fc.option(fc.constantFrom("r-1", "r-2", "r-3"), { nil: undefined, freq: 4 })
+const status = fc.constantFrom<Proposal.Status>(
+  "pending",
+  "approving",
+  "delivering",
+  "delivered",
+  "rejected",
+  "failed",
+  "expired",
+  "in-doubt"
+)
+const decision = fc.record({ by: who, at: minute.map(at), edited: fc.boolean() })
+const add = fc.record({
+  op: fc.constant("add" as const),
+  runId,
+  grade: fc.constantFrom("write" as const, "send" as const),
+  expires: fc.option(minute, { nil: undefined })
+})
+const op: fc.Arbitrary<Op> = fc.oneof(
+  { arbitrary: add, weight: 2 },
+  fc.record({ op: fc.constant("get" as const), id }),
+  {
+    arbitrary: fc.record({ op: fc.constant("list" as const), status: fc.option(status, { nil: undefined }), runId }),
+    weight: 2
+  },
+  {
+    arbitrary: fc.record({
+      op: fc.constant("claim" as const),
+      id,
+      by: who,
+      lease: fc.option(minute, { nil: undefined })
+    }),
+    weight: 3
+  },
+  fc.record({ op: fc.constant("renew" as const), id, lease: minute }),
+  fc.record({ op: fc.constant("retry" as const), id, by: who, lease: minute }),
+  {
+    // Few keys, so that two proposals often offer the same one.
+    arbitrary: fc.record({
+      op: fc.constant("beginDelivery" as const),
+      id,
+      key: fc.constantFrom("k-1", "k-2", "k-3"),
+      lease: minute,
+      holder: fc.boolean()
+    }),
+    weight: 3
+  },
+  {
+    // A claim and its delivery at once, as an approval makes them: proposals
+    // reach delivering often, and then offer a key another holds.
+    arbitrary: fc.record({
+      op: fc.constant("approve" as const),
+      id,
+      by: who,
+      key: fc.constantFrom("k-1", "k-2", "k-3"),
+      lease: minute
+    }),
+    weight: 3
+  },
+  fc.record({ op: fc.constant("reject" as const), id, by: who }),
+  {
+    arbitrary: fc.record({
+      op: fc.constant("settle" as const),
+      id,
+      outcome: fc.oneof(
+        fc.constant({ status: "pending" } as const),
+        fc.record({ status: fc.constant("delivered" as const), decision, output: fc.jsonValue() }),
+        fc.record({
+          status: fc.constantFrom("failed" as const, "rejected" as const, "in-doubt" as const),
+          decision
+        })
+      ),
+      from: fc.boolean()
+    }),
+    weight: 2
+  },
+  { arbitrary: fc.record({ op: fc.constant("expire" as const), now: minute }), weight: 2 },
+  { arbitrary: fc.record({ op: fc.constant("tick" as const), minutes: fc.integer({ min: 1, max: 10 }) }), weight: 2 }
+)
+const sequence = fc.tuple(fc.array(add, { minLength: 2, maxLength: 6 }), fc.array(op, { minLength: 10, maxLength: 80 }))
+  .map(([adds, ops]): ReadonlyArray<Op> => [...adds, ...ops])
+
+const play = (store: Store, op: Exclude<Op, { op: "tick" }>): Effect.Effect<unknown> => {
+  const call: Effect.Effect<unknown, unknown> = op.op === "add"
+    ? Effect.flatMap(Clock.currentTimeMillis, (millis) =>
+      store.add(mintProposal({
+        tool: op.grade === "send" ? "chat.sendMessage" : "ticket.submit",
+        grade: op.grade,
+        title: "A proposal",
+        input: { text: "hello" },
+        payload: { text: "hello" },
+        proposedAt: new Date(millis).toISOString(),
+        actor: "agent:bot",
+        traceId: "t-1",
+        runId: op.runId,
+        callId: op.runId === undefined ? undefined : "call-1",
+        ...(op.expires !== undefined ? { expiresAt: at(op.expires) } : {})
+      })))
+    : op.op === "get"
+    ? store.get(op.id)
+    : op.op === "list"
+    ? store.list(op.status === undefined && op.runId === undefined ? undefined : { status: op.status, runId: op.runId })
+    : op.op === "claim"
+    ? store.claim(op.id, op.by, op.lease === undefined ? undefined : at(op.lease))
+    : op.op === "renew"
+    ? store.renew(op.id, at(op.lease))
+    : op.op === "retry"
+    ? store.retry(op.id, op.by, at(op.lease))
+    : op.op === "beginDelivery"
+    ? Effect.flatMap(
+      Effect.either(store.get(op.id)),
+      (found) =>
+        store.beginDelivery(
+          op.id,
+          op.key,
+          at(op.lease),
+          op.holder && Either.isRight(found) ? found.right.decision : undefined
+        )
+    )
+    : op.op === "approve"
+    ? Effect.flatMap(
+      store.claim(op.id, op.by, at(op.lease)),
+      (claimed) => store.beginDelivery(op.id, op.key, at(op.lease), claimed.decision)
+    )
+    : op.op === "reject"
+    ? store.reject(op.id, { by: op.by, at: at(0), edited: false, reason: "no" })
+    : op.op === "settle"
+    ? store.settle(op.id, op.outcome, op.from ? ["in-doubt"] : undefined)
+    : store.expire(at(op.now))
+  return Effect.map(
+    Effect.either(call),
+    (outcome) => Either.isRight(outcome) ? outcome.right : { error: outcome.left }
+  )
+}
+
+const storeOf = (layer: Layer.Layer<ProposalStore.ProposalStore>) =>
+  Effect.map(Layer.build(layer), Context.get(ProposalStore.ProposalStore))
+
+describe("ProposalStore.memory", () => {
+  it.scoped("answers every call as the store that scanned every proposal did, over random sequences of calls", () =>
+    Effect.gen(function*() {
+      for (const ops of fc.sample(sequence, { numRuns: 300, seed: 18 })) {
+        const expected = yield* storeOf(scanning)
+        const actual = yield* storeOf(ProposalStore.memory)
+        for (const [index, op] of ops.entries()) {
+          if (op.op === "tick") {
+            yield* TestClock.adjust(`${op.minutes} minutes`)
+            continue
+          }
+          const want = yield* play(expected, op)
+          const got = yield* play(actual, op)
+          expect(got, `call ${index} of ${JSON.stringify(ops)}`).toEqual(want)
+        }
+      }
+    }))
+})
