@@ -43,3 +43,40 @@ export const gradedProgram = (n: number, options: Options = {}): string => {
   if (options.runnable === true) lines.push(`export const runnable: Effect.Effect<unknown, unknown, never> = confirmed`)
   return lines.join("\n")
 }
+
+/**
+ * What the graded program above declares and does, written with bare effect
+ * Schema (the second baseline of bench/typecheck.ts): per tool an input struct
+ * and an output schema, and a handler that decodes the input, runs, and
+ * encodes the output; on a send (a third of the tools) also a payload struct,
+ * a typed `prepare` that builds the payload and a typed `deliver` that takes
+ * it, the handler decoding the payload between the two (as an edit a human
+ * made is decoded); and the same invocations of every write and send tool,
+ * combined with `Effect.all`. No grades, names, toolkit or agent: what is
+ * left is the work graded's rules come on top of.
+ */
+export const sameWorkProgram = (n: number): string => {
+  const lines = [`import { Effect, Schema } from "effect"`]
+  const invoked: Array<string> = []
+  for (let i = 0; i < n; i++) {
+    lines.push(`export const i${i} = Schema.Struct(${fields})`)
+    lines.push(`export const o${i} = Schema.String`)
+    if (i % 3 !== 2) {
+      lines.push(`export const run${i} = (input: typeof i${i}.Type) => Effect.succeed(input.a)`)
+      lines.push(
+        `export const h${i} = (u: unknown) => Effect.flatMap(Schema.decodeUnknown(i${i})(u), (input) => Effect.flatMap(run${i}(input), Schema.encode(o${i})))`
+      )
+    } else {
+      lines.push(`export const p${i} = Schema.Struct(${fields})`)
+      lines.push(`export const prepare${i} = (input: typeof i${i}.Type) => Effect.succeed(input)`)
+      lines.push(`export const deliver${i} = (payload: typeof p${i}.Type) => Effect.succeed(payload.a)`)
+      lines.push(
+        `export const h${i} = (u: unknown) => Effect.flatMap(Schema.decodeUnknown(i${i})(u), (input) => prepare${i}(input).pipe(Effect.flatMap(Schema.decodeUnknown(p${i})), Effect.flatMap(deliver${i}), Effect.flatMap(Schema.encode(o${i}))))`
+      )
+    }
+    if (i % 3 !== 0) invoked.push(`h${i}({ a: "x", b: 1, c: true })`)
+  }
+  lines.push(`export const handlers = { ${Array.from({ length: n }, (_, i) => `t${i}: h${i}`).join(", ")} }`)
+  lines.push(`export const invoked = Effect.all([${invoked.join(", ")}])`)
+  return lines.join("\n")
+}

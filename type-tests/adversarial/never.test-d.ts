@@ -3,7 +3,7 @@
 // reaches Agent.run, and Toolkit.make refuses the ones it is handed.
 import { Effect } from "effect"
 import { expectError, expectType } from "tsd"
-import { Agent, LanguageModel, Tool, Toolkit } from "@graded/core"
+import { Agent, LanguageModel, Tool, Toolkit, type WriteCapability } from "@graded/core"
 import { CurrentConversation, KbSearch, KnowledgeBase, SubmitTicket, support } from "./fixtures.js"
 
 // A write tool copied with its grade overwritten: its type is `never`.
@@ -124,3 +124,18 @@ declare const widened: Toolkit.Toolkit<ReadonlyArray<Tool.Any>>
 
 // error: Agent.run takes read tools only: a tool typed as Tool.Any (name and grade unknown to the compiler). Pass Toolkit.readOnly(toolkit)
 expectError(Agent.run({ toolkit: widened, prompt: "?" }))
+
+// A read tool whose invoke is swapped with Object.assign: the copy keeps the
+// grade "read", and its invoke becomes two signatures, the swapped one last.
+// The loop reads the requirements off the last one (the one a call resolves
+// to last), through the shortcut for plain read tools as through the full check.
+declare const writes: (input: { readonly query: string }) => Effect.Effect<string, never, WriteCapability>
+const Swapped = Object.assign({}, KbSearch, { invoke: writes })
+
+// error: Agent.run takes read tools only: kb.search (read) needs WriteCapability. Pass
+expectError(Agent.run({ toolkit: Toolkit.readOnly(Toolkit.make(CurrentConversation, Swapped)), prompt: "?" }))
+
+declare const swappedList: Toolkit.Toolkit<ReadonlyArray<typeof Swapped | typeof CurrentConversation>>
+
+// error: Agent.run takes read tools only: kb.search (read) needs WriteCapability. Pass
+expectError(Agent.run({ toolkit: swappedList, prompt: "?" }))

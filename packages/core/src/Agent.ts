@@ -60,7 +60,20 @@ type GradeNames<G> = Either<
 type Label<N extends string> = string extends N ? "a tool typed as Tool.Any (name and grade unknown to the compiler)"
   : N
 
-type Offense<T> = T extends Tool.Any ? [T["grade"]] extends [never] ? NoGrade<T["name"]>
+// The common case in one step: a read tool whose invoke needs nothing (its
+// requirements inferred from its last signature, as `ReturnType` in `Own`
+// reads them) and whose name is a literal. Anything else, and the message,
+// comes from the full check below.
+type Offense<T> = T extends {
+  readonly name: string
+  readonly grade: "read"
+  readonly invoke: (...args: any) => Effect<any, any, infer R>
+} ? [R] extends [never] ? "read" extends T["grade"] ? string extends T["name"] ? FullOffense<T> : never
+    : FullOffense<T>
+  : FullOffense<T>
+  : FullOffense<T>
+
+type FullOffense<T> = T extends Tool.Any ? [T["grade"]] extends [never] ? NoGrade<T["name"]>
   : string extends T["name"] ? Label<T["name"]>
   : Single<T["grade"]> extends true ? ByGrade<T["name"], T["grade"], Own<T>>
   : NoGrade<T["name"], GradeNames<T["grade"]>>

@@ -144,14 +144,16 @@ type Invalid<Tools extends ReadonlyArray<Tool.Any>> = Tools[number] extends infe
   ? T extends Tool.Any ? ValidName<T["name"]> extends T["name"] ? never : T["name"] : never
   : never
 
-type NoGrade<Tools extends ReadonlyArray<Tool.Any>> = Tools[number] extends infer T
-  ? T extends Tool.Any ? [T["grade"]] extends [never] ? T["name"] : never : never
-  : never
+// The names of the tools whose grade is `never`. `Extract` costs the compiler
+// less than a hand-written distribution; a tool typed `any` (which would match)
+// counts as having a grade, as it always did.
+type NoGrade<Tools extends ReadonlyArray<Tool.Any>> = 0 extends 1 & Tools[number] ? never
+  : Extract<Tools[number], { readonly grade: never }>["name"]
 
 // The places of a tuple whose tool is `never`. `Tools[number]` cannot show
-// them: a union drops `never`.
-type NeverPlaces<Tools extends ReadonlyArray<unknown>> = Exclude<keyof Tools, keyof ReadonlyArray<unknown>> extends
-  infer K ? K extends `${number}` & keyof Tools ? [Tools[K]] extends [never] ? K : never : never
+// them: a union drops `never`. The places are the keys that are numerals.
+type NeverPlaces<Tools extends ReadonlyArray<unknown>> = (keyof Tools & `${number}`) extends infer K extends keyof Tools
+  ? K extends unknown ? [Tools[K]] extends [never] ? K : never : never
   : never
 
 type Mark<Tools, Dups> = {
