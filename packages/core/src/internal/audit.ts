@@ -94,12 +94,13 @@ export interface Stamp {
 export const stampOf = (
   fiber: RuntimeFiber<unknown, unknown>,
   labels: Labels | undefined = fiber.getFiberRef(labelsRef),
-  context: InvocationContext = fiber.getFiberRef(currentRef)
+  context: InvocationContext = fiber.getFiberRef(currentRef),
+  autonomous: boolean = looksAutonomous(fiber, context)
 ): Stamp => {
   return {
     traceId: context.traceId,
     actor: context.actor,
-    autonomous: looksAutonomous(fiber, context),
+    autonomous,
     clock: Context.get(fiber.currentDefaultServices, Clock.Clock),
     labels
   }

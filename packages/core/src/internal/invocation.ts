@@ -111,7 +111,7 @@ const markOf = (fiber: RuntimeFiber<unknown, unknown>): Mark => strictest(inheri
 
 // The current value and the fiber's own record, without the ancestors'
 // entries: reading those costs more, and only the gates need them.
-const quickMark = (fiber: RuntimeFiber<unknown, unknown>): Mark =>
+export const quickMark = (fiber: RuntimeFiber<unknown, unknown>): Mark =>
   strictest(trusted(fiber.getFiberRef(markRef)), heldBy(fiber))
 
 /** Whether the fiber runs a tool's own code (a run, a prepare): graded marks it. */
@@ -201,9 +201,11 @@ export const restrict =
  */
 export const holdSync = (
   fiber: RuntimeFiber<unknown, unknown>,
-  patch: { readonly ceiling: Ceiling; readonly within: Within }
+  patch: { readonly ceiling: Ceiling; readonly within: Within },
+  // Read earlier in the same call is as good: nothing between can lift a
+  // mark, and a restriction pushed when not needed changes nothing.
+  before: Mark = quickMark(fiber)
 ): Array<Mark> | undefined => {
-  const before = quickMark(fiber)
   if (before.autonomous || rank[patch.ceiling] >= rank[before.ceiling]) return undefined
   const wanted = markFor(false, patch.ceiling, patch.within)
   let stack = held.get(fiber)

@@ -10,7 +10,7 @@
 // only when the registry's own path (nulls in optional fields dropped, then
 // Effect's strict decode) would succeed with an equal value, keys in the same
 // order; where checking costs less that way it is stricter: plain objects
-// and arrays only, no hidden, `__proto__` or symbol key, no null in an
+// and arrays only, no `__proto__` or symbol key, no hidden key where fields are optional, no null in an
 // optional field. Each value is read once, so what is checked is what runs.
 // A property test compares it with that path over random shapes and inputs.
 import { Option, SchemaAST as AST } from "effect"
@@ -43,7 +43,24 @@ interface Field {
   readonly optional: boolean
 }
 
-const stepOf = (ast: AST.AST, depth: number): Step | undefined => {
+// Whether any struct in `ast` has an optional field: only then does the
+// null-dropping pass before the full decode change an input (it copies the
+// enumerable keys only), so only then must a hidden key be looked for apart.
+const anyOptional = (ast: AST.AST, depth = 0): boolean => {
+  if (depth > 32) return true
+  switch (ast._tag) {
+    case "TypeLiteral":
+      return ast.propertySignatures.some((signature) => signature.isOptional || anyOptional(signature.type, depth + 1))
+    case "TupleType":
+      return ast.rest.some((element) => anyOptional(element.type, depth + 1))
+    case "Refinement":
+      return anyOptional(ast.from, depth + 1)
+    default:
+      return false
+  }
+}
+
+const stepOf = (ast: AST.AST, depth: number, hiddenMatters: boolean): Step | undefined => {
   if (depth > 32) return undefined
   const keyword = keywordSteps[ast._tag]
   if (keyword !== undefined) return keyword
@@ -64,7 +81,7 @@ const stepOf = (ast: AST.AST, depth: number): Step | undefined => {
     case "Refinement": {
       // The refinement's own predicate, on what `from` decoded, as the decoder
       // runs it; one that throws is left to the decoder.
-      const from = stepOf(ast.from, depth + 1)
+      const from = stepOf(ast.from, depth + 1, hiddenMatters)
       if (from === undefined) return undefined
       return (value) => {
         const decoded = from(value)
@@ -79,7 +96,7 @@ const stepOf = (ast: AST.AST, depth: number): Step | undefined => {
     case "TupleType": {
       // Arrays of one type only.
       if (ast.elements.length !== 0 || ast.rest.length !== 1) return undefined
-      const item = stepOf(ast.rest[0]!.type, depth + 1)
+      const item = stepOf(ast.rest[0]!.type, depth + 1, hiddenMatters)
       if (item === undefined) return undefined
       return (value) => {
         if (!Array.isArray(value) || Object.getPrototypeOf(value) !== Array.prototype) return absent
@@ -106,7 +123,7 @@ const stepOf = (ast: AST.AST, depth: number): Step | undefined => {
         const type = signature.isOptional && signature.type._tag === "Union" ? optionalType(signature.type)
           : signature.type
         if (type === undefined) return undefined
-        const step = stepOf(type, depth + 1)
+        const step = stepOf(type, depth + 1, hiddenMatters)
         if (step === undefined) return undefined
         fields.push({
           name,
@@ -121,14 +138,14 @@ const stepOf = (ast: AST.AST, depth: number): Step | undefined => {
       }
       return (value) => {
         if (typeof value !== "object" || value === null || Array.isArray(value) || !plainPrototype(value)) return absent
-        // Only the struct's keys, all enumerable (a hidden one would be lost
-        // by the null-dropping pass), and no symbol: the strict decoder
-        // refuses any other own key.
-        const names = Object.keys(value)
+        // Only the struct's keys and no symbol: the strict decoder refuses any
+        // other own key. Where fields are optional, all of them enumerable
+        // too (a hiddenMatters one would be lost by the null-dropping pass).
+        const names = hiddenMatters ? Object.keys(value) : Object.getOwnPropertyNames(value)
         for (let i = 0; i < names.length; i++) {
           if (allowed[names[i]!] !== true) return absent
         }
-        if (Object.getOwnPropertyNames(value).length !== names.length) return absent
+        if (hiddenMatters && Object.getOwnPropertyNames(value).length !== names.length) return absent
         if (Object.getOwnPropertySymbols(value).length > 0) return absent
         // Keys in the schema's order, as Effect's decoder writes them.
         const out: { [name: string]: unknown } = {}
@@ -163,7 +180,7 @@ const optionalType = (union: AST.Union): AST.AST | undefined => {
  * returns the decoded value, or `notPlain` for an input the full decoder must see.
  */
 export const plainDecoder = (ast: AST.AST): Step | undefined => {
-  const step = stepOf(ast, 0)
+  const step = stepOf(ast, 0, anyOptional(ast))
   if (step === undefined) return undefined
   return (input) => {
     try {

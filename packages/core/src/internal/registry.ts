@@ -11,6 +11,8 @@ import {
   labelsOf,
   labelsRef,
   recorder,
+  type Sink,
+  type Stamp,
   stamped,
   stampOf,
   syncThunk,
@@ -20,7 +22,7 @@ import {
 import { admitAll, Guards, screenAll } from "./guard.js"
 import type { Screening } from "../Guard.js"
 import type { Message } from "../LanguageModel.js"
-import { currentRef, holdSync, isAutonomous, restrict } from "./invocation.js"
+import { currentRef, holdSync, isAutonomous, quickMark, restrict } from "./invocation.js"
 import type { Code, Listing, Options, ToolResult } from "../Registry.js"
 import type { Any as AnyTool } from "../Tool.js"
 import type { Any as AnyToolkit } from "../Toolkit.js"
@@ -274,8 +276,8 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
     fiber: RuntimeFiber<unknown, unknown>,
     context: Invocation.Context
   ): Effect.Effect<Dispatched, never, any> => {
-    const runner = tool.grade === "read" && paths.synchronous ? readRunnerOf(tool) : undefined
-    if (runner !== undefined) return runRead(tool, runner, input, fiber, context)
+    const made = prepared(tool)
+    if (made.runner !== undefined && paths.synchronous) return runRead(tool, made, made.runner, input, fiber, context)
     const decoded = decode(tool, input)
     if (Either.isLeft(decoded)) {
       return refusal(tool.name, { code: "invalid-input", gate: "input", reason: decoded.left })
@@ -332,11 +334,10 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
     output: unknown,
     encoded: unknown
   ): Effect.Effect<Dispatched> => {
-    const { result, text } = fitted(tool, encoded ?? null)
-    const dispatched: Dispatched = { result, success: { input: value, output }, text }
+    const dispatched = fitted(tool, encoded ?? null, { input: value, output })
     return record === undefined
       ? Effect.succeed(dispatched)
-      : Effect.as(record({ type: "completed", tool: tool.name, chars: text.length }), dispatched)
+      : Effect.as(record({ type: "completed", tool: tool.name, chars: dispatched.text.length }), dispatched)
   }
 
   // A read tool's call, done in this fiber step as far as it can be: the
@@ -348,12 +349,12 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
   // a property test keeps the results and entries of both paths equal.
   const runRead = (
     tool: AnyTool,
+    made: Prepared,
     runner: ReadRunner,
     input: unknown,
     fiber: RuntimeFiber<unknown, unknown>,
     context: Invocation.Context
   ): Effect.Effect<Dispatched, never, any> => {
-    const made = prepared(tool)
     let value = made.plain !== undefined && paths.plain ? made.plain(input) : notPlain
     if (value === notPlain) {
       const decoded = decodeFully(tool, input)
@@ -363,14 +364,18 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
       value = decoded.right
     }
     const sink = Context.get(fiber.currentContext, Audit.Audit)
-    const stamp = sink === discard ? undefined : stampOf(fiber, labelsFor(tool, fiber), context)
-    // Made only where an entry waits for an effect.
-    const recordOf = (): Record => stamp === undefined ? undefined : (event) => sink.write(stamped(stamp, event))
+    // The mark read once, for the stamp and the hold.
+    const mark = quickMark(fiber)
+    const stamp = sink === discard
+      ? undefined
+      : stampOf(fiber, labelsFor(tool, fiber), context, context.autonomous || mark.autonomous)
     if (stamp !== undefined) {
       const writing = writeNow(sink, calledEntry(stamp, tool.name, input, tool.openWorld === true))
-      if (writing !== undefined) return Effect.zipRight(writing, afterRun(tool, value, recordOf(), tool.invoke(value)))
+      if (writing !== undefined) {
+        return Effect.zipRight(writing, afterRun(tool, value, recordWith(sink, stamp), tool.invoke(value)))
+      }
     }
-    const held = holdSync(fiber, runner.restriction)
+    const held = holdSync(fiber, runner.restriction, mark)
     let effect: unknown
     let output: unknown
     let cause: Cause.Cause<unknown> | undefined
@@ -395,15 +400,14 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
     }
     if (effect !== undefined) {
       const invoked = restrict(runner.restriction)(effect as Effect.Effect<unknown, unknown, unknown>)
-      return afterRun(tool, value, recordOf(), invoked)
+      return afterRun(tool, value, recordWith(sink, stamp), invoked)
     }
     if (cause !== undefined) return failed(tool, cause)
     const encoded = made.encodeOutputSync(output)
-    if (Either.isLeft(encoded)) return outputOf(tool, value, recordOf(), output)
-    const { result, text } = fitted(tool, encoded.right ?? null)
-    const dispatched: Dispatched = { result, success: { input: value, output }, text }
+    if (Either.isLeft(encoded)) return outputOf(tool, value, recordWith(sink, stamp), output)
+    const dispatched = fitted(tool, encoded.right ?? null, { input: value, output })
     if (stamp !== undefined) {
-      const writing = writeNow(sink, completedEntry(stamp, tool.name, text.length))
+      const writing = writeNow(sink, completedEntry(stamp, tool.name, dispatched.text.length))
       if (writing !== undefined) return Effect.as(writing, dispatched)
     }
     return Exit.succeed(dispatched)
@@ -511,12 +515,14 @@ const dieCause = (error: unknown): Cause.Cause<never> =>
     ? Cause.sequential(Cause.die(error), Cause.interrupt(FiberId.none))
     : Cause.die(error)
 
-const success = (data: unknown, truncated: string | undefined): ToolResult =>
+const succeeded = (data: unknown, truncated: string | undefined): ToolResult =>
   truncated === undefined ? { ok: true, data } : { ok: true, data, truncated }
 
 // A tool's decoder and encoder, made once: building them per call costs more
 // than the decoding.
 interface Prepared {
+  /** A read tool's own run and restriction; undefined for a write or send. */
+  readonly runner: ReadRunner | undefined
   /** A one-pass decoder for the plain shapes, when the input is one. */
   readonly plain: ((input: unknown) => unknown) | undefined
   readonly decode: (input: unknown) => Either.Either<unknown, ParseError>
@@ -541,6 +547,7 @@ const prepared = (tool: AnyTool): Prepared => {
     const keysAllowed = excessKeyCheck(tool.input.ast)
     const loose = keysAllowed === undefined ? undefined : Schema.decodeUnknownEither(tool.input)
     made = {
+      runner: tool.grade === "read" ? readRunnerOf(tool) : undefined,
       plain: plainDecoder(tool.input.ast),
       decode: loose === undefined
         ? (input) => {
@@ -587,23 +594,28 @@ const needsEffect = (issue: ParseIssue): boolean => {
   return Array.isArray(nested.issues) ? nested.issues.some(needsEffect) : needsEffect(nested.issues as ParseIssue)
 }
 
-// The result as the model will see it, within the tool's limits, and its
-// length for audit. Most results fit as they are: serialize once and keep
-// them; only a result that is too long, or may have lists to cut, is trimmed.
-const fitted = (tool: AnyTool, encoded: unknown): { readonly result: ToolResult; readonly text: string } => {
+// Records into `sink` with `stamp`, for the steps of a call that wait for an
+// effect; undefined when the sink discards.
+const recordWith = (sink: Sink, stamp: Stamp | undefined) =>
+  stamp === undefined ? undefined : (event: Audit.Event) => sink.write(stamped(stamp, event))
+
+// A success as the model will see it, within the tool's limits, and its text
+// (whose length audit keeps). Most results fit as they are: serialize once and
+// keep them; only a result that is too long, or may have lists to cut, is trimmed.
+const fitted = (tool: AnyTool, encoded: unknown, success: Dispatched["success"]): Dispatched & { text: string } => {
   const maxChars = tool.limits?.maxChars ?? Trim.defaultMaxChars
   if (tool.limits?.maxItems === undefined) {
-    const result = success(encoded, undefined)
+    const result = succeeded(encoded, undefined)
     const text = successText(encoded) ?? JSON.stringify(result)
-    if (text.length <= maxChars) return { result, text }
+    if (text.length <= maxChars) return { result, success, text }
   }
   const trimmed = Trim.fit(encoded, {
     maxItems: tool.limits?.maxItems,
     maxChars,
-    render: (data, truncated) => JSON.stringify(success(data, truncated))
+    render: (data, truncated) => JSON.stringify(succeeded(data, truncated))
   })
-  const result = success(trimmed.value, trimmed.truncated)
-  return { result, text: JSON.stringify(result) }
+  const result = succeeded(trimmed.value, trimmed.truncated)
+  return { result, success, text: JSON.stringify(result) }
 }
 
 // `JSON.stringify({ ok: true, data })` written around the data's own JSON,
