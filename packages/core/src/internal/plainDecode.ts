@@ -41,6 +41,14 @@ interface Field {
   readonly name: string
   readonly step: Step
   readonly optional: boolean
+  /** A required string, number or boolean, checked here without a call. */
+  readonly type: "string" | "number" | "boolean" | undefined
+}
+
+const keywordTypes: Partial<Record<AST.AST["_tag"], Field["type"]>> = {
+  StringKeyword: "string",
+  NumberKeyword: "number",
+  BooleanKeyword: "boolean"
 }
 
 // Whether any struct in `ast` has an optional field: only then does the
@@ -128,6 +136,7 @@ const stepOf = (ast: AST.AST, depth: number, hiddenMatters: boolean): Step | und
         fields.push({
           name,
           optional: signature.isOptional,
+          type: signature.isOptional ? undefined : keywordTypes[type._tag],
           // A null in an optional field is how strict mode says "absent": the
           // registry drops it before decoding, so it is left to that path.
           step: !signature.isOptional ? step
@@ -140,7 +149,7 @@ const stepOf = (ast: AST.AST, depth: number, hiddenMatters: boolean): Step | und
         if (typeof value !== "object" || value === null || Array.isArray(value) || !plainPrototype(value)) return absent
         // Only the struct's keys and no symbol: the strict decoder refuses any
         // other own key. Where fields are optional, all of them enumerable
-        // too (a hiddenMatters one would be lost by the null-dropping pass).
+        // too (a hidden one would be lost by the null-dropping pass).
         const names = hiddenMatters ? Object.keys(value) : Object.getOwnPropertyNames(value)
         for (let i = 0; i < names.length; i++) {
           if (allowed[names[i]!] !== true) return absent
@@ -152,6 +161,12 @@ const stepOf = (ast: AST.AST, depth: number, hiddenMatters: boolean): Step | und
         for (let i = 0; i < fields.length; i++) {
           const field = fields[i]!
           // Read once, as the decoder reads it: what is checked is what runs.
+          if (field.type !== undefined) {
+            const property = (value as { [name: string]: unknown })[field.name]
+            if (typeof property !== field.type) return absent
+            out[field.name] = property
+            continue
+          }
           if (field.optional && !Object.hasOwn(value, field.name)) continue
           const decoded = field.step((value as { [name: string]: unknown })[field.name])
           if (decoded === absent) return absent
