@@ -65,7 +65,20 @@ const strictest = (a: Mark, b: Mark | undefined): Mark => {
 // restrictions, innermost last.
 const held = new WeakMap<object, Array<Mark>>()
 
-const heldBy = (fiber: object): Mark | undefined => held.get(fiber)?.at(-1)
+// The holds of `holdSync`, innermost last: a fiber and its mark. The code
+// they hold is plain JavaScript that runs and ends within its fiber's current
+// step, so they come and go in order, always inside any `held` entry of the
+// same fiber. Kept apart from `held`: a fresh fiber's first entry in a
+// WeakMap cost more than the rest of a synchronous call (a call a fiber).
+const syncFibers: Array<object> = []
+const syncMarks: Array<Mark> = []
+
+const heldBy = (fiber: object): Mark | undefined => {
+  for (let i = syncFibers.length - 1; i >= 0; i--) {
+    if (syncFibers[i] === fiber) return syncMarks[i]
+  }
+  return held.get(fiber)?.at(-1)
+}
 
 // A fiber-local value that stands for "whatever the record says of this
 // fiber": set once in a fiber, so that the fork below runs for its children
@@ -196,8 +209,9 @@ export const restrict =
 /**
  * What `restrict({ ceiling, within })` does before its effect runs, done at
  * once for code that runs synchronously in `fiber` (a read tool's synchronous
- * run): the restriction is pushed, and the returned stack must be popped when
- * that code is done, however it ends. Undefined when nothing was restricted.
+ * run): the restriction is held until `release` is called with what this
+ * returned, which must happen when that code is done, however it ends.
+ * Undefined when nothing was restricted.
  */
 export const holdSync = (
   fiber: RuntimeFiber<unknown, unknown>,
@@ -205,18 +219,28 @@ export const holdSync = (
   // Read earlier in the same call is as good: nothing between can lift a
   // mark, and a restriction pushed when not needed changes nothing.
   before: Mark = quickMark(fiber)
-): Array<Mark> | undefined => {
+): number | undefined => {
   if (before.autonomous || rank[patch.ceiling] >= rank[before.ceiling]) return undefined
-  const wanted = markFor(false, patch.ceiling, patch.within)
-  let stack = held.get(fiber)
-  if (stack === undefined) held.set(fiber, stack = [])
   // Only the record, not the anchor `restrict` sets: the anchor is for the
   // fibers this one forks, and while the code held here runs (plain
-  // JavaScript, before the fiber's next step) the fiber forks none. Every
-  // reading of this fiber's mark reads the record. Setting the anchor copied
-  // the fiber's locals and doubled the cost of a call in a fresh fiber.
-  stack.push(wanted)
-  return stack
+  // JavaScript, before the fiber's next step) the fiber forks none. A fiber
+  // that code starts from a runtime it kept is forked while this fiber is
+  // the current one, and `markRef`'s fork reads the hold from it. Setting the
+  // anchor copied the fiber's locals and doubled the cost of a call in a
+  // fresh fiber.
+  const depth = syncFibers.length
+  syncFibers.push(fiber)
+  syncMarks.push(markFor(false, patch.ceiling, patch.within))
+  return depth
+}
+
+/** Ends a `holdSync` and every hold taken after it. */
+export const release = (depth: number | undefined): void => {
+  if (depth === undefined) return
+  while (syncFibers.length > depth) {
+    syncFibers.pop()
+    syncMarks.pop()
+  }
 }
 
 /**

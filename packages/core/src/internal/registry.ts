@@ -22,7 +22,7 @@ import {
 import { admitAll, Guards, screenAll } from "./guard.js"
 import type { Screening } from "../Guard.js"
 import type { Message } from "../LanguageModel.js"
-import { currentRef, holdSync, isAutonomous, quickMark, restrict } from "./invocation.js"
+import { currentRef, holdSync, isAutonomous, quickMark, release, restrict } from "./invocation.js"
 import type { Code, Listing, Options, ToolResult } from "../Registry.js"
 import type { Any as AnyTool } from "../Tool.js"
 import type { Any as AnyToolkit } from "../Toolkit.js"
@@ -396,7 +396,7 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
       effect = undefined
       cause = dieCause(error)
     } finally {
-      held?.pop()
+      release(held)
     }
     if (effect !== undefined) {
       const invoked = restrict(runner.restriction)(effect as Effect.Effect<unknown, unknown, unknown>)
