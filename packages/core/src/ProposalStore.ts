@@ -230,16 +230,18 @@ export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () =
       if (proposal.runId !== undefined) append(byRun, proposal.runId, proposal.id)
       if (proposal.traceId !== undefined) append(byTrace, proposal.traceId, proposal.id)
     }
+    if (before !== undefined && before.status !== proposal.status) {
+      byStatus.get(before.status)!.proposals.delete(proposal.id)
+    }
+    let index = byStatus.get(proposal.status)
+    if (index === undefined) byStatus.set(proposal.status, index = { proposals: new Map(), last: 0, sorted: true })
     if (before?.status !== proposal.status) {
-      if (before !== undefined) byStatus.get(before.status)!.ids.delete(proposal.id)
-      let index = byStatus.get(proposal.status)
-      if (index === undefined) byStatus.set(proposal.status, index = { ids: new Set(), last: 0, sorted: true })
       const place = order(proposal.id)
       // Back in a status after a later proposal entered it: sorted again when listed.
       if (place < index.last) index.sorted = false
       else index.last = place
-      index.ids.add(proposal.id)
     }
+    index.proposals.set(proposal.id, proposal)
     if (before?.deliveryKey !== proposal.deliveryKey) {
       if (before?.deliveryKey !== undefined) keyHolders.get(before.deliveryKey)?.delete(proposal.id)
       if (proposal.deliveryKey !== undefined) {
@@ -297,10 +299,10 @@ export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () =
           const index = byStatus.get(status)
           if (index === undefined) return []
           if (!index.sorted) {
-            index.ids = new Set([...index.ids].sort((a, b) => order(a) - order(b)))
+            index.proposals = new Map([...index.proposals].sort(([a], [b]) => order(a) - order(b)))
             index.sorted = true
           }
-          return Array.from(index.ids, (id) => proposals.get(id)!)
+          return Array.from(index.proposals.values())
         }
         // A run's or a trace's proposals, in the order they were added, then the rest of the filter.
         const ids = runId !== undefined ? byRun.get(runId) : byTrace.get(traceId!)
@@ -400,7 +402,7 @@ export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () =
 // proposal that comes back to a status after a later one entered it clears
 // `sorted`, and the next `list` of that status sorts them again.
 interface StatusIndex {
-  ids: Set<string>
+  proposals: Map<string, Proposal>
   last: number
   sorted: boolean
 }
