@@ -517,6 +517,8 @@ const heldAtEnd = await timedStores[1]!.store.runtime.runPromise(Effect.all({
   pending: Proposal.list({ status: "pending" })
 }))
 for (const { store } of timedStores) await store.stop()
+// Two decimals, or two significant digits under 0.1 (a ratio of 0.004 is not 0.00).
+const ratio2 = (x: number) => (x >= 0.1 ? x.toFixed(2) : x.toPrecision(2))
 const spread = (values: ReadonlyArray<number>, digits: (x: number) => string) =>
   `${digits(median(values))} (${digits(Math.min(...values))}–${digits(Math.max(...values))})`
 const us = (x: number) => x.toFixed(x < 10 ? 1 : 0)
@@ -526,7 +528,9 @@ const indexRows = [
   { what: "`Proposal.recover`, nothing lapsed (µs)", key: "recover", unit: us },
   { what: "`Proposal.list({ status: \"in-doubt\" })`, none (µs)", key: "listInDoubt", unit: us },
   {
-    what: `\`Proposal.list({ status: "pending" })\`, about ${pendingCards.toLocaleString("en")} (µs)`,
+    what: `\`Proposal.list({ status: "pending" })\`, ${pendingCards.toLocaleString("en")} growing to ${
+      heldAtEnd.pending.length.toLocaleString("en")
+    } (µs)`,
     key: "listPending",
     unit: us
   },
@@ -536,11 +540,9 @@ const indexTable = indexRows.map(({ key, unit, what }) => {
   const [before, now] = indexed[key]
   // Ratios run by run (or batch by batch): each pair ran back to back.
   const ratios = now.map((x, j) => x / before[j]!)
-  const row = `| ${what} | ${spread(before, unit)} | ${spread(now, unit)} | ${spread(ratios, (x) => x.toFixed(2))} |`
+  const row = `| ${what} | ${spread(before, unit)} | ${spread(now, unit)} | ${spread(ratios, ratio2)} |`
   console.log(
-    `  ${what}: before ${spread(before, unit)}, now ${spread(now, unit)}, now / before ${
-      spread(ratios, (x) => x.toFixed(2))
-    }`
+    `  ${what}: before ${spread(before, unit)}, now ${spread(now, unit)}, now / before ${spread(ratios, ratio2)}`
   )
   return row
 }).join("\n")
@@ -705,9 +707,9 @@ ${indexTable}
   proposal was decided or renewed stays until it reaches the top, or until more than half of its heap is stale and
   the heap is rebuilt from the current entries). It answers as before: the proposals it moved, in the order they
   were added, each moved at most once a call, from the state it was in when the call began.
-- **\`list({ status })\` without a run** read every proposal; the store now keeps the ids of each status (sorted
-  again, at the next list, after a proposal comes back to a status behind a later one: an approval handed back to
-  \`pending\`).
+- **\`list({ status })\` without a run** read every proposal; the store now keeps the proposals of each status, in
+  the order they were added (sorted again, at the next list, after a proposal comes back to a status behind a later
+  one: an approval handed back to \`pending\`), so a list costs what it returns.
 - **\`Tool.proposal\`'s \`maxPendingPerTrace\`** listed every pending proposal of every run to count its own trace's.
   It now asks for \`list({ status: "pending", traceId })\`, a filter new in \`ProposalStore.Filter\` that the memory
   store answers from its index of each trace's proposals and the SQL stores with \`trace_id = ?\` (on their index of
@@ -717,9 +719,11 @@ ${indexTable}
 The property test (packages/core/test/ProposalStore.memory.property.test.ts) drives the store side by side with
 one that scans every proposal, through random sequences of calls (\`expire\` at random times, \`list\` by every
 combination of status, run and trace, long sequences that rebuild the heap), and the heap alone against a map of
-current deadlines; forgetting to drop a proposal from its old status, to drop an expiry when a proposal is claimed,
-to replace a renewed lease, or to check that a popped entry is current, or losing an entry when the heap is rebuilt,
-each fails it.
+current deadlines; forgetting to drop a proposal from its old status, to refresh one that changed within its status
+(a renewed lease), to sort a status again, to drop an expiry when a proposal is claimed, to replace a renewed lease,
+to check that a popped entry is current, or to apply the trace filter with a run's, or losing an entry when the heap
+is rebuilt, each fails it. The write call to the card does not move: \`Runs.start\` calls neither \`expire\` nor a
+list by status alone.
 
 A stored run keeps a read's result twice, and both stay: the tool message's \`content\`, the text the model was
 given (the \`{ ok, data }\` envelope, cut to the tool's limits), which every later turn sends to the model again, and
