@@ -14,6 +14,12 @@
 // (d) in memory: the bytes a pending confirmation card keeps (its run, its
 //     proposal, its audit entries), and (a) and (b) with 2,000 cards pending
 //     in the store against an empty one.
+// (e) in memory, the proposal store of this commit against the one before
+//     issue #18's last indexes (bench/runsBefore.ts, a copy kept for this),
+//     each holding the same 2,000 cards pending with an expiry: (b), a
+//     run's resume, whose `Proposal.recover` expires what lapsed; `recover`
+//     alone; `list({ status })` without a run; and `Tool.proposal`'s propose
+//     under a trace of its own (it counts the trace's pending proposals).
 //
 // Nothing here polls or sleeps: each figure is the time from a call to its
 // answer. The memory store does no I/O, so its rows are CPU (shown beside
@@ -36,6 +42,7 @@ import {
   Invocation,
   Proposal,
   ProposalStore,
+  Registry,
   Runs,
   RunStore,
   ScriptedModel,
@@ -48,6 +55,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { memoryBefore } from "./runsBefore.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const repetitions = Number(process.env.BENCH_RUNS_REPETITIONS ?? 15)
@@ -56,6 +64,7 @@ const deepSteps = Number(process.env.BENCH_RUNS_STEPS ?? 200)
 const memoryPerTurn = Number(process.env.BENCH_RUNS_MEMORY_PER_TURN ?? 20)
 const memoryWarmup = Number(process.env.BENCH_RUNS_MEMORY_WARMUP ?? 200)
 const pendingCards = Number(process.env.BENCH_RUNS_PENDING ?? 2000)
+const indexTurns = Number(process.env.BENCH_RUNS_INDEX_TURNS ?? 200)
 const { call, calls, text } = ScriptedModel
 
 // The desk: a read the model runs at once, a write a human decides.
@@ -428,6 +437,116 @@ console.log(
     ms(scaleRow.emptyResume)
   } ms (${resumeRatio.toFixed(2)} ×)`
 )
+
+// (e) The store of this commit against the one before it, side by side: two
+// memory stores, each with the same cards pending, each card's proposal
+// expiring in a day (a run's `decisionTimeout`), so that every one of them
+// has a deadline `expire` may have to look at. Run by run, the two
+// alternating (which goes first alternating too).
+const sides = [["before", memoryBefore], ["now", ProposalStore.memory]] as const
+const timedStores = sides.map(([side, layer]) => {
+  const runtime = ManagedRuntime.make(Layer.mergeAll(layer, RunStore.memory, Audit.memory().layer))
+  return { side, store: { name: `memory (${side})`, runtime, stop: () => runtime.dispose() } satisfies Store }
+})
+const proposer = Registry.make(Toolkit.make(Tool.proposal(Submit)))
+let traces = 0
+const indexed = {
+  resume: [[], []] as [Array<number>, Array<number>],
+  card: [[], []] as [Array<number>, Array<number>],
+  recover: [[], []] as [Array<number>, Array<number>],
+  listInDoubt: [[], []] as [Array<number>, Array<number>],
+  listPending: [[], []] as [Array<number>, Array<number>],
+  propose: [[], []] as [Array<number>, Array<number>]
+}
+// Microseconds a call, over a batch of calls one after another.
+const perCall = async (store: Store, calls: number, effect: Effect.Effect<unknown, unknown, Provided>) => {
+  const start = performance.now()
+  await store.runtime.runPromise(Effect.repeatN(effect, calls - 1))
+  return (performance.now() - start) * 1000 / calls
+}
+const propose = Effect.flatMap(
+  Effect.sync(() => `bench-trace-${++traces}`),
+  (traceId) =>
+    Effect.flatMap(
+      proposer.invoke("ticket.submit.propose", { subject: "a ticket" }, { traceId, autonomous: true }),
+      (result) => result.ok ? Effect.void : Effect.dieMessage(`propose: ${result.error}`)
+    )
+)
+const indexLoadBefore = load()
+for (const { store } of timedStores) {
+  await store.runtime.runPromise(Effect.void)
+  for (let i = 0; i < pendingCards; i++) {
+    const outcome = await store.runtime.runPromise(
+      Runs.start({
+        toolkit: desk,
+        prompt: "Help the customer.",
+        runId: `timed-${i}`,
+        maxRounds: 3,
+        decisionTimeout: "1 day"
+      })
+        .pipe(Effect.provide(ScriptedModel.layer([
+          calls(call("kb.search", { query: `question ${i}` })),
+          calls(call("ticket.submit", { subject: `ticket ${i}` }))
+        ])))
+    )
+    if (outcome.status !== "waiting") throw new Error("a run did not wait on its write")
+  }
+}
+const timedPending = await timedStores[1]!.store.runtime.runPromise(
+  Effect.map(Proposal.list({ status: "pending" }), (pending) => pending.filter((p) => p.expiresAt !== undefined).length)
+)
+for (let i = 0; i < 50; i++) for (const { store } of timedStores) await lifecycle(store, 1)
+for (let i = 0; i < indexTurns; i++) {
+  const order = i % 2 === 0 ? [0, 1] as const : [1, 0] as const
+  for (const k of order) {
+    const { store } = timedStores[k]!
+    const one = await lifecycle(store, 1)
+    indexed.resume[k].push(one.resume)
+    indexed.card[k].push(one.card)
+    if (i % 5 === 0) {
+      indexed.recover[k].push(await perCall(store, 50, Proposal.recover))
+      indexed.listInDoubt[k].push(await perCall(store, 50, Proposal.list({ status: "in-doubt" })))
+      indexed.listPending[k].push(await perCall(store, 5, Proposal.list({ status: "pending" })))
+      indexed.propose[k].push(await perCall(store, 20, propose))
+    }
+  }
+}
+const indexLoadAfter = load()
+const heldAtEnd = await timedStores[1]!.store.runtime.runPromise(Effect.all({
+  all: Proposal.list(),
+  pending: Proposal.list({ status: "pending" })
+}))
+for (const { store } of timedStores) await store.stop()
+// Two decimals, or two significant digits under 0.1 (a ratio of 0.004 is not 0.00).
+const ratio2 = (x: number) => (x >= 0.1 ? x.toFixed(2) : x.toPrecision(2))
+const spread = (values: ReadonlyArray<number>, digits: (x: number) => string) =>
+  `${digits(median(values))} (${digits(Math.min(...values))}–${digits(Math.max(...values))})`
+const us = (x: number) => x.toFixed(x < 10 ? 1 : 0)
+const indexRows = [
+  { what: "decision → run finished (`Runs.resume`, ms)", key: "resume", unit: ms },
+  { what: "write call → pending card (ms)", key: "card", unit: ms },
+  { what: "`Proposal.recover`, nothing lapsed (µs)", key: "recover", unit: us },
+  { what: "`Proposal.list({ status: \"in-doubt\" })`, none (µs)", key: "listInDoubt", unit: us },
+  {
+    what: `\`Proposal.list({ status: "pending" })\`, ${pendingCards.toLocaleString("en")} growing to ${
+      heldAtEnd.pending.length.toLocaleString("en")
+    } (µs)`,
+    key: "listPending",
+    unit: us
+  },
+  { what: "`Tool.proposal`'s propose under a new trace (µs)", key: "propose", unit: us }
+] as const
+const indexTable = indexRows.map(({ key, unit, what }) => {
+  const [before, now] = indexed[key]
+  // Ratios run by run (or batch by batch): each pair ran back to back.
+  const ratios = now.map((x, j) => x / before[j]!)
+  const row = `| ${what} | ${spread(before, unit)} | ${spread(now, unit)} | ${spread(ratios, ratio2)} |`
+  console.log(
+    `  ${what}: before ${spread(before, unit)}, now ${spread(now, unit)}, now / before ${spread(ratios, ratio2)}`
+  )
+  return row
+}).join("\n")
+
 for (const store of stores) await store.stop()
 fs.rmSync(tmp, { recursive: true, force: true })
 const seconds = Math.round((Date.now() - startedAt) / 1000)
@@ -551,7 +670,7 @@ and \`expire\` (each \`Runs.resume\` calls it, through \`Proposal.recover\`) eac
 ever held. In a run of this bench before the change (load 4.9), with 2,000 cards pending the card took 1.56 ms
 against 0.51 ms on an empty store (3.09 ×) and the resume 1.70 against 0.30 ms (5.68 ×); with 10,000 pending (a script
 doing the same), 9 to 12 ms and 11 to 14 ms. The store now keeps indexes (each run's proposals in the order added, the holders of each
-delivery key, the proposals with a lease or an expiry), and answers every call as it did (a property test drives it
+delivery key, the deadlines of leases and expiries: see below), and answers every call as it did (a property test drives it
 side by side with the scanning store through random sequences of calls); they add a few tens of bytes to a
 pending card's 3,927 (that run, memory sink). What remains, at steady state, is spread over the Effect interpreter (fiber
 steps, \`FiberRef\` reads, generators) and young-generation collections (about 12 % of the CPU), with no function
@@ -560,7 +679,65 @@ write call to its card and 170 kB by a resume, two thirds of it in the Effect in
 continuations, generator steps, \`FiberRef\` updates); with the stores and the memory sink keeping every card, each
 young-generation collection copies what survived, and its pause (several ms) lands on the run it interrupts. A structured clone of a stored run and its proposal takes 3.1 kB of heap:
 the store keeps the data, and the data is the size it is (the conversation holds the read's result as the model saw
-it, and the call record holds it again, decoded).
+it, and the call record holds it again, encoded with the tool's schema: see below).
+
+### In memory: the proposal store's indexes, before and after
+
+Two memory stores side by side, each with the same ${pendingCards.toLocaleString("en")} cards pending (${
+  timedPending.toLocaleString("en")
+} with an expiry: runs started with \`decisionTimeout: "1 day"\`, so each proposal is a
+deadline \`expire\` may have to look at): \`ProposalStore.memory\` of this commit ("now"), and the store as it was
+before these indexes ("before": bench/runsBefore.ts, a copy kept for this comparison, run from the same process).
+50 warm-up runs on each, then ${indexTurns} runs on each, a run's life as above, the two stores alternating run by run
+(which goes first alternating too); every fifth turn, batches of calls on each, one after another: 50 of
+\`Proposal.recover\` and of the empty list, 5 of the long one, 20 proposes. Medians, least and greatest in brackets;
+each ratio is taken pair by pair. Load average (1, 5, 15 min) ${indexLoadBefore} before these runs, ${indexLoadAfter} after; by the end each store
+held ${heldAtEnd.all.length.toLocaleString("en")} proposals, ${
+  heldAtEnd.pending.length.toLocaleString("en")
+} of them pending (each propose adds one).
+
+| ${pendingCards.toLocaleString("en")} cards pending with an expiry | before | now | now / before |
+|---|---|---|---|
+${indexTable}
+
+- **\`expire\`** (each \`Runs.resume\` calls it, through \`Proposal.recover\`) read, before, every pending proposal
+  with an expiry and every lease, on every call. The store now keeps the deadlines in two binary heaps, earliest
+  first (leases, which lapse once passed, and pending proposals' expiries, which lapse when reached), and takes from
+  the top only what has lapsed: a call costs what lapsed, and the stale entries it drops on the way (a deadline whose
+  proposal was decided or renewed stays until it reaches the top, or until more than half of its heap is stale and
+  the heap is rebuilt from the current entries). It answers as before: the proposals it moved, in the order they
+  were added, each moved at most once a call, from the state it was in when the call began.
+- **\`list({ status })\` without a run** read every proposal; the store now keeps the proposals of each status, in
+  the order they were added (sorted again, at the next list, after a proposal comes back to a status behind a later
+  one: an approval handed back to \`pending\`), so a list costs what it returns.
+- **\`Tool.proposal\`'s \`maxPendingPerTrace\`** listed every pending proposal of every run to count its own trace's.
+  It now asks for \`list({ status: "pending", traceId })\`, a filter new in \`ProposalStore.Filter\` that the memory
+  store answers from its index of each trace's proposals and the SQL stores with \`trace_id = ?\` (on their index of
+  \`(trace_id, status)\`). It still checks each proposal's trace, so a store of one's own that ignores the filter
+  counts right, as slowly as before.
+- **What they keep**: each proposal has an entry in the index of its status and, with a trace, in its trace's; each
+  deadline an entry in its heap (and at most as many stale ones). Against the figures this section showed before
+  this commit (another run: 3,954 bytes a pending card with the memory sink, 3,180 with \`Audit.ring(0)\`), the
+  bytes table above (what a pending card keeps) counts ${bytes(memoryRow.withAudit - 3954)} and ${
+  bytes(memoryRow.storesOnly - 3180)
+} bytes more a card in this run (115 to 170 in the four runs before this one), still under twice its JSON.
+
+The property test (packages/core/test/ProposalStore.memory.property.test.ts) drives the store side by side with
+one that scans every proposal, through random sequences of calls (\`expire\` at random times, \`list\` by every
+combination of status, run and trace, long sequences that rebuild the heap), and the heap alone against a map of
+current deadlines; forgetting to drop a proposal from its old status, to refresh one that changed within its status
+(a renewed lease), to sort a status again, to drop an expiry when a proposal is claimed, to replace a renewed lease,
+to check that a popped entry is current, or to apply the trace filter with a run's, or losing an entry when the heap
+is rebuilt, each fails it. The write call to the card does not move: \`Runs.start\` calls neither \`expire\` nor a
+list by status alone.
+
+A stored run keeps a read's result twice, and both stay: the tool message's \`content\`, the text the model was
+given (the \`{ ok, data }\` envelope, cut to the tool's limits), which every later turn sends to the model again, and
+the call record's \`output\`, encoded with the tool's schema, which \`Runs\` hands back decoded in \`result.calls\`.
+Neither follows from the other: a trimmed content has lost part of the output, and a content rebuilt from the output
+when the run resumes would follow the toolkit given to the resume (its limits, its trimming), not what the model saw;
+and either way the state \`RunStore\` returns and the SQL stores keep would change shape, which rows already
+written, and the code that reads them, do not expect.
 
 ### Resume time against the number of past steps
 

@@ -238,8 +238,8 @@ export type ProposalOf<T> = T extends Tool.SendTool<infer Name, infer I, any, an
 export const tool: ToolConstructor = internal.make as unknown as ToolConstructor
 
 /**
- * Lists proposals in the order they were made, optionally by status and by
- * supervised run.
+ * Lists proposals in the order they were made, optionally by status, by
+ * supervised run and by trace.
  *
  * @since 0.1.0
  * @category constructors

@@ -9,6 +9,7 @@
  */
 import { Clock, Context, Effect, Either, Layer, Schema } from "effect"
 import * as internal from "./internal/capability.js"
+import { deadlines } from "./internal/deadlines.js"
 import type { Decided, New, Outcome, Proposal, Status } from "./Proposal.js"
 
 /**
@@ -73,7 +74,7 @@ export declare namespace ProposalStore {
     /** Records a proposal made by `Tool.proposal` or a supervised run; any other record is refused. */
     readonly add: (proposal: New) => Effect.Effect<Proposal>
     readonly get: (id: string) => Effect.Effect<Proposal, NotFound>
-    /** Proposals in the order they were added, by status and by run when given. */
+    /** Proposals in the order they were added, by status, by run and by trace when given. */
     readonly list: (filter?: Filter) => Effect.Effect<ReadonlyArray<Proposal>>
     /**
      * Moves a pending proposal that has not expired to `approving`, held until
@@ -106,7 +107,8 @@ export declare namespace ProposalStore {
      * passed before its delivery was recorded (nothing went out), marks
      * `in-doubt` every delivery whose lease has passed, and every lapsed
      * retry of one (it may have gone out: a human decides), and marks `expired` every pending proposal whose
-     * `expiresAt` has passed. Returns the proposals it moved.
+     * `expiresAt` has passed. Returns the proposals it moved, in the order they were added; each moves at most
+     * once a call, from the state it was in when the call began.
      */
     readonly expire: (now: string) => Effect.Effect<ReadonlyArray<Proposal>>
     /** Moves a pending proposal to `rejected`, or fails. */
@@ -136,6 +138,15 @@ export declare namespace ProposalStore {
   export interface Filter {
     readonly status?: Status | undefined
     readonly runId?: string | undefined
+    /**
+     * Only the proposals made under this trace (`Invocation`'s `traceId`):
+     * `Tool.proposal` counts a trace's pending proposals with it. A store
+     * written before this filter returns more than asked, which is why
+     * `Tool.proposal` also checks each proposal's `traceId`.
+     *
+     * @since 0.2.0
+     */
+    readonly traceId?: string | undefined
   }
 }
 
@@ -194,27 +205,43 @@ export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () =
   const proposals = new Map<string, Proposal>()
   let next = 0
   // Indexes, kept by `put`, so that no step reads every proposal the store
-  // has ever held: each run's proposals, in the order they were added (one id,
-  // or a list once a run has more); who holds each delivery key; and the
-  // proposals `expire` may move (a lease, or a pending one's expiry). A
+  // has ever held: each run's and each trace's proposals, in the order they
+  // were added (one id, or a list once there are more); the proposals in each
+  // status; who holds each delivery key; and the deadlines `expire` looks at
+  // (each lease, each pending proposal's expiry), earliest first. A
   // proposal's place in that order is in its id, `p-<n>`.
   const byRun = new Map<string, string | Array<string>>()
+  const byTrace = new Map<string, string | Array<string>>()
   const order = (id: string) => Number(id.slice(2))
+  const append = (index: Map<string, string | Array<string>>, key: string, id: string) => {
+    const ids = index.get(key)
+    if (ids === undefined) index.set(key, id)
+    else if (typeof ids === "string") index.set(key, [ids, id])
+    else ids.push(id)
+  }
+  const byStatus = new Map<Status, StatusIndex>()
   const keyHolders = new Map<string, Set<string>>()
-  const timed = new Set<string>()
-  const isTimed = (proposal: Proposal) =>
-    proposal.status === "approving" || proposal.status === "delivering"
-      ? proposal.leaseUntil !== undefined
-      : proposal.status === "pending" && proposal.expiresAt !== undefined
+  const leases = deadlines()
+  const expiries = deadlines()
   const put = (proposal: Proposal) => {
     const before = proposals.get(proposal.id)
     proposals.set(proposal.id, proposal)
-    if (before === undefined && proposal.runId !== undefined) {
-      const ids = byRun.get(proposal.runId)
-      if (ids === undefined) byRun.set(proposal.runId, proposal.id)
-      else if (typeof ids === "string") byRun.set(proposal.runId, [ids, proposal.id])
-      else ids.push(proposal.id)
+    if (before === undefined) {
+      if (proposal.runId !== undefined) append(byRun, proposal.runId, proposal.id)
+      if (proposal.traceId !== undefined) append(byTrace, proposal.traceId, proposal.id)
     }
+    if (before !== undefined && before.status !== proposal.status) {
+      byStatus.get(before.status)!.proposals.delete(proposal.id)
+    }
+    let index = byStatus.get(proposal.status)
+    if (index === undefined) byStatus.set(proposal.status, index = { proposals: new Map(), last: 0, sorted: true })
+    if (before?.status !== proposal.status) {
+      const place = order(proposal.id)
+      // Back in a status after a later proposal entered it: sorted again when listed.
+      if (place < index.last) index.sorted = false
+      else index.last = place
+    }
+    index.proposals.set(proposal.id, proposal)
     if (before?.deliveryKey !== proposal.deliveryKey) {
       if (before?.deliveryKey !== undefined) keyHolders.get(before.deliveryKey)?.delete(proposal.id)
       if (proposal.deliveryKey !== undefined) {
@@ -223,8 +250,9 @@ export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () =
         else holders.add(proposal.id)
       }
     }
-    if (isTimed(proposal)) timed.add(proposal.id)
-    else timed.delete(proposal.id)
+    const held = proposal.status === "approving" || proposal.status === "delivering"
+    leases.set(proposal.id, held ? proposal.leaseUntil : undefined)
+    expiries.set(proposal.id, proposal.status === "pending" ? proposal.expiresAt : undefined)
     return proposal
   }
   // Each operation checks and updates in one synchronous step: the runtime
@@ -264,11 +292,29 @@ export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () =
     list: (filter) =>
       Effect.sync(() => {
         const runId = filter?.runId
+        const traceId = filter?.traceId
         const status = filter?.status
-        const candidates = runId === undefined
-          ? [...proposals.values()]
-          : [byRun.get(runId) ?? []].flat().map((id) => proposals.get(id)!)
-        return status === undefined ? candidates : candidates.filter((proposal) => proposal.status === status)
+        if (runId === undefined && traceId === undefined) {
+          if (status === undefined) return [...proposals.values()]
+          const index = byStatus.get(status)
+          if (index === undefined) return []
+          if (!index.sorted) {
+            index.proposals = new Map([...index.proposals].sort(([a], [b]) => order(a) - order(b)))
+            index.sorted = true
+          }
+          return Array.from(index.proposals.values())
+        }
+        // A run's or a trace's proposals, in the order they were added, then the rest of the filter.
+        const ids = runId !== undefined ? byRun.get(runId) : byTrace.get(traceId!)
+        const found: Array<Proposal> = []
+        for (const id of ids === undefined ? [] : typeof ids === "string" ? [ids] : ids) {
+          const proposal = proposals.get(id)!
+          if (
+            (status === undefined || proposal.status === status) &&
+            (traceId === undefined || proposal.traceId === traceId)
+          ) found.push(proposal)
+        }
+        return found
       }),
     claim: (id, by, leaseUntil) =>
       Effect.flatMap(Clock.currentTimeMillis, (millis) => {
@@ -313,31 +359,31 @@ export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () =
       }),
     expire: (now) =>
       Effect.sync(() => {
-        const moved: Array<Proposal> = []
-        // Only a proposal with a lease or an expiry can move (taken before
-        // any moves, so that each is looked at once).
-        for (const id of [...timed]) {
-          const proposal = proposals.get(id)!
-          const lapsed = proposal.leaseUntil !== undefined && proposal.leaseUntil < now
+        // Only a lapsed deadline can move a proposal, and the deadlines come
+        // earliest first: what is read is what lapsed (and entries that went
+        // stale meanwhile). All are taken before any moves, so that each
+        // proposal moves at most once a call, from the state it was in.
+        const lapsed: Array<Proposal> = []
+        for (const id of leases.takeUntil((until) => until < now)) lapsed.push(proposals.get(id)!)
+        for (const id of expiries.takeUntil((until) => until <= now)) lapsed.push(proposals.get(id)!)
+        // In the order the proposals were added, as a scan of them all would find them.
+        lapsed.sort((a, b) => order(a.id) - order(b.id))
+        return lapsed.map((proposal) =>
           // A retry (its key recorded already) that lapsed is in doubt as before.
-          if (proposal.status === "approving" && lapsed && proposal.deliveryKey === undefined) {
-            moved.push(put({ ...without(proposal, "decision", "leaseUntil"), status: "pending" }))
-          } else if ((proposal.status === "delivering" || proposal.status === "approving") && lapsed) {
-            moved.push(put({
-              ...without(proposal, "leaseUntil"),
-              status: "in-doubt",
-              decision: { by: proposal.decision?.by ?? "graded", at: now, edited: false, reason: leaseEnded(proposal) }
-            }))
-          } else if (proposal.status === "pending" && proposal.expiresAt !== undefined && proposal.expiresAt <= now) {
-            moved.push(put({
+          proposal.status === "approving" && proposal.deliveryKey === undefined
+            ? put({ ...without(proposal, "decision", "leaseUntil"), status: "pending" })
+            : proposal.status === "pending"
+            ? put({
               ...proposal,
               status: "expired",
               decision: { by: "graded", at: now, edited: false, reason: expiredReason(proposal) }
-            }))
-          }
-        }
-        // In the order the proposals were added, as a scan of them all would find them.
-        return moved.sort((a, b) => order(a.id) - order(b.id))
+            })
+            : put({
+              ...without(proposal, "leaseUntil"),
+              status: "in-doubt",
+              decision: { by: proposal.decision?.by ?? "graded", at: now, edited: false, reason: leaseEnded(proposal) }
+            })
+        )
       }),
     reject: (id, decision) => move(id, ["pending"], (proposal) => ({ ...proposal, status: "rejected", decision })),
     settle: (id, outcome, from) =>
@@ -351,3 +397,12 @@ export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () =
       )
   }
 })
+
+// The proposals of one status, in the order they were added once sorted: a
+// proposal that comes back to a status after a later one entered it clears
+// `sorted`, and the next `list` of that status sorts them again.
+interface StatusIndex {
+  proposals: Map<string, Proposal>
+  last: number
+  sorted: boolean
+}

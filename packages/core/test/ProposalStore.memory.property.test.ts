@@ -1,15 +1,20 @@
-// ProposalStore.memory keeps indexes (each run's proposals, the holders of
-// each delivery key, the proposals with a lease or an expiry) so that no call
-// reads every proposal it holds. It must answer every call as the store did
-// when each call scanned them all: the store as it was is kept here, and both
-// are driven side by side through random sequences of calls, on proposals of
-// a few runs, with and without expiries, under a clock that moves.
+// ProposalStore.memory keeps indexes (each run's and each trace's proposals,
+// the proposals in each status, the holders of each delivery key, a heap of
+// the leases and expiries) so that no call reads every proposal it holds. It
+// must answer every call as the store did when each call scanned them all:
+// the store as it was is kept here, and both are driven side by side through
+// random sequences of calls, on proposals of a few runs and traces, with and
+// without expiries, under a clock that moves; `expire` at random times, and
+// `list` by every combination of status, run and trace. A longer sequence on
+// more proposals grows the heap past the size where it drops its stale
+// entries.
 // (White-box: proposals are minted as Tool.proposal and Runs mint them.)
 import { describe, expect, it } from "@effect/vitest"
 import { Clock, Context, Effect, Either, FastCheck as fc, Layer, TestClock } from "effect"
 import type { Proposal } from "@graded/core"
 import { ProposalStore } from "@graded/core"
 import { isProposalRecord, mintProposal } from "../src/internal/capability.js"
+import { deadlines } from "../src/internal/deadlines.js"
 
 // ProposalStore.memory as it was before its indexes: every list, delivery
 // and expiry read every proposal.
@@ -67,7 +72,8 @@ const scanning: Layer.Layer<ProposalStore.ProposalStore> = Layer.sync(ProposalSt
       Effect.sync(() =>
         [...proposals.values()].filter((proposal) =>
           (filter?.status === undefined || proposal.status === filter.status) &&
-          (filter?.runId === undefined || proposal.runId === filter.runId)
+          (filter?.runId === undefined || proposal.runId === filter.runId) &&
+          (filter?.traceId === undefined || proposal.traceId === filter.traceId)
         )
       ),
     claim: (id, by, leaseUntil) =>
@@ -161,11 +167,17 @@ type Op =
   | {
     readonly op: "add"
     readonly runId: string | undefined
+    readonly traceId: string | undefined
     readonly grade: "write" | "send"
     readonly expires: number | undefined
   }
   | { readonly op: "get"; readonly id: string }
-  | { readonly op: "list"; readonly status: Proposal.Status | undefined; readonly runId: string | undefined }
+  | {
+    readonly op: "list"
+    readonly status: Proposal.Status | undefined
+    readonly runId: string | undefined
+    readonly traceId: string | undefined
+  }
   | { readonly op: "claim"; readonly id: string; readonly by: string; readonly lease: number | undefined }
   | { readonly op: "renew"; readonly id: string; readonly lease: number }
   | { readonly op: "retry"; readonly id: string; readonly by: string; readonly lease: number }
@@ -182,14 +194,16 @@ type Op =
   | { readonly op: "expire"; readonly now: number }
   | { readonly op: "tick"; readonly minutes: number }
 
-// Mostly the first three proposals, so that one call often follows another on the same proposal.
-const id = fc.oneof(
-  { arbitrary: fc.integer({ min: 1, max: 3 }), weight: 3 },
-  { arbitrary: fc.integer({ min: 1, max: 8 }), weight: 1 }
-).map((n) => `p-${n}`)
+// Mostly the first few proposals, so that one call often follows another on the same proposal.
+const idsUpTo = (few: number, many: number) =>
+  fc.oneof(
+    { arbitrary: fc.integer({ min: 1, max: few }), weight: 3 },
+    { arbitrary: fc.integer({ min: 1, max: many }), weight: 1 }
+  ).map((n) => `p-${n}`)
 const who = fc.constantFrom("agent:alice", "agent:bob")
 const minute = fc.integer({ min: 0, max: 60 })
 const runId = fc.option(fc.constantFrom("r-1", "r-2", "r-3"), { nil: undefined, freq: 4 })
+const traceId = fc.option(fc.constantFrom("t-1", "t-2"), { nil: undefined, freq: 4 })
 const status = fc.constantFrom<Proposal.Status>(
   "pending",
   "approving",
@@ -201,75 +215,116 @@ const status = fc.constantFrom<Proposal.Status>(
   "in-doubt"
 )
 const decision = fc.record({ by: who, at: minute.map(at), edited: fc.boolean() })
-const add = fc.record({
-  op: fc.constant("add" as const),
-  runId,
-  grade: fc.constantFrom("write" as const, "send" as const),
-  expires: fc.option(minute, { nil: undefined })
-})
-const op: fc.Arbitrary<Op> = fc.oneof(
-  { arbitrary: add, weight: 2 },
-  fc.record({ op: fc.constant("get" as const), id }),
-  {
-    arbitrary: fc.record({ op: fc.constant("list" as const), status: fc.option(status, { nil: undefined }), runId }),
-    weight: 2
-  },
-  {
-    arbitrary: fc.record({
-      op: fc.constant("claim" as const),
-      id,
-      by: who,
-      lease: fc.option(minute, { nil: undefined })
-    }),
-    weight: 3
-  },
-  fc.record({ op: fc.constant("renew" as const), id, lease: minute }),
-  fc.record({ op: fc.constant("retry" as const), id, by: who, lease: minute }),
-  {
-    // Few keys, so that two proposals often offer the same one.
-    arbitrary: fc.record({
-      op: fc.constant("beginDelivery" as const),
-      id,
-      key: fc.constantFrom("k-1", "k-2", "k-3"),
-      lease: minute,
-      holder: fc.boolean()
-    }),
-    weight: 3
-  },
-  {
-    // A claim and its delivery at once, as an approval makes them: proposals
-    // reach delivering often, and then offer a key another holds.
-    arbitrary: fc.record({
-      op: fc.constant("approve" as const),
-      id,
-      by: who,
-      key: fc.constantFrom("k-1", "k-2", "k-3"),
-      lease: minute
-    }),
-    weight: 3
-  },
-  fc.record({ op: fc.constant("reject" as const), id, by: who }),
-  {
-    arbitrary: fc.record({
-      op: fc.constant("settle" as const),
-      id,
-      outcome: fc.oneof(
-        fc.constant({ status: "pending" } as const),
-        fc.record({ status: fc.constant("delivered" as const), decision, output: fc.jsonValue() }),
-        fc.record({
-          status: fc.constantFrom("failed" as const, "rejected" as const, "in-doubt" as const),
-          decision
-        })
-      ),
-      from: fc.boolean()
-    }),
-    weight: 2
-  },
-  { arbitrary: fc.record({ op: fc.constant("expire" as const), now: minute }), weight: 2 },
-  { arbitrary: fc.record({ op: fc.constant("tick" as const), minutes: fc.integer({ min: 1, max: 10 }) }), weight: 2 }
+const addExpiring = (expires: fc.Arbitrary<number>) =>
+  fc.record({
+    op: fc.constant("add" as const),
+    runId,
+    traceId,
+    grade: fc.constantFrom("write" as const, "send" as const),
+    expires: fc.option(expires, { nil: undefined })
+  })
+const add = addExpiring(minute)
+const opOn = (id: fc.Arbitrary<string>): fc.Arbitrary<Op> =>
+  fc.oneof(
+    { arbitrary: add, weight: 2 },
+    fc.record({ op: fc.constant("get" as const), id }),
+    {
+      arbitrary: fc.record({
+        op: fc.constant("list" as const),
+        status: fc.option(status, { nil: undefined }),
+        // Often neither, so that a status alone is listed often.
+        runId: fc.option(fc.constantFrom("r-1", "r-2", "r-3"), { nil: undefined, freq: 2 }),
+        traceId: fc.option(fc.constantFrom("t-1", "t-2"), { nil: undefined, freq: 2 })
+      }),
+      weight: 2
+    },
+    {
+      arbitrary: fc.record({
+        op: fc.constant("claim" as const),
+        id,
+        by: who,
+        lease: fc.option(minute, { nil: undefined })
+      }),
+      weight: 3
+    },
+    { arbitrary: fc.record({ op: fc.constant("renew" as const), id, lease: minute }), weight: 3 },
+    fc.record({ op: fc.constant("retry" as const), id, by: who, lease: minute }),
+    {
+      // Few keys, so that two proposals often offer the same one.
+      arbitrary: fc.record({
+        op: fc.constant("beginDelivery" as const),
+        id,
+        key: fc.constantFrom("k-1", "k-2", "k-3"),
+        lease: minute,
+        holder: fc.boolean()
+      }),
+      weight: 3
+    },
+    {
+      // A claim and its delivery at once, as an approval makes them: proposals
+      // reach delivering often, and then offer a key another holds.
+      arbitrary: fc.record({
+        op: fc.constant("approve" as const),
+        id,
+        by: who,
+        key: fc.constantFrom("k-1", "k-2", "k-3"),
+        lease: minute
+      }),
+      weight: 3
+    },
+    fc.record({ op: fc.constant("reject" as const), id, by: who }),
+    {
+      arbitrary: fc.record({
+        op: fc.constant("settle" as const),
+        id,
+        outcome: fc.oneof(
+          fc.constant({ status: "pending" } as const),
+          fc.record({ status: fc.constant("delivered" as const), decision, output: fc.jsonValue() }),
+          fc.record({
+            status: fc.constantFrom("failed" as const, "rejected" as const, "in-doubt" as const),
+            decision
+          })
+        ),
+        from: fc.boolean()
+      }),
+      weight: 2
+    },
+    { arbitrary: fc.record({ op: fc.constant("expire" as const), now: minute }), weight: 2 },
+    { arbitrary: fc.record({ op: fc.constant("tick" as const), minutes: fc.integer({ min: 1, max: 10 }) }), weight: 2 }
+  )
+const sequenceOf = (
+  first: fc.Arbitrary<Op>,
+  adds: fc.ArrayConstraints,
+  ops: fc.ArrayConstraints,
+  id: fc.Arbitrary<string>
+) =>
+  fc.tuple(fc.array(first, adds), fc.array(opOn(id), ops)).map((
+    [first, then]
+  ): ReadonlyArray<Op> => [...first, ...then])
+const sequence = sequenceOf(
+  add,
+  { minLength: 2, maxLength: 6 },
+  { minLength: 10, maxLength: 80, size: "max" },
+  idsUpTo(3, 8)
 )
-const sequence = fc.tuple(fc.array(add, { minLength: 2, maxLength: 6 }), fc.array(op, { minLength: 10, maxLength: 80 }))
-  .map(([adds, ops]): ReadonlyArray<Op> => [...adds, ...ops])
+// Enough proposals with deadlines that the heap drops its stale entries, and
+// statuses whose proposals come back out of the order they were added.
+const longSequence = fc.tuple(
+  sequenceOf(
+    // Mostly expiring after the first hour, where the calls to expire fall:
+    // their entries wait in the heap while their proposals are decided,
+    addExpiring(fc.integer({ min: 0, max: 600 })),
+    { minLength: 80, maxLength: 150, size: "max" },
+    { minLength: 300, maxLength: 600, size: "max" },
+    idsUpTo(150, 150)
+  ),
+  // and then the hours after, in steps, to the last expiry.
+  fc.array(fc.integer({ min: 0, max: 700 }), { minLength: 3, maxLength: 8 })
+).map(([ops, later]): ReadonlyArray<Op> => [
+  ...ops,
+  ...later.sort((a, b) => a - b).map((now) => ({ op: "expire" as const, now })),
+  { op: "list", status: undefined, runId: undefined, traceId: undefined }
+])
 
 const play = (store: Store, op: Exclude<Op, { op: "tick" }>): Effect.Effect<unknown> => {
   const call: Effect.Effect<unknown, unknown> = op.op === "add"
@@ -282,7 +337,7 @@ const play = (store: Store, op: Exclude<Op, { op: "tick" }>): Effect.Effect<unkn
         payload: { text: "hello" },
         proposedAt: new Date(millis).toISOString(),
         actor: "agent:bot",
-        traceId: "t-1",
+        traceId: op.traceId,
         runId: op.runId,
         callId: op.runId === undefined ? undefined : "call-1",
         ...(op.expires !== undefined ? { expiresAt: at(op.expires) } : {})
@@ -290,7 +345,11 @@ const play = (store: Store, op: Exclude<Op, { op: "tick" }>): Effect.Effect<unkn
     : op.op === "get"
     ? store.get(op.id)
     : op.op === "list"
-    ? store.list(op.status === undefined && op.runId === undefined ? undefined : { status: op.status, runId: op.runId })
+    ? store.list(
+      op.status === undefined && op.runId === undefined && op.traceId === undefined
+        ? undefined
+        : { status: op.status, runId: op.runId, traceId: op.traceId }
+    )
     : op.op === "claim"
     ? store.claim(op.id, op.by, op.lease === undefined ? undefined : at(op.lease))
     : op.op === "renew"
@@ -327,21 +386,89 @@ const play = (store: Store, op: Exclude<Op, { op: "tick" }>): Effect.Effect<unkn
 const storeOf = (layer: Layer.Layer<ProposalStore.ProposalStore>) =>
   Effect.map(Layer.build(layer), Context.get(ProposalStore.ProposalStore))
 
+// Played first, then the random sequences: a proposal that changes within its
+// status (a renewed lease) is listed as it is now, and one handed back to
+// pending behind a later one is listed in the order added.
+const listed = (status: Proposal.Status): Op => ({ op: "list", status, runId: undefined, traceId: undefined })
+const examples: ReadonlyArray<ReadonlyArray<Op>> = [[
+  { op: "add", runId: "r-1", traceId: "t-1", grade: "write", expires: 30 },
+  { op: "add", runId: undefined, traceId: "t-2", grade: "send", expires: undefined },
+  { op: "claim", id: "p-1", by: "agent:alice", lease: 5 },
+  { op: "renew", id: "p-1", lease: 20 },
+  listed("approving"),
+  { op: "expire", now: 10 },
+  { op: "settle", id: "p-1", outcome: { status: "pending" }, from: false },
+  listed("pending"),
+  { op: "approve", id: "p-2", by: "agent:bob", key: "k-1", lease: 5 },
+  { op: "renew", id: "p-2", lease: 40 },
+  listed("delivering"),
+  { op: "expire", now: 30 },
+  listed("expired"),
+  { op: "expire", now: 50 }
+]]
+
+const sideBySide = (ops: ReadonlyArray<Op>) =>
+  Effect.gen(function*() {
+    const expected = yield* storeOf(scanning)
+    const actual = yield* storeOf(ProposalStore.memory)
+    for (const [index, op] of ops.entries()) {
+      if (op.op === "tick") {
+        yield* TestClock.adjust(`${op.minutes} minutes`)
+        continue
+      }
+      const want = yield* play(expected, op)
+      const got = yield* play(actual, op)
+      expect(got, `call ${index} of ${JSON.stringify(ops)}`).toEqual(want)
+    }
+  })
+
 describe("ProposalStore.memory", () => {
   it.scoped("answers every call as the store that scanned every proposal did, over random sequences of calls", () =>
     Effect.gen(function*() {
-      for (const ops of fc.sample(sequence, { numRuns: 300, seed: 18 })) {
-        const expected = yield* storeOf(scanning)
-        const actual = yield* storeOf(ProposalStore.memory)
-        for (const [index, op] of ops.entries()) {
-          if (op.op === "tick") {
-            yield* TestClock.adjust(`${op.minutes} minutes`)
+      for (const ops of [...examples, ...fc.sample(sequence, { numRuns: 300, seed: 18 })]) yield* sideBySide(ops)
+    }))
+
+  it.scoped("answers as the scanning store over long sequences on many proposals", () =>
+    Effect.gen(function*() {
+      for (const ops of fc.sample(longSequence, { numRuns: 12, seed: 18 })) yield* sideBySide(ops)
+    }))
+})
+
+// The heap under the memory store's expiry, against a map of each id's
+// current deadline: it hands back exactly the ids whose current deadline has
+// lapsed, each once, however often deadlines change or go.
+describe("the memory store's deadlines", () => {
+  it("takes exactly the lapsed current deadlines, through many changes", () => {
+    // Few ids and many changes, so that stale entries pile up and the heap
+    // is rebuilt from the current ones, again and again.
+    const step = fc.oneof(
+      {
+        arbitrary: fc.record({
+          op: fc.constant("set" as const),
+          id: fc.integer({ min: 1, max: 40 }).map((n) => `p-${n}`),
+          until: fc.option(minute.map(at), { nil: undefined, freq: 4 })
+        }),
+        weight: 12
+      },
+      { arbitrary: fc.record({ op: fc.constant("take" as const), now: minute.map(at) }), weight: 1 }
+    )
+    fc.assert(
+      fc.property(fc.array(step, { minLength: 200, maxLength: 1500, size: "max" }), (steps) => {
+        const heap = deadlines()
+        const reference = new Map<string, string>()
+        for (const one of steps) {
+          if (one.op === "set") {
+            heap.set(one.id, one.until)
+            if (one.until === undefined) reference.delete(one.id)
+            else reference.set(one.id, one.until)
             continue
           }
-          const want = yield* play(expected, op)
-          const got = yield* play(actual, op)
-          expect(got, `call ${index} of ${JSON.stringify(ops)}`).toEqual(want)
+          const want = [...reference].filter(([, until]) => until < one.now).map(([id]) => id)
+          for (const id of want) reference.delete(id)
+          expect(heap.takeUntil((until) => until < one.now).sort()).toEqual(want.sort())
         }
-      }
-    }))
+      }),
+      { numRuns: 100, seed: 18 }
+    )
+  })
 })

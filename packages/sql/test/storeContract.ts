@@ -480,6 +480,32 @@ export const storeContract = (subject: Subject) =>
         )).toEqual([id])
       }))
 
+    withStore("list filters by trace, with status and run: the trace's own proposals, in the order added", (store) =>
+      Effect.gen(function*() {
+        const { propose } = proposing()
+        const first = yield* propose(store, "one", { traceId: "t-1" })
+        const other = yield* propose(store, "two", { traceId: "t-2" })
+        const second = yield* propose(store, "three", { traceId: "t-1" })
+        const untraced = yield* propose(store, "four")
+        yield* store.claim(first, "agent:alice", lease(5))
+        expect((yield* store.list({ traceId: "t-1" })).map((p) =>
+          p.id
+        )).toEqual([first, second])
+        expect((yield* store.list({ traceId: "t-1", status: "pending" })).map((p) =>
+          p.id
+        )).toEqual([second])
+        expect((yield* store.list({ traceId: "t-2", status: "pending" })).map((p) =>
+          p.id
+        )).toEqual([other])
+        expect(yield* store.list({ traceId: "t-3" })).toEqual([])
+        // Made outside a supervised run: in no run's list, whatever the trace.
+        expect(yield* store.list({ traceId: "t-1", runId: "r-1" })).toEqual([])
+        // A proposal was handed back to pending after a later one: listed in the order added.
+        yield* store.settle(first, { status: "pending" })
+        expect((yield* store.list({ status: "pending" })).map((p) => p.id)).toEqual([first, other, second, untraced])
+        expect((yield* store.list({ traceId: "t-1", status: "pending" })).map((p) => p.id)).toEqual([first, second])
+      }))
+
     withStore(
       "claim refuses a proposal past its expiresAt: AlreadyDecided expired, and it is expired from then on",
       (store) =>
@@ -656,10 +682,7 @@ export const storeContract = (subject: Subject) =>
               propose(stores[i % 2]!, `m${i}`)
           )
           const outcomes = yield* Effect.forEach(
-            ids.flatMap((id) =>
-              Array.from({ length: 10 }, (_, i) =>
-                [id, i] as const)
-            ),
+            ids.flatMap((id) => Array.from({ length: 10 }, (_, i) => [id, i] as const)),
             ([id, i]) =>
               Effect.either(
                 i % 3 === 0
@@ -872,6 +895,7 @@ type Op =
     readonly op: "list"
     readonly status: Proposal.Status | undefined
     readonly runId: string | undefined
+    readonly traceId: string | undefined
   }
   | { readonly op: "claim"; readonly id: string; readonly by: string; readonly lease: number | undefined }
   | { readonly op: "renew"; readonly id: string; readonly lease: number }
@@ -906,7 +930,8 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   fc.record({
     op: fc.constant("list" as const),
     status: fc.option(status, { nil: undefined }),
-    runId: fc.option(fc.constant("r-1"), { nil: undefined, freq: 4 })
+    runId: fc.option(fc.constant("r-1"), { nil: undefined, freq: 4 }),
+    traceId: fc.option(fc.constantFrom("t-1", "t-2"), { nil: undefined, freq: 3 })
   }),
   {
     arbitrary: fc.record({
@@ -964,7 +989,9 @@ const play = (store: Store, proposer: ReturnType<typeof proposing>, op: Exclude<
     ? store.get(op.id)
     : op.op === "list"
     ? store.list(
-      op.status === undefined && op.runId === undefined ? undefined : { status: op.status, runId: op.runId }
+      op.status === undefined && op.runId === undefined && op.traceId === undefined
+        ? undefined
+        : { status: op.status, runId: op.runId, traceId: op.traceId }
     )
     : op.op === "claim"
     ? store.claim(op.id, op.by, op.lease === undefined ? undefined : lease(op.lease))

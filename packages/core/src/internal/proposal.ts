@@ -46,9 +46,11 @@ export const make = (
       Effect.gen(function*() {
         const store = yield* ProposalStore
         const context = yield* Invocation.current
-        // One run may not flood the human's queue.
+        // One run may not flood the human's queue. Its own pending proposals
+        // only (the store's index or SQL's); checked again here, since a store
+        // written before the `traceId` filter returns every pending one.
         if (context.traceId !== undefined) {
-          const pending = yield* store.list({ status: "pending" })
+          const pending = yield* store.list({ status: "pending", traceId: context.traceId })
           const mine = pending.filter((proposal) => proposal.traceId === context.traceId).length
           if (mine >= maxPending) {
             return yield* refuse(

@@ -181,7 +181,8 @@ export const make: Effect.Effect<ProposalStore.ProposalStore.Service, never, Sql
       list: (filter) => {
         const where = [
           ...(filter?.status !== undefined ? [sql`status = ${filter.status}`] : []),
-          ...(filter?.runId !== undefined ? [sql`run_id = ${filter.runId}`] : [])
+          ...(filter?.runId !== undefined ? [sql`run_id = ${filter.runId}`] : []),
+          ...(filter?.traceId !== undefined ? [sql`trace_id = ${filter.traceId}`] : [])
         ]
         return rows(
           sql`SELECT * FROM graded_proposals ${where.length === 0 ? sql`` : sql`WHERE ${sql.and(where)}`} ORDER BY seq`
