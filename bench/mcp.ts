@@ -265,16 +265,22 @@ const request = (i: number) => ({
 })
 // The session's runtime as McpServe makes it: its context and the model's mark set once.
 const sessionRuntime = await Effect.runPromise(Invocation.within(context)(Effect.runtime<never>()))
-const runInSession = Runtime.runPromiseExit(sessionRuntime)
-const serveLike = (i: number) =>
-  runInSession(registry.invoke(toolName, { id: ids[i % ids.length]! })).then((exit) => {
-    if (exit._tag === "Failure") return { isError: true, content: [] }
-    const result = exit.value
-    return {
-      content: [{ type: "text", text: JSON.stringify(result) }],
-      ...(result.ok ? { structuredContent: result.data } : {})
-    }
-  })
+const forkInSession = Runtime.runFork(sessionRuntime)
+// The answer from a fiber's exit, as serve.ts makes it (a fiber that ends as
+// it starts is answered at once; one that does not, when it ends).
+const answerOf = (exit: Exit.Exit<{ readonly ok: boolean; readonly data?: unknown }>) => {
+  if (exit._tag === "Failure") return { isError: true, content: [] }
+  const result = exit.value
+  return {
+    content: [{ type: "text", text: JSON.stringify(result) }],
+    ...(result.ok ? { structuredContent: result.data } : {})
+  }
+}
+const serveLike = (i: number) => {
+  const fiber = forkInSession(registry.invoke(toolName, { id: ids[i % ids.length]! }))
+  const done = fiber.unsafePoll()
+  return done !== null ? answerOf(done) : new Promise((resolve) => fiber.addObserver((exit) => resolve(answerOf(exit))))
+}
 const pieces: ReadonlyArray<Piece> = [
   { what: "bare: `McpServer`'s `tools/call` handler", run: (i) => bareHandler(request(i), extra) },
   { what: "graded: `McpServe`'s `tools/call` handler", run: (i) => gradedHandler(request(i), extra) },
