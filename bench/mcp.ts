@@ -60,7 +60,9 @@ const callsPerBatch = (transport: TransportName) =>
 // before) graded's server, with more code for the JIT to compile (Effect's
 // runtime), still ran 10-20% slower than after 2,000, and the bare one less so.
 const warmupCalls = Math.round(scale * 2000)
-const profileCalls = Math.round(scale * 500)
+const profileCalls = Math.round(scale * 1000)
+// Phases a server: the even ones measure CPU alone, the odd ones take a profile.
+const profilePhases = 9
 const keepProfiles = process.env.BENCH_MCP_KEEP_PROFILES
 
 const median = (values: ReadonlyArray<number>) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!
@@ -429,7 +431,7 @@ const phase = async (session: Session, prefix: string, n: number) => {
   return JSON.parse(fs.readFileSync(file, "utf8")) as { readonly cpuMicros: number; readonly profile?: Profile }
 }
 // All at once, taking turns phase by phase (the order turning round each
-// phase): CPU alone in phases 0, 2 and 4, profiled in 1 and 3 (the server
+// phase): CPU alone in the even phases, profiled in the odd ones (the server
 // decides by the phase's number).
 const sessionsMeasured = await Promise.all(profiled.map(async ({ flags, label, side }) => {
   const prefix = path.join(profileDir, label)
@@ -438,7 +440,7 @@ const sessionsMeasured = await Promise.all(profiled.map(async ({ flags, label, s
 for (const { session } of sessionsMeasured) await callMany(session, warmupCalls)
 const cpuOnly: Record<Profiled, Array<number>> = { bare: [], graded: [], sources: [] }
 const sampled: Record<Profiled, Array<Profile>> = { bare: [], graded: [], sources: [] }
-for (let n = 0; n < 5; n++) {
+for (let n = 0; n < profilePhases; n++) {
   for (const { label, prefix, session } of n % 2 === 0 ? sessionsMeasured : [...sessionsMeasured].reverse()) {
     const written = await phase(session, prefix, n)
     if (written.profile === undefined) cpuOnly[label].push(written.cpuMicros / profileCalls)
@@ -656,9 +658,13 @@ small. The steadier figure is the server's own CPU below.
 
 The server's own CPU per call over stdio: both stdio servers again (fresh processes, ${warmupCalls} warm-up calls),
 and a third, graded's server from its TypeScript sources through tsx (\`node --import tsx mcpServer.ts\`, as this
-page measured before), each process's CPU time (\`process.cpuUsage\`) over ${profileCalls} calls, median of 3 phases,
+page measured before), each process's CPU time (\`process.cpuUsage\`) over ${profileCalls} calls, median of ${
+  Math.ceil(profilePhases / 2)
+} phases,
 the three taking turns;
-then 2 phases more each under the inspector's sampling profiler (every 100 µs), whose samples share that CPU time out
+then ${
+  Math.floor(profilePhases / 2)
+} phases more each under the inspector's sampling profiler (every 100 µs), whose samples share that CPU time out
 by where the sampled code lives (self time; rows where the two differ by 1 µs or more, or that take 5 µs or more)
 and by what is on the stack. Effect's interpreter runs the effects graded's functions return after those functions
 have returned, so most of a graded call's time is sampled in Effect's modules (\`fiberRuntime.js\` and the like)
@@ -709,18 +715,22 @@ ${
 What graded's stdio server's extra ${µs(gradedCpu.total - bareCpu.total)} µs of CPU per call is (issue #18 asked):
 
 - Not tsx. Until this run, both servers ran graded from its TypeScript sources through tsx (esbuild's output, with
-  \`__name\` wrappers for kept function names); from its build, as a user runs it, graded's server spends ${
+  \`__name\` wrappers for kept function names). From its build, as a user runs it, graded's server spends ${
   µs(gradedCpu.total)
 } µs per
-  call, from its sources ${µs(sourcesCpu.total)} µs (the last column), within this table's noise. Nor source maps:
-  tsx turns Node's source-map support on (in both servers), which costs only when a stack is formatted, and a call
-  formats none (counted with an \`Error.prepareStackTrace\` hook around 1,000 calls of each server: 0).
+  call, from its sources ${
+  µs(sourcesCpu.total)
+} µs (the last column): no steady difference; in the scratch runs behind this section (load 2.6 to
+  3.3) 106 and 107. Nor source maps: tsx turns Node's source-map support on (in both servers), which costs only when
+  a stack is formatted, and a call formats none (counted with an \`Error.prepareStackTrace\` hook around 1,000 calls
+  of each server: 0).
 - Not more work in the transport. Over 2,000 calls (\`strace -c\` on each server) both make the same system calls per
   call: one \`read\`, one \`write\`, about one \`epoll_pwait\`, no timers; both send one message per call, 257
-  bytes against 234 (graded's text content is the registry's whole result, \`{ ok, data }\`). The profile's largest
-  difference, \`writeUtf8String\` (the write to the pipe), is not CPU spent writing: the write wakes the client, which
-  on two busy cores often takes the server's core, and the profiler's samples that come while the server waits to run
-  again are charged to the write (the servers' system time, from /proc, is 10 to 14 µs per call for both).
+  bytes against 234 (graded's text content is the registry's whole result, \`{ ok, data }\`). Most of the "native
+  code" row, in both servers, is \`writeUtf8String\`, the write to the pipe, and it is not CPU spent writing: the
+  write wakes the client, which on two busy cores often takes the server's core, and the profiler's samples that come
+  while the server waits to run again are charged to the write (the servers' system time, from /proc, is 10 to 14 µs
+  per call for both). That row, and with it the total, moves with the machine's load from run to run.
 - It is the cost of a call that starts cold. A stdio server sleeps between requests while the client, the kernel and
   other processes run; each call fetches its code and data into the caches again, and graded's call runs much more
   code than the bare handler (the registry's gates, decode, encode and audit, and Effect's fiber runtime). In one
