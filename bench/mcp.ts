@@ -519,7 +519,7 @@ const evict = () => {
 }
 type Caches = "warm" | "cleared"
 const cacheCalls = Math.round(scale * 300)
-const cacheRounds = 9
+const cacheRounds = 15
 const cacheSessions = await Promise.all(sides.map((side) => open("in memory", side)))
 for (const session of cacheSessions) await callMany(session, warmupCalls)
 const cacheCpu: Record<Caches, Record<Side, Array<number>>> = {
@@ -545,7 +545,9 @@ for (const session of cacheSessions) await session.close()
 const cacheRows = (["warm", "cleared"] as const).map((caches) => ({
   caches,
   bare: median(cacheCpu[caches].bare),
-  graded: median(cacheCpu[caches].graded)
+  graded: median(cacheCpu[caches].graded),
+  bareLeast: Math.min(...cacheCpu[caches].bare),
+  gradedLeast: Math.min(...cacheCpu[caches].graded)
 }))
 for (const row of cacheRows) {
   console.log(`  in memory, caches ${row.caches}: CPU per call bare ${µs(row.bare)} µs, graded ${µs(row.graded)} µs`)
@@ -705,15 +707,15 @@ The same round trip in memory once more (client and server in this process), thi
 call: with the caches warm (one call after another, as in the first table) and with them cleared before each call
 (not timed), as they are for a server that sleeps between requests while the client, the kernel and other processes
 run on its core: 8 MB of data written and 3,000 small functions of its own called. ${cacheCalls} calls a sample,
-${cacheRounds} samples each, the sessions taking turns; medians.
+${cacheRounds} samples each, the sessions taking turns; the median sample and the least.
 
-| in memory, CPU per round trip (µs) | bare | graded | graded − bare |
-|---|---|---|---|
+| in memory, CPU per round trip (µs) | bare | graded | graded − bare | least sample: bare, graded, graded − bare |
+|---|---|---|---|---|
 ${
   cacheRows.map((r) =>
     `| caches ${r.caches === "warm" ? "warm" : "cleared before each call"} | ${µs(r.bare)} | ${µs(r.graded)} | ${
       µs(r.graded - r.bare)
-    } |`
+    } | ${µs(r.bareLeast)}, ${µs(r.gradedLeast)}, ${µs(r.gradedLeast - r.bareLeast)} |`
   ).join("\n")
 }
 
@@ -739,14 +741,18 @@ What graded's stdio server's extra ${µs(gradedCpu.total - bareCpu.total)} µs o
   write wakes the client, which on two busy cores often takes the server's core, and the profiler's samples that come
   while the server waits to run again are charged to the write (the servers' system time, from /proc, is 10 to 14 µs
   per call for both). That row, and with it the total, moves with the machine's load from run to run.
-- It is the cost of a call that starts cold. A stdio server sleeps between requests while the client, the kernel and
-  other processes run; each call fetches its code and data into the caches again, and graded's call runs much more
-  code than the bare handler (the registry's gates, decode, encode and audit, and Effect's fiber runtime). In one
-  process, without a transport, the table above shows it: graded adds ${
+- What the evidence points to is the cost of a call that starts cold. A stdio server sleeps between requests while
+  the client, the kernel and other processes run; each call fetches its code and data into the caches again, and
+  graded's call runs much more code than the bare handler (the registry's gates, decode, encode and audit, and
+  Effect's fiber runtime). In one process, without a transport, the table above shows it: graded adds ${
   µs(cacheRows[0]!.graded - cacheRows[0]!.bare)
 } µs to a round trip with the caches warm, ${µs(cacheRows[1]!.graded - cacheRows[1]!.bare)} µs with them cleared
-  before each call. A scratch run of both stdio servers (load 5 to 6) agrees: called 20 at a time, so that they
-  seldom sleep, they spent 46 and 59 µs per call (graded +12), against 68 and 106 (+38) one call at a time.
+  before each call. The same measurement in the trial runs before this one (load 2 to 5, with a third of the samples)
+  read warm +2, +15, +18 µs and cleared +63, +46, +23, and a first scratch version +10 and +60: cleared, graded's
+  extra is larger every time, by how much moves with the load. A scratch run of both stdio servers (load 5 to 6)
+  agrees: called 20 at a time, so that they seldom sleep, they spent 46 and 59 µs per call (graded +12), against 68
+  and 106 (+38) one call at a time. With no counters of cache misses on this machine (a VM: \`perf\` has none), this
+  is the explanation the measurements support, not one they prove.
 
 So the gap is graded's, but not a step that could be dropped: it is the footprint of what a call does (every gate,
 the audit and the Effect runtime that runs them), which weighs most when each call starts cold. Closing it means
