@@ -746,8 +746,11 @@ What graded's stdio server's extra ${µs(gradedCpu.total - bareCpu.total)} µs o
   graded's call runs much more code than the bare handler (the registry's gates, decode, encode and audit, and
   Effect's fiber runtime). In one process, without a transport, the table above shows it: graded adds ${
   µs(cacheRows[0]!.graded - cacheRows[0]!.bare)
-} µs to a round trip with the caches warm, ${µs(cacheRows[1]!.graded - cacheRows[1]!.bare)} µs with them cleared
-  before each call. The same measurement in the trial runs before this one (load 2 to 5, with a third of the samples)
+} µs (least samples ${µs(cacheRows[0]!.gradedLeast - cacheRows[0]!.bareLeast)}) to a round trip with the caches warm, ${
+  µs(cacheRows[1]!.graded - cacheRows[1]!.bare)
+} µs (${
+  µs(cacheRows[1]!.gradedLeast - cacheRows[1]!.bareLeast)
+}) with them cleared before each call. The same measurement in the trial runs before this one (load 2 to 5, with a third of the samples)
   read warm +2, +15, +18 µs and cleared +63, +46, +23, and a first scratch version +10 and +60: cleared, graded's
   extra is larger every time, by how much moves with the load. A scratch run of both stdio servers (load 5 to 6)
   agrees: called 20 at a time, so that they seldom sleep, they spent 46 and 59 µs per call (graded +12), against 68
