@@ -658,7 +658,9 @@ the registry's synchronous path) without a promise in between (\`Runtime.runFork
 took \`Runtime.runPromiseExit\`): the handler's least sample went from 7.2 to 6.7 µs (the old and the new serve.ts
 taking turns in one process). Runs of this page's method on a quiet machine (load 1.2 to 1.9) read stdio +7%, +6%,
 +10% and Streamable HTTP +26%, +12%, -5%: on one run of this size the latency verdict is as noisy as the target is
-small. The steadier figure is the server's own CPU below.
+small. At this section's commits, on the machine shared with other work (load 2 to 4), the four runs before this one
+read stdio +10%, +21%, +96%, -20% and Streamable HTTP +23%, +22%, -1%, 0%: at that load the latency columns say
+nothing either way. The steadier figure is the server's own CPU below.
 
 The server's own CPU per call over stdio: both stdio servers again (fresh processes, ${warmupCalls} warm-up calls),
 and a third, graded's server from its TypeScript sources through tsx (\`node --import tsx mcpServer.ts\`, as this
