@@ -7,8 +7,9 @@
 // - graded: `McpServe` over a registry of one `Tool.read` with Schema input
 //   and output, as an app serves it.
 //
-// Run as a process (`node --import tsx mcpServer.ts <bare|graded> <stdio|http>`)
-// it serves one of them: over stdio until stdin ends, or over Streamable HTTP
+// Run as a process (`node --import tsx [--import ./gradedBuild.mjs]
+// mcpServer.ts <bare|graded> <stdio|http>`, the second import for graded's
+// compiled build rather than its sources) it serves one of them: over stdio until stdin ends, or over Streamable HTTP
 // on 127.0.0.1 (a free port, printed as the first line on stdout) until
 // stdin ends. A third argument, a file prefix, makes it measure its CPU time
 // (and, every second time, take a CPU profile) between SIGUSR2 signals.

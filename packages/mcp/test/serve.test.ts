@@ -4,14 +4,14 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "@effect/vitest"
-import { Audit, Guard, HumanConfirm, Proposal, ProposalStore } from "@graded/core"
+import { Audit, Guard, HumanConfirm, Proposal, ProposalStore, Registry, Tool, Toolkit } from "@graded/core"
 import { McpServe } from "@graded/mcp"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
-import { Effect, Layer, type Scope } from "effect"
+import { Effect, Layer, Schema, type Scope } from "effect"
 import { makeDesk } from "./fixtures/desk.js"
 import { waitForExit } from "./fixtures/process.js"
 
@@ -235,6 +235,48 @@ describe("McpServe over the SDK's in-memory transport", () => {
       expect(desk.calls.submit + desk.calls.deliver).toBe(0)
     })
   })
+
+  it.scoped("a read that finishes later is answered as one that finishes at once; its defect as the fixed message", () =>
+    Effect.gen(function*() {
+      // A tool's run that waits on something outside (a timer here): its
+      // fiber does not end as it starts.
+      const later = <A>(value: () => A) =>
+        Effect.flatMap(Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5))), () => Effect.sync(value))
+      const Search = Tool.read("kb.later", {
+        title: "Search later",
+        description: "Finds articles for a query, after a wait.",
+        input: Schema.Struct({ query: Schema.String }),
+        output: Schema.Struct({ hits: Schema.Array(Schema.String) }),
+        run: ({ query }) => later(() => ({ hits: [`How to fix: ${query}`] }))
+      })
+      const Crash = Tool.read("kb.laterCrash", {
+        title: "Crash later",
+        description: "Fails with a defect, after a wait.",
+        input: Schema.Struct({}),
+        output: Schema.Struct({ never: Schema.String }),
+        run: () =>
+          later((): { never: string } => {
+            throw new Error("secret later detail")
+          })
+      })
+      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+      yield* McpServe.connect(Registry.make(Toolkit.make(Search, Crash)), serverSide)
+      const client = new Client({ name: "test-client", version: "1.0.0" })
+      yield* Effect.acquireRelease(
+        Effect.promise(() => client.connect(clientSide)),
+        () => Effect.promise(() => client.close())
+      )
+      yield* Effect.promise(() => client.listTools())
+      const result = yield* Effect.promise(() => client.callTool({ name: "kb__later", arguments: { query: "vat" } }))
+      expect(result.isError).toBeFalsy()
+      expect(result.structuredContent).toEqual({ hits: ["How to fix: vat"] })
+      expect(textOf(result)).toEqual({ ok: true, data: { hits: ["How to fix: vat"] } })
+      const bad = yield* rejection(() => client.callTool({ name: "kb__later", arguments: { query: 42 } }))
+      expect((bad as McpError).code).toBe(ErrorCode.InvalidParams)
+      const crash = yield* Effect.promise(() => client.callTool({ name: "kb__laterCrash", arguments: {} }))
+      expect(crash.isError).toBe(true)
+      expect(JSON.stringify(crash)).not.toContain("secret later detail")
+    }))
 
   it.scoped("unknown tools and bad arguments are protocol errors; the server stays up", () => {
     const desk = makeDesk()

@@ -23,7 +23,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
-import { Effect, JSONSchema, Option, Runtime, Schema } from "effect"
+import { Effect, Exit, JSONSchema, Option, Runtime, Schema } from "effect"
 import type { Address, HttpOptions, Options } from "../McpServe.js"
 import * as elicit from "./elicit.js"
 
@@ -214,29 +214,49 @@ export const make = (
         } satisfies CallToolResult
       })
 
-    // Runs one step of a call in the runtime it belongs to.
-    const settle = <A>(runtime: Runtime.Runtime<any>, effect: Effect.Effect<A, never, any>) =>
-      Runtime.runPromiseExit(runtime)(effect).then((exit) => exit._tag === "Success" ? exit.value : defect)
+    // Runs one step of a call in the runtime it belongs to: its value, or
+    // `defect`. A fiber that finishes as it starts (a read on the registry's
+    // synchronous path) is answered at once, without a promise in between.
+    const settle = <A>(
+      runtime: Runtime.Runtime<any>,
+      effect: Effect.Effect<A, never, any>
+    ): A | typeof defect | Promise<A | typeof defect> => {
+      const fiber = Runtime.runFork(runtime)(effect)
+      const done = fiber.unsafePoll()
+      if (done !== null) return Exit.isSuccess(done) ? done.value : defect
+      return new Promise((resolve) => fiber.addObserver((exit) => resolve(Exit.isSuccess(exit) ? exit.value : defect)))
+    }
 
     // A defect is the fixed message; a protocol error goes back as a
     // JSON-RPC error (thrown to the SDK, which answers with it).
-    const call = async (server: Server, wire: string, args: unknown): Promise<CallToolResult> => {
+    const respond = (said: CallToolResult | McpError | typeof defect, wire: string): CallToolResult => {
+      if (said === defect) return unexpected(wire)
+      if (said instanceof McpError) throw said
+      return said
+    }
+    const answered = (
+      wire: string,
+      tool: Tool.Any | undefined,
+      args: unknown,
+      result: Registry.ToolResult | typeof defect
+    ): CallToolResult | Promise<CallToolResult> => {
+      if (result === defect) return unexpected(wire)
+      if (result.code === "requires-confirm" && tool !== undefined) {
+        const said = settle(runtime, propose(tool, args, result))
+        return said instanceof Promise ? said.then((said) => respond(said, wire)) : respond(said, wire)
+      }
+      return respond(answer(wire, tool, result), wire)
+    }
+    const call = (server: Server, wire: string, args: unknown): CallToolResult | Promise<CallToolResult> => {
       const name = Wire.fromWire(wire)
       const tool = registry.toolkit.get(name)
       const viaForm = tool !== undefined && tool.grade !== "read" && asking && elicit.canAsk(server)
       const result = viaForm
-        ? await settle(
-          asHuman,
-          Effect.provide(registry.invoke(name, args), HumanConfirm.layer(elicit.ui(server, timeout)))
-        )
-        : await settle(asModel, registry.invoke(name, args))
-      if (result === defect) return unexpected(wire)
-      const said = result.code === "requires-confirm" && tool !== undefined
-        ? await settle(runtime, propose(tool, args, result))
-        : answer(wire, tool, result)
-      if (said === defect) return unexpected(wire)
-      if (said instanceof McpError) throw said
-      return said
+        ? settle(asHuman, Effect.provide(registry.invoke(name, args), HumanConfirm.layer(elicit.ui(server, timeout))))
+        : settle(asModel, registry.invoke(name, args))
+      return result instanceof Promise
+        ? result.then((result) => answered(wire, tool, args, result))
+        : answered(wire, tool, args, result)
     }
 
     const server = new Server(
