@@ -660,7 +660,11 @@ taking turns in one process). Runs of this page's method on a quiet machine (loa
 +10% and Streamable HTTP +26%, +12%, -5%: on one run of this size the latency verdict is as noisy as the target is
 small. At this section's commits, on the machine shared with other work (load 2 to 4), the four runs before this one
 read stdio +10%, +21%, +96%, -20% and Streamable HTTP +23%, +22%, -1%, 0%: at that load the latency columns say
-nothing either way. The steadier figure is the server's own CPU below.
+nothing either way. With the synchronous hold kept off the \`WeakMap\` (see Runtime), two runs one after the other
+on a quiet machine (load 0.4 to 1.3) read stdio +4% and +18%, Streamable HTTP +35% and +4%: the verdicts flip from
+one run to the next. An in-memory A/B of the build at 7546bc1 against this one, three alternating processes each (200
+calls a batch, 30 batches, this process's CPU): graded 44, 48, 44 µs a round trip before, 28, 37, 33 after, bare
+24 to 31 in both. The steadier figure is the server's own CPU below.
 
 The server's own CPU per call over stdio: both stdio servers again (fresh processes, ${warmupCalls} warm-up calls),
 and a third, graded's server from its TypeScript sources through tsx (\`node --import tsx mcpServer.ts\`, as this
