@@ -2,7 +2,7 @@
 // while delivering, or its process gone past its lease. Nothing is delivered
 // twice, and nothing stays "approving" for good.
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Schema, TestClock } from "effect"
+import { Deferred, Effect, Fiber, Layer, Schema, TestClock } from "effect"
 import { Audit, HumanConfirm, Invocation, Proposal, ProposalStore, Registry, Tool, Toolkit } from "@graded/core"
 import { makeDesk } from "./supportDesk.js"
 
@@ -264,4 +264,32 @@ describe("Proposal.tool: a cap on what one run may queue", () => {
       expect((yield* propose("t-other")).ok).toBe(true)
       expect(yield* Proposal.list({ status: "pending" })).toHaveLength(4)
     }).pipe(Effect.provide(ProposalStore.memory)))
+
+  // A store written before `list`'s `traceId` filter ignores it and answers
+  // with every pending proposal: the cap still counts only the run's own.
+  const ignoresTrace = Layer.effect(
+    ProposalStore.ProposalStore,
+    Effect.map(ProposalStore.ProposalStore, (store) => ({
+      ...store,
+      list: (filter?: ProposalStore.ProposalStore.Filter) =>
+        store.list(filter === undefined ? undefined : { status: filter.status, runId: filter.runId })
+    }))
+  ).pipe(Layer.provide(ProposalStore.memory))
+
+  it.effect("a store that ignores the trace filter: other runs' proposals do not count against a run's cap", () =>
+    Effect.gen(function*() {
+      const { SendReply } = makeDesk()
+      const registry = Registry.make(Toolkit.make(Tool.proposal(SendReply, { maxPendingPerTrace: 2 })))
+      const propose = (traceId: string) =>
+        registry.invoke("chat.sendMessage.propose", { text: "spam" }, { autonomous: true, traceId })
+      const others = []
+      for (let i = 0; i < 2; i++) others.push(yield* propose("t-other"))
+      expect(others.map((r) => r.ok)).toEqual([true, true])
+      const results = []
+      for (let i = 0; i < 3; i++) results.push(yield* propose("t-flood"))
+      expect(results.map((r) => r.ok)).toEqual([true, true, false])
+      expect(results[2]?.error).toContain("this run has 2 proposals waiting")
+      // The store answers every pending proposal, the other run's too.
+      expect(yield* Proposal.list({ status: "pending", traceId: "t-flood" })).toHaveLength(4)
+    }).pipe(Effect.provide(ignoresTrace)))
 })
