@@ -282,6 +282,8 @@ const shallow: Array<number> = []
 const deep: Array<number> = []
 const shallowCpu: Array<number> = []
 const deepCpu: Array<number> = []
+const shallowCard: Array<number> = []
+const deepCard: Array<number> = []
 await lifecycle(sqlite, deepSteps - 1)
 for (let r = 0; r < deepRepetitions; r++) {
   const few = await lifecycle(sqlite, 1)
@@ -290,6 +292,8 @@ for (let r = 0; r < deepRepetitions; r++) {
   shallowCpu.push(few.resumeCpu)
   deep.push(many.resume)
   deepCpu.push(many.resumeCpu)
+  shallowCard.push(few.card)
+  deepCard.push(many.card)
 }
 // What one commit costs on this file system: the floor under every write.
 const commit = await sqlite.runtime.runPromise(
@@ -319,7 +323,9 @@ const deepRow = {
   deep: median(deep),
   deepP90: p90(deep),
   shallowCpu: median(shallowCpu),
-  deepCpu: median(deepCpu)
+  deepCpu: median(deepCpu),
+  shallowCard: median(shallowCard),
+  deepCard: median(deepCard)
 }
 const ratio = deepRow.deep / deepRow.shallow
 console.log(
@@ -327,7 +333,7 @@ console.log(
     ms(deepRow.deepP90)
   }); ratio ${ratio.toFixed(2)}; CPU ${ms(deepRow.shallowCpu)} ms against ${ms(deepRow.deepCpu)} ms; one commit ${
     ms(commit)
-  } ms`
+  } ms; start to the card ${ms(deepRow.shallowCard)} ms against ${ms(deepRow.deepCard)} ms`
 )
 
 // (d) What a pending card keeps, in memory: runs started on fresh memory
@@ -744,12 +750,14 @@ written, and the code that reads them, do not expect.
 On the SQLite file, runs whose model made ${deepSteps - 1} reads (one a round) and then the write, against runs with
 one read and the write; after the approval, \`Runs.resume\` is timed as above. ${deepRepetitions} of each, interleaved.
 
-| past steps | stored state (bytes) | Runs.resume (ms) | of which this process's CPU (ms) |
-|---|---|---|---|
-| 2 | ${stateBytes.shallow.toLocaleString("en")} | ${ms(deepRow.shallow)} | ${ms(deepRow.shallowCpu)} |
+| past steps | stored state (bytes) | Runs.resume (ms) | of which this process's CPU (ms) | the run from its start to the card (ms) |
+|---|---|---|---|---|
+| 2 | ${stateBytes.shallow.toLocaleString("en")} | ${ms(deepRow.shallow)} | ${ms(deepRow.shallowCpu)} | ${
+  ms(deepRow.shallowCard)
+} |
 | ${deepSteps} | ${stateBytes.deep.toLocaleString("en")} | ${ms(deepRow.deep)} (p90 ${ms(deepRow.deepP90)}) | ${
   ms(deepRow.deepCpu)
-} |
+} | ${ms(deepRow.deepCard)} |
 
 One commit (a one-row INSERT) on this file system took ${ms(commit)} ms in the same run (median of 20): SQLite in WAL
 mode with \`synchronous = FULL\` syncs the log on every commit, and a resume commits six times (the claim, four audit
@@ -775,6 +783,18 @@ decoded reuses it; any other text is decoded afresh), and a save returns the run
 \`RunStore.memory\` does, reading back only the other columns; \`Runs.resume\` hands the proposals it found decided
 to the resumed turn instead of reading them again. This process's CPU per resume went from 22.0 ms to 14.7 ms, wall
 time from 119 ms to 78 ms; the rest is the commits above.
+
+Then (#18's fourth round), two things that grew with the steps. The state's text went through Effect's codec whole
+on every read and save: it is plain data, so \`SqlRunStore\` now checks it in one pass and hands it to
+\`JSON.parse\` or \`JSON.stringify\` as it is, and leaves to Effect's codec, which also names what is wrong, any
+state it cannot vouch for (an unknown key, a value of the wrong type, a union two members fit, an object that is
+not plain); packages/sql/test/stateJson.test.ts compares the two on random states, bent or not. For the state of
+a 200-step run (72 kB, measured by hand): decode 0.78 → 0.50 ms, encode 0.64 → 0.36 ms (\`JSON.parse\` alone is
+0.35, \`JSON.stringify\` 0.21). And every save encoded every past call's input and output through its tool's schemas again, so a run's saves cost
+the square of its steps: each call is now encoded once (a call read back keeps the stored form it came from;
+packages/core/test/Runs.test.ts counts the encodings). Measured side by side against the commit before (scratch
+runs alternating the two builds, 30 of each at load 1.4 to 1.7): the ${deepSteps}-step resume 8.0–8.5 → 6.2–7.4 ms, the
+2-step one unchanged (3.6–4.8 ms), the ${deepSteps}-step run from its start to the card 430–466 → 323–447 ms.
 `
 
 const page = path.join(here, "../docs/PERFORMANCE.md")

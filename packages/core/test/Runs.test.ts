@@ -1,8 +1,19 @@
 // Durable supervised runs: a write or send waits as a proposal, the run's
 // state is stored, and Runs.resume goes on with the human's decisions.
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Either, Fiber, Layer, TestClock } from "effect"
-import { Audit, HumanConfirm, Invocation, LanguageModel, Proposal, Runs, RunStore, ScriptedModel } from "@graded/core"
+import { Deferred, Effect, Either, Fiber, Layer, Schema, TestClock } from "effect"
+import {
+  Audit,
+  HumanConfirm,
+  Invocation,
+  LanguageModel,
+  Proposal,
+  Runs,
+  RunStore,
+  ScriptedModel,
+  Tool,
+  Toolkit
+} from "@graded/core"
 import { human, results, stores } from "./runsFixture.js"
 import { makeDesk } from "./supportDesk.js"
 
@@ -199,5 +210,68 @@ describe("Runs", () => {
       yield* Deferred.succeed(gate, undefined)
       expect(yield* Fiber.join(first)).toMatchObject({ status: "finished", result: { answer: "Sent." } })
       expect(desk.effects.delivered).toHaveLength(1)
+    }))
+
+  it.scoped("a read's result is stored as its output schema encodes it, each call encoded once, and comes back decoded", () =>
+    Effect.gen(function*() {
+      const desk = makeDesk()
+      const kept = yield* stores()
+      let encoded = 0
+      // A date on the wire and in the store, a Date to the run's caller.
+      const Stamp = Schema.transform(Schema.String, Schema.DateFromSelf, {
+        strict: true,
+        decode: (text) => new Date(text),
+        encode: (date) => {
+          encoded++
+          return date.toISOString()
+        }
+      })
+      const Clock = Tool.read("clock.read", {
+        title: "Read the clock",
+        description: "The time now.",
+        input: Schema.Struct({}),
+        output: Stamp,
+        run: () => Effect.succeed(new Date(Date.UTC(2026, 0, 1)))
+      })
+      const toolkit = Toolkit.make(Clock, desk.SubmitTicket)
+      const reads = 4
+      const started = yield* Runs.start({ toolkit, prompt: "Check the time, then file it.", maxRounds: 10 }).pipe(
+        Effect.provide(ScriptedModel.layer([
+          ...Array.from({ length: reads }, () => calls(call("clock.read", {}))),
+          calls(call("ticket.submit", { subject: "Late" }))
+        ])),
+        Effect.provide(kept)
+      )
+      if (started.status !== "waiting") return expect.unreachable()
+      const stored = yield* Effect.flatMap(RunStore.RunStore, (runs) => runs.get(started.runId)).pipe(
+        Effect.provide(kept)
+      )
+      expect(stored.state.calls.map((c) => c.ok && c.output)).toEqual(
+        Array.from({ length: reads }, () => "2026-01-01T00:00:00.000Z")
+      )
+      // Once for the model's message, once for the store: not again at each
+      // of the rounds' saves that followed.
+      expect(encoded).toBe(2 * reads)
+
+      yield* Proposal.approve(toolkit, started.pending[0]!.id).pipe(
+        human("agent:alice", HumanConfirm.approve("agent:alice")),
+        Effect.provide(kept)
+      )
+      const resumed = yield* Runs.resume(started.runId, { toolkit }).pipe(
+        Effect.provide(ScriptedModel.layer([calls(call("clock.read", {})), text("Filed.")])),
+        Effect.provide(kept)
+      )
+      if (resumed.status !== "finished") return expect.unreachable()
+      const outputs = resumed.result.calls.filter((c) => c.ok && c.tool === "clock.read").map((c) => c.ok && c.output)
+      expect(outputs).toHaveLength(reads + 1)
+      for (const output of outputs) expect(output).toEqual(new Date(Date.UTC(2026, 0, 1)))
+      // The calls read back were not encoded again; the new one was, twice.
+      expect(encoded).toBe(2 * (reads + 1))
+      const finished = yield* Effect.flatMap(RunStore.RunStore, (runs) => runs.get(started.runId)).pipe(
+        Effect.provide(kept)
+      )
+      expect(finished.state.calls.filter((c) => c.tool === "clock.read").map((c) => c.ok && c.output)).toEqual(
+        Array.from({ length: reads + 1 }, () => "2026-01-01T00:00:00.000Z")
+      )
     }))
 })

@@ -63,8 +63,35 @@ const mapCall = (toolkit: AnyToolkit, call: Agent.Call, way: "encode" | "decode"
   }
 }
 
+// A run's calls, stored and back. Each call is encoded once: a call read back
+// remembers the stored form it came from, and a call encoded for one save is
+// not encoded again for the next (a run saves every round, and a long run's
+// calls would otherwise go through their schemas at every save).
+interface CallCodec {
+  readonly encode: (call: Agent.Call) => Agent.Call
+  readonly decode: (stored: Agent.Call) => Agent.Call
+}
+
+const callCodec = (toolkit: AnyToolkit): CallCodec => {
+  const stored = new WeakMap<Agent.Call, Agent.Call>()
+  return {
+    encode: (call) => {
+      const known = stored.get(call)
+      if (known !== undefined) return known
+      const encoded = mapCall(toolkit, call, "encode")
+      stored.set(call, encoded)
+      return encoded
+    },
+    decode: (encoded) => {
+      const call = mapCall(toolkit, encoded, "decode")
+      stored.set(call, encoded)
+      return call
+    }
+  }
+}
+
 const toState = (
-  toolkit: AnyToolkit,
+  codec: CallCodec,
   state: Agent.LoopState,
   base: State,
   turn?: Agent.OpenTurn
@@ -76,28 +103,28 @@ const toState = (
       ? { role: "assistant" as const, toolCalls: message.toolCalls }
       : message
   ) as State["messages"],
-  calls: state.calls.map((call) => mapCall(toolkit, call, "encode")) as State["calls"],
+  calls: state.calls.map(codec.encode) as State["calls"],
   usage: { ...state.usage },
   untrusted: [...state.untrusted],
   refusedBefore: [...state.refusedBefore],
   facts: Object.keys(state.facts).length === 0 ? undefined : { ...state.facts },
-  turn: turn === undefined ? undefined : storedTurn(toolkit, turn)
+  turn: turn === undefined ? undefined : storedTurn(codec, turn)
 })
 
-const storedTurn = (toolkit: AnyToolkit, turn: Agent.OpenTurn): NonNullable<State["turn"]> => ({
+const storedTurn = (codec: CallCodec, turn: Agent.OpenTurn): NonNullable<State["turn"]> => ({
   calls: turn.calls,
   outcomes: turn.outcomes.map((outcome) =>
     "proposal" in outcome
       ? outcome
-      : { call: mapCall(toolkit, outcome.call, "encode"), content: outcome.content }
+      : { call: codec.encode(outcome.call), content: outcome.content }
   ) as NonNullable<State["turn"]>["outcomes"]
 })
 
-const fromState = (toolkit: AnyToolkit, state: State): Agent.LoopState => ({
+const fromState = (codec: CallCodec, state: State): Agent.LoopState => ({
   messages: state.messages.map((message) =>
     message.role === "assistant" ? { ...message, content: message.content } : message
   ) as Agent.LoopState["messages"],
-  calls: state.calls.map((call) => mapCall(toolkit, call as Agent.Call, "decode")),
+  calls: state.calls.map((call) => codec.decode(call as Agent.Call)),
   usage: { ...state.usage },
   round: state.round,
   untrusted: state.untrusted,
@@ -223,7 +250,8 @@ const go = (
     const proposals = yield* ProposalStore
     let current = held
     const base = held.state
-    const state = fromState(toolkit, base)
+    const codec = callCodec(toolkit)
+    const state = fromState(codec, base)
     const save = (status: Run["status"], next: State, leaseUntil?: string) =>
       Effect.tap(
         runs.save({ ...current, status, leaseUntil, state: next }),
@@ -234,7 +262,7 @@ const go = (
     // The turn as stored: a turn read back is saved as it was read.
     const wait = (turn: NonNullable<State["turn"]>, open: ReadonlyArray<Proposal>) =>
       Effect.gen(function*() {
-        yield* save("waiting", { ...toState(toolkit, state, base), turn })
+        yield* save("waiting", { ...toState(codec, state, base), turn })
         yield* Audit.record({ type: "run", run: held.id, status: "waiting", proposals: open.map((p) => p.id) })
         return { status: "waiting", runId: held.id, pending: open } satisfies Outcome as Outcome
       })
@@ -266,7 +294,7 @@ const go = (
     }
     const base2: State = { ...base, turn: undefined }
     const checkpoint = (loopState: Agent.LoopState) =>
-      Effect.flatMap(renewed, (until) => save("running", toState(toolkit, loopState, base2), until))
+      Effect.flatMap(renewed, (until) => save("running", toState(codec, loopState, base2), until))
     const mode = { durable: { ...durable(() => current, base.decisionTimeout), checkpoint } }
     const context: Partial<Invocation.Context> = {
       ...base.context,
@@ -277,17 +305,17 @@ const go = (
       Agent.loop(optionsOf(toolkit, base), base.maxRounds, base.maxCallsPerRound, mode, state)
     ).pipe(
       // A model that failed leaves the run where its last turn left it, to resume.
-      Effect.tapError(() => Effect.ignore(save("waiting", toState(toolkit, state, base2))))
+      Effect.tapError(() => Effect.ignore(save("waiting", toState(codec, state, base2))))
     )
     if (end._tag === "Waiting") {
       const open = yield* Effect.forEach(
         end.turn.outcomes.flatMap((outcome) => "proposal" in outcome ? [outcome.proposal] : []),
         (id) => Effect.orDie(proposals.get(id))
       )
-      return yield* wait(storedTurn(toolkit, end.turn), open)
+      return yield* wait(storedTurn(codec, end.turn), open)
     }
     const ended = { status: "finished" as const, stopped: end.stopped, answer: end.answer }
-    yield* save("finished", { ...toState(toolkit, state, base2), ended })
+    yield* save("finished", { ...toState(codec, state, base2), ended })
     yield* Audit.record({ type: "run", run: held.id, status: "finished" })
     return { status: "finished", runId: held.id, result: finished(state, ended) } satisfies Outcome as Outcome
   })
@@ -355,7 +383,7 @@ export const start = (options: StartOptions) =>
       createdAt: iso(millis),
       updatedAt: iso(millis),
       leaseUntil: iso(millis + leaseMillis),
-      state: toState(options.toolkit, { ...initial, untrusted: base.untrusted }, base)
+      state: toState(callCodec(options.toolkit), { ...initial, untrusted: base.untrusted }, base)
     })
     return yield* go(options.toolkit, created, leaseMillis)
   })
@@ -376,7 +404,7 @@ export const resume = (
       return {
         status: "finished",
         runId: id,
-        result: finished(fromState(options.toolkit, run.state), ended)
+        result: finished(fromState(callCodec(options.toolkit), run.state), ended)
       } satisfies Outcome as Outcome
     }
     if (ended?.status === "cancelled") {

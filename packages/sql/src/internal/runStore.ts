@@ -7,11 +7,14 @@
 // just read reuses its decoding, and a save returns the state it was given
 // (as RunStore.memory does) rather than decoding what it wrote. A run's state
 // grows with its steps; decoding it is what a resume would otherwise repeat.
+// The text is checked and parsed in one pass where Effect's codec would change
+// nothing (internal/stateJson.ts), and goes through that codec otherwise.
 // Who may import this: SqlRunStore.ts only.
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { Statement } from "@effect/sql/Statement"
 import { Clock, Effect, Schema } from "effect"
 import { RunStore } from "@graded/core"
+import { stateJson } from "./stateJson.js"
 
 const Columns = {
   id: Schema.String,
@@ -28,8 +31,7 @@ const Meta = Schema.Struct(Columns)
 const Row = Schema.Struct({ ...Columns, state: Schema.String })
 
 const decodeRow = Schema.decodeUnknown(Row)
-const decodeState = Schema.decodeUnknown(Schema.parseJson(RunStore.State))
-const encodeState = Schema.encodeSync(Schema.parseJson(RunStore.State))
+const { decode: decodeState, encode: encodeState } = stateJson(RunStore.State)
 
 // Every column but the state: what a save needs back.
 const meta = "id, status, version, trace_id, actor, lease_until, created_at, updated_at"
