@@ -168,7 +168,7 @@ const Tagged = Schema.Struct({
   rest: Schema.optional(Schema.Unknown)
 })
 
-describe("the fast codec on unions whose members overlap", () => {
+describe("the fast codec on other schemas: overlapping unions, inherited names", () => {
   it("a value two members fit is left to Effect, which takes the first", () => {
     sameDecode(Overlapping, JSON.stringify({ a: "1", b: "2" }))
     expect(runEither(stateJson(Overlapping).decode(JSON.stringify({ a: "1", b: "2" })))).toStrictEqual(
@@ -182,6 +182,14 @@ describe("the fast codec on unions whose members overlap", () => {
     sameDecode(TagFirst, text)
     expect(runEither(stateJson(TagFirst).decode(text))).toStrictEqual(Either.right({ k: "x" }))
     sameEncode(TagFirst, { k: "x", extra: "e" })
+  })
+
+  it("a field named like one of Object.prototype's, missing from the text, is read as Effect reads it", () => {
+    // Effect reads a missing field through the prototype: here, Object.prototype.toString.
+    const Inherited = Schema.Struct({ toString: Schema.Unknown, a: Schema.String })
+    sameDecode(Inherited, JSON.stringify({ a: "x" }))
+    sameDecode(Inherited, JSON.stringify({ a: "x", toString: 1 }))
+    sameEncode(Inherited, { a: "x", toString: 1 })
   })
 
   it("random JSON decodes as Effect decodes it, for each schema", () =>

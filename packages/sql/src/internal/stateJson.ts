@@ -173,8 +173,9 @@ const nodeOf = (ast: AST.AST, made: Map<AST.AST, Node | undefined>): Node | unde
         for (const signature of ast.propertySignatures) {
           const node = compile(signature.type, made)
           const name = signature.name
-          // __proto__ is no field a JSON text can give back.
-          if (node === undefined || typeof name !== "string" || name === "__proto__") {
+          // A name Object.prototype has (__proto__, toString, ...) reads
+          // through to it where the key is missing: left to Effect.
+          if (node === undefined || typeof name !== "string" || name in Object.prototype) {
             return undefined
           }
           fields.push({ name, optional: signature.isOptional, node, tag: isTag(signature.type) })
