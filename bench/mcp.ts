@@ -49,7 +49,8 @@ const serverScript = path.join(here, "mcpServer.ts")
 const nodeFlags = ["--import", "tsx", "--import", "./gradedBuild.mjs"]
 // graded from its TypeScript sources (through tsx), for the profiled phase only.
 const sourcesFlags = ["--import", "tsx"]
-const batches = Number(process.env.BENCH_MCP_BATCHES ?? 30)
+// 120 batches, not 30: at 30 the stdio verdict flipped from run to run.
+const batches = Number(process.env.BENCH_MCP_BATCHES ?? 120)
 // Calls a batch, by transport: an HTTP round trip takes ten times a stdio one
 // (30 calls, not 10: batches of 10 swung by a quarter from run to run).
 const scale = Number(process.env.BENCH_MCP_SCALE ?? 1)
@@ -662,7 +663,9 @@ small. At this section's commits, on the machine shared with other work (load 2 
 read stdio +10%, +21%, +96%, -20% and Streamable HTTP +23%, +22%, -1%, 0%: at that load the latency columns say
 nothing either way. With the synchronous hold kept off the \`WeakMap\` (see Runtime), two runs one after the other
 on a quiet machine (load 0.4 to 1.3) read stdio +4% and +18%, Streamable HTTP +35% and +4%: the verdicts flip from
-one run to the next. An in-memory A/B of the build at 7546bc1 against this one, three alternating processes each (200
+one run to the next. So a run now takes 120 batches, not 30 (about a minute): four such runs in a row (load 0.8 to
+1.7, this one the last) read stdio +11%, +10%, +12%, +14%, steadily just over the target, and Streamable HTTP +10%
+in the first and +5% in the last (the two between were read for stdio only). An in-memory A/B of the build at 7546bc1 against this one, three alternating processes each (200
 calls a batch, 30 batches, this process's CPU): graded 44, 48, 44 µs a round trip before, 28, 37, 33 after, bare
 24 to 31 in both. The steadier figure is the server's own CPU below.
 
