@@ -11,6 +11,7 @@ import { Context, Effect, Either, Layer, ParseResult, Schema } from "effect"
 import * as Grade from "./Grade.js"
 import * as Printable from "./Printable.js"
 import { discard, stamped, stampOf, writeNow } from "./internal/audit.js"
+import { keptService } from "./internal/kept.js"
 
 const tool = Schema.String
 const optionalReason = Schema.optional(Schema.String)
@@ -159,7 +160,7 @@ export const record = (event: Event): Effect.Effect<void> =>
   // One read of the fiber for the sink, the context and the clock: this runs
   // for every tool call, so it avoids a chain of effects.
   Effect.withFiberRuntime((fiber) => {
-    const sink = Context.get(fiber.currentContext, Audit)
+    const sink = keptService(fiber.currentContext, Audit)
     if (sink === discard) return Effect.void
     return writeNow(sink, stamped(stampOf(fiber), event)) ?? Effect.void
   })

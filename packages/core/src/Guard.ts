@@ -15,7 +15,7 @@ import { Context, Effect, Layer } from "effect"
 import type * as Invocation from "./Invocation.js"
 import type { Message } from "./LanguageModel.js"
 import type * as Tool from "./Tool.js"
-import { adding, Guards } from "./internal/guard.js"
+import { adding, Guards, guardsHere } from "./internal/guard.js"
 
 /**
  * Why a guard leaves a tool out or refuses a call: the gate (written into the
@@ -75,7 +75,7 @@ export interface Guard {
 export const layer = <E = never, R = never>(guard: Guard | Effect.Effect<Guard, E, R>): Layer.Layer<never, E, R> =>
   Layer.effectContext(
     Effect.zipWith(
-      Guards,
+      guardsHere,
       Effect.isEffect(guard) ? guard : Effect.succeed(guard),
       (guards, made) => Context.make(Guards, adding(made)(guards))
     )
@@ -88,7 +88,7 @@ export const layer = <E = never, R = never>(guard: Guard | Effect.Effect<Guard, 
  * @category combinators
  */
 export const within = (guard: Guard) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.flatMap(Guards, (guards) => Effect.provideService(self, Guards, adding(guard)(guards)))
+  Effect.flatMap(guardsHere, (guards) => Effect.provideService(self, Guards, adding(guard)(guards)))
 
 /**
  * The guards in force in the current fiber.
@@ -96,4 +96,4 @@ export const within = (guard: Guard) => <A, E, R>(self: Effect.Effect<A, E, R>):
  * @since 0.1.0
  * @category getters
  */
-export const current: Effect.Effect<ReadonlyArray<Guard>> = Guards
+export const current: Effect.Effect<ReadonlyArray<Guard>> = guardsHere

@@ -5,7 +5,8 @@
  *
  * A confirmation is decided in this order:
  * 1. refused, before anything is shown, in a model's fiber or inside a read
- *    tool's own code, whatever layer is in scope;
+ *    tool's own code, whatever layer is in scope, and by a layer that was
+ *    built in such a place, wherever it was carried to;
  * 2. `confirm-requested` is audited with the payload as it will be shown;
  * 3. for a write only, the layer's `autoApprove` rules for that very tool, in
  *    order: the first whose predicate answers `true` approves, audited as
@@ -15,7 +16,7 @@
  *
  * @since 0.1.0
  */
-import { Data, Effect, JSONSchema, Layer, Schema } from "effect"
+import { Context, Data, Effect, JSONSchema, Layer, Schema } from "effect"
 import * as Audit from "./Audit.js"
 import type { Confirmable } from "./Grade.js"
 import type { Confirmed, HumanTrigger, SendCapability, WriteCapability } from "./Capability.js"
@@ -27,11 +28,12 @@ import {
   type Request,
   sendCapability,
   SendCapabilityTag,
+  taint,
   writeCapability,
   WriteCapabilityTag
 } from "./internal/capability.js"
 import * as rules from "./internal/autoApprove.js"
-import { refusalHere } from "./internal/invocation.js"
+import { refusalHere, type Tainted, taintHere } from "./internal/invocation.js"
 import { isMade } from "./internal/tool.js"
 import { protoKeyError } from "./internal/forbiddenKey.js"
 import { refuse } from "./internal/refuse.js"
@@ -124,85 +126,98 @@ type Rules = rules.Index
 
 // What the human is shown is computed here, from the tool and the payload
 // itself: nothing a caller passes in decides it.
-const confirmWith = (ui: UI, auto: Rules) => (request: Request): Effect.Effect<Confirmed<unknown>, ConfirmError> =>
-  Effect.gen(function*() {
-    const tool = request.tool.name
-    const refusal = yield* refusalHere(tool, request.grade)
-    if (refusal !== undefined) return yield* refuse(refusal)
-    const context = yield* Invocation.current
-    const shown = yield* Schema.encode(request.schema)(request.payload).pipe(
-      Effect.mapError((error) =>
-        new Refused({ tool, gate: "confirmation", reason: `the payload cannot be shown: ${issueOf(error)}` })
+// `tainted` says where the layer was built when that was a model's run or a
+// tool's own code: then it confirms nothing, wherever it was carried.
+const confirmWith =
+  (ui: UI, auto: Rules, tainted: Tainted | undefined) =>
+  (request: Request): Effect.Effect<Confirmed<unknown>, ConfirmError> =>
+    Effect.gen(function*() {
+      const tool = request.tool.name
+      const refusal = yield* refusalHere(tool, request.grade)
+      if (refusal !== undefined) return yield* refuse(refusal)
+      if (tainted !== undefined) {
+        return yield* refuse(
+          new Refused({
+            tool,
+            gate: tainted.gate,
+            reason: `the HumanConfirm in scope was made ${tainted.where}: it confirms nothing`
+          })
+        )
+      }
+      const context = yield* Invocation.current
+      const shown = yield* Schema.encode(request.schema)(request.payload).pipe(
+        Effect.mapError((error) =>
+          new Refused({ tool, gate: "confirmation", reason: `the payload cannot be shown: ${issueOf(error)}` })
+        )
       )
-    )
-    const revalidate = (edited: unknown) => {
-      const proto = protoKeyError(request.schema, edited)
-      return proto !== undefined ? Effect.fail(proto) : Schema.decodeUnknown(request.schema, parseOptions)(edited)
-    }
-    yield* Audit.record({ type: "confirm-requested", tool, grade: request.grade, payload: shown })
-    const rule = auto.size === 0 ? undefined : yield* rules.firstMatch(auto, request, shown, context)
-    if (rule !== undefined) {
-      const by = ruleBy(rule.id)
-      yield* Audit.record({ type: "decided", tool, by, decision: "approved", edited: false })
-      return mintConfirmed(request.tool, {
-        payload: request.payload,
-        by,
-        edited: false,
-        idempotencyKey: request.idempotencyKey
-      })
-    }
-    const decision = yield* ui.confirm({
-      tool,
-      grade: request.grade,
-      title: request.tool.title,
-      description: request.tool.description,
-      payload: shown,
-      actor: context.actor,
-      traceId: context.traceId,
-      schema: jsonSchemaOf(request.schema),
-      check: (edited) => Effect.mapError(Effect.asVoid(revalidate(edited)), issueOf)
-    })
-    if (decision._tag === "Reject") {
-      yield* Audit.record({
-        type: "decided",
+      const revalidate = (edited: unknown) => {
+        const proto = protoKeyError(request.schema, edited)
+        return proto !== undefined ? Effect.fail(proto) : Schema.decodeUnknown(request.schema, parseOptions)(edited)
+      }
+      yield* Audit.record({ type: "confirm-requested", tool, grade: request.grade, payload: shown })
+      const rule = auto.size === 0 ? undefined : yield* rules.firstMatch(auto, request, shown, context)
+      if (rule !== undefined) {
+        const by = ruleBy(rule.id)
+        yield* Audit.record({ type: "decided", tool, by, decision: "approved", edited: false })
+        return mintConfirmed(request.tool, {
+          payload: request.payload,
+          by,
+          edited: false,
+          idempotencyKey: request.idempotencyKey
+        })
+      }
+      const decision = yield* ui.confirm({
         tool,
-        by: decision.by,
-        decision: "rejected",
-        edited: false,
-        reason: decision.reason
+        grade: request.grade,
+        title: request.tool.title,
+        description: request.tool.description,
+        payload: shown,
+        actor: context.actor,
+        traceId: context.traceId,
+        schema: jsonSchemaOf(request.schema),
+        check: (edited) => Effect.mapError(Effect.asVoid(revalidate(edited)), issueOf)
       })
-      return yield* new Rejected({ tool, by: decision.by, reason: decision.reason })
-    }
-    if (!("payload" in decision)) {
-      yield* Audit.record({ type: "decided", tool, by: decision.by, decision: "approved", edited: false })
-      return mintConfirmed(request.tool, {
-        payload: request.payload,
-        by: decision.by,
-        edited: false,
-        idempotencyKey: request.idempotencyKey
-      })
-    }
-    const edited = yield* revalidate(decision.payload).pipe(
-      Effect.tapError((error) =>
-        Audit.record({
+      if (decision._tag === "Reject") {
+        yield* Audit.record({
           type: "decided",
           tool,
           by: decision.by,
-          decision: "invalid-edit",
-          edited: true,
-          reason: issueOf(error)
+          decision: "rejected",
+          edited: false,
+          reason: decision.reason
         })
-      ),
-      Effect.mapError((error) => InvalidEdit.fromParseError(tool, decision.by, error))
-    )
-    yield* Audit.record({ type: "decided", tool, by: decision.by, decision: "approved", edited: true })
-    return mintConfirmed(request.tool, {
-      payload: edited,
-      by: decision.by,
-      edited: true,
-      idempotencyKey: request.idempotencyKey
+        return yield* new Rejected({ tool, by: decision.by, reason: decision.reason })
+      }
+      if (!("payload" in decision)) {
+        yield* Audit.record({ type: "decided", tool, by: decision.by, decision: "approved", edited: false })
+        return mintConfirmed(request.tool, {
+          payload: request.payload,
+          by: decision.by,
+          edited: false,
+          idempotencyKey: request.idempotencyKey
+        })
+      }
+      const edited = yield* revalidate(decision.payload).pipe(
+        Effect.tapError((error) =>
+          Audit.record({
+            type: "decided",
+            tool,
+            by: decision.by,
+            decision: "invalid-edit",
+            edited: true,
+            reason: issueOf(error)
+          })
+        ),
+        Effect.mapError((error) => InvalidEdit.fromParseError(tool, decision.by, error))
+      )
+      yield* Audit.record({ type: "decided", tool, by: decision.by, decision: "approved", edited: true })
+      return mintConfirmed(request.tool, {
+        payload: edited,
+        by: decision.by,
+        edited: true,
+        idempotencyKey: request.idempotencyKey
+      })
     })
-  })
 
 // ---------------------------------------------------------------------------
 // Approving by rule
@@ -453,11 +468,16 @@ const indexOf = (options: Options | undefined): rules.Index => {
  * @category layers
  */
 export const layer = (ui: UI, options?: Options): Layer.Layer<WriteCapability | SendCapability> => {
-  const authority = { confirm: confirmWith(ui, indexOf(options)) }
-  return Layer.merge(
-    Layer.succeed(WriteCapabilityTag, writeCapability(authority)),
-    Layer.succeed(SendCapabilityTag, sendCapability(authority))
-  )
+  const auto = indexOf(options)
+  // The capabilities are made when the layer is built, in the fiber that
+  // builds it: made in a model's run or inside a tool's own code, they are
+  // tainted there, so carrying them into a caller's context gains nothing.
+  return Layer.effectContext(Effect.map(taintHere, (tainted) => {
+    const authority = { confirm: confirmWith(ui, auto, tainted) }
+    return Context.make(WriteCapabilityTag, writeCapability(authority)).pipe(
+      Context.add(SendCapabilityTag, sendCapability(authority))
+    )
+  }))
 }
 
 /**
@@ -512,7 +532,9 @@ export const scripted = (decisions: ReadonlyArray<Decision | ((view: View) => De
  * @category layers
  */
 export const trigger = (options: { readonly by: string; readonly via: string }): Layer.Layer<HumanTrigger> =>
-  Layer.sync(
+  // Built where a human's code runs, or tainted (see `layer`).
+  Layer.effect(
     HumanTriggerTag,
-    () => grant({ [OnlyGradedLayersGrantThis]: "HumanTrigger", by: options.by, via: options.via })
+    Effect.map(taintHere, (tainted) =>
+      taint(grant({ [OnlyGradedLayersGrantThis]: "HumanTrigger", by: options.by, via: options.via }), tainted))
   )

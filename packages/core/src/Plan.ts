@@ -13,7 +13,7 @@ import type { Pipeable } from "effect/Pipeable"
 import * as Audit from "./Audit.js"
 import type { HumanTrigger, WriteCapability } from "./Capability.js"
 import type { Grade } from "./Grade.js"
-import { HumanTriggerTag, isGranted, WriteCapabilityTag } from "./internal/capability.js"
+import { HumanTriggerTag, isGranted, taintOf, WriteCapabilityTag } from "./internal/capability.js"
 import { protoKeyError } from "./internal/forbiddenKey.js"
 import { refusalHere } from "./internal/invocation.js"
 import * as internal from "./internal/plan.js"
@@ -220,6 +220,13 @@ export const run = <Name extends string, In, Out, R>(
     if (refusal !== undefined) {
       const reason = refusal.gate === "autonomous" ? "a model cannot start a plan; a human must" : refusal.reason
       yield* Audit.record({ type: "refused", tool: plan.name, gate: refusal.gate, reason })
+      return yield* notStarted(reason)
+    }
+    // A trigger made inside a tool's own code or a model's run, and carried here.
+    const tainted = taintOf(trigger)
+    if (tainted !== undefined) {
+      const reason = `the HumanTrigger was made ${tainted.where}: it starts nothing`
+      yield* Audit.record({ type: "refused", tool: plan.name, gate: tainted.gate, reason })
       return yield* notStarted(reason)
     }
     const authorization = internal.authorize(plan, trigger.by)

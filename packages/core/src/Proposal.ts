@@ -10,7 +10,7 @@
 import { Clock, Duration, Effect, Schema } from "effect"
 import type { Confirmable } from "./Grade.js"
 import { refusalHere } from "./internal/invocation.js"
-import { admitAll, Guards } from "./internal/guard.js"
+import { admitAll, guardsHere } from "./internal/guard.js"
 import { refuse } from "./internal/refuse.js"
 import { confirmerOf, isSend } from "./internal/tool.js"
 import * as Audit from "./Audit.js"
@@ -325,7 +325,7 @@ const decide = (
     const context = yield* Invocation.current
     // A human's button too is offered only where the guards in force (a
     // policy) authorize the tool, for the human who presses it.
-    const guarded = yield* admitAll(yield* Guards, tool, stored.payload, context)
+    const guarded = yield* admitAll(yield* guardsHere, tool, stored.payload, context)
     if (guarded !== undefined) {
       return yield* refuse(new Refused({ tool: tool.name, gate: guarded.gate, reason: guarded.reason }))
     }

@@ -19,7 +19,7 @@ import { fromWire } from "../Wire.js"
 import { capabilityName, needs } from "../Grade.js"
 import { withoutCapabilities } from "./capability.js"
 import * as Registry from "./registry.js"
-import { admitAll, Guards } from "./guard.js"
+import { admitAll, guardsHere } from "./guard.js"
 import { currentRef } from "./invocation.js"
 
 export const defaultMaxRounds = 4
@@ -253,7 +253,7 @@ export const loop = (
     const model = yield* LanguageModel
     const registry = Registry.make(options.toolkit, {})
     const context = yield* Invocation.current
-    const guards = yield* Guards
+    const guards = yield* guardsHere
     // The context a turn is judged in: the run's, with the facts its tools
     // recorded so far. A fact the app set stands: a tool's result cannot
     // overwrite it.

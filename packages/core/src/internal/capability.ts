@@ -14,6 +14,7 @@ import { Context, Effect, type Schema } from "effect"
 import type { Confirmed, Grant, HumanTrigger, SendCapability, WriteCapability } from "../Capability.js"
 import type { Confirmable } from "../Grade.js"
 import type { Any as AnyTool } from "../Tool.js"
+import type { Tainted } from "./invocation.js"
 import { autonomousReason, type ConfirmError, Refused } from "../ToolError.js"
 
 export const OnlyGradedLayersGrantThis: unique symbol = Symbol("@graded/core/OnlyGradedLayersGrantThis")
@@ -79,6 +80,18 @@ export const sendCapability = (authority: Authority): SendCapability.Service => 
   authorities.set(service, authority)
   return service
 }
+
+// Services graded made where they may never authorize anything (a trigger
+// made inside a tool's own code): where they were made, kept with them.
+const taints = new WeakMap<object, Tainted>()
+
+export const taint = <S extends object>(service: S, tainted: Tainted | undefined): S => {
+  if (tainted !== undefined) taints.set(service, tainted)
+  return service
+}
+
+export const taintOf = (service: unknown): Tainted | undefined =>
+  typeof service === "object" && service !== null ? taints.get(service) : undefined
 
 export const authorityOf = (service: unknown): Authority | undefined =>
   typeof service === "object" && service !== null ? authorities.get(service) : undefined

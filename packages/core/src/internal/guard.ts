@@ -9,12 +9,18 @@ import type { Guard, Screening, Verdict } from "../Guard.js"
 import type { Context as InvocationContext } from "../Invocation.js"
 import type { Message } from "../LanguageModel.js"
 import type { Any as AnyTool } from "../Tool.js"
+import { keptService } from "./kept.js"
 
 const none: ReadonlyArray<Guard> = Object.freeze([])
 
 export class Guards extends Context.Reference<Guards>()("@graded/core/Guard/Guards", {
   defaultValue: (): ReadonlyArray<Guard> => none
 }) {}
+
+/** The guards in scope, as graded first read them from this context (see kept.ts). */
+export const guardsHere: Effect.Effect<ReadonlyArray<Guard>> = Effect.withFiberRuntime((fiber) =>
+  Effect.succeed(keptService(fiber.currentContext, Guards))
+)
 
 export const adding = (guard: Guard) => (guards: ReadonlyArray<Guard>): ReadonlyArray<Guard> =>
   guards.includes(guard) ? guards : Object.freeze([...guards, guard])

@@ -266,6 +266,35 @@ export const refusal = (
   return undefined
 }
 
+/** Where a service was made that may never authorize anything, and the gate that says so. */
+export interface Tainted {
+  readonly gate: "autonomous" | "grade"
+  /** Where it was made, as a phrase: "inside a model's run". */
+  readonly where: string
+}
+
+/**
+ * Whether a service made in the current fiber (a HumanConfirm layer, a
+ * HumanTrigger) is tainted: made in a model's run or inside a tool's own
+ * code. A service is a value, and a context is a shared, mutable map: code
+ * can carry a service it made out of its fiber, into its caller's context,
+ * where the caller's later work would find it. So where it was made is read
+ * where it is made, and kept with it.
+ */
+export const taintHere: Effect.Effect<Tainted | undefined> = Effect.withFiberRuntime((fiber) =>
+  Effect.succeed(taintOf(markOf(fiber)))
+)
+
+const taintOf = (mark: Mark): Tainted | undefined => {
+  if (mark.autonomous) return { gate: "autonomous", where: "inside a model's run" }
+  if (mark.within !== undefined) {
+    const { grade, part, tool } = mark.within
+    return { gate: "grade", where: `inside ${tool}'s own ${part} (a ${grade} tool)` }
+  }
+  if (mark.ceiling !== "send") return { gate: "grade", where: `where nothing above a ${mark.ceiling} may happen` }
+  return undefined
+}
+
 /** The refusal for the current fiber, read in one step. */
 export const refusalHere = (tool: string, grade: Confirmable, needs?: string): Effect.Effect<Refused | undefined> =>
   Effect.withFiberRuntime((fiber) => Effect.succeed(refusal(markOf(fiber), tool, grade, needs)))

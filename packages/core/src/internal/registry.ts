@@ -9,6 +9,7 @@ import {
   discard,
   labelled,
   labelsOf,
+  type Labels,
   labelsRef,
   recorder,
   type Sink,
@@ -19,7 +20,7 @@ import {
   wasAudited,
   writeNow
 } from "./audit.js"
-import { admitAll, Guards, screenAll } from "./guard.js"
+import { admitAll, Guards, guardsHere, screenAll } from "./guard.js"
 import type { Screening } from "../Guard.js"
 import type { Message } from "../LanguageModel.js"
 import { currentRef, holdSync, isAutonomous, quickMark, release, restrict } from "./invocation.js"
@@ -44,6 +45,7 @@ import { withoutCapabilities } from "./capability.js"
 import { compile } from "./functionSchema.js"
 import { protoKeyIssue, protoKeyPath } from "./forbiddenKey.js"
 import { excessKeyCheck } from "./keyCheck.js"
+import { keptService } from "./kept.js"
 import { notPlain, plainDecoder } from "./plainDecode.js"
 import { isSend, type ReadRunner, readRunnerOf } from "./tool.js"
 import { capabilityName, needs } from "../Grade.js"
@@ -175,7 +177,7 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
     context: Invocation.Context,
     conversation?: ReadonlyArray<Message>
   ): Effect.Effect<Screened> =>
-    Effect.flatMap(Guards, (guards): Effect.Effect<Screened> => {
+    Effect.flatMap(guardsHere, (guards): Effect.Effect<Screened> => {
       const listing = list(context)
       if (guards.length === 0) return Effect.succeed({ listing, guidelines: undefined })
       // The listing is in the toolkit's order.
@@ -282,7 +284,7 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
     if (Either.isLeft(decoded)) {
       return refusal(tool.name, { code: "invalid-input", gate: "input", reason: decoded.left })
     }
-    const record = recorder(Context.get(fiber.currentContext, Audit.Audit), fiber, labelsFor(tool, fiber))
+    const record = recorder(servicesOf(fiber).sink, fiber, labelsFor(tool, fiber))
     const invoked = afterRun(tool, decoded.right, record, tool.invoke(decoded.right))
     return record === undefined
       ? invoked
@@ -300,7 +302,7 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
   // The labels the call's entries carry: the tool's, which `labelled` sets
   // around the call, read here because the recorder is bound before it runs.
   const labelsFor = (tool: AnyTool, fiber: RuntimeFiber<unknown, unknown>) =>
-    labelsOf(tool) ?? fiber.getFiberRef(labelsRef)
+    prepared(tool).labels ?? fiber.getFiberRef(labelsRef)
 
   // What follows a tool's run: its output encoded, fitted and recorded, or its failure.
   const afterRun = (
@@ -363,12 +365,12 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
       }
       value = decoded.right
     }
-    const sink = Context.get(fiber.currentContext, Audit.Audit)
+    const sink = servicesOf(fiber).sink
     // The mark read once, for the stamp and the hold.
     const mark = quickMark(fiber)
     const stamp = sink === discard
       ? undefined
-      : stampOf(fiber, labelsFor(tool, fiber), context, context.autonomous || mark.autonomous)
+      : stampOf(fiber, made.labels ?? fiber.getFiberRef(labelsRef), context, context.autonomous || mark.autonomous)
     if (stamp !== undefined) {
       const writing = writeNow(sink, calledEntry(stamp, tool.name, input, tool.openWorld === true))
       if (writing !== undefined) {
@@ -428,6 +430,17 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
     )
   }
 
+  // The guards and the audit sink of the context a call runs in, as graded
+  // first read them from it (kept.ts); the last context's are at hand.
+  let seen: { readonly context: object; readonly guards: Context.Tag.Service<Guards>; readonly sink: Sink } | undefined
+  const servicesOf = (fiber: RuntimeFiber<unknown, unknown>) => {
+    const context = fiber.currentContext
+    if (seen === undefined || seen.context !== context) {
+      seen = { context, guards: keptService(context, Guards), sink: keptService(context, Audit.Audit) }
+    }
+    return seen
+  }
+
   // Reads the invocation context straight from the fiber: one step, not three.
   const dispatchIn = (
     fiber: RuntimeFiber<unknown, unknown>,
@@ -443,7 +456,7 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
     const context = fiber.getFiberRef(currentRef)
     const verdict = gates(tool, context)
     if (verdict !== undefined) return labelled(tool)(refusal(tool.name, verdict))
-    const guards = Context.get(fiber.currentContext, Guards)
+    const guards = servicesOf(fiber).guards
     if (guards.length === 0) return labelled(tool)(admitted(tool, input, fiber, context))
     // A guard (a policy) after the registry's own gates: it may refuse,
     // never lift a refusal.
@@ -521,6 +534,8 @@ const succeeded = (data: unknown, truncated: string | undefined): ToolResult =>
 // A tool's decoder and encoder, made once: building them per call costs more
 // than the decoding.
 interface Prepared {
+  /** The tool's labels, for its audit entries. */
+  readonly labels: Labels | undefined
   /** A read tool's own run and restriction; undefined for a write or send. */
   readonly runner: ReadRunner | undefined
   /** A one-pass decoder for the plain shapes, when the input is one. */
@@ -547,6 +562,7 @@ const prepared = (tool: AnyTool): Prepared => {
     const keysAllowed = excessKeyCheck(tool.input.ast)
     const loose = keysAllowed === undefined ? undefined : Schema.decodeUnknownEither(tool.input)
     made = {
+      labels: labelsOf(tool),
       runner: tool.grade === "read" ? readRunnerOf(tool) : undefined,
       plain: plainDecoder(tool.input.ast),
       decode: loose === undefined
