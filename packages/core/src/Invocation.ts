@@ -77,7 +77,7 @@ const currentRef = internal.currentRef
 export const current: Effect.Effect<Context> = Effect.withFiberRuntime((fiber) => {
   const context = fiber.getFiberRef(currentRef)
   return Effect.succeed(
-    context.autonomous || !internal.isAutonomous(fiber) ? context : Object.assign({}, context, { autonomous: true })
+    context.autonomous || !internal.isAutonomous(fiber) ? context : merge(context, { autonomous: true })
   )
 })
 
@@ -93,12 +93,29 @@ export const merge = (outer: Context, inner: Partial<Context>): Context => {
   // spread followed by more properties costs about a microsecond a property.
   const autonomous = outer.autonomous || inner.autonomous === true
   if (outer.untrusted === undefined || outer.untrusted.length === 0) {
-    return Object.assign({}, outer, inner, { autonomous })
+    return sealed(Object.assign({}, outer, inner, { autonomous }))
   }
   const untrusted = inner.untrusted === undefined ? outer.untrusted
     : [...new Set([...outer.untrusted, ...inner.untrusted])]
-  return Object.assign({}, outer, inner, { autonomous, untrusted })
+  return sealed(Object.assign({}, outer, inner, { autonomous, untrusted }))
 }
+
+// A context is shared by every piece of work that runs in it and read by the
+// gates and the policy: frozen, with its lists and facts, so that code handed
+// it (`Invocation.current`) cannot change it in place for the work that follows.
+const sealed = (context: Mutable<Context>): Context => {
+  if (context.features !== undefined) context.features = frozen(context.features)
+  if (context.consents !== undefined) context.consents = frozen(context.consents)
+  if (context.untrusted !== undefined) context.untrusted = frozen(context.untrusted)
+  if (context.facts !== undefined && !Object.isFrozen(context.facts)) {
+    context.facts = Object.freeze({ ...context.facts })
+  }
+  return Object.freeze(context)
+}
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] }
+
+const frozen = <A>(list: ReadonlyArray<A>): ReadonlyArray<A> => Object.isFrozen(list) ? list : Object.freeze([...list])
 
 /**
  * Runs an effect within a context, merged into the current one. In a model's

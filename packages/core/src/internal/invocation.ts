@@ -12,7 +12,7 @@
 // - for every fiber graded restricts, a record keyed by the fiber itself:
 //   code can change its fiber-locals, but not which fiber it runs in.
 // Who may import this: graded's own modules only.
-import { Effect, Fiber, FiberRef, Option } from "effect"
+import { type Context as EffectContext, Effect, Fiber, FiberRef, Option } from "effect"
 import type { RuntimeFiber } from "effect/Fiber"
 import { capabilityName, type Confirmable, type Grade, gradeViolation, type Part, rank, within } from "../Grade.js"
 import type { Context } from "../Invocation.js"
@@ -165,8 +165,10 @@ const anchorOf = (fiber: object, base: Mark): Anchor => {
  */
 export const restrict =
   (patch: { readonly autonomous?: true; readonly ceiling?: Ceiling; readonly within?: Within }) =>
-  <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  <A, E, R>(code: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     Effect.withFiberRuntime<A, E, R>((fiber) => {
+      // A tool's own code: what it sets in the fiber is undone when it returns.
+      const self = patch.within !== undefined ? confined(fiber, code) : code
       // The cheap reading is enough here: restricting more than needed is safe.
       const before = quickMark(fiber)
       const lower = patch.ceiling !== undefined && rank[patch.ceiling] < rank[before.ceiling]
@@ -205,6 +207,42 @@ export const restrict =
       // The anchor keeps what the value said: a fiber born restricted stays so.
       return anchored ? guarded : Effect.zipRight(FiberRef.set(markRef, anchorOf(fiber, trusted(current))), guarded)
     })
+
+/**
+ * Puts back what a tool's own code changed in its caller's fiber. The code
+ * runs in that fiber, and what it sets there outlives its run: the
+ * invocation context (`FiberRef.set` on a ref found by scanning, or the
+ * fiber's own map of refs) and the services (`FiberRef.currentContext`). Left
+ * as they were, the caller's later calls would run as someone else, with
+ * features, a role or consents the tool chose, or without the guards and the
+ * audit sink the app provided. `context` and `services` are what the fiber had
+ * when the code started.
+ */
+export const undoCallerChanges = (
+  fiber: RuntimeFiber<unknown, unknown>,
+  context: Context,
+  services: EffectContext.Context<never>
+): void => {
+  const settable = fiber as unknown as { setFiberRef: <X>(ref: FiberRef.FiberRef<X>, value: X) => void }
+  if (fiber.getFiberRef(currentRef) !== context) settable.setFiberRef(currentRef, context)
+  if (fiber.currentContext !== services) settable.setFiberRef(FiberRef.currentContext, services)
+}
+
+// `self`, a tool's own code, with what it changed in `fiber` undone when it
+// ends (on success and failure; an interrupted fiber's work is over).
+const confined = <A, E, R>(fiber: RuntimeFiber<unknown, unknown>, self: Effect.Effect<A, E, R>) => {
+  const context = fiber.getFiberRef(currentRef)
+  const services = fiber.currentContext
+  const undo = Effect.sync(() => undoCallerChanges(fiber, context, services))
+  return Effect.matchCauseEffect(self, {
+    onFailure: (cause) => Effect.zipRight(undo, Effect.failCause(cause)),
+    onSuccess: (value) => Effect.as(undo, value)
+  })
+}
+
+/** Runs a tool's own code (a send's `deliver`) with what it changes in its fiber undone when it ends. */
+export const confine = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.withFiberRuntime((fiber) => confined(fiber, self))
 
 /**
  * What `restrict({ ceiling, within })` does before its effect runs, done at

@@ -23,7 +23,7 @@ import {
 import { admitAll, Guards, guardsHere, screenAll } from "./guard.js"
 import type { Screening } from "../Guard.js"
 import type { Message } from "../LanguageModel.js"
-import { currentRef, holdSync, isAutonomous, quickMark, release, restrict } from "./invocation.js"
+import { currentRef, holdSync, isAutonomous, quickMark, release, restrict, undoCallerChanges } from "./invocation.js"
 import type { Code, Listing, Options, ToolResult } from "../Registry.js"
 import type { Any as AnyTool } from "../Tool.js"
 import type { Any as AnyToolkit } from "../Toolkit.js"
@@ -378,6 +378,8 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
       }
     }
     const held = holdSync(fiber, runner.restriction, mark)
+    // Undone after the run, as `restrict` does for a run that is an effect.
+    const services = fiber.currentContext
     let effect: unknown
     let output: unknown
     let cause: Cause.Cause<unknown> | undefined
@@ -399,6 +401,7 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
       cause = dieCause(error)
     } finally {
       release(held)
+      undoCallerChanges(fiber, context, services)
     }
     if (effect !== undefined) {
       const invoked = restrict(runner.restriction)(effect as Effect.Effect<unknown, unknown, unknown>)

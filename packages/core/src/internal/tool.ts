@@ -18,7 +18,7 @@ import { type ConfirmError, Refused } from "../ToolError.js"
 import type { Grade, Part } from "../Grade.js"
 import { checkName } from "../Wire.js"
 import { authorityOf, consumeConfirmed, SendCapabilityTag, WriteCapabilityTag } from "./capability.js"
-import { type Ceiling, refusalHere, restrict, type Within } from "./invocation.js"
+import { type Ceiling, confine, refusalHere, restrict, type Within } from "./invocation.js"
 import { refuse } from "./refuse.js"
 
 export const TypeId: unique symbol = Symbol.for("@graded/core/Tool")
@@ -213,7 +213,7 @@ export const makeSend = <Name extends string, I, IE, P, PE, O, OE, E1, R1, E2, R
       if (refusal !== undefined) return refuse(refusal)
       if (!consumeConfirmed(confirmed, tool)) return spent(name)
       return Effect.tap(
-        Effect.suspend(() => definition.deliver(confirmed)),
+        confine(Effect.suspend(() => definition.deliver(confirmed))),
         () => Audit.record({ type: "delivered", tool: name, by: confirmed.by, key: confirmed.idempotencyKey })
       )
     })
