@@ -105,20 +105,36 @@ describe("WebConfirm: in-doubt deliveries", () => {
       yield* mailer.stopMidDelivery(id)
       const [card] = yield* as(alice).cards
       // The store's record changes under the page (a tampered row, a bad migration).
-      const store = yield* ProposalStore.ProposalStore
-      const get = store.get
-      ;(store as { get: typeof get }).get = (id) =>
-        Effect.map(get(id), (proposal) => ({ ...proposal, payload: { to: "attacker@example.com", text: "hi" } }))
+      tampering.on = true
       const retry = yield* as(alice).resolve(card, { action: "retry" })
       expect(retry).toEqual({
         status: 409,
         body: { error: `${id} changed since the card was shown: reload the page; nothing was retried` }
       })
-      ;(store as { get: typeof get }).get = get
+      tampering.on = false
       expect(yield* Proposal.get(id)).toMatchObject({ status: "in-doubt" })
       expect(mailer.state.sent).toEqual([])
-    }).pipe(Effect.provide(ProposalStore.memory)))
+    }).pipe(Effect.provide(Layer.provide(tampering.layer, ProposalStore.memory))))
 })
+
+// A store whose records read back changed while `on` (graded's own stores are
+// frozen: a wrapper stands in for a tampered database).
+const tampering = {
+  on: false,
+  layer: Layer.effect(
+    ProposalStore.ProposalStore,
+    Effect.map(ProposalStore.ProposalStore, (store): ProposalStore.ProposalStore.Service => ({
+      ...store,
+      get: (id) =>
+        tampering.on
+          ? Effect.map(
+            store.get(id),
+            (proposal) => ({ ...proposal, payload: { to: "attacker@example.com", text: "hi" } })
+          )
+          : store.get(id)
+    }))
+  )
+}
 
 describe("WebConfirm: supervised runs and expiry", () => {
   it.scopedLive("a proposal a run waits on shows the run; approved on the page, the run resumes and finishes", () =>

@@ -172,7 +172,7 @@ export const record = (event: Event): Effect.Effect<void> =>
  * @category layers
  */
 export const layer = (write: (entry: Entry) => Effect.Effect<void>): Layer.Layer<Audit> =>
-  Layer.succeed(Audit, { write })
+  Layer.succeed(Audit, Object.freeze({ write }))
 
 /**
  * A sink from a function that stores an entry at once (an array, a counter, a
@@ -188,7 +188,7 @@ export const layer = (write: (entry: Entry) => Effect.Effect<void>): Layer.Layer
  * @category layers
  */
 export const layerSync = (write: (entry: Entry) => void): Layer.Layer<Audit> =>
-  Layer.succeed(Audit, { write: (entry) => Effect.sync(() => write(entry)), unsafeWrite: write })
+  Layer.succeed(Audit, Object.freeze({ write: (entry: Entry) => Effect.sync(() => write(entry)), unsafeWrite: write }))
 
 /**
  * An in-memory sink: its `entries` grow as events are recorded.
@@ -291,12 +291,12 @@ export const jsonl = (path: string): Layer.Layer<Audit, PlatformError, FileSyste
       const file = yield* fs.open(path, { flag: "a" })
       const lock = yield* Effect.makeSemaphore(1)
       const encoder = new TextEncoder()
-      return {
+      return Object.freeze<Audit.Service>({
         write: (entry) =>
           lock.withPermits(1)(
             Effect.suspend(() => file.writeAll(encoder.encode(`${JSON.stringify(entry, replacer)}\n`)))
           ).pipe(Effect.ignore)
-      }
+      })
     })
   )
 

@@ -181,7 +181,7 @@ export const make = <Tools extends ReadonlyArray<Tool.Any>, Plans extends Readon
       (exit) => Exit.isSuccess(exit) ? exit.value : onDefect(exit.cause),
       (error: unknown) => onDefect(Cause.die(error))
     )
-  return {
+  return Object.freeze<Bridge>({
     list: async (context) => registry.list({ actor: by, ...context }),
     invoke: (name, input, context) =>
       settle(
@@ -212,7 +212,7 @@ export const make = <Tools extends ReadonlyArray<Tool.Any>, Plans extends Readon
     },
     plans: () => [...byName.keys()],
     dispose: () => runtime.dispose()
-  }
+  })
 }
 
 /**

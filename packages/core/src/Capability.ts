@@ -225,5 +225,11 @@ export const make = <const Id extends string>(id: Id): Definition<Id> => {
       layer: (by: string) => Layer.sync(tag, () => internal.grantCustom(definition, id, by))
     }
   )
+  // Its own properties read-only (the effect itself is left extensible, as
+  // Effect caches a hash on it): code that finds the definition must not swap
+  // `layer` for a function the app would later run.
+  for (const name of ["id", "key", "layer"] as const) {
+    Object.defineProperty(definition, name, { writable: false, configurable: false })
+  }
   return definition
 }

@@ -67,7 +67,8 @@ export interface Guard {
 
 /**
  * Adds a guard for the effect it is provided to; the guard's own services
- * are read once, when the layer is built.
+ * are read once, when the layer is built. The guard object is frozen when it
+ * is added (here and by `within`): it runs in every caller's fiber.
  *
  * @since 0.1.0
  * @category layers

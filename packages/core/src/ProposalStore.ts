@@ -276,7 +276,7 @@ export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () =
     return copy as unknown as Proposal
   }
   const iso = (millis: number) => new Date(millis).toISOString()
-  return {
+  return Object.freeze<ProposalStore.Service>({
     add: (fields) =>
       internal.isProposalRecord(fields)
         ? Effect.sync(() => {
@@ -395,7 +395,7 @@ export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () =
             ? { ...without(proposal, "decision", "leaseUntil"), status: "pending" }
             : { ...without(proposal, "leaseUntil"), ...outcome }
       )
-  }
+  })
 })
 
 // The proposals of one status, in the order they were added once sorted: a

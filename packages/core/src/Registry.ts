@@ -188,7 +188,8 @@ export const make = <Tools extends ReadonlyArray<Tool.Any>>(
   options: Options = {}
 ): Registry<Tools> =>
   // Written once for any toolkit; the signature restores what the toolkit type knows.
-  internal.make(toolkit, options) as unknown as Registry<Tools>
+  // Frozen: code holding the app's registry must not swap its functions.
+  Object.freeze(internal.make(toolkit, options)) as unknown as Registry<Tools>
 
 /**
  * Why a function definition is not valid for OpenAI's strict mode; empty when

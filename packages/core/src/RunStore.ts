@@ -257,7 +257,7 @@ export const memory: Layer.Layer<RunStore> = Layer.sync(RunStore, () => {
   const runs = new Map<string, Run>()
   const iso = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis).toISOString())
   // Each step reads and writes in one synchronous block: no fiber runs between.
-  return {
+  return Object.freeze<RunStore.Service>({
     create: (run) =>
       Effect.suspend(() => {
         if (runs.has(run.id)) return Effect.fail(new RunExists({ id: run.id }))
@@ -306,5 +306,5 @@ export const memory: Layer.Layer<RunStore> = Layer.sync(RunStore, () => {
           runs.set(run.id, saved)
           return Either.right(saved)
         }))
-  }
+  })
 })

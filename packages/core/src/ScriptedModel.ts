@@ -75,31 +75,33 @@ export const calls = (...toolCalls: ReadonlyArray<ToolCall>): Response => ({ tex
  * @category layers
  */
 export const layer = (turns: ReadonlyArray<Turn>): Layer.Layer<LanguageModel> =>
-  Layer.sync(LanguageModel, () => {
-    let next = 0
-    let callIds = 0
-    // Calls written without an id get one here, so two runs of one script
-    // (or two tests) number their calls alike. A turn scripted malformed on
-    // purpose goes to the loop as it is.
-    const unnumbered = (call: unknown) => typeof call === "object" && call !== null && (call as ToolCall).id === ""
-    const numbered = (response: Response): Response =>
-      Array.isArray(response?.toolCalls) && response.toolCalls.some(unnumbered)
-        ? {
-          ...response,
-          toolCalls: response.toolCalls.map((call) => unnumbered(call) ? { ...call, id: `call_${++callIds}` } : call)
+  Layer.sync(LanguageModel, () => Object.freeze(scripted(turns)))
+
+const scripted = (turns: ReadonlyArray<Turn>): LanguageModel.Service => {
+  let next = 0
+  let callIds = 0
+  // Calls written without an id get one here, so two runs of one script
+  // (or two tests) number their calls alike. A turn scripted malformed on
+  // purpose goes to the loop as it is.
+  const unnumbered = (call: unknown) => typeof call === "object" && call !== null && (call as ToolCall).id === ""
+  const numbered = (response: Response): Response =>
+    Array.isArray(response?.toolCalls) && response.toolCalls.some(unnumbered)
+      ? {
+        ...response,
+        toolCalls: response.toolCalls.map((call) => unnumbered(call) ? { ...call, id: `call_${++callIds}` } : call)
+      }
+      : response
+  return {
+    generate: (request) =>
+      Effect.suspend(() => {
+        const turn = turns[next]
+        if (turn === undefined) {
+          return Effect.fail(
+            new ModelError({ reason: "script-exhausted", detail: `the script has ${turns.length} turn(s)` })
+          )
         }
-        : response
-    return {
-      generate: (request) =>
-        Effect.suspend(() => {
-          const turn = turns[next]
-          if (turn === undefined) {
-            return Effect.fail(
-              new ModelError({ reason: "script-exhausted", detail: `the script has ${turns.length} turn(s)` })
-            )
-          }
-          next++
-          return Effect.succeed(numbered(typeof turn === "function" ? turn(request) : turn))
-        })
-    }
-  })
+        next++
+        return Effect.succeed(numbered(typeof turn === "function" ? turn(request) : turn))
+      })
+  }
+}

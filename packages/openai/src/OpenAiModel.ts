@@ -107,4 +107,4 @@ export const make = (options: Options): LanguageModel.LanguageModel.Service => {
  * @category layers
  */
 export const layer = (options: Options): Layer.Layer<LanguageModel.LanguageModel> =>
-  Layer.sync(LanguageModel.LanguageModel, () => make(options))
+  Layer.sync(LanguageModel.LanguageModel, () => Object.freeze(make(options)))

@@ -338,7 +338,7 @@ export interface Backend {
  * @since 0.1.0
  * @category constructors
  */
-export const makeStore = (backend: Backend): Store.Service => internal.makeStore(backend)
+export const makeStore = (backend: Backend): Store.Service => Object.freeze(internal.makeStore(backend))
 
 /**
  * A store in memory, for tests and demos: it forgets everything when the

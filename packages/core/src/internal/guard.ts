@@ -22,8 +22,10 @@ export const guardsHere: Effect.Effect<ReadonlyArray<Guard>> = Effect.withFiberR
   Effect.succeed(keptService(fiber.currentContext, Guards))
 )
 
+// A guard is frozen when it is added: it runs in every caller's fiber, so
+// code that finds it (`Guard.current`) must not be able to swap its functions.
 export const adding = (guard: Guard) => (guards: ReadonlyArray<Guard>): ReadonlyArray<Guard> =>
-  guards.includes(guard) ? guards : Object.freeze([...guards, guard])
+  guards.includes(guard) ? guards : Object.freeze([...guards, Object.freeze(guard)])
 
 const empty: Screening = { left: new Map() }
 

@@ -33,24 +33,25 @@ const columns = (entry: Audit.Entry) => ({
 
 export const make: Effect.Effect<Audit.Audit.Service, never, SqlClient.SqlClient> = Effect.map(
   SqlClient.SqlClient,
-  (sql) => ({
-    write: (entry) =>
-      Effect.suspend(() => {
-        const { actor, autonomous, decidedBy, decision, gate, tool, traceId } = columns(entry)
-        return sql`INSERT INTO graded_audit
+  (sql) =>
+    Object.freeze<Audit.Audit.Service>({
+      write: (entry) =>
+        Effect.suspend(() => {
+          const { actor, autonomous, decidedBy, decision, gate, tool, traceId } = columns(entry)
+          return sql`INSERT INTO graded_audit
           (at, type, tool, gate, trace_id, actor, autonomous, decided_by, decision, entry)
           VALUES (${entry.at}, ${entry.type}, ${tool}, ${gate}, ${traceId}, ${actor}, ${autonomous}, ${decidedBy},
             ${decision}, ${toJson(entry)})`.withoutTransform
-      }).pipe(
-        // A sink never fails the call it records: a database that refuses the
-        // row (or a value JSON cannot write) costs the entry, said in the log.
-        Effect.catchAllCause((cause) =>
-          Effect.logWarning("@graded/sql: an audit entry was not stored", cause).pipe(
-            Effect.annotateLogs({ type: entry.type, traceId: entry.traceId ?? "" })
+        }).pipe(
+          // A sink never fails the call it records: a database that refuses the
+          // row (or a value JSON cannot write) costs the entry, said in the log.
+          Effect.catchAllCause((cause) =>
+            Effect.logWarning("@graded/sql: an audit entry was not stored", cause).pipe(
+              Effect.annotateLogs({ type: entry.type, traceId: entry.traceId ?? "" })
+            )
           )
         )
-      )
-  })
+    })
 )
 
 const decodeEntry = Schema.decodeUnknownEither(Schema.parseJson(Audit.Entry))

@@ -84,7 +84,7 @@ export const make: Effect.Effect<RunStore.RunStore.Service, never, SqlClient.Sql
           : Effect.fail(new RunStore.RunBusy({ id, status: found.status, leaseUntil: found.leaseUntil }))
     )
 
-  return {
+  return Object.freeze<RunStore.RunStore.Service>({
     create: (run) =>
       Effect.gen(function*() {
         // The id is the key: of two creates, the second inserts nothing.
@@ -140,5 +140,5 @@ export const make: Effect.Effect<RunStore.RunStore.Service, never, SqlClient.Sql
           ([saved]): Effect.Effect<RunStore.Run, RunStore.RunNotFound | RunStore.RunBusy> =>
             saved !== undefined ? Effect.succeed(toRun(saved, run.state)) : why(run.id)
         ))
-  }
+  })
 })
