@@ -86,6 +86,7 @@ export const rowNames = {
   gradedPromise: "graded registry.invoke, runPromise per call (the app's ManagedRuntime holds the audit sink)",
   gradedFiber: "graded registry.invoke, in one fiber (as the agent loop calls it)",
   gradedRing: "graded registry.invoke, in one fiber, counting into Audit.ring(1024) instead",
+  gradedUnaudited: "graded registry.invoke, in one fiber, no audit sink in scope (no entries made)",
   effectAiPromise: "@effect/ai toolkit handle, Effect.runPromise per call",
   effectAiFiber: "@effect/ai toolkit handle, in one fiber",
   aiValidated: "ai: lookup + safeValidateTypes + execute",
@@ -175,6 +176,14 @@ export const measureRuntime = async (repetitions: number, log: (line: string) =>
         Effect.forEach(Array.from({ length: n }), () => invoke, { discard: true }).pipe(Effect.provide(ring.layer))
       )
       if (ring.recorded - before !== 2 * n) throw new Error("graded: entries were not counted")
+    }
+  })
+
+  // The same calls with no sink provided: what the call costs without its audit.
+  cases.push({
+    what: rowNames.gradedUnaudited,
+    run: (n) => {
+      Effect.runSync(Effect.forEach(Array.from({ length: n }), () => invoke, { discard: true }))
     }
   })
 

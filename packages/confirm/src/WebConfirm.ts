@@ -351,14 +351,15 @@ export const make = <const O extends Options & { readonly proposals?: Proposals<
     const token = decider._tag === "SingleUser" ? decider.token : undefined
     return {
       ui: { confirm: cards.ask },
-      server: {
+      // Frozen, as every object graded shares with the code it serves.
+      server: Object.freeze({
         url: token === undefined ? `${origin}/` : link(token),
         origin,
         token,
         link,
         pending: () => cards.pending().length,
         decided: cards.decided
-      }
+      })
     }
   }) as Effect.Effect<
     { readonly ui: HumanConfirm.UI; readonly server: Server },
