@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Layer, Schema } from "effect"
-import { Audit, HumanConfirm, Tool, ToolError } from "@graded/core"
+import { Audit, HumanConfirm, Registry, Tool, Toolkit, ToolError } from "@graded/core"
 // The tag is internal: only a test that forges on purpose reaches for it.
 import { WriteCapabilityTag } from "../src/internal/capability.js"
 import { makeDesk } from "./supportDesk.js"
@@ -191,5 +191,27 @@ describe("Tool.send", () => {
       )
       expect(Exit.isFailure(exit)).toBe(true)
       expect(effects.delivered).toEqual([])
+    }))
+})
+
+describe("a tool's schemas", () => {
+  it.effect("are frozen with their AST when the tool is made; a pattern's RegExp is left as it is and still matches", () =>
+    Effect.gen(function*() {
+      const Id = Schema.String.pipe(Schema.pattern(/^c-\d+$/g))
+      const Lookup = Tool.read("customer.byId", {
+        title: "Customer",
+        description: "A customer by id.",
+        input: Schema.Struct({ id: Id }),
+        output: Schema.String,
+        run: ({ id }) => Effect.succeed(id)
+      })
+      expect(Object.isFrozen(Lookup.input)).toBe(true)
+      expect(Object.isFrozen(Lookup.input.ast)).toBe(true)
+      // A global RegExp keeps state that the pattern resets on every test.
+      const registry = Registry.make(Toolkit.make(Lookup))
+      for (const id of ["c-1", "c-22", "c-333"]) {
+        expect(yield* registry.invoke("customer.byId", { id })).toEqual({ ok: true, data: id })
+      }
+      expect(yield* registry.invoke("customer.byId", { id: "x-1" })).toMatchObject({ ok: false, code: "invalid-input" })
     }))
 })

@@ -12,7 +12,7 @@
 // - for every fiber graded restricts, a record keyed by the fiber itself:
 //   code can change its fiber-locals, but not which fiber it runs in.
 // Who may import this: graded's own modules only.
-import { type Context as EffectContext, Effect, Fiber, FiberRef, Option } from "effect"
+import { type Context as EffectContext, DefaultServices, Effect, Fiber, FiberRef, Option } from "effect"
 import type { RuntimeFiber } from "effect/Fiber"
 import { capabilityName, type Confirmable, type Grade, gradeViolation, type Part, rank, within } from "../Grade.js"
 import type { Context } from "../Invocation.js"
@@ -221,11 +221,14 @@ export const restrict =
 export const undoCallerChanges = (
   fiber: RuntimeFiber<unknown, unknown>,
   context: Context,
-  services: EffectContext.Context<never>
+  services: EffectContext.Context<never>,
+  clock: EffectContext.Context<DefaultServices.DefaultServices>
 ): void => {
   const settable = fiber as unknown as { setFiberRef: <X>(ref: FiberRef.FiberRef<X>, value: X) => void }
   if (fiber.getFiberRef(currentRef) !== context) settable.setFiberRef(currentRef, context)
   if (fiber.currentContext !== services) settable.setFiberRef(FiberRef.currentContext, services)
+  // The clock the audit stamps entries with, among Effect's default services.
+  if (fiber.currentDefaultServices !== clock) settable.setFiberRef(DefaultServices.currentServices, clock)
 }
 
 // `self`, a tool's own code, with what it changed in `fiber` undone when it
@@ -233,7 +236,8 @@ export const undoCallerChanges = (
 const confined = <A, E, R>(fiber: RuntimeFiber<unknown, unknown>, self: Effect.Effect<A, E, R>) => {
   const context = fiber.getFiberRef(currentRef)
   const services = fiber.currentContext
-  const undo = Effect.sync(() => undoCallerChanges(fiber, context, services))
+  const clock = fiber.currentDefaultServices
+  const undo = Effect.sync(() => undoCallerChanges(fiber, context, services, clock))
   return Effect.matchCauseEffect(self, {
     onFailure: (cause) => Effect.zipRight(undo, Effect.failCause(cause)),
     onSuccess: (value) => Effect.as(undo, value)

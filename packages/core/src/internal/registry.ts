@@ -380,6 +380,7 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
     const held = holdSync(fiber, runner.restriction, mark)
     // Undone after the run, as `restrict` does for a run that is an effect.
     const services = fiber.currentContext
+    const clock = fiber.currentDefaultServices
     let effect: unknown
     let output: unknown
     let cause: Cause.Cause<unknown> | undefined
@@ -401,7 +402,7 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
       cause = dieCause(error)
     } finally {
       release(held)
-      undoCallerChanges(fiber, context, services)
+      undoCallerChanges(fiber, context, services, clock)
     }
     if (effect !== undefined) {
       const invoked = restrict(runner.restriction)(effect as Effect.Effect<unknown, unknown, unknown>)

@@ -18,6 +18,7 @@ import { type ConfirmError, Refused } from "../ToolError.js"
 import type { Grade, Part } from "../Grade.js"
 import { checkName } from "../Wire.js"
 import { authorityOf, consumeConfirmed, SendCapabilityTag, WriteCapabilityTag } from "./capability.js"
+import { frozenSchema } from "./frozen.js"
 import { type Ceiling, confine, refusalHere, restrict, type Within } from "./invocation.js"
 import { refuse } from "./refuse.js"
 
@@ -40,8 +41,10 @@ const Proto = {
 // The tool keeps its schemas with the encoded side widened to `unknown`: the
 // encoded type matters only where the definition is written, and keeping it
 // would add two type parameters to every tool.
+// Frozen with its AST (frozen.ts): code that holds the tool cannot swap what
+// it decodes, encodes or shows a human.
 const erase = <A, I>(schema: Schema.Schema<A, I>): Schema.Schema<A, unknown> =>
-  schema as unknown as Schema.Schema<A, unknown>
+  frozenSchema(schema) as unknown as Schema.Schema<A, unknown>
 
 const options = (definition: Options & { readonly facts?: Facts<any> | undefined }) => ({
   title: definition.title,
