@@ -215,8 +215,8 @@ export const restrict =
  * fiber's own map of refs) and the services (`FiberRef.currentContext`). Left
  * as they were, the caller's later calls would run as someone else, with
  * features, a role or consents the tool chose, or without the guards and the
- * audit sink the app provided. `context` and `services` are what the fiber had
- * when the code started.
+ * audit sink the app provided, or with another clock stamping its audit.
+ * `context`, `services` and `clock` are what the fiber had when the code started.
  */
 export const undoCallerChanges = (
   fiber: RuntimeFiber<unknown, unknown>,
