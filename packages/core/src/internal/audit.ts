@@ -1,8 +1,9 @@
-import { Clock, Context, Effect, Exit, FiberRef } from "effect"
+import { Clock, Context, Effect, Exit } from "effect"
 import type { RuntimeFiber } from "effect/Fiber"
 import type { Entry, Event } from "../Audit.js"
 import type { Context as InvocationContext } from "../Invocation.js"
 import { currentRef, looksAutonomous } from "./invocation.js"
+import { type Labels, labelsRef } from "./labels.js"
 
 export interface Sink {
   readonly write: (entry: Entry) => Effect.Effect<void>
@@ -44,14 +45,7 @@ export const discard: Sink = { write: () => Effect.void }
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] }
 
-/** A tool's compliance tags and declared side effects, stamped on every entry of its calls. */
-export interface Labels {
-  readonly tool: string
-  readonly tags: ReadonlyArray<string> | undefined
-  readonly sideEffects: ReadonlyArray<string> | undefined
-}
-
-export const labelsRef: FiberRef.FiberRef<Labels | undefined> = FiberRef.unsafeMake<Labels | undefined>(undefined)
+export { type Labels, labelsRef } from "./labels.js"
 
 // A tool without labels is kept as `none`: one lookup either way.
 const none: Labels = Object.freeze({ tool: "", tags: undefined, sideEffects: undefined })

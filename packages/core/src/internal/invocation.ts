@@ -16,6 +16,7 @@ import { type Context as EffectContext, DefaultServices, Effect, Fiber, FiberRef
 import type { RuntimeFiber } from "effect/Fiber"
 import { capabilityName, type Confirmable, type Grade, gradeViolation, type Part, rank, within } from "../Grade.js"
 import type { Context } from "../Invocation.js"
+import { type Labels, labelsRef } from "./labels.js"
 import { autonomousReason, gradeReason, Refused } from "../ToolError.js"
 
 export const initial: Context = Object.freeze({ autonomous: false })
@@ -215,20 +216,23 @@ export const restrict =
  * fiber's own map of refs) and the services (`FiberRef.currentContext`). Left
  * as they were, the caller's later calls would run as someone else, with
  * features, a role or consents the tool chose, or without the guards and the
- * audit sink the app provided, or with another clock stamping its audit.
- * `context`, `services` and `clock` are what the fiber had when the code started.
+ * audit sink the app provided, or with another clock stamping its audit, or
+ * with another tool's compliance tags on its entries. `context`, `services`,
+ * `clock` and `labels` are what the fiber had when the code started.
  */
 export const undoCallerChanges = (
   fiber: RuntimeFiber<unknown, unknown>,
   context: Context,
   services: EffectContext.Context<never>,
-  clock: EffectContext.Context<DefaultServices.DefaultServices>
+  clock: EffectContext.Context<DefaultServices.DefaultServices>,
+  labels: Labels | undefined
 ): void => {
   const settable = fiber as unknown as { setFiberRef: <X>(ref: FiberRef.FiberRef<X>, value: X) => void }
   if (fiber.getFiberRef(currentRef) !== context) settable.setFiberRef(currentRef, context)
   if (fiber.currentContext !== services) settable.setFiberRef(FiberRef.currentContext, services)
   // The clock the audit stamps entries with, among Effect's default services.
   if (fiber.currentDefaultServices !== clock) settable.setFiberRef(DefaultServices.currentServices, clock)
+  if (fiber.getFiberRef(labelsRef) !== labels) settable.setFiberRef(labelsRef, labels)
 }
 
 // `self`, a tool's own code, with what it changed in `fiber` undone when it
@@ -237,7 +241,8 @@ const confined = <A, E, R>(fiber: RuntimeFiber<unknown, unknown>, self: Effect.E
   const context = fiber.getFiberRef(currentRef)
   const services = fiber.currentContext
   const clock = fiber.currentDefaultServices
-  const undo = Effect.sync(() => undoCallerChanges(fiber, context, services, clock))
+  const labels = fiber.getFiberRef(labelsRef)
+  const undo = Effect.sync(() => undoCallerChanges(fiber, context, services, clock, labels))
   return Effect.matchCauseEffect(self, {
     onFailure: (cause) => Effect.zipRight(undo, Effect.failCause(cause)),
     onSuccess: (value) => Effect.as(undo, value)

@@ -381,6 +381,7 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
     // Undone after the run, as `restrict` does for a run that is an effect.
     const services = fiber.currentContext
     const clock = fiber.currentDefaultServices
+    const labels = fiber.getFiberRef(labelsRef)
     let effect: unknown
     let output: unknown
     let cause: Cause.Cause<unknown> | undefined
@@ -402,7 +403,7 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
       cause = dieCause(error)
     } finally {
       release(held)
-      undoCallerChanges(fiber, context, services, clock)
+      undoCallerChanges(fiber, context, services, clock, labels)
     }
     if (effect !== undefined) {
       const invoked = restrict(runner.restriction)(effect as Effect.Effect<unknown, unknown, unknown>)

@@ -1,0 +1,12 @@
+import { FiberRef } from "effect"
+
+/** A tool's compliance tags and declared side effects, stamped on every entry of its calls. */
+export interface Labels {
+  readonly tool: string
+  readonly tags: ReadonlyArray<string> | undefined
+  readonly sideEffects: ReadonlyArray<string> | undefined
+}
+
+// Its own module: the audit stamps entries from it, and a tool's code must
+// not leave a value in it for its caller (invocation.ts puts it back).
+export const labelsRef: FiberRef.FiberRef<Labels | undefined> = FiberRef.unsafeMake<Labels | undefined>(undefined)
