@@ -109,12 +109,13 @@ export const capabilityName = <G extends Confirmable>(grade: G): CapabilityName<
 
 /**
  * The parts of a definition whose code graded checks: a read or write tool's
- * `run`, a send tool's `prepare` (its `deliver` sends by design).
+ * `run`, a send tool's `prepare` and `deliver`, and the code in a tool's
+ * schemas (a transformation's effect), which may cause nothing above a read.
  *
  * @since 0.1.0
  * @category models
  */
-export type Part = "run" | "prepare"
+export type Part = "run" | "prepare" | "deliver" | "schema"
 
 /**
  * What a part of a `G` tool may not require: a read tool's run none of the
@@ -136,8 +137,9 @@ export type Forbidden<G extends Grade, P extends string> = G extends "read"
  * @since 0.1.0
  * @category utility types
  */
-export type Advice<G extends Grade, P extends string> = G extends "read"
-  ? "grade it Tool.write or Tool.send, or remove that call"
+export type Advice<G extends Grade, P extends string> = P extends "schema"
+  ? "a schema only checks and converts values; do the effect in the tool's run or deliver"
+  : G extends "read" ? "grade it Tool.write or Tool.send, or remove that call"
   : G extends "write" ? "grade it Tool.send, or remove that call"
   : P extends "prepare" ? "prepare only builds the payload; do the effect in deliver"
   : "remove that call"
@@ -149,7 +151,8 @@ export type Advice<G extends Grade, P extends string> = G extends "read"
  * @category constructors
  */
 export const advice = <G extends Grade, P extends string>(grade: G, part: P): Advice<G, P> =>
-  (grade === "read" ? "grade it Tool.write or Tool.send, or remove that call"
+  (part === "schema" ? "a schema only checks and converts values; do the effect in the tool's run or deliver"
+    : grade === "read" ? "grade it Tool.write or Tool.send, or remove that call"
     : grade === "write" ? "grade it Tool.send, or remove that call"
     : part === "prepare" ? "prepare only builds the payload; do the effect in deliver"
     : "remove that call") as Advice<G, P>

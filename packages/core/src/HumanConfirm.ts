@@ -34,7 +34,7 @@ import {
 } from "./internal/capability.js"
 import * as rules from "./internal/autoApprove.js"
 import { refusalHere, type Tainted, taintHere } from "./internal/invocation.js"
-import { isMade } from "./internal/tool.js"
+import { inSchema, isMade } from "./internal/tool.js"
 import { protoKeyError } from "./internal/forbiddenKey.js"
 import { refuse } from "./internal/refuse.js"
 import * as Invocation from "./Invocation.js"
@@ -145,14 +145,18 @@ const confirmWith =
         )
       }
       const context = yield* Invocation.current
-      const shown = yield* Schema.encode(request.schema)(request.payload).pipe(
+      // The schema's own code runs as the tool's: it may cause nothing.
+      const schemaCode = inSchema(request.tool)
+      const shown = yield* schemaCode(Schema.encode(request.schema)(request.payload)).pipe(
         Effect.mapError((error) =>
           new Refused({ tool, gate: "confirmation", reason: `the payload cannot be shown: ${issueOf(error)}` })
         )
       )
       const revalidate = (edited: unknown) => {
         const proto = protoKeyError(request.schema, edited)
-        return proto !== undefined ? Effect.fail(proto) : Schema.decodeUnknown(request.schema, parseOptions)(edited)
+        return proto !== undefined
+          ? Effect.fail(proto)
+          : schemaCode(Schema.decodeUnknown(request.schema, parseOptions)(edited))
       }
       yield* Audit.record({ type: "confirm-requested", tool, grade: request.grade, payload: shown })
       const rule = auto.size === 0 ? undefined : yield* rules.firstMatch(auto, request, shown, context)

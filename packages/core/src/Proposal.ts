@@ -12,7 +12,7 @@ import type { Confirmable } from "./Grade.js"
 import { refusalHere } from "./internal/invocation.js"
 import { admitAll, guardsHere } from "./internal/guard.js"
 import { refuse } from "./internal/refuse.js"
-import { confirmerOf, isSend } from "./internal/tool.js"
+import { confirmerOf, inSchema, isSend } from "./internal/tool.js"
 import * as Audit from "./Audit.js"
 import * as Invocation from "./Invocation.js"
 import { isProposalRecord, type MadeByToolProposalOnly } from "./internal/capability.js"
@@ -367,7 +367,9 @@ const decide = (
     const schema = isSend(tool) ? tool.payload : tool.input
     const exit = yield* Effect.exit(Effect.onInterrupt(
       Effect.flatMap(
-        Schema.decodeUnknown(schema, parseOptions)(stored.grade === "send" ? stored.payload : stored.input).pipe(
+        inSchema(tool)(
+          Schema.decodeUnknown(schema, parseOptions)(stored.grade === "send" ? stored.payload : stored.input)
+        ).pipe(
           Effect.mapError(() =>
             new Refused({
               tool: tool.name,
@@ -383,7 +385,7 @@ const decide = (
     const at = yield* now
     if (exit._tag === "Success") {
       const { by, edited, output } = exit.value
-      const encoded = yield* Effect.orElseSucceed(Schema.encode(tool.output)(output), () => undefined)
+      const encoded = yield* Effect.orElseSucceed(inSchema(tool)(Schema.encode(tool.output)(output)), () => undefined)
       const settled = yield* store.settle(id, { status: "delivered", decision: { by, at, edited }, output: encoded })
       return { proposal: settled, output }
     }

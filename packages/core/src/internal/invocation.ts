@@ -12,7 +12,7 @@
 // - for every fiber graded restricts, a record keyed by the fiber itself:
 //   code can change its fiber-locals, but not which fiber it runs in.
 // Who may import this: graded's own modules only.
-import { type Context as EffectContext, DefaultServices, Effect, Fiber, FiberRef, Option } from "effect"
+import { type Context as EffectContext, DefaultServices, Effect, Fiber, FiberRef, Option, Scope } from "effect"
 import type { RuntimeFiber } from "effect/Fiber"
 import { capabilityName, type Confirmable, type Grade, gradeViolation, type Part, rank, within } from "../Grade.js"
 import type { Context } from "../Invocation.js"
@@ -57,7 +57,10 @@ const lockdown: Mark = makeMark(true, "read", undefined)
 const strictest = (a: Mark, b: Mark | undefined): Mark => {
   if (b === undefined || b === a) return a
   const autonomous = a.autonomous || b.autonomous
-  const lower = rank[b.ceiling] < rank[a.ceiling] ? b : a
+  // At the same ceiling, the one inside a tool's code: what is built there is tainted.
+  const lower = rank[b.ceiling] < rank[a.ceiling] ? b
+    : rank[a.ceiling] < rank[b.ceiling] || a.within !== undefined ? a
+    : b
   if (autonomous === lower.autonomous) return lower
   return makeMark(autonomous, lower.ceiling, lower.within)
 }
@@ -128,6 +131,11 @@ const markOf = (fiber: RuntimeFiber<unknown, unknown>): Mark => strictest(inheri
 export const quickMark = (fiber: RuntimeFiber<unknown, unknown>): Mark =>
   strictest(trusted(fiber.getFiberRef(markRef)), heldBy(fiber))
 
+/** The tool whose own code the current fiber runs, if any. */
+export const toolCodeHere: Effect.Effect<Within | undefined> = Effect.withFiberRuntime((fiber) =>
+  Effect.succeed(markOf(fiber).within)
+)
+
 /** Whether the fiber runs a tool's own code (a run, a prepare): graded marks it. */
 export const inToolCode = (fiber: RuntimeFiber<unknown, unknown>): boolean => markOf(fiber).within !== undefined
 
@@ -173,13 +181,16 @@ export const restrict =
       // The cheap reading is enough here: restricting more than needed is safe.
       const before = quickMark(fiber)
       const lower = patch.ceiling !== undefined && rank[patch.ceiling] < rank[before.ceiling]
+      // Tool code where none ran yet is marked even at the same ceiling (a
+      // send's deliver in a human's fiber): what it builds is then tainted.
+      const entering = patch.within !== undefined && before.within === undefined
       // An autonomous fiber may cause no write or send already: a lower
       // ceiling would change nothing it is allowed.
-      if (before.autonomous || (patch.autonomous !== true && !lower)) return self
+      if (before.autonomous || (patch.autonomous !== true && !lower && !entering)) return self
       const wanted = markFor(
         patch.autonomous === true,
         lower ? patch.ceiling! : before.ceiling,
-        lower ? patch.within : before.within
+        lower || entering ? patch.within : before.within
       )
       let stack = held.get(fiber)
       if (stack === undefined) held.set(fiber, stack = [])
@@ -236,22 +247,22 @@ export const undoCallerChanges = (
 }
 
 // `self`, a tool's own code, with what it changed in `fiber` undone when it
-// ends (on success and failure; an interrupted fiber's work is over).
-const confined = <A, E, R>(fiber: RuntimeFiber<unknown, unknown>, self: Effect.Effect<A, E, R>) => {
+// ends (on success and failure; an interrupted fiber's work is over). Where
+// the caller has a Scope, the code gets one of its own, closed when the code
+// ends: a finalizer it added to its caller's scope would run later, in the
+// caller's fiber, after the restriction it ran under was lifted.
+const confined = <A, E, R>(fiber: RuntimeFiber<unknown, unknown>, code: Effect.Effect<A, E, R>) => {
   const context = fiber.getFiberRef(currentRef)
   const services = fiber.currentContext
   const clock = fiber.currentDefaultServices
   const labels = fiber.getFiberRef(labelsRef)
   const undo = Effect.sync(() => undoCallerChanges(fiber, context, services, clock, labels))
+  const self = services.unsafeMap.has(Scope.Scope.key) ? Effect.scoped(code) : code
   return Effect.matchCauseEffect(self, {
     onFailure: (cause) => Effect.zipRight(undo, Effect.failCause(cause)),
     onSuccess: (value) => Effect.as(undo, value)
   })
 }
-
-/** Runs a tool's own code (a send's `deliver`) with what it changes in its fiber undone when it ends. */
-export const confine = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.withFiberRuntime((fiber) => confined(fiber, self))
 
 /**
  * What `restrict({ ceiling, within })` does before its effect runs, done at

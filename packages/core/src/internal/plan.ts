@@ -9,7 +9,7 @@ import type { Plan } from "../Plan.js"
 import type { Any as AnyTool } from "../Tool.js"
 import { Refused } from "../ToolError.js"
 import { mintConfirmed, writeCapability } from "./capability.js"
-import { refusalHere } from "./invocation.js"
+import { refusalHere, toolCodeHere } from "./invocation.js"
 import { refuse } from "./refuse.js"
 
 export const TypeId: unique symbol = Symbol.for("@graded/core/Plan")
@@ -56,9 +56,18 @@ export const authorize = (
   let running = true
   const capability = writeCapability({
     confirm: (request) =>
-      Effect.flatMap(refusalHere(request.tool.name, "write"), (refused) => {
+      Effect.flatMap(Effect.zip(refusalHere(request.tool.name, "write"), toolCodeHere), ([refused, inTool]) => {
         if (refused !== undefined) return refuse(refused)
         if (!running) return refusedBy(plan.name, request.tool.name, "has ended; its authorization ended with it")
+        // The human started the plan's steps, not what a tool's code does
+        // while one runs: that asks a human of its own.
+        if (inTool !== undefined) {
+          return refusedBy(
+            plan.name,
+            request.tool.name,
+            `authorizes its own steps only, not a call from inside ${inTool.tool}'s own ${inTool.part}`
+          )
+        }
         if (request.grade !== "write" || !declared.has(request.tool)) {
           return refusedBy(plan.name, request.tool.name, `does not declare ${request.tool.name}`)
         }

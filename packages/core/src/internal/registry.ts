@@ -47,7 +47,7 @@ import { protoKeyIssue, protoKeyPath } from "./forbiddenKey.js"
 import { excessKeyCheck } from "./keyCheck.js"
 import { keptService } from "./kept.js"
 import { notPlain, plainDecoder } from "./plainDecode.js"
-import { isSend, type ReadRunner, readRunnerOf } from "./tool.js"
+import { inSchema, isSend, type ReadRunner, readRunnerOf } from "./tool.js"
 import { capabilityName, needs } from "../Grade.js"
 
 export { strictViolations } from "./functionSchema.js"
@@ -566,6 +566,8 @@ const prepared = (tool: AnyTool): Prepared => {
     // the key check does not cover are decoded strictly, as before.
     const keysAllowed = excessKeyCheck(tool.input.ast)
     const loose = keysAllowed === undefined ? undefined : Schema.decodeUnknownEither(tool.input)
+    const encodeOutput = Schema.encode(tool.output)
+    const schemaCode = inSchema(tool)
     made = {
       labels: labelsOf(tool),
       runner: tool.grade === "read" ? readRunnerOf(tool) : undefined,
@@ -580,7 +582,8 @@ const prepared = (tool: AnyTool): Prepared => {
           const decoded = loose(input)
           return Either.isRight(decoded) ? decoded : all(input)
         },
-      encodeOutput: Schema.encode(tool.output),
+      // The effect of an output schema runs as the tool's code: it may cause nothing.
+      encodeOutput: (output) => schemaCode(encodeOutput(output)),
       encodeOutputSync: encodeSync(tool.output)
     }
     preparedTools.set(tool, made)

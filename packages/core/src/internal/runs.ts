@@ -16,7 +16,7 @@ import * as Agent from "./agent.js"
 import { mintProposal, withoutCapabilities } from "./capability.js"
 import { refusalHere } from "./invocation.js"
 import { refuse } from "./refuse.js"
-import { isSend } from "./tool.js"
+import { inSchema, isSend } from "./tool.js"
 
 export interface StartOptions extends Agent.RunOptions {
   readonly runId?: string | undefined
@@ -207,7 +207,7 @@ const durable = (run: () => Run, decisionTimeout: number | undefined): Agent.Dur
         ? yield* Effect.either(
           Invocation.within({ autonomous: true, untrusted: context.untrusted })(
             withoutCapabilities(tool.prepare(decoded.right))
-          ).pipe(Effect.flatMap((payload) => Schema.encode(tool.payload)(payload)))
+          ).pipe(Effect.flatMap((payload) => inSchema(tool)(Schema.encode(tool.payload)(payload))))
         )
         : Either.right(encodedInput)
       if (Either.isLeft(prepared)) {

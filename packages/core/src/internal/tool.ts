@@ -19,7 +19,7 @@ import type { Grade, Part } from "../Grade.js"
 import { checkName } from "../Wire.js"
 import { authorityOf, consumeConfirmed, SendCapabilityTag, WriteCapabilityTag } from "./capability.js"
 import { frozenSchema } from "./frozen.js"
-import { type Ceiling, confine, refusalHere, restrict, type Within } from "./invocation.js"
+import { type Ceiling, refusalHere, restrict, type Within } from "./invocation.js"
 import { refuse } from "./refuse.js"
 
 export const TypeId: unique symbol = Symbol.for("@graded/core/Tool")
@@ -125,6 +125,22 @@ const restriction = (tool: string, grade: Grade, part: Part, ceiling: Ceiling) =
   within: Object.freeze({ tool, grade, part })
 })
 
+const schemaRestrictions = new WeakMap<object, <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>>()
+
+/**
+ * Runs the effect of a tool's schema (an encode for the human's card, a
+ * decode of an edit, an output encoded where the synchronous encoder could
+ * not) as the tool's own code: a transformation's effect may cause nothing
+ * above a read, and what it builds is tainted.
+ */
+export const inSchema = (tool: { readonly name: string; readonly grade: Grade }) => {
+  let restricted = schemaRestrictions.get(tool)
+  if (restricted === undefined) {
+    schemaRestrictions.set(tool, restricted = within(tool.name, tool.grade, "schema", "read"))
+  }
+  return restricted
+}
+
 /**
  * A read tool's own `run`, and the restriction its `invoke` runs it under:
  * for the registry, which calls a synchronous run at once and hands any other
@@ -210,13 +226,16 @@ export const makeSend = <Name extends string, I, IE, P, PE, O, OE, E1, R1, E2, R
   const payloadSchema = erase(definition.payload)
   // prepare builds the payload and may cause nothing: it runs as a read.
   const preparing = within(checked(name), "send", "prepare", "read")
+  // deliver sends, once a human confirmed; what it builds (a HumanConfirm, a
+  // trigger) is tainted, and a finalizer it leaves runs before it returns.
+  const delivering = within(checked(name), "send", "deliver", "send")
   const stamp = labelled({ name, tags: definition.tags, sideEffects: definition.sideEffects })
   const deliver = (confirmed: Confirmed<P, Name>): Effect.Effect<O, E2 | Refused, R2> =>
     Effect.flatMap(refusalHere(name, "send"), (refusal): Effect.Effect<O, E2 | Refused, R2> => {
       if (refusal !== undefined) return refuse(refusal)
       if (!consumeConfirmed(confirmed, tool)) return spent(name)
       return Effect.tap(
-        confine(Effect.suspend(() => definition.deliver(confirmed))),
+        delivering(Effect.suspend(() => definition.deliver(confirmed))),
         () => Audit.record({ type: "delivered", tool: name, by: confirmed.by, key: confirmed.idempotencyKey })
       )
     })
