@@ -21,12 +21,23 @@ export const parseOptions = Object.freeze({ onExcessProperty: "error", errors: "
 
 /**
  * The text graded puts in an error's `issue`: Effect's tree of what did not
- * decode, and where.
+ * decode, and where. A value Effect cannot print (it shows the value it got,
+ * recursively, and runs out of stack on one nested thousands deep) is
+ * described as such, rather than the formatting failing in its place.
  *
  * @since 0.1.0
  * @category combinators
  */
-export const issueOf = (error: ParseResult.ParseError): string => ParseResult.TreeFormatter.formatErrorSync(error)
+export const issueOf = (error: ParseResult.ParseError): string => {
+  try {
+    return ParseResult.TreeFormatter.formatErrorSync(error)
+  } catch {
+    // The formatter ran out of stack (Effect wraps the RangeError).
+    return cannotShow
+  }
+}
+
+const cannotShow = "the value does not match the schema, and cannot be shown (nested too deeply to print)"
 
 /**
  * The input did not decode with the tool's input schema.

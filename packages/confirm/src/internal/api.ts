@@ -123,17 +123,33 @@ const body = <A, I>(limit: number, schema: Schema.Schema<A, I> = Body as any) =>
     return Schema.decodeUnknown(schema)(parsed)
   })
 
+// The deciders graded writes itself: an auto-approval rule, an MCP client's
+// form, this server (a timeout, a close). A name typed on the page must not
+// read as one of them in the audit.
+const reserved = (name: string) => name === "web-confirm" || name.startsWith("rule:") || name.startsWith("mcp:")
+
 /** Who decides: the caller the guard named, or in single-user mode the body's `by`. */
 const decider = (given: { readonly by?: unknown }) =>
   Effect.flatMap(Caller, (caller) => {
+    if (caller !== undefined) return Effect.succeed(caller)
     const claimed = typeof given.by === "string" ? given.by.trim() : ""
-    return caller === undefined && claimed === "" ? new BadBody({ reason: who })
-      : Effect.succeed(caller ?? Printable.name(claimed))
+    if (claimed === "") return new BadBody({ reason: who })
+    if (reserved(claimed)) {
+      return new BadBody({
+        reason: `by: "web-confirm" and names starting "rule:" or "mcp:" are the ones graded records for its own ` +
+          `deciders; type your own name`
+      })
+    }
+    return Effect.succeed(Printable.name(claimed))
   })
 
 const decision = (limit: number) =>
   Effect.gen(function*() {
     const given = yield* body(limit, Body)
+    // An edit is the edited payload: without one there is nothing to approve as edited.
+    if (given.action === "edit" && given.payload === undefined) {
+      return yield* new BadBody({ reason: "an edit needs its payload: the edited value to approve" })
+    }
     return {
       by: yield* decider(given),
       action: given.action,

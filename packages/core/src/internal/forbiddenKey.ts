@@ -5,18 +5,48 @@ import { ParseResult, type Schema } from "effect"
 // schema with optional fields drops without a word and a strict one refuses:
 // refused everywhere, with one message, before decoding.
 
-// The path of the first own `__proto__` key in `value`, or undefined. The
-// path is written only for the key found: this runs on every call's input.
+// An object still to look into, and where it is: its key in its parent.
+interface Frame {
+  readonly value: object
+  readonly key: string
+  readonly parent: Frame | undefined
+}
+
+const pathTo = (frame: Frame | undefined): string => {
+  let path = ""
+  for (let at = frame; at !== undefined; at = at.parent) path = `[${JSON.stringify(at.key)}]${path}`
+  return path
+}
+
+// The path of the first own `__proto__` key in `value` (depth first, in key
+// order), or undefined. Without recursion: an input nested a hundred
+// thousand deep (a JSON body of 600 KB) must be answered, not exhaust the
+// stack; objects seen already are skipped, so a cycle ends. Nothing is
+// allocated for an input with no nested object, and the path is written only
+// for the key found: this runs on every call's input.
 export const protoKeyPath = (value: unknown): string | undefined => {
   if (typeof value !== "object" || value === null) return undefined
-  if (Object.hasOwn(value, "__proto__")) return `["__proto__"]`
-  for (const key of Object.keys(value)) {
-    const inner = (value as Record<string, unknown>)[key]
-    if (typeof inner !== "object" || inner === null) continue
-    const found = protoKeyPath(inner)
-    if (found !== undefined) return `[${JSON.stringify(key)}]${found}`
+  let current: object = value
+  let frame: Frame | undefined
+  let pending: Array<Frame> | undefined
+  let seen: WeakSet<object> | undefined
+  for (;;) {
+    if (Object.hasOwn(current, "__proto__")) return `${pathTo(frame)}["__proto__"]`
+    const keys = Object.keys(current)
+    // Pushed last key first, so that the first key is looked into first.
+    for (let i = keys.length - 1; i >= 0; i--) {
+      const inner = (current as Record<string, unknown>)[keys[i]!]
+      if (typeof inner !== "object" || inner === null) continue
+      seen ??= new WeakSet([value])
+      if (seen.has(inner)) continue
+      seen.add(inner)
+      ;(pending ??= []).push({ value: inner, key: keys[i]!, parent: frame })
+    }
+    const next = pending?.pop()
+    if (next === undefined) return undefined
+    frame = next
+    current = next.value
   }
-  return undefined
 }
 
 export const protoKeyIssue = (path: string): string => `${path}: the key "__proto__" is not accepted`
