@@ -247,16 +247,27 @@ export const make = (
       }
       return respond(answer(wire, tool, result), wire)
     }
+    // The untrusted tools whose output this session's client has read. As in
+    // a model's run, its open-world tools are refused from then on: what an
+    // untrusted tool returned may be an instruction to send data out through one.
+    let untrusted: ReadonlyArray<string> = []
+    const read = (tool: Tool.Any | undefined, result: Registry.ToolResult | typeof defect) => {
+      if (tool?.untrusted === true && result !== defect && result.ok && !untrusted.includes(tool.name)) {
+        untrusted = [...untrusted, tool.name]
+      }
+      return result
+    }
     const call = (server: Server, wire: string, args: unknown): CallToolResult | Promise<CallToolResult> => {
       const name = Wire.fromWire(wire)
       const tool = registry.toolkit.get(name)
       const viaForm = tool !== undefined && tool.grade !== "read" && asking && elicit.canAsk(server)
+      const invoked = untrusted.length === 0 ? registry.invoke(name, args) : registry.invoke(name, args, { untrusted })
       const result = viaForm
-        ? settle(asHuman, Effect.provide(registry.invoke(name, args), HumanConfirm.layer(elicit.ui(server, timeout))))
-        : settle(asModel, registry.invoke(name, args))
+        ? settle(asHuman, Effect.provide(invoked, HumanConfirm.layer(elicit.ui(server, timeout))))
+        : settle(asModel, invoked)
       return result instanceof Promise
-        ? result.then((result) => answered(wire, tool, args, result))
-        : answered(wire, tool, args, result)
+        ? result.then((result) => answered(wire, tool, args, read(tool, result)))
+        : answered(wire, tool, args, read(tool, result))
     }
 
     const server = new Server(
