@@ -43,6 +43,21 @@ const post = (origin: string, token: string, path: string, csrf: string, body: s
     })
   )
 
+// A page server with one pending proposal (a mail), in a scope the test closes.
+const oneProposal = Effect.gen(function*() {
+  const scope = yield* Scope.make()
+  const store = yield* Scope.extend(Layer.build(ProposalStore.memory), scope)
+  const mailer = makeMailer()
+  const { server } = yield* Scope.extend(
+    WebConfirm.make({ singleUser: true, proposals: { toolkit: mailer.toolkit } }),
+    scope
+  ).pipe(Effect.provide(store))
+  const id = yield* mailer.propose("Hello").pipe(Effect.provide(store))
+  const page = client(server.origin, server.token!)
+  const [card] = yield* page.cards
+  return { card: card!, id, mailer, page, scope, server, store }
+})
+
 // 300,000 nested arrays: about 600 KB, under the 1 MiB body limit.
 const deep = "[".repeat(300_000) + "]".repeat(300_000)
 
@@ -123,16 +138,7 @@ describe("WebConfirm: decisions refused with their reason", () => {
     "a proposal: an edit nested 300,000 levels deep is a 4xx with its reason, and the proposal stays pending",
     () =>
       Effect.gen(function*() {
-        const scope = yield* Scope.make()
-        const store = yield* Scope.extend(Layer.build(ProposalStore.memory), scope)
-        const mailer = makeMailer()
-        const { server } = yield* Scope.extend(
-          WebConfirm.make({ singleUser: true, proposals: { toolkit: mailer.toolkit } }),
-          scope
-        ).pipe(Effect.provide(store))
-        const id = yield* mailer.propose("Hello").pipe(Effect.provide(store))
-        const page = client(server.origin, server.token!)
-        const [card] = yield* page.cards
+        const { card, id, mailer, scope, server, store } = yield* oneProposal
         const answer = yield* post(
           server.origin,
           server.token!,
@@ -157,16 +163,7 @@ describe("WebConfirm: decisions refused with their reason", () => {
     "a proposal: action edit with no payload is refused as on a card, not delivered as shown and called an edit",
     () =>
       Effect.gen(function*() {
-        const scope = yield* Scope.make()
-        const store = yield* Scope.extend(Layer.build(ProposalStore.memory), scope)
-        const mailer = makeMailer()
-        const { server } = yield* Scope.extend(
-          WebConfirm.make({ singleUser: true, proposals: { toolkit: mailer.toolkit } }),
-          scope
-        ).pipe(Effect.provide(store))
-        const id = yield* mailer.propose("Hello").pipe(Effect.provide(store))
-        const page = client(server.origin, server.token!)
-        const [card] = yield* page.cards
+        const { card, id, mailer, page, scope, store } = yield* oneProposal
         const answer = yield* page.decide(card, { by: "alice", action: "edit" })
         const after = yield* Proposal.get(id).pipe(Effect.provide(store))
         yield* Scope.close(scope, Exit.void)
