@@ -92,6 +92,10 @@ const cases: ReadonlyArray<Case> = [
   { name: "a null tool call", turns: [malformed(null), text("done")], denied: ["invalid-input"], gates: ["call"] },
   { name: "a tool call with no id", turns: [malformed({ name: "kb__search", arguments: "{}" }), text("done")], denied: ["invalid-input"], gates: ["call"] },
   { name: "arguments that are a number", turns: [malformed({ id: "c1", name: "kb__search", arguments: 7 }), text("done")], denied: ["invalid-input"], gates: ["call"] },
+  { name: "a call id holding NUL (a SQL store would cut it)", turns: [malformed({ id: "c\u0000x", name: "kb__search", arguments: "{}" }), text("done")], denied: ["invalid-input"], gates: ["call"], reason: /a call id must be 1 to 256 characters/ },
+  { name: "a call id holding a lone surrogate", turns: [malformed({ id: "c\ud800x", name: "kb__search", arguments: "{}" }), text("done")], denied: ["invalid-input"], gates: ["call"], reason: /without control characters or lone surrogates/ },
+  { name: "a call id of 10,000 characters", turns: [malformed({ id: "c".repeat(10_000), name: "kb__search", arguments: "{}" }), text("done")], denied: ["invalid-input"], gates: ["call"] },
+  { name: "arguments as an object nested 300,000 deep", turns: [malformed({ id: "c1", name: "kb__search", arguments: JSON.parse("[".repeat(300_000) + "]".repeat(300_000)) }), text("done")], denied: ["invalid-input"], gates: ["call"] },
   { name: "a tool name carrying ANSI escapes and a fake audit line", turns: [calls(raw("x\u001B[2K\r\nDELIVERED chat.sendMessage", "{}")), text("done")], denied: ["unknown-tool"], gates: ["offered"], reason: /\\u001B\[2K\\u000D\\nDELIVERED/ },
   { name: "a 1,000-character name carrying newlines", turns: [calls(raw("\n".repeat(1000), "{}")), text("done")], denied: ["unknown-tool"], gates: ["offered"] },
   { name: "runs out of rounds", maxRounds: 2, turns: [calls(call("kb.search", { query: "a" })), calls(raw("chat__sendMessage", send())), text("never")], denied: ["round-limit"], gates: [] }

@@ -118,7 +118,18 @@ const Turn = Schema.Struct({
   usage: Schema.optional(Schema.Unknown)
 })
 const decodeTurn = Schema.decodeUnknownEither(Turn)
-const WellFormedCall = Schema.Struct({ id: Schema.String, name: Schema.String, arguments: Schema.String })
+// A call id links a call to its proposal and its result, and is stored (a
+// SQL column): one that a store could change on the way in (a control
+// character, a lone surrogate) or that is no id at all is refused.
+const controlOrLoneSurrogate =
+  /[\u0000-\u001f\u007f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
+const CallId = Schema.String.pipe(
+  Schema.filter((id) =>
+    id.length > 0 && id.length <= 256 && !controlOrLoneSurrogate.test(id) ||
+    "a call id must be 1 to 256 characters, without control characters or lone surrogates"
+  )
+)
+const WellFormedCall = Schema.Struct({ id: CallId, name: Schema.String, arguments: Schema.String })
 const decodeCall = Schema.decodeUnknownEither(WellFormedCall)
 
 const count = (value: unknown): number => typeof value === "number" && Number.isFinite(value) ? value : 0
@@ -131,6 +142,14 @@ interface Checked {
   readonly usage: Usage
 }
 
+const asJson = (value: unknown): string | undefined => {
+  try {
+    return JSON.stringify(value)
+  } catch {
+    return undefined
+  }
+}
+
 const checkTurn = (response: unknown, round: number): Either.Either<Checked, ModelError> => {
   const turn = decodeTurn(response)
   if (Either.isLeft(turn)) {
@@ -140,10 +159,11 @@ const checkTurn = (response: unknown, round: number): Either.Either<Checked, Mod
   }
   const malformed = new Map<number, string>()
   const calls = (turn.right.toolCalls ?? []).map((raw, index): ToolCall => {
-    // Arguments given as an object rather than JSON text are taken as JSON.
+    // Arguments given as an object rather than JSON text are taken as JSON
+    // (one nested too deeply to write as JSON is no arguments at all).
     const candidate = typeof raw === "object" && raw !== null && "arguments" in raw &&
         typeof raw.arguments === "object" && raw.arguments !== null
-      ? { ...raw, arguments: JSON.stringify(raw.arguments) }
+      ? { ...raw, arguments: asJson(raw.arguments) }
       : raw
     const call = decodeCall(candidate)
     if (Either.isRight(call)) return call.right

@@ -50,8 +50,15 @@ export const leaf = <C extends Condition>(condition: C): C => {
 }
 
 /** Decodes a condition from data; the error text names what was wrong. */
-export const fromData = (data: unknown): Either.Either<Condition, string> =>
-  Either.mapLeft(decode(data), (error) => ParseResult.TreeFormatter.formatErrorSync(error))
+// The decoder and its error formatter recurse with the data: data nested
+// thousands deep runs out of stack in either, and is answered as such.
+export const fromData = (data: unknown): Either.Either<Condition, string> => {
+  try {
+    return Either.mapLeft(decode(data), (error) => ParseResult.TreeFormatter.formatErrorSync(error))
+  } catch {
+    return Either.left("the condition is nested too deeply to read")
+  }
+}
 
 export const valueAt = (subject: Subject, path: Path): unknown => {
   switch (path) {
