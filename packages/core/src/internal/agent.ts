@@ -122,6 +122,7 @@ const decodeTurn = Schema.decodeUnknownEither(Turn)
 // SQL column): one that a store could change on the way in (a control
 // character, a lone surrogate) or that is no id at all is refused.
 const controlOrLoneSurrogate =
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
   /[\u0000-\u001f\u007f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
 const CallId = Schema.String.pipe(
   Schema.filter((id) =>
