@@ -21,6 +21,8 @@ import * as Invocation from "./Invocation.js"
 import { LanguageModel } from "./LanguageModel.js"
 import type * as Tool from "./Tool.js"
 import { issueOf, parseOptions } from "./ToolError.js"
+import { asCode } from "./internal/serviceCode.js"
+import { modelHere } from "./internal/services.js"
 
 /**
  * A step of a running plan failed: names the plan, the step and its index
@@ -233,8 +235,10 @@ export const run = <Name extends string, In, Out, R>(
     if (authorization === undefined) return yield* notStarted("this plan was not made by Plan.make")
     const context = yield* Invocation.current
     const proto = protoKeyError(plan.input, input)
-    const decoded =
-      yield* (proto !== undefined ? Effect.fail(proto) : Schema.decodeUnknown(plan.input, parseOptions)(input)).pipe(
+    // The schema may be a tool's: its effects run as code that may cause nothing.
+    const decoded = yield* (proto !== undefined
+      ? Effect.fail(proto)
+      : asCode(`plan ${plan.name}'s input schema`)(Schema.decodeUnknown(plan.input, parseOptions)(input))).pipe(
         Effect.mapError((error) => notStarted(`its input is invalid: ${issueOf(error)}`))
       )
     return yield* plan.steps(decoded, stepsOf(plan.name)).pipe(
@@ -292,7 +296,7 @@ const stepsOf = (plan: string): Steps => {
         name,
         "generate",
         Effect.gen(function*() {
-          const model = yield* LanguageModel
+          const model = yield* modelHere
           // No tools are offered: in a plan the model only writes text.
           const response = yield* model.generate({
             messages: [{ role: "system", content: options?.system ?? generateSystem }, {

@@ -21,6 +21,7 @@ import { AlreadyDecided, NotFound, ProposalStore } from "./ProposalStore.js"
 import type * as Tool from "./Tool.js"
 import type * as Toolkit from "./Toolkit.js"
 import { InvalidEdit, parseOptions, Refused, Rejected, type ToolError } from "./ToolError.js"
+import { proposalStoreHere } from "./internal/services.js"
 
 /**
  * Where a proposal stands: `pending` until a human acts (or `expired` when no
@@ -248,7 +249,7 @@ export const list = (filter?: ProposalStore.Filter): Effect.Effect<
   ReadonlyArray<Proposal>,
   never,
   ProposalStore
-> => Effect.flatMap(ProposalStore, (store) => store.list(filter))
+> => Effect.flatMap(proposalStoreHere, (store) => store.list(filter))
 
 /**
  * One proposal, by id.
@@ -257,7 +258,7 @@ export const list = (filter?: ProposalStore.Filter): Effect.Effect<
  * @category constructors
  */
 export const get = (id: string): Effect.Effect<Proposal, NotFound, ProposalStore> =>
-  Effect.flatMap(ProposalStore, (store) => store.get(id))
+  Effect.flatMap(proposalStoreHere, (store) => store.get(id))
 
 /**
  * What `Proposal.approve` succeeds with once the tool has delivered: the
@@ -305,7 +306,7 @@ const decide = (
   options?: { readonly lease?: Duration.DurationInput | undefined }
 ) =>
   Effect.gen(function*() {
-    const store = yield* ProposalStore
+    const store = yield* proposalStoreHere
     const stored = yield* store.get(id)
     const tool = toolkit.get(stored.tool)
     const confirm = tool === undefined || tool.grade !== stored.grade ? undefined : confirmerOf(tool)
@@ -494,7 +495,7 @@ export const markDone = (
   options?: { readonly note?: string | undefined }
 ): Effect.Effect<Proposal, NotFound | AlreadyDecided | Refused, ProposalStore> =>
   Effect.gen(function*() {
-    const store = yield* ProposalStore
+    const store = yield* proposalStoreHere
     const stored = yield* store.get(id)
     const refusal = yield* refusalHere(stored.tool, stored.grade)
     if (refusal !== undefined) return yield* refuse(refusal)
@@ -527,7 +528,7 @@ export const markDone = (
  * @category constructors
  */
 export const recover: Effect.Effect<ReadonlyArray<Proposal>, never, ProposalStore> = Effect.gen(function*() {
-  const store = yield* ProposalStore
+  const store = yield* proposalStoreHere
   const moved = yield* store.expire(yield* now)
   for (const proposal of moved) {
     yield* proposal.status === "in-doubt"
@@ -562,7 +563,7 @@ export const reject = (
   decision: { readonly by: string; readonly reason: string }
 ): Effect.Effect<Proposal, NotFound | AlreadyDecided | Refused, ProposalStore> =>
   Effect.gen(function*() {
-    const store = yield* ProposalStore
+    const store = yield* proposalStoreHere
     const stored = yield* store.get(id)
     // A decision, like any other: a model's fiber or a read tool's own code
     // does not make it.

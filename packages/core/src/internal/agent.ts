@@ -3,7 +3,6 @@ import * as Audit from "../Audit.js"
 import * as Invocation from "../Invocation.js"
 import {
   type FunctionSchema,
-  LanguageModel,
   type Message,
   ModelError,
   type Response,
@@ -21,6 +20,7 @@ import { withoutCapabilities } from "./capability.js"
 import * as Registry from "./registry.js"
 import { admitAll, guardsHere } from "./guard.js"
 import { currentRef } from "./invocation.js"
+import { modelHere } from "./services.js"
 
 export const defaultMaxRounds = 4
 
@@ -271,7 +271,7 @@ export const loop = (
   Effect.gen(function*() {
     const supervised = mode !== "autonomous"
     const durable = typeof mode === "object" ? mode.durable : undefined
-    const model = yield* LanguageModel
+    const model = yield* modelHere
     const registry = Registry.make(options.toolkit, {})
     const context = yield* Invocation.current
     const guards = yield* guardsHere

@@ -4,6 +4,7 @@ import type { Entry, Event } from "../Audit.js"
 import type { Context as InvocationContext } from "../Invocation.js"
 import { currentRef, looksAutonomous } from "./invocation.js"
 import { type Labels, labelsRef } from "./labels.js"
+import { asCode } from "./serviceCode.js"
 
 export interface Sink {
   readonly write: (entry: Entry) => Effect.Effect<void>
@@ -35,9 +36,20 @@ export const writeNow = (sink: Sink, entry: Entry): Effect.Effect<void> | undefi
   const effect = sink.write(entry)
   if (Exit.isExit(effect)) return Exit.isSuccess(effect) ? undefined : effect
   const thunk = syncThunk(effect)
-  if (thunk === undefined) return effect
+  if (thunk === undefined) return sinkCode(effect)
   thunk()
   return undefined
+}
+
+// A sink's effects run as code graded calls (serviceCode.ts): a sink may
+// have been put in a context by a tool's code. One that is done already or
+// synchronous (`Effect.sync`) runs plain JavaScript, and runs as it is.
+const sinkCode = asCode("the audit sink's code")
+
+/** `sink.write(entry)`, its effect run as the sink's code. */
+export const sinkWrite = (sink: Sink, entry: Entry): Effect.Effect<void> => {
+  const effect = sink.write(entry)
+  return Exit.isExit(effect) || syncThunk(effect) !== undefined ? effect : sinkCode(effect)
 }
 
 // The sink in scope when no layer provides one.
@@ -173,7 +185,7 @@ export const recorder = (
 ): ((event: Event) => Effect.Effect<void>) | undefined => {
   if (sink === discard) return undefined
   const stamp = stampOf(fiber, labels)
-  return (event) => sink.write(stamped(stamp, event))
+  return (event) => sinkWrite(sink, stamped(stamp, event))
 }
 
 // Formatting a date is slow next to the rest; entries in the same

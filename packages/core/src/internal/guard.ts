@@ -4,12 +4,14 @@
 // parallel with others sets fiber-locals in a child fiber, which would leak
 // the guard past the region it was provided to. The tag is not exported from
 // the package.
-import { Context, Effect } from "effect"
+import { Context, Effect, Exit } from "effect"
 import type { Guard, Screening, Verdict } from "../Guard.js"
 import type { Context as InvocationContext } from "../Invocation.js"
 import type { Message } from "../LanguageModel.js"
 import type { Any as AnyTool } from "../Tool.js"
+import { syncThunk } from "./audit.js"
 import { keptService } from "./kept.js"
+import { asCode } from "./serviceCode.js"
 
 const none: ReadonlyArray<Guard> = Object.freeze([])
 
@@ -29,6 +31,12 @@ export const adding = (guard: Guard) => (guards: ReadonlyArray<Guard>): Readonly
 
 const empty: Screening = { left: new Map() }
 
+// A guard's effects run as code graded calls (serviceCode.ts): the guards
+// are a service, and one may have been put in a context by a tool's code. An
+// effect that is done already or synchronous runs as it is.
+const asGuardCode = <A>(guard: Guard, effect: Effect.Effect<A>): Effect.Effect<A> =>
+  Exit.isExit(effect) || syncThunk(effect) !== undefined ? effect : asCode(`guard ${guard.name}'s code`)(effect)
+
 /** Every guard's screening, merged: the first reason given for a tool stands. */
 export const screenAll = (
   guards: ReadonlyArray<Guard>,
@@ -37,9 +45,9 @@ export const screenAll = (
   conversation: ReadonlyArray<Message> | undefined
 ): Effect.Effect<Screening> => {
   if (guards.length === 0) return Effect.succeed(empty)
-  if (guards.length === 1) return guards[0]!.screen({ tools, context, conversation })
+  if (guards.length === 1) return asGuardCode(guards[0]!, guards[0]!.screen({ tools, context, conversation }))
   return Effect.map(
-    Effect.forEach(guards, (guard) => guard.screen({ tools, context, conversation })),
+    Effect.forEach(guards, (guard) => asGuardCode(guard, guard.screen({ tools, context, conversation }))),
     (screenings) => {
       const left = new Map<string, Verdict>()
       const guidelines: Array<{ readonly id: string; readonly via: "data" | "model" }> = []
@@ -61,7 +69,7 @@ export const admitAll = (
 ): Effect.Effect<Verdict | undefined> => {
   const next = (index: number): Effect.Effect<Verdict | undefined> =>
     index >= guards.length ? Effect.succeed(undefined) : Effect.flatMap(
-      guards[index]!.admit({ tool, input, context }),
+      asGuardCode(guards[index]!, guards[index]!.admit({ tool, input, context })),
       (verdict) => verdict !== undefined ? Effect.succeed(verdict) : next(index + 1)
     )
   return next(0)

@@ -28,11 +28,15 @@ export const currentRef: FiberRef.FiberRef<Context> = FiberRef.unsafeMake(initia
 
 export type Ceiling = Grade
 
-/** The tool whose own code is running, and which part of it: for messages. */
+/**
+ * The tool whose own code is running, and which part of it: for messages.
+ * Part "code" is code graded calls that is no tool's (a store, a model, a
+ * guard, a plan's input schema): `tool` then says whose, as a phrase.
+ */
 export interface Within {
   readonly tool: string
   readonly grade: Grade
-  readonly part: Part
+  readonly part: Part | "code"
 }
 
 export interface Mark {
@@ -316,9 +320,11 @@ export const refusal = (
     return new Refused({ tool, gate: "autonomous", reason: autonomousReason })
   }
   if (!within(grade, mark.ceiling)) {
-    const reason = mark.within !== undefined
-      ? gradeViolation(mark.within.tool, mark.within.grade, mark.within.part, needs)
-      : gradeReason(mark.ceiling, grade)
+    const reason = mark.within === undefined
+      ? gradeReason(mark.ceiling, grade)
+      : mark.within.part === "code"
+      ? `${mark.within.tool} may cause nothing above a read, and it asked for ${needs}`
+      : gradeViolation(mark.within.tool, mark.within.grade, mark.within.part, needs)
     return new Refused({ tool, gate: "grade", reason })
   }
   return undefined
@@ -347,7 +353,10 @@ const taintOf = (mark: Mark): Tainted | undefined => {
   if (mark.autonomous) return { gate: "autonomous", where: "inside a model's run" }
   if (mark.within !== undefined) {
     const { grade, part, tool } = mark.within
-    return { gate: "grade", where: `inside ${tool}'s own ${part} (a ${grade} tool)` }
+    return {
+      gate: "grade",
+      where: part === "code" ? `inside ${tool}` : `inside ${tool}'s own ${part} (a ${grade} tool)`
+    }
   }
   if (mark.ceiling !== "send") return { gate: "grade", where: `where nothing above a ${mark.ceiling} may happen` }
   return undefined

@@ -9,6 +9,7 @@ import { refuse } from "./refuse.js"
 import { mintProposal } from "./capability.js"
 import type { Confirmable } from "../Grade.js"
 import { isSend, makeRead } from "./tool.js"
+import { proposalStoreHere } from "./services.js"
 
 export const Proposed = Schema.Struct({
   proposal: Schema.String,
@@ -44,7 +45,7 @@ export const make = (
     limits: tool.limits,
     run: (input: unknown) =>
       Effect.gen(function*() {
-        const store = yield* ProposalStore
+        const store = yield* proposalStoreHere
         const context = yield* Invocation.current
         // One run may not flood the human's queue. Its own pending proposals
         // only (the store's index or SQL's); checked again here, since a store

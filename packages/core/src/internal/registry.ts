@@ -12,6 +12,7 @@ import {
   type Labels,
   labelsRef,
   recorder,
+  sinkWrite,
   type Sink,
   type Stamp,
   stamped,
@@ -621,7 +622,7 @@ const needsEffect = (issue: ParseIssue): boolean => {
 // Records into `sink` with `stamp`, for the steps of a call that wait for an
 // effect; undefined when the sink discards.
 const recordWith = (sink: Sink, stamp: Stamp | undefined) =>
-  stamp === undefined ? undefined : (event: Audit.Event) => sink.write(stamped(stamp, event))
+  stamp === undefined ? undefined : (event: Audit.Event) => sinkWrite(sink, stamped(stamp, event))
 
 // A success as the model will see it, within the tool's limits, and its text
 // (whose length audit keeps). Most results fit as they are: serialize once and

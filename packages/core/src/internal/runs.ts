@@ -7,8 +7,7 @@ import type { Confirmable } from "../Grade.js"
 import * as Invocation from "../Invocation.js"
 import type { ToolCall } from "../LanguageModel.js"
 import { type Proposal, recover } from "../Proposal.js"
-import { ProposalStore } from "../ProposalStore.js"
-import { type Run, RunBusy, RunStore, type State } from "../RunStore.js"
+import { type Run, RunBusy, type State } from "../RunStore.js"
 import type { Any as AnyTool } from "../Tool.js"
 import type { Any as AnyToolkit } from "../Toolkit.js"
 import { invalidInputMessage, issueOf, parseOptions } from "../ToolError.js"
@@ -17,6 +16,7 @@ import { mintProposal, withoutCapabilities } from "./capability.js"
 import { refusalHere } from "./invocation.js"
 import { refuse } from "./refuse.js"
 import { inSchema, isSend } from "./tool.js"
+import { proposalStoreHere, runStoreHere } from "./services.js"
 
 export interface StartOptions extends Agent.RunOptions {
   readonly runId?: string | undefined
@@ -194,7 +194,7 @@ const decided = (toolkit: AnyToolkit, call: ToolCall, proposal: Proposal): Agent
 const durable = (run: () => Run, decisionTimeout: number | undefined): Agent.Durable => ({
   propose: (tool: AnyTool, call: ToolCall, input: unknown) =>
     Effect.gen(function*() {
-      const store = yield* ProposalStore
+      const store = yield* proposalStoreHere
       const context = yield* Invocation.current
       const decoded = Schema.decodeUnknownEither(tool.input, parseOptions)(input)
       if (Either.isLeft(decoded)) {
@@ -246,8 +246,8 @@ const go = (
   settled: ReadonlyMap<string, Proposal> = new Map()
 ) =>
   Effect.gen(function*() {
-    const runs = yield* RunStore
-    const proposals = yield* ProposalStore
+    const runs = yield* runStoreHere
+    const proposals = yield* proposalStoreHere
     let current = held
     const base = held.state
     const codec = callCodec(toolkit)
@@ -347,7 +347,7 @@ export const start = (options: StartOptions) =>
         issue: `must be a positive duration, got ${String(options.decisionTimeout)}`
       })
     }
-    const runs = yield* RunStore
+    const runs = yield* runStoreHere
     const outer = yield* Invocation.current
     const context = { ...outer, ...options.context }
     const id = options.runId ?? crypto.randomUUID()
@@ -393,8 +393,8 @@ export const resume = (
   options: { readonly toolkit: AnyToolkit; readonly lease?: Duration.DurationInput | undefined }
 ) =>
   Effect.gen(function*() {
-    const runs = yield* RunStore
-    const proposals = yield* ProposalStore
+    const runs = yield* runStoreHere
+    const proposals = yield* proposalStoreHere
     // Lapsed approvals, deliveries and decisions are settled (and audited)
     // first, so that an expiry reaches the model.
     yield* recover
@@ -431,8 +431,8 @@ export const resume = (
 
 export const cancel = (id: string, options: { readonly reason: string }) =>
   Effect.gen(function*() {
-    const runs = yield* RunStore
-    const proposals = yield* ProposalStore
+    const runs = yield* runStoreHere
+    const proposals = yield* proposalStoreHere
     // Cancelling decides for the run's open proposals: not from a model's fiber.
     const refusal = yield* refusalHere("Runs.cancel", "write")
     if (refusal !== undefined) return yield* refuse(refusal)
