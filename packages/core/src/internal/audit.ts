@@ -4,7 +4,8 @@ import type { Entry, Event } from "../Audit.js"
 import type { Context as InvocationContext } from "../Invocation.js"
 import { currentRef, looksAutonomous } from "./invocation.js"
 import { type Labels, labelsRef } from "./labels.js"
-import { asCode } from "./serviceCode.js"
+import { asCode, ownEffect } from "./serviceCode.js"
+import { syncThunk } from "./syncThunk.js"
 
 export interface Sink {
   readonly write: (entry: Entry) => Effect.Effect<void>
@@ -12,16 +13,7 @@ export interface Sink {
   readonly unsafeWrite?: ((entry: Entry) => void) | undefined
 }
 
-// An effect made by `Effect.sync`: its function, to call at once (a sink's
-// write, a read tool's run). Read from Effect's own representation; anything
-// else is run as an effect.
-export const syncThunk = (effect: unknown): (() => unknown) | undefined => {
-  if (typeof effect !== "object" || effect === null) return undefined
-  const primitive = effect as { readonly _op?: unknown; readonly effect_instruction_i0?: unknown }
-  return primitive._op === "Sync" && typeof primitive.effect_instruction_i0 === "function"
-    ? primitive.effect_instruction_i0 as () => unknown
-    : undefined
-}
+export { syncThunk } from "./syncThunk.js"
 
 /**
  * Writes `entry` now when the sink can (a sink with `unsafeWrite`, or whose
@@ -33,24 +25,23 @@ export const writeNow = (sink: Sink, entry: Entry): Effect.Effect<void> | undefi
     sink.unsafeWrite(entry)
     return undefined
   }
-  const effect = sink.write(entry)
+  // Graded's own effect for what the sink returned (serviceCode.ts), read from here on.
+  const effect = ownEffect(sink.write(entry), sinkCode) as Effect.Effect<void>
   if (Exit.isExit(effect)) return Exit.isSuccess(effect) ? undefined : effect
   const thunk = syncThunk(effect)
-  if (thunk === undefined) return sinkCode(effect)
+  if (thunk === undefined) return effect
   thunk()
   return undefined
 }
 
 // A sink's effects run as code graded calls (serviceCode.ts): a sink may
 // have been put in a context by a tool's code. One that is done already or
-// synchronous (`Effect.sync`) runs plain JavaScript, and runs as it is.
+// synchronous (`Effect.sync`) runs plain JavaScript, rebuilt as graded's own.
 const sinkCode = asCode("the audit sink's code")
 
 /** `sink.write(entry)`, its effect run as the sink's code. */
-export const sinkWrite = (sink: Sink, entry: Entry): Effect.Effect<void> => {
-  const effect = sink.write(entry)
-  return Exit.isExit(effect) || syncThunk(effect) !== undefined ? effect : sinkCode(effect)
-}
+export const sinkWrite = (sink: Sink, entry: Entry): Effect.Effect<void> =>
+  ownEffect(sink.write(entry), sinkCode) as Effect.Effect<void>
 
 // The sink in scope when no layer provides one.
 export const discard: Sink = { write: () => Effect.void }

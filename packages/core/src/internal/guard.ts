@@ -4,14 +4,13 @@
 // parallel with others sets fiber-locals in a child fiber, which would leak
 // the guard past the region it was provided to. The tag is not exported from
 // the package.
-import { Context, Effect, Exit } from "effect"
+import { Context, Effect } from "effect"
 import type { Guard, Screening, Verdict } from "../Guard.js"
 import type { Context as InvocationContext } from "../Invocation.js"
 import type { Message } from "../LanguageModel.js"
 import type { Any as AnyTool } from "../Tool.js"
-import { syncThunk } from "./audit.js"
 import { keptService } from "./kept.js"
-import { asCode } from "./serviceCode.js"
+import { asCode, ownEffect } from "./serviceCode.js"
 
 const none: ReadonlyArray<Guard> = Object.freeze([])
 
@@ -33,9 +32,9 @@ const empty: Screening = { left: new Map() }
 
 // A guard's effects run as code graded calls (serviceCode.ts): the guards
 // are a service, and one may have been put in a context by a tool's code. An
-// effect that is done already or synchronous runs as it is.
+// effect that is done already or synchronous is rebuilt as graded's own (ownEffect).
 const asGuardCode = <A>(guard: Guard, effect: Effect.Effect<A>): Effect.Effect<A> =>
-  Exit.isExit(effect) || syncThunk(effect) !== undefined ? effect : asCode(`guard ${guard.name}'s code`)(effect)
+  ownEffect(effect, asCode(`guard ${guard.name}'s code`)) as Effect.Effect<A>
 
 /** Every guard's screening, merged: the first reason given for a tool stands. */
 export const screenAll = (

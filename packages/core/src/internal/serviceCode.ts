@@ -10,7 +10,8 @@
 // tainted, a write or send asked for there is refused, and a plan's
 // authorization does not cover it. No store, model, guard or sink needs to
 // write or send through graded.
-import { Effect, Either, Exit, Option } from "effect"
+import { type Cause, Effect, Exit } from "effect"
+import { syncThunk } from "./syncThunk.js"
 import { restrict } from "./invocation.js"
 
 type Restricted = <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
@@ -28,18 +29,42 @@ export const asCode = (whose: string): Restricted => {
   return restricted
 }
 
-// An effect a method returned, to run marked; values that are effects only
-// by Effect's protocol (an Exit is done already; an Either or Option is a
-// value the caller reads) are handed back as they are.
-const runsLater = (value: unknown): value is Effect.Effect<unknown, unknown, unknown> =>
-  Effect.isEffect(value) && !Exit.isExit(value) && !Either.isEither(value) && !Option.isOption(value)
+/**
+ * What a service handed graded to run (a method's result, a sink's write, a
+ * guard's verdict), as an effect graded made itself: whatever the value says
+ * it is, it is never run as it came. Effect's own run loop and `yield*` read
+ * the value's fields (`_op`, `_tag`, its iterator) again when they run it,
+ * and a value that changes its answer between the reads would run unmarked.
+ * So an Exit is rebuilt from its fields read once; a synchronous effect's
+ * function is taken once and wrapped again; anything else that runs as an
+ * effect (an effect, or any value `yield*` could iterate) runs under
+ * `restricted`; a plain value is handed back.
+ */
+export const ownEffect = (value: unknown, restricted: Restricted): unknown => {
+  if ((typeof value !== "object" && typeof value !== "function") || value === null) return value
+  if (Effect.isEffect(value)) {
+    const tag: unknown = (value as { readonly _tag?: unknown })._tag
+    if (tag === "Success") return Exit.succeed((value as { readonly value?: unknown }).value)
+    if (tag === "Failure") return Exit.failCause((value as unknown as { readonly cause: Cause.Cause<unknown> }).cause)
+    const thunk = syncThunk(value)
+    if (thunk !== undefined) return Effect.sync(thunk)
+    return restricted(Effect.suspend(() => value))
+  }
+  if (Symbol.iterator in value) {
+    const iterable = value as Iterable<unknown>
+    return restricted(Effect.gen(function*() {
+      return yield* (iterable as unknown as Effect.Effect<unknown>)
+    }))
+  }
+  return value
+}
 
 const wrapped = new WeakMap<object, object>()
 
 /**
  * `service` with every method's effect run as `asCode(whose)`: made once per
- * service object. Methods are found on the object and its prototypes (a
- * class's instance); other properties are read through.
+ * service object, from its properties read once. Methods are found on the
+ * object and its prototypes (a class's instance).
  */
 export const marked = <S extends object>(service: S, whose: string): S => {
   const made = wrapped.get(service)
@@ -50,17 +75,10 @@ export const marked = <S extends object>(service: S, whose: string): S => {
     for (const key of Reflect.ownKeys(at)) {
       if (key === "constructor" || key in wrapper) continue
       const value = (service as Record<PropertyKey, unknown>)[key]
-      if (typeof value !== "function") {
-        Object.defineProperty(wrapper, key, {
-          enumerable: true,
-          get: () => (service as Record<PropertyKey, unknown>)[key]
-        })
-        continue
-      }
-      wrapper[key] = (...args: Array<unknown>) => {
-        const out: unknown = Reflect.apply(value, service, args)
-        return runsLater(out) ? restricted(out) : out
-      }
+      // Read once: a getter cannot hand graded another function later.
+      wrapper[key] = typeof value !== "function"
+        ? value
+        : (...args: Array<unknown>) => ownEffect(Reflect.apply(value, service, args), restricted)
     }
   }
   const frozen = Object.freeze(wrapper) as S
