@@ -39,6 +39,8 @@ export type PlanResult =
 /**
  * What `make` and `expose` return: list and invoke tools and run plans by name,
  * from a console or a script; a failed call is data, not a rejected promise.
+ * A call's `context` sets what it is about (a page, features); who is acting
+ * is always the bridge's `by`, whatever `actor` the context names.
  *
  * @since 0.1.0
  * @category models
@@ -182,10 +184,12 @@ export const make = <Tools extends ReadonlyArray<Tool.Any>, Plans extends Readon
       (error: unknown) => onDefect(Cause.die(error))
     )
   return Object.freeze<Bridge>({
-    list: async (context) => registry.list({ actor: by, ...context }),
+    // The console stands for `by`: a caller's context sets the page or the
+    // features, never who is acting (the card and the audit name `by`).
+    list: async (context) => registry.list({ ...context, actor: by }),
     invoke: (name, input, context) =>
       settle(
-        registry.invoke(name, input ?? {}, { actor: by, ...context }) as Effect.Effect<Registry.ToolResult, never, any>,
+        registry.invoke(name, input ?? {}, { ...context, actor: by }) as Effect.Effect<Registry.ToolResult, never, any>,
         (cause) => ({
           ok: false,
           code: "failed",
