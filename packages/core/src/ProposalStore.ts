@@ -9,6 +9,7 @@
  */
 import { Clock, Context, Effect, Either, Layer, Schema } from "effect"
 import * as internal from "./internal/capability.js"
+import * as Printable from "./Printable.js"
 import { deadlines } from "./internal/deadlines.js"
 import type { Decided, New, Outcome, Proposal, Status } from "./Proposal.js"
 
@@ -39,10 +40,12 @@ export class AlreadyDecided extends Schema.TaggedError<AlreadyDecided>()("@grade
   /** When it was decided (ISO), as the store recorded it. */
   at: Schema.optional(Schema.String)
 }) {
+  // Every field read back from a store is shown as a name: one line, escaped,
+  // so a decider stored with a line break cannot print a line of its own.
   override get message(): string {
-    return `Proposal ${this.id} was already decided (${this.status}${this.by !== undefined ? ` by ${this.by}` : ""}${
-      this.at !== undefined ? ` at ${this.at}` : ""
-    }); nothing was delivered again`
+    return `Proposal ${Printable.name(this.id)} was already decided (${Printable.name(this.status)}${
+      this.by !== undefined ? ` by ${Printable.name(this.by)}` : ""
+    }${this.at !== undefined ? ` at ${Printable.name(this.at)}` : ""}); nothing was delivered again`
   }
 }
 

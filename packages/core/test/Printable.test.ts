@@ -18,6 +18,16 @@ describe("Printable", () => {
     expect(Printable.escape("plain text, accents é, emoji 🙂\ttab")).toBe("plain text, accents é, emoji 🙂\ttab")
   })
 
+  it("shows the format characters drawn as nothing (tags spelling a hidden sentence, a soft hyphen) as escapes JSON reads back", () => {
+    const tags = [..."wire 5000 EUR"].map((char) => String.fromCodePoint(0xe0000 + char.codePointAt(0)!)).join("")
+    const text = `Your refund is on its way${tags}\u00AD\u180E\uFFF9`
+    const shown = Printable.escape(text)
+    expect(shown).toMatch(/^Your refund is on its way(\\uDB40\\uDC[0-9A-F]{2}){13}\\u00AD\\u180E\\uFFF9$/)
+    expect(JSON.parse(`"${shown}"`)).toBe(text)
+    expect(Printable.hidden(text)).toContain("\\uDB40\\uDC77")
+    expect(Printable.hidden(text)).toContain("\\u00AD")
+  })
+
   it("keeps line breaks in multiline text and still escapes the rest", () => {
     expect(Printable.escape("line one\r\nline two\u0007", { multiline: true })).toBe("line one\nline two\\u0007")
   })

@@ -51,6 +51,16 @@ const fail = (message: string) =>
     Effect.sync(() => void (process.exitCode = 1))
   )
 
+// A record as one line of JSON, or, when it cannot be written as JSON, a
+// line naming it and saying so.
+const jsonLine = (record: unknown, named: { readonly id: string; readonly status: string }): string => {
+  try {
+    return JSON.stringify(record)
+  } catch {
+    return JSON.stringify({ ...named, error: "this record cannot be written as JSON (nested too deeply)" })
+  }
+}
+
 const parse = (text: string): Exit.Exit<unknown, string> => {
   try {
     return Exit.succeed(JSON.parse(text))
@@ -319,8 +329,10 @@ export const pending = (options: { module: string; json: boolean }) =>
         if (options.json) {
           // JSON Lines; Printable's escapes are JSON's own, so each line parses.
           // Each record carries its status, and an in-doubt one its deliveryKey.
+          // One that cannot be written as JSON (nested too deeply) is a line
+          // that says so; the others are still listed.
           for (const proposal of [...(waiting ?? []), ...(inDoubt ?? [])]) {
-            yield* Console.log(Printable.escape(JSON.stringify(proposal)))
+            yield* Console.log(Printable.escape(jsonLine(proposal, { id: proposal.id, status: proposal.status })))
           }
           return
         }
@@ -364,10 +376,13 @@ const inDoubt = (id: string) =>
     proposal.status === "in-doubt"
       ? Effect.void
       : Effect.fail({
+        // Stored fields as names: one line each, so none can print a line of its own.
         message: proposal.status === "pending"
-          ? `Proposal ${proposal.id} is pending, not in doubt: nothing was delivered; approve or reject it`
-          : `Proposal ${proposal.id} is ${proposal.status}, not in doubt${
-            proposal.decision !== undefined ? ` (decided by ${proposal.decision.by})` : ""
+          ? `Proposal ${
+            Printable.name(proposal.id)
+          } is pending, not in doubt: nothing was delivered; approve or reject it`
+          : `Proposal ${Printable.name(proposal.id)} is ${proposal.status}, not in doubt${
+            proposal.decision !== undefined ? ` (decided by ${Printable.name(proposal.decision.by)})` : ""
           }; nothing was done`
       }))
 
@@ -483,7 +498,7 @@ export const runs = (options: { module: string; json: boolean; status: Option.Op
           for (const run of listed) {
             const waitingOn = run.status === "waiting" ? yield* openOf(run) : []
             if (options.json) {
-              yield* Console.log(Printable.escape(JSON.stringify({
+              yield* Console.log(Printable.escape(jsonLine({
                 id: run.id,
                 status: run.status,
                 actor: run.actor,
@@ -494,7 +509,7 @@ export const runs = (options: { module: string; json: boolean; status: Option.Op
                 leaseUntil: run.leaseUntil,
                 open: waitingOn.map((p) => ({ id: p.id, tool: p.tool, grade: p.grade, status: p.status })),
                 ended: run.state.ended
-              })))
+              }, { id: run.id, status: run.status })))
               continue
             }
             const ended = run.state.ended

@@ -17,12 +17,19 @@ import { Printable } from "@graded/core"
 let hiding: string | undefined
 // The BMP characters Printable shows as escapes (multi-line text: tabs and line
 // breaks stay), as a JSON array of code points for the page's script.
+// The first plane, and the blocks beyond it that hold such characters (the
+// shorthand format controls, the musical format controls, the tags).
+const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i)
 const hidingCodes = (): string =>
   hiding ??= JSON.stringify(
-    Array.from({ length: 0x10000 }, (_, code) => code).filter((code) => {
-      const char = String.fromCharCode(code)
-      return Printable.escape(char, { multiline: true }) !== char
-    })
+    [...range(0, 0xffff), ...range(0x1bc00, 0x1bcff), ...range(0x1d100, 0x1d1ff), ...range(0xe0000, 0xe007f)].filter(
+      (code) => {
+        // A lone surrogate is no character: the page meets surrogates only in pairs.
+        if (code >= 0xd800 && code <= 0xdfff) return false
+        const char = String.fromCodePoint(code)
+        return Printable.escape(char, { multiline: true }) !== char
+      }
+    )
   )
 
 export const page = (nonce: string): string =>
@@ -86,9 +93,10 @@ const el = (tag, props = {}, ...children) => {
 const count = (n) => n.toLocaleString("en-US")
 
 // Characters that hide or reorder text, and controls: Printable's set.
-const hiding = new Set(${hidingCodes()}.map((code) => String.fromCharCode(code)))
+const hiding = new Set(${hidingCodes()}.map((code) => String.fromCodePoint(code)))
 const hides = (text) => { for (const char of text) if (hiding.has(char)) return true; return false }
-const escaped = (char) => String.fromCharCode(92) + "u" + char.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")
+// Each UTF-16 unit as \\uXXXX, as Printable writes it.
+const escaped = (char) => Array.from({ length: char.length }, (_, i) => String.fromCharCode(92) + "u" + char.charCodeAt(i).toString(16).toUpperCase().padStart(4, "0")).join("")
 // Text as nodes: each such character becomes a visible badge where it stands.
 const visible = (text) => {
   if (!hides(text)) return [document.createTextNode(text)]
@@ -99,7 +107,7 @@ const visible = (text) => {
     if (plain) nodes.push(document.createTextNode(plain))
     plain = ""
     const code = escaped(char)
-    nodes.push(el("span", { class: "hidden-char", title: "U+" + code.slice(2) + ": a character that hides or reorders text", text: code }))
+    nodes.push(el("span", { class: "hidden-char", title: "U+" + char.codePointAt(0).toString(16).toUpperCase().padStart(4, "0") + ": a character that hides or reorders text", text: code }))
   }
   if (plain) nodes.push(document.createTextNode(plain))
   return nodes
