@@ -21,7 +21,9 @@ import { AlreadyDecided, NotFound, ProposalStore } from "./ProposalStore.js"
 import type * as Tool from "./Tool.js"
 import type * as Toolkit from "./Toolkit.js"
 import { InvalidEdit, parseOptions, Refused, Rejected, type ToolError } from "./ToolError.js"
+import { marked } from "./internal/serviceCode.js"
 import { proposalStoreHere } from "./internal/services.js"
+import { RunStore } from "./RunStore.js"
 
 /**
  * Where a proposal stands: `pending` until a human acts (or `expired` when no
@@ -297,6 +299,18 @@ export const interruptedWhileDelivering =
 
 type Decide = "approve" | "retry"
 
+// How the run a proposal belongs to was cancelled, read where a RunStore is in
+// scope: a cancelled run's open proposals are rejected, and one a human was
+// deciding while it was cancelled must not go out when they answer.
+const runCancelled = (proposal: Proposal) =>
+  proposal.runId === undefined ? Effect.succeed(undefined) : Effect.gen(function*() {
+    const runs = yield* Effect.serviceOption(RunStore)
+    if (runs._tag === "None") return undefined
+    const run = yield* Effect.option(marked(runs.value, "the RunStore's code").get(proposal.runId!))
+    const ended = run._tag === "Some" ? run.value.state.ended : undefined
+    return ended?.status === "cancelled" ? ended : undefined
+  })
+
 // Approval and retry are one path: a human is asked through the caller's
 // HumanConfirm, the delivery is recorded under its key, then it runs.
 const decide = (
@@ -331,6 +345,14 @@ const decide = (
       return yield* refuse(new Refused({ tool: tool.name, gate: guarded.gate, reason: guarded.reason }))
     }
     const by = context.actor ?? "human"
+    // A cancelled run's proposal waiting still (its cancel raced an earlier
+    // approval, which put it back) is rejected as the cancel would have.
+    const cancelledBefore = yield* runCancelled(stored)
+    if (cancelledBefore !== undefined && stored.status === "pending") {
+      const reason = `the run was cancelled: ${cancelledBefore.reason}`
+      yield* store.reject(id, { by: cancelledBefore.by, at: cancelledBefore.at, edited: false, reason })
+      return yield* new Rejected({ tool: tool.name, by: cancelledBefore.by, reason })
+    }
     const lease = Duration.toMillis(Duration.decode(options?.lease ?? defaultLease))
     const until = (millis: number) => iso(millis + lease)
     const claimed = mode === "approve"
@@ -347,8 +369,31 @@ const decide = (
     let delivering = false
     // Only while this approval's claim still holds it: one whose lease
     // lapsed may have been claimed by another human since.
+    // While the human decided, the proposal may have expired or its run been
+    // cancelled: then nothing goes out.
+    const closedMeanwhile = Effect.gen(function*() {
+      const millis = yield* Clock.currentTimeMillis
+      if (stored.expiresAt !== undefined && stored.expiresAt <= iso(millis)) {
+        return yield* refuse(
+          new Refused({
+            tool: tool.name,
+            gate: "proposal",
+            reason: `it expired at ${stored.expiresAt}, while the human decided; nothing was delivered`
+          })
+        )
+      }
+      const cancelled = yield* runCancelled(stored)
+      if (cancelled !== undefined) {
+        return yield* new Rejected({
+          tool: tool.name,
+          by: cancelled.by,
+          reason: `the run was cancelled while the human decided: ${cancelled.reason}`
+        })
+      }
+      return millis
+    })
     const beforeEffect = Effect.flatMap(
-      Clock.currentTimeMillis,
+      closedMeanwhile,
       (millis) => store.beginDelivery(id, key, until(millis), claimed.decision)
     )
       .pipe(Effect.zipRight(Effect.sync(() => delivering = true)))
@@ -396,6 +441,17 @@ const decide = (
     // it is left as it is.
     if (failure instanceof AlreadyDecided || failure instanceof NotFound) return yield* Effect.failCause(exit.cause)
     const decision = { by: context.actor ?? "human", at, edited: false }
+    // What would wait again (an invalid edit, a refusal) does not, once its run was cancelled.
+    const cancelled = yield* runCancelled(stored)
+    const waitsAgain = !delivering && !(failure instanceof Rejected) &&
+      (failure instanceof Refused || failure instanceof InvalidEdit)
+    if (waitsAgain && cancelled !== undefined && mode === "approve") {
+      yield* store.settle(id, {
+        status: "rejected",
+        decision: { by: cancelled.by, at, edited: false, reason: `the run was cancelled: ${cancelled.reason}` }
+      }).pipe(Effect.ignore)
+      return yield* Effect.failCause(exit.cause)
+    }
     yield* store.settle(
       id,
       delivering

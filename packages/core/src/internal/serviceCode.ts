@@ -59,6 +59,8 @@ export const ownEffect = (value: unknown, restricted: Restricted): unknown => {
   return value
 }
 
+const asIs: Restricted = (self) => self
+
 const wrapped = new WeakMap<object, object>()
 
 /**
@@ -76,9 +78,15 @@ export const marked = <S extends object>(service: S, whose: string): S => {
       if (key === "constructor" || key in wrapper) continue
       const value = (service as Record<PropertyKey, unknown>)[key]
       // Read once: a getter cannot hand graded another function later.
+      // The method itself runs under the mark too, in a scope of its own: its
+      // body is plain JavaScript, which can reach the fiber it runs in.
       wrapper[key] = typeof value !== "function"
         ? value
-        : (...args: Array<unknown>) => ownEffect(Reflect.apply(value, service, args), restricted)
+        : (...args: Array<unknown>) =>
+          restricted(Effect.suspend(() => {
+            const out = ownEffect(Reflect.apply(value, service, args), asIs)
+            return Effect.isEffect(out) ? out : Effect.succeed(out)
+          }))
     }
   }
   const frozen = Object.freeze(wrapper) as S
