@@ -3,7 +3,7 @@
 // when the human answers, nothing goes out, and the proposal does not come
 // back to be approved.
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Either, Fiber, TestClock } from "effect"
+import { Deferred, type Duration, Effect, Either, Fiber, TestClock } from "effect"
 import { HumanConfirm, Invocation, Proposal, Runs, ScriptedModel } from "@graded/core"
 import { human, stores } from "./runsFixture.js"
 import { makeDesk } from "./supportDesk.js"
@@ -18,60 +18,53 @@ const slowHuman = (
   confirm: () => Effect.zipRight(Deferred.succeed(asked, undefined), Deferred.await(answer))
 })
 
+// A run waiting on one send, and Alice's approval of it forked with her card
+// open: `answer` closes the card, `approving` is her approval's fiber.
+const aliceDeciding = (options: { readonly decisionTimeout?: Duration.DurationInput } = {}) =>
+  Effect.gen(function*() {
+    const desk = makeDesk()
+    const kept = yield* stores()
+    const started = yield* Runs.start({ toolkit: desk.support, prompt: "Send it.", ...options }).pipe(
+      Effect.provide(ScriptedModel.layer([calls(call("chat.sendMessage", { text: "Hi" }))])),
+      Effect.provide(kept)
+    )
+    if (started.status !== "waiting") return yield* Effect.dieMessage("the run did not wait")
+    const id = started.pending[0]!.id
+    const asked = yield* Deferred.make<void>()
+    const answer = yield* Deferred.make<HumanConfirm.Decision>()
+    const approving = yield* Effect.fork(
+      Proposal.approve(desk.support, id, { lease: "1 day" }).pipe(
+        Invocation.within({ actor: "agent:alice" }),
+        Effect.provide(HumanConfirm.layer(slowHuman(asked, answer))),
+        Effect.provide(kept),
+        Effect.either
+      )
+    )
+    yield* Deferred.await(asked)
+    // Bob calls the run off while Alice's card is still open.
+    const cancel = Invocation.within({ actor: "agent:bob" })(
+      Runs.cancel(started.runId, { reason: "the customer called" })
+    )
+      .pipe(Effect.provide(kept))
+    return { answer, approving, cancel, desk, id, kept }
+  })
+
 describe("Runs: a proposal closed while a human decides it", () => {
   it.scoped("cancel while a human's card is open: the approval that comes after the cancel delivers nothing", () =>
     Effect.gen(function*() {
-      const desk = makeDesk()
-      const kept = yield* stores()
-      const started = yield* Runs.start({ toolkit: desk.support, prompt: "Send it." }).pipe(
-        Effect.provide(ScriptedModel.layer([calls(call("chat.sendMessage", { text: "Hi" }))])),
-        Effect.provide(kept)
-      )
-      if (started.status !== "waiting") return expect.unreachable()
-      const asked = yield* Deferred.make<void>()
-      const answer = yield* Deferred.make<HumanConfirm.Decision>()
-      const approving = yield* Effect.fork(
-        Proposal.approve(desk.support, started.pending[0]!.id).pipe(
-          Invocation.within({ actor: "agent:alice" }),
-          Effect.provide(HumanConfirm.layer(slowHuman(asked, answer))),
-          Effect.provide(kept),
-          Effect.either
-        )
-      )
-      yield* Deferred.await(asked)
-      // Bob calls the run off while Alice's card is still open.
-      yield* Invocation.within({ actor: "agent:bob" })(Runs.cancel(started.runId, { reason: "the customer called" }))
-        .pipe(Effect.provide(kept))
+      const { answer, approving, cancel, desk } = yield* aliceDeciding()
+      yield* cancel
       yield* Deferred.succeed(answer, HumanConfirm.approve("agent:alice"))
       yield* Fiber.join(approving)
-      // Secure: the run was cancelled before anyone approved; nothing of it goes out.
+      // The run was cancelled before anyone approved; nothing of it goes out.
       expect(desk.effects.delivered).toEqual([])
     }))
 
   it.scoped("cancel while a human's card is open, then an invalid edit: the proposal does not come back to be approved", () =>
     Effect.gen(function*() {
-      const desk = makeDesk()
-      const kept = yield* stores()
-      const started = yield* Runs.start({ toolkit: desk.support, prompt: "Send it." }).pipe(
-        Effect.provide(ScriptedModel.layer([calls(call("chat.sendMessage", { text: "Hi" }))])),
-        Effect.provide(kept)
-      )
-      if (started.status !== "waiting") return expect.unreachable()
-      const id = started.pending[0]!.id
-      const asked = yield* Deferred.make<void>()
-      const answer = yield* Deferred.make<HumanConfirm.Decision>()
-      const approving = yield* Effect.fork(
-        Proposal.approve(desk.support, id).pipe(
-          Invocation.within({ actor: "agent:alice" }),
-          Effect.provide(HumanConfirm.layer(slowHuman(asked, answer))),
-          Effect.provide(kept),
-          Effect.either
-        )
-      )
-      yield* Deferred.await(asked)
-      yield* Invocation.within({ actor: "agent:bob" })(Runs.cancel(started.runId, { reason: "the customer called" }))
-        .pipe(Effect.provide(kept))
-      // An edit the schema refuses (empty text): nothing delivered, the proposal "waits as it was".
+      const { answer, approving, cancel, desk, id, kept } = yield* aliceDeciding()
+      yield* cancel
+      // An edit the schema refuses (empty text), which would otherwise leave it waiting as it was.
       yield* Deferred.succeed(answer, HumanConfirm.approve("agent:alice", { to: "customer:42", text: "  " }))
       yield* Fiber.join(approving)
       const after = yield* Proposal.get(id).pipe(Effect.provide(kept))
@@ -91,24 +84,7 @@ describe("Runs: a proposal closed while a human decides it", () => {
 
   it.scoped("a decision timeout passes while the card is open: the late approval delivers nothing", () =>
     Effect.gen(function*() {
-      const desk = makeDesk()
-      const kept = yield* stores()
-      const started = yield* Runs.start({ toolkit: desk.support, prompt: "Send it.", decisionTimeout: "1 hour" }).pipe(
-        Effect.provide(ScriptedModel.layer([calls(call("chat.sendMessage", { text: "Hi" }))])),
-        Effect.provide(kept)
-      )
-      if (started.status !== "waiting") return expect.unreachable()
-      const asked = yield* Deferred.make<void>()
-      const answer = yield* Deferred.make<HumanConfirm.Decision>()
-      const approving = yield* Effect.fork(
-        Proposal.approve(desk.support, started.pending[0]!.id, { lease: "1 day" }).pipe(
-          Invocation.within({ actor: "agent:alice" }),
-          Effect.provide(HumanConfirm.layer(slowHuman(asked, answer))),
-          Effect.provide(kept),
-          Effect.either
-        )
-      )
-      yield* Deferred.await(asked)
+      const { answer, approving, desk } = yield* aliceDeciding({ decisionTimeout: "1 hour" })
       yield* TestClock.adjust("2 hours")
       yield* Deferred.succeed(answer, HumanConfirm.approve("agent:alice"))
       yield* Fiber.join(approving)
