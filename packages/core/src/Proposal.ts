@@ -21,9 +21,7 @@ import { AlreadyDecided, NotFound, ProposalStore } from "./ProposalStore.js"
 import type * as Tool from "./Tool.js"
 import type * as Toolkit from "./Toolkit.js"
 import { InvalidEdit, parseOptions, Refused, Rejected, type ToolError } from "./ToolError.js"
-import { marked } from "./internal/serviceCode.js"
-import { proposalStoreHere } from "./internal/services.js"
-import { RunStore } from "./RunStore.js"
+import { proposalStoreHere, runStoreIfAny } from "./internal/services.js"
 
 /**
  * Where a proposal stands: `pending` until a human acts (or `expired` when no
@@ -304,9 +302,9 @@ type Decide = "approve" | "retry"
 // deciding while it was cancelled must not go out when they answer.
 const runCancelled = (proposal: Proposal) =>
   proposal.runId === undefined ? Effect.succeed(undefined) : Effect.gen(function*() {
-    const runs = yield* Effect.serviceOption(RunStore)
+    const runs = yield* runStoreIfAny
     if (runs._tag === "None") return undefined
-    const run = yield* Effect.option(marked(runs.value, "the RunStore's code").get(proposal.runId!))
+    const run = yield* Effect.option(runs.value.get(proposal.runId!))
     const ended = run._tag === "Some" ? run.value.state.ended : undefined
     return ended?.status === "cancelled" ? ended : undefined
   })
@@ -367,8 +365,6 @@ const decide = (
     // lease stops it here, before anything is written or sent), and from then
     // on an interruption may have let it out.
     let delivering = false
-    // Only while this approval's claim still holds it: one whose lease
-    // lapsed may have been claimed by another human since.
     // While the human decided, the proposal may have expired or its run been
     // cancelled: then nothing goes out.
     const closedMeanwhile = Effect.gen(function*() {
@@ -392,6 +388,8 @@ const decide = (
       }
       return millis
     })
+    // Only while this approval's claim still holds it: one whose lease
+    // lapsed may have been claimed by another human since.
     const beforeEffect = Effect.flatMap(
       closedMeanwhile,
       (millis) => store.beginDelivery(id, key, until(millis), claimed.decision)
@@ -442,10 +440,10 @@ const decide = (
     if (failure instanceof AlreadyDecided || failure instanceof NotFound) return yield* Effect.failCause(exit.cause)
     const decision = { by: context.actor ?? "human", at, edited: false }
     // What would wait again (an invalid edit, a refusal) does not, once its run was cancelled.
-    const cancelled = yield* runCancelled(stored)
-    const waitsAgain = !delivering && !(failure instanceof Rejected) &&
+    const waitsAgain = mode === "approve" && !delivering &&
       (failure instanceof Refused || failure instanceof InvalidEdit)
-    if (waitsAgain && cancelled !== undefined && mode === "approve") {
+    const cancelled = waitsAgain ? yield* runCancelled(stored) : undefined
+    if (cancelled !== undefined) {
       yield* store.settle(id, {
         status: "rejected",
         decision: { by: cancelled.by, at, edited: false, reason: `the run was cancelled: ${cancelled.reason}` }

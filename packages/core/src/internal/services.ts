@@ -1,6 +1,6 @@
 // The services graded calls that the app provides, each read as
 // serviceCode.ts's `marked` gives it: their code may cause nothing above a read.
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { LanguageModel } from "../LanguageModel.js"
 import { ProposalStore } from "../ProposalStore.js"
 import { RunStore } from "../RunStore.js"
@@ -8,4 +8,9 @@ import { marked } from "./serviceCode.js"
 
 export const proposalStoreHere = Effect.map(ProposalStore, (store) => marked(store, "the ProposalStore's code"))
 export const runStoreHere = Effect.map(RunStore, (store) => marked(store, "the RunStore's code"))
+/** The RunStore where one is in scope (a proposal's approval does not require one). */
+export const runStoreIfAny = Effect.map(
+  Effect.serviceOption(RunStore),
+  Option.map((store) => marked(store, "the RunStore's code"))
+)
 export const modelHere = Effect.map(LanguageModel, (model) => marked(model, "the LanguageModel's code"))
