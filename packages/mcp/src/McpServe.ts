@@ -195,7 +195,9 @@ export const stdio = <Tools extends ReadonlyArray<Tool.Any>>(
 
 /**
  * The HTTP server could not listen (the port is taken, the host is not this
- * machine's): where, and why.
+ * machine's), or was not started because an option of `McpServe.http` is
+ * invalid (`maxSessions` not a positive integer, `idleTimeout` not a positive
+ * duration; the reason names the option and its value): where, and why.
  *
  * @since 0.1.0
  * @category errors
@@ -220,6 +222,28 @@ export interface HttpOptions extends Options {
   /** The port; 0 or unset picks a free one (see the returned address). */
   readonly port?: number | undefined
   readonly path?: string | undefined
+  /**
+   * The most client sessions open at once (default 1,000; a positive
+   * integer). At the limit, a request to open one (a POST naming no session,
+   * such as `initialize`) is answered 503 with a JSON-RPC error naming the
+   * limit and a `Retry-After` header; open sessions go on as before. A
+   * session frees its place when its client ends it (DELETE), when it has
+   * been idle for `idleTimeout`, or when the scope closes.
+   *
+   * @since 0.2.0
+   */
+  readonly maxSessions?: number | undefined
+  /**
+   * How long a session may go without a request before it is closed
+   * (default 30 minutes; a positive duration, `Duration.infinity` for never).
+   * Idleness counts from the end of its last request: a session whose
+   * request is still being answered (a call waiting on a form, an open GET
+   * stream) is never idle. A request naming a closed session is answered 404
+   * `Session not found`, which tells an MCP client to initialize again.
+   *
+   * @since 0.2.0
+   */
+  readonly idleTimeout?: Duration.DurationInput | undefined
 }
 
 /**
@@ -239,6 +263,9 @@ export interface Address {
  * Serves over Streamable HTTP on a host and port until the scope closes.
  * Each client session (an `initialize`) gets its own server, trace and
  * proposals cap; every session has the same context (`options.context`).
+ * Sessions are bounded: at most `maxSessions` at once (503 beyond), and one
+ * idle for `idleTimeout` is closed (404 afterwards). Fails with `ListenError`
+ * when it cannot listen or an option is invalid.
  *
  * @example
  * import { Effect } from "effect"

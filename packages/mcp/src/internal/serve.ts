@@ -23,7 +23,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
-import { Effect, Exit, JSONSchema, Option, Runtime, Schema } from "effect"
+import { Duration, Effect, Exit, JSONSchema, Option, Runtime, Schema } from "effect"
 import type { Address, HttpOptions, Options } from "../McpServe.js"
 import * as elicit from "./elicit.js"
 
@@ -341,15 +341,68 @@ const hostnameOf = (header: string | undefined): string => {
   }
 }
 
-const jsonRpcError = (res: ServerResponse, status: number, message: string) => {
+const jsonRpcError = (
+  res: ServerResponse,
+  status: number,
+  message: string,
+  headers?: Readonly<Record<string, string>>
+) => {
   if (res.headersSent) return void res.end()
-  res.writeHead(status, { "content-type": "application/json" })
+  res.writeHead(status, { ...headers, "content-type": "application/json" })
   res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }))
+}
+
+/** The most client sessions `http` keeps open at once, unless told otherwise. */
+export const defaultMaxSessions = 1_000
+
+/** How long a session may go without a request before `http` closes it, unless told otherwise. */
+export const defaultIdleTimeout: Duration.Duration = Duration.minutes(30)
+
+const shownValue = (value: unknown): string => {
+  if (Duration.isDuration(value)) return Duration.format(value)
+  if (typeof value === "string") return JSON.stringify(value)
+  try {
+    return String(value)
+  } catch {
+    return typeof value
+  }
+}
+
+// The session options, checked: a cap that is a positive integer, an idle
+// timeout that is positive (infinite: never idle). The reason names the bad one.
+const sessionLimits = (
+  options: HttpOptions
+): { readonly maxSessions: number; readonly idleMillis: number } | string => {
+  const maxSessions = options.maxSessions ?? defaultMaxSessions
+  if (!Number.isSafeInteger(maxSessions) || maxSessions < 1) {
+    return `invalid option maxSessions: ${shownValue(maxSessions)} (it must be a positive integer)`
+  }
+  const timeout = options.idleTimeout === undefined
+    ? Option.some(defaultIdleTimeout)
+    : Duration.decodeUnknown(options.idleTimeout)
+  const idleMillis = Option.match(timeout, { onNone: () => Number.NaN, onSome: Duration.toMillis })
+  if (!(idleMillis > 0)) {
+    return `invalid option idleTimeout: ${shownValue(options.idleTimeout)} (it must be a positive duration)`
+  }
+  return { maxSessions, idleMillis }
+}
+
+// One client session: its server and transport, how many of its requests are
+// being answered (a tool call waiting on a form, an open GET stream), and
+// since when none has been (a monotonic clock, in milliseconds).
+interface Session {
+  readonly transport: StreamableHTTPServerTransport
+  readonly server: Server
+  inFlight: number
+  idleSince: number
 }
 
 /**
  * Serves over Streamable HTTP until the scope closes: each client session
  * (an `initialize` without a session id) gets its own server and context.
+ * At most `maxSessions` are open at once (a new one beyond is answered 503);
+ * one with no request in flight for `idleTimeout` is closed (its id is then
+ * unknown: 404).
  */
 export const http = (
   registry: AnyRegistry,
@@ -359,20 +412,75 @@ export const http = (
     const runtime = yield* Effect.runtime<any>()
     const host = options.host ?? "127.0.0.1"
     const path = options.path ?? "/mcp"
-    const sessions = new Map<string, { transport: StreamableHTTPServerTransport; server: Server }>()
-    const open = async (req: IncomingMessage, res: ServerResponse) => {
-      const server = await Runtime.runPromise(runtime)(make(registry, options))
-      const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-        sessionIdGenerator: () => crypto.randomUUID(),
-        onsessioninitialized: (id) => void sessions.set(id, { transport, server })
+    const limits = sessionLimits(options)
+    if (typeof limits === "string") {
+      return yield* Effect.fail(new ListenError({ host, port: options.port ?? 0, reason: limits }))
+    }
+    const { idleMillis, maxSessions } = limits
+    // A client turned away may try again once an idle session could have been closed (at most in a minute).
+    const retryAfter = String(Math.max(1, Math.min(60, Math.ceil(idleMillis / 1000))))
+    const sessions = new Map<string, Session>()
+    // Sessions being opened (their server made, their initialize not yet
+    // answered) hold a place too: concurrent initializes cannot overshoot the cap.
+    let opening = 0
+    // A request of a session is in flight from its arrival until its response
+    // is closed (ended, or its connection gone): a stream stays in flight.
+    const track = (session: Session, res: ServerResponse) => {
+      session.inFlight++
+      res.once("close", () => {
+        session.inFlight--
+        if (session.inFlight === 0) session.idleSince = performance.now()
       })
-      transport.onclose = () => {
-        if (transport.sessionId !== undefined) sessions.delete(transport.sessionId)
+    }
+    const closeSession = (id: string, session: Session) => {
+      if (sessions.get(id) === session) sessions.delete(id)
+      return session.server.close().catch(() => undefined)
+    }
+    const open = async (req: IncomingMessage, res: ServerResponse) => {
+      if (sessions.size + opening >= maxSessions) {
+        return jsonRpcError(
+          res,
+          503,
+          `Service unavailable: this server is at its session limit (${maxSessions} sessions); try again later`,
+          { "retry-after": retryAfter }
+        )
       }
-      await server.connect(transport)
-      await transport.handleRequest(req, res)
-      // Not an initialize: the transport answered with an error; nothing to keep.
-      if (transport.sessionId === undefined) await server.close()
+      // Its place is held until it is in `sessions` or given up, counted once.
+      opening++
+      let holding = true
+      const letGo = () => {
+        if (holding) opening--
+        holding = false
+      }
+      try {
+        const server = await Runtime.runPromise(runtime)(make(registry, options))
+        const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+          sessionIdGenerator: () => crypto.randomUUID(),
+          onsessioninitialized: (id) => {
+            sessions.set(id, session)
+            letGo()
+          }
+        })
+        const session: Session = { transport, server, inFlight: 0, idleSince: performance.now() }
+        track(session, res)
+        transport.onclose = () => {
+          if (transport.sessionId !== undefined && sessions.get(transport.sessionId) === session) {
+            sessions.delete(transport.sessionId)
+          }
+        }
+        try {
+          await server.connect(transport)
+          await transport.handleRequest(req, res)
+        } finally {
+          // Not an initialize (the transport answered with an error), or it
+          // failed: nothing to keep.
+          if (transport.sessionId === undefined || !sessions.has(transport.sessionId)) {
+            await server.close().catch(() => undefined)
+          }
+        }
+      } finally {
+        letGo()
+      }
     }
     const handle = async (req: IncomingMessage, res: ServerResponse) => {
       const url = new URL(req.url ?? "/", "http://localhost")
@@ -390,29 +498,50 @@ export const http = (
       }
       const session = sessions.get(id)
       if (session === undefined) return jsonRpcError(res, 404, "Session not found")
+      track(session, res)
       await session.transport.handleRequest(req, res)
+    }
+    // Closes every session with nothing in flight since `idleMillis` ago.
+    const sweep = () => {
+      const now = performance.now()
+      for (const [id, session] of sessions) {
+        if (session.inFlight === 0 && now - session.idleSince >= idleMillis) void closeSession(id, session)
+      }
     }
     const listener = createServer((req, res) => {
       handle(req, res).catch(() => jsonRpcError(res, 500, "Internal error"))
     })
     const port = yield* Effect.acquireRelease(
-      Effect.async<number, ListenError>((resume) => {
+      Effect.async<{ port: number; sweeping: ReturnType<typeof setInterval> | undefined }, ListenError>((resume) => {
         const failed = (error: Error) =>
           resume(Effect.fail(new ListenError({ host, port: options.port ?? 0, reason: error.message })))
         listener.once("error", failed)
         listener.listen(options.port ?? 0, host, () => {
           listener.off("error", failed)
-          resume(Effect.succeed((listener.address() as AddressInfo).port))
+          // One timer for every session, a quarter of the timeout apart (at
+          // most a minute): a session is closed at most that late. It never
+          // keeps the process alive, and nothing it does can throw out of it.
+          const sweeping = Number.isFinite(idleMillis)
+            ? setInterval(() => {
+              try {
+                sweep()
+              } catch {
+                // A session that could not be closed now is tried again on the next sweep.
+              }
+            }, Math.min(60_000, Math.max(10, idleMillis / 4))).unref()
+            : undefined
+          resume(Effect.succeed({ port: (listener.address() as AddressInfo).port, sweeping }))
         })
       }),
-      () =>
+      ({ sweeping }) =>
         Effect.promise(async () => {
+          clearInterval(sweeping)
           for (const { server } of sessions.values()) await server.close().catch(() => undefined)
           sessions.clear()
           listener.closeAllConnections()
           await new Promise<void>((resolve) => listener.close(() => resolve()))
         })
-    )
+    ).pipe(Effect.map(({ port }) => port))
     const shown = host.includes(":") ? `[${host}]` : host
     return { host, port, url: `http://${shown}:${port}${path}` }
   })
