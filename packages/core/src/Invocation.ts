@@ -6,6 +6,7 @@
  */
 import { Effect } from "effect"
 import * as internal from "./internal/invocation.js"
+import { seal as sealValue, sealShared } from "./internal/shared.js"
 
 /**
  * Who or what is calling, from which page, with which features, and whether a
@@ -177,3 +178,33 @@ export const decisionRefusal: Effect.Effect<string | undefined> = Effect.map(
   internal.refusalHere("a decision", "write"),
   (refusal) => refusal?.reason
 )
+
+/**
+ * Makes values that every fiber shares read-only, with what they hold:
+ * effects, layers, tags, contexts (their maps too) and plain data; a module
+ * namespace seals each of its exports. Objects that keep state in their
+ * properties (a fiber, a scheduler, a `Map`'s entries) are left as they are.
+ *
+ * A tool's own code can import whatever your app exports. An effect or layer
+ * it can change in place (`Object.assign`, a context's `unsafeMap.set`) runs
+ * later wherever it is used, in a human's fiber too, where what it builds is
+ * not tainted. graded seals its own packages' exports, Effect's, Effect's
+ * default services and `Runtime.defaultRuntime` when it is loaded; seal the
+ * effects and layers your app shares the same way.
+ *
+ * @example
+ * import { Effect } from "effect"
+ * import { Invocation } from "@graded/core"
+ *
+ * const Startup = Effect.log("ready")
+ * Invocation.seal(Startup)
+ * Object.isFrozen(Startup) // true
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const seal = <A>(value: A): A => {
+  sealShared()
+  sealValue(value)
+  return value
+}

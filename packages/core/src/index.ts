@@ -26,3 +26,6 @@ export * as Toolkit from "./Toolkit.js"
 export * as ToolError from "./ToolError.js"
 export * as Trim from "./Trim.js"
 export * as Wire from "./Wire.js"
+
+// Sealed when the package is loaded (internal/sealed.ts).
+import "./internal/sealed.js"

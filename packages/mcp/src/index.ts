@@ -7,3 +7,6 @@
  */
 export * as McpImport from "./McpImport.js"
 export * as McpServe from "./McpServe.js"
+
+// Sealed when the package is loaded (internal/sealed.ts).
+import "./internal/sealed.js"

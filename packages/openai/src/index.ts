@@ -4,3 +4,6 @@
  * @since 0.1.0
  */
 export * as OpenAiModel from "./OpenAiModel.js"
+
+// Sealed when the package is loaded (internal/sealed.ts).
+import "./internal/sealed.js"

@@ -13,3 +13,6 @@ export * as Contract from "./Contract.js"
 export * as Policy from "./Policy.js"
 export * as Review from "./Review.js"
 export * as Manifest from "./Manifest.js"
+
+// Sealed when the package is loaded (internal/sealed.ts).
+import "./internal/sealed.js"

@@ -9,3 +9,6 @@ export * as SqlFallbackStore from "./SqlFallbackStore.js"
 export * as SqlMigrations from "./SqlMigrations.js"
 export * as SqlProposalStore from "./SqlProposalStore.js"
 export * as SqlRunStore from "./SqlRunStore.js"
+
+// Sealed when the package is loaded (internal/sealed.ts).
+import "./internal/sealed.js"

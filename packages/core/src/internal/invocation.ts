@@ -13,6 +13,7 @@
 //   code can change its fiber-locals, but not which fiber it runs in.
 // Who may import this: graded's own modules only.
 import { type Context as EffectContext, DefaultServices, Effect, Fiber, FiberRef, Option, Scope } from "effect"
+import { sealDefaultsOf } from "./shared.js"
 import type { RuntimeFiber } from "effect/Fiber"
 import { capabilityName, type Confirmable, type Grade, gradeViolation, type Part, rank, within } from "../Grade.js"
 import type { Context } from "../Invocation.js"
@@ -256,6 +257,7 @@ export const undoCallerChanges = (
 // ends: a finalizer it added to its caller's scope would run later, in the
 // caller's fiber, after the restriction it ran under was lifted.
 const confined = <A, E, R>(fiber: RuntimeFiber<unknown, unknown>, code: Effect.Effect<A, E, R>) => {
+  sealDefaultsOf(fiber)
   const context = fiber.getFiberRef(currentRef)
   const services = fiber.currentContext
   const clock = fiber.currentDefaultServices

@@ -48,6 +48,7 @@ import { protoKeyIssue, protoKeyPath } from "./forbiddenKey.js"
 import { excessKeyCheck } from "./keyCheck.js"
 import { keptService } from "./kept.js"
 import { notPlain, plainDecoder } from "./plainDecode.js"
+import { sealDefaultsOf } from "./shared.js"
 import { inSchema, isSend, type ReadRunner, readRunnerOf } from "./tool.js"
 import { capabilityName, needs } from "../Grade.js"
 
@@ -378,6 +379,7 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
         return Effect.zipRight(writing, afterRun(tool, value, recordWith(sink, stamp), tool.invoke(value)))
       }
     }
+    sealDefaultsOf(fiber)
     const held = holdSync(fiber, runner.restriction, mark)
     // Undone after the run, as `restrict` does for a run that is an effect.
     const services = fiber.currentContext

@@ -17,6 +17,7 @@ import type {
 import { type ConfirmError, Refused } from "../ToolError.js"
 import type { Grade, Part } from "../Grade.js"
 import { checkName } from "../Wire.js"
+import { sealShared } from "./shared.js"
 import { authorityOf, consumeConfirmed, SendCapabilityTag, WriteCapabilityTag } from "./capability.js"
 import { frozenSchema } from "./frozen.js"
 import { type Ceiling, refusalHere, restrict, type Within } from "./invocation.js"
@@ -72,6 +73,8 @@ const checked = (name: string): string => {
 const madeTools = new WeakSet<object>()
 
 const make = <T extends Any>(fields: Omit<T, typeof TypeId | "pipe">): T => {
+  // Before any tool's code can run (a bundle may leave out the index's own).
+  sealShared()
   const tool = Object.freeze(Object.assign(Object.create(Proto), fields))
   madeTools.add(tool)
   return tool

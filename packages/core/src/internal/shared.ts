@@ -1,0 +1,208 @@
+// The values every fiber of the process shares, made read-only before any
+// tool's code runs. A tool's code can import them (Effect's and graded's
+// exported effects, layers, tags and fiber refs), find them in its fiber
+// (Effect's default services: the clock, console, random, config provider
+// and tracer) or reach them from a runtime (`Runtime.defaultRuntime`, which
+// `Effect.runPromise` starts every fiber from). Left writable, one
+// `Object.assign` or `unsafeMap.set` there plants an effect that runs later
+// wherever the value is used, in a human's fiber too, where what it builds is
+// not tainted: a clock whose `currentTimeMillis` sends with a HumanConfirm of
+// its own, read when the human approves a proposal.
+//
+// Sealed here: objects whose behaviour is their properties (effects, layers,
+// tags, contexts, plain data), frozen with what they hold of the same kinds.
+// Left alone: objects that keep state in their properties (a scheduler, a
+// fiber, a metric registry), and a fiber ref's initial value unless named
+// below. Effect never writes to the values sealed: it makes a new effect,
+// context or map for every change. A value's hash is computed before it is
+// frozen, since Effect caches a hash on the value the first time it is asked.
+// Who may import this: the tool constructors, and each package's index.
+import * as Everything from "effect"
+import { Context, DefaultServices, Effect, type Fiber, FiberRef, FiberRefs, Hash, Layer, Runtime } from "effect"
+
+/**
+ * A map that can be read like the one it copies and never written: not a
+ * `Map` itself, so `Map.prototype.set.call(view, ...)` throws too. Effect
+ * only reads a context's map (get, has, size, iteration, copying it).
+ */
+class ReadonlyServices<K, V> implements ReadonlyMap<K, V> {
+  readonly #map: Map<K, V>
+  constructor(entries: Iterable<readonly [K, V]>) {
+    this.#map = new Map(entries)
+    Object.freeze(this)
+  }
+  get size(): number {
+    return this.#map.size
+  }
+  get(key: K): V | undefined {
+    return this.#map.get(key)
+  }
+  has(key: K): boolean {
+    return this.#map.has(key)
+  }
+  keys(): MapIterator<K> {
+    return this.#map.keys()
+  }
+  values(): MapIterator<V> {
+    return this.#map.values()
+  }
+  entries(): MapIterator<[K, V]> {
+    return this.#map.entries()
+  }
+  forEach(f: (value: V, key: K, map: ReadonlyMap<K, V>) => void, self?: unknown): void {
+    this.#map.forEach((value, key) => f.call(self, value, key, this))
+  }
+  [Symbol.iterator](): MapIterator<[K, V]> {
+    return this.#map[Symbol.iterator]()
+  }
+}
+Object.freeze(ReadonlyServices.prototype)
+Object.freeze(ReadonlyServices)
+
+const seen = new WeakSet<object>()
+
+const frozen = (value: object): void => {
+  if (Object.isFrozen(value)) return
+  if (Object.isExtensible(value) && Hash.symbol in value) Hash.hash(value)
+  Object.freeze(value)
+}
+
+/** `context` with its map replaced by a read-only copy, and frozen. */
+const sealContext = (context: Context.Context<never>): void => {
+  // A context someone froze first keeps its map (nothing of Effect's does).
+  if (!(context.unsafeMap instanceof ReadonlyServices) && Object.isExtensible(context)) {
+    Object.defineProperty(context, "unsafeMap", {
+      value: new ReadonlyServices(context.unsafeMap),
+      writable: false,
+      configurable: false,
+      enumerable: true
+    })
+  }
+  frozen(context)
+}
+
+const isPlain = (value: object): boolean => {
+  const proto = Object.getPrototypeOf(value)
+  return proto === Object.prototype || proto === null || Array.isArray(value)
+}
+
+const isFiberRef = (value: object): boolean => FiberRef.FiberRefTypeId in value
+
+/** Whether its behaviour is its properties: sealed, with what it holds. */
+const isBehaviour = (value: object): boolean =>
+  Effect.isEffect(value) || Layer.isLayer(value) || Context.isTag(value) || isPlain(value)
+
+// Objects that look like effects but keep their state in their properties.
+const isStateful = (value: object): boolean =>
+  "unsafeAddObserver" in value || // a fiber
+  value instanceof Map || value instanceof Set || value instanceof WeakMap || value instanceof WeakSet ||
+  value instanceof Promise || value instanceof RegExp || value instanceof Date || ArrayBuffer.isView(value)
+
+/** Seals `value` and what it holds of the same kinds (see the top of this file). */
+export const seal = (value: unknown): void => {
+  if ((typeof value !== "object" && typeof value !== "function") || value === null || seen.has(value)) return
+  seen.add(value)
+  // A module's namespace (a package's index, or one of its modules): its
+  // exports, each sealed; the namespace itself is read-only already.
+  if (Object.prototype.toString.call(value) === "[object Module]") {
+    for (const exported of Object.values(value)) seal(exported)
+    return
+  }
+  if (typeof value === "function") {
+    // A class-based tag: its key decides which service is found.
+    if (Context.isTag(value)) frozen(value)
+    return
+  }
+  if (isStateful(value)) return
+  if (Context.isContext(value)) return sealContext(value)
+  // The ref, not the value it starts fibers with (a scheduler, a logger set).
+  if (isFiberRef(value)) return frozen(value)
+  if (!isBehaviour(value)) return
+  frozen(value)
+  for (const held of heldBy(value)) seal(held)
+}
+
+// What an object holds in its own data properties (a getter is not run).
+const heldBy = (value: object): Array<unknown> => {
+  const held: Array<unknown> = []
+  for (const key of Reflect.ownKeys(value)) {
+    const descriptor = Object.getOwnPropertyDescriptor(value, key)
+    if (descriptor !== undefined && "value" in descriptor) held.push(descriptor.value)
+  }
+  return held
+}
+
+// Effect's default services, the context every fiber reads its clock from
+// unless a program set another, with the services in it and their effects.
+const sealDefaultServices = (): void => {
+  const live = FiberRefs.getOrDefault(Runtime.defaultRuntime.fiberRefs, DefaultServices.currentServices)
+  for (const service of live.unsafeMap.values()) {
+    if (typeof service !== "object" || service === null || seen.has(service)) continue
+    seen.add(service)
+    // A service instance (the clock is a class) keeps no state in its own
+    // properties, only effects and functions; the random generator it may
+    // hold keeps its own state and is left as it is.
+    frozen(service)
+    for (const held of heldBy(service)) {
+      if (typeof held === "object" && held !== null && isBehaviour(held)) seal(held)
+    }
+  }
+  seal(live)
+}
+
+// The runtime `Effect.runPromise` and `Effect.runFork` start every fiber from.
+const sealDefaultRuntime = (): void => {
+  const runtime = Runtime.defaultRuntime
+  if (seen.has(runtime)) return
+  seen.add(runtime)
+  seal(runtime.context)
+  const refs = runtime.fiberRefs
+  if (!(refs.locals instanceof ReadonlyServices)) {
+    Object.defineProperty(refs, "locals", {
+      value: new ReadonlyServices(refs.locals),
+      writable: false,
+      configurable: false,
+      enumerable: true
+    })
+  }
+  Object.freeze(refs)
+  Object.freeze(runtime)
+}
+
+let done = false
+
+/** Seals Effect's shared values, once for the process. */
+export const sealShared = (): void => {
+  if (done) return
+  done = true
+  sealDefaultServices()
+  sealDefaultRuntime()
+  seal(Everything)
+}
+
+/**
+ * Seals the default services `fiber` reads its clock from, and those of the
+ * fibers it descends from, before a tool's code runs in it: a program may
+ * have set its own (`Effect.withClock`, a test clock), made as a new context
+ * that nothing sealed yet. The services in it are the program's, as mutable
+ * as it made them.
+ *
+ * Once the current one is sealed, the rest were too: the fiber's older
+ * entries were sealed with it (the fiber's refs are read only then; reading
+ * them copies their map, which cost a third of a read tool's call), and a
+ * fiber forked since starts from the same entries.
+ */
+export const sealDefaultsOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): void => {
+  const current = fiber.currentDefaultServices
+  if (seen.has(current)) return
+  const stack = fiber.getFiberRefs().locals.get(DefaultServices.currentServices) ?? []
+  for (const [, services] of [[undefined, current] as const, ...stack]) {
+    if (seen.has(services)) continue
+    try {
+      seal(services)
+    } catch {
+      // Not a context Effect made (its map throws when read): the code that
+      // made it runs in its own fibers; the tool's call goes on.
+    }
+  }
+}
