@@ -64,6 +64,39 @@ describe("values every fiber shares are sealed once graded is loaded", () => {
     })
   }
 
+  // What an app keeps in a module of its own: a tool's code could import it.
+  it("the layers graded's constructors return, and the UI HumanConfirm.scripted makes", () => {
+    const { Audit, Guard, HumanConfirm, Registry, ScriptedModel, Toolkit } = core
+    const registry = Registry.make(Toolkit.make())
+    const made = {
+      "HumanConfirm.layer": HumanConfirm.layer(HumanConfirm.scripted([])),
+      "HumanConfirm.trigger": HumanConfirm.trigger({ by: "agent:alice", via: "test" }),
+      "Audit.layer": Audit.layer(() => Effect.void),
+      "Audit.layerSync": Audit.layerSync(() => undefined),
+      "Audit.memory().layer": Audit.memory().layer,
+      "Audit.jsonl": Audit.jsonl("audit.jsonl"),
+      "Guard.layer": Guard.layer({
+        name: "none",
+        screen: () => Effect.succeed({ left: new Map() }),
+        admit: () => Effect.succeed(undefined)
+      }),
+      "ScriptedModel.layer": ScriptedModel.layer([]),
+      "Capability.make(...).layer": core.Capability.make("SealedTestConsent").layer("agent:alice"),
+      "TerminalConfirm.layer": confirm.TerminalConfirm.layer(),
+      "WebConfirm.layer": confirm.WebConfirm.layer({ singleUser: true }),
+      "OpenAiModel.layer": openai.OpenAiModel.layer({ model: "m", apiKey: "k", baseURL: "http://127.0.0.1:9/v1" }),
+      "Sql.sqlite": sql.Sql.sqlite({ filename: ":memory:" }),
+      "Sql.postgres": sql.Sql.postgres({ url: "postgres://127.0.0.1:9/none" }),
+      "SqlAudit.open": sql.SqlAudit.open({ sqlite: ":memory:" }),
+      "McpServe.layerStdio": mcp.McpServe.layerStdio(registry),
+      "McpServe.layerHttp": mcp.McpServe.layerHttp(registry)
+    }
+    expect(Object.entries(made).flatMap(([key, value]) => writable(key, value))).toEqual([])
+    for (const [key, value] of Object.entries(made)) expect([key, Object.isFrozen(value)]).toEqual([key, true])
+    // Its `seen` is state: graded adds each view it shows.
+    expect(Object.isFrozen(HumanConfirm.scripted([]))).toBe(true)
+  })
+
   it("Effect's exports", () => {
     expect(exportsOf(Everything).flatMap(([key, value]) => writable(key, value))).toEqual([])
     expect(Object.isFrozen(Everything.Clock.currentTimeMillis)).toBe(true)

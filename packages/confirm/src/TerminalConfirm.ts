@@ -17,7 +17,7 @@
  */
 import { Terminal } from "@effect/platform"
 import { Effect, Layer } from "effect"
-import { HumanConfirm, type SendCapability, type WriteCapability } from "@graded/core"
+import { HumanConfirm, Invocation, type SendCapability, type WriteCapability } from "@graded/core"
 import * as os from "node:os"
 import * as LineTerminal from "./internal/lineTerminal.js"
 import * as Card from "./internal/terminalCard.js"
@@ -238,4 +238,4 @@ export const layer = (options: Options = {}): Layer.Layer<
   WriteCapability | SendCapability,
   never,
   Terminal.Terminal
-> => Layer.unwrapEffect(Effect.map(ui(options), HumanConfirm.layer))
+> => Invocation.seal(Layer.unwrapEffect(Effect.map(ui(options), HumanConfirm.layer)))

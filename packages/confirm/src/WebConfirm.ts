@@ -29,7 +29,14 @@ import type { HttpServerRequest } from "@effect/platform"
 import type { ServeError } from "@effect/platform/HttpServerError"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Context, type Duration, Effect, Layer, Schema, type Scope } from "effect"
-import { HumanConfirm, type ProposalStore, type SendCapability, type Toolkit, type WriteCapability } from "@graded/core"
+import {
+  HumanConfirm,
+  Invocation,
+  type ProposalStore,
+  type SendCapability,
+  type Toolkit,
+  type WriteCapability
+} from "@graded/core"
 import { createServer } from "node:http"
 import * as Api from "./internal/api.js"
 import * as Cards from "./internal/cards.js"
@@ -383,9 +390,9 @@ export const make = <const O extends Options & { readonly proposals?: Proposals<
 export const layer = <const O extends Options & { readonly proposals?: Proposals<Toolkit.Any> | undefined }>(
   options: O
 ): Layer.Layer<WriteCapability | SendCapability | WebConfirm, ServeError | Misconfigured, Needs<O>> =>
-  Layer.unwrapScoped(
+  Invocation.seal(Layer.unwrapScoped(
     Effect.map(
       make(options),
       ({ server, ui }) => Layer.merge(HumanConfirm.layer(ui), Layer.succeed(WebConfirm, server))
     )
-  )
+  ))

@@ -12,6 +12,7 @@ import * as Grade from "./Grade.js"
 import * as Printable from "./Printable.js"
 import { discard, stamped, stampOf, writeNow } from "./internal/audit.js"
 import { keptService } from "./internal/kept.js"
+import { sealed } from "./internal/shared.js"
 
 const tool = Schema.String
 const optionalReason = Schema.optional(Schema.String)
@@ -172,7 +173,7 @@ export const record = (event: Event): Effect.Effect<void> =>
  * @category layers
  */
 export const layer = (write: (entry: Entry) => Effect.Effect<void>): Layer.Layer<Audit> =>
-  Layer.succeed(Audit, Object.freeze({ write }))
+  sealed(Layer.succeed(Audit, Object.freeze({ write })))
 
 /**
  * A sink from a function that stores an entry at once (an array, a counter, a
@@ -188,7 +189,12 @@ export const layer = (write: (entry: Entry) => Effect.Effect<void>): Layer.Layer
  * @category layers
  */
 export const layerSync = (write: (entry: Entry) => void): Layer.Layer<Audit> =>
-  Layer.succeed(Audit, Object.freeze({ write: (entry: Entry) => Effect.sync(() => write(entry)), unsafeWrite: write }))
+  sealed(
+    Layer.succeed(
+      Audit,
+      Object.freeze({ write: (entry: Entry) => Effect.sync(() => write(entry)), unsafeWrite: write })
+    )
+  )
 
 /**
  * An in-memory sink: its `entries` grow as events are recorded.
@@ -284,7 +290,7 @@ export const ring = (capacity: number): Ring => {
  * @category layers
  */
 export const jsonl = (path: string): Layer.Layer<Audit, PlatformError, FileSystem.FileSystem> =>
-  Layer.scoped(
+  sealed(Layer.scoped(
     Audit,
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
@@ -298,7 +304,7 @@ export const jsonl = (path: string): Layer.Layer<Audit, PlatformError, FileSyste
           ).pipe(Effect.ignore)
       })
     })
-  )
+  ))
 
 // Audit entries carry tool inputs, which may hold values JSON cannot: keep
 // the line valid whatever they are.

@@ -11,6 +11,7 @@
 import { Context, Data, Effect, Layer } from "effect"
 import * as internal from "./internal/capability.js"
 import { Refused } from "./ToolError.js"
+import { sealed } from "./internal/shared.js"
 
 /**
  * A payload a human saw and approved, for one send tool. Only `HumanConfirm`
@@ -222,7 +223,7 @@ export const make = <const Id extends string>(id: Id): Definition<Id> => {
     {
       id,
       key,
-      layer: (by: string) => Layer.sync(tag, () => internal.grantCustom(definition, id, by))
+      layer: (by: string) => sealed(Layer.sync(tag, () => internal.grantCustom(definition, id, by)))
     }
   )
   // Its own properties read-only (the effect itself is left extensible, as

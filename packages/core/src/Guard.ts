@@ -16,6 +16,7 @@ import type * as Invocation from "./Invocation.js"
 import type { Message } from "./LanguageModel.js"
 import type * as Tool from "./Tool.js"
 import { adding, Guards, guardsHere } from "./internal/guard.js"
+import { sealed } from "./internal/shared.js"
 
 /**
  * Why a guard leaves a tool out or refuses a call: the gate (written into the
@@ -74,13 +75,13 @@ export interface Guard {
  * @category layers
  */
 export const layer = <E = never, R = never>(guard: Guard | Effect.Effect<Guard, E, R>): Layer.Layer<never, E, R> =>
-  Layer.effectContext(
+  sealed(Layer.effectContext(
     Effect.zipWith(
       guardsHere,
       Effect.isEffect(guard) ? guard : Effect.succeed(guard),
       (guards, made) => Context.make(Guards, adding(made)(guards))
     )
-  ) as unknown as Layer.Layer<never, E, R>
+  )) as unknown as Layer.Layer<never, E, R>
 
 /**
  * Runs an effect with a guard added.

@@ -41,6 +41,7 @@ import * as Invocation from "./Invocation.js"
 import * as Printable from "./Printable.js"
 import type * as Tool from "./Tool.js"
 import { type ConfirmError, InvalidEdit, issueOf, parseOptions, Refused, Rejected } from "./ToolError.js"
+import { sealed } from "./internal/shared.js"
 
 /**
  * What the human decided.
@@ -473,15 +474,20 @@ const indexOf = (options: Options | undefined): rules.Index => {
  */
 export const layer = (ui: UI, options?: Options): Layer.Layer<WriteCapability | SendCapability> => {
   const auto = indexOf(options)
+  // The UI's `confirm` as it is now: a tool's code that reaches the app's UI
+  // object and swaps the function on it later is not asked instead of it.
+  const asked: UI = Object.freeze({ confirm: ui.confirm.bind(ui) })
   // The capabilities are made when the layer is built, in the fiber that
   // builds it: made in a model's run or inside a tool's own code, they are
   // tainted there, so carrying them into a caller's context gains nothing.
-  return Layer.effectContext(Effect.map(taintHere, (tainted) => {
-    const authority = { confirm: confirmWith(ui, auto, tainted) }
+  // The layer is sealed: an app keeps it in a module, where a tool's code can
+  // import it and rewrite what its build runs.
+  return sealed(Layer.effectContext(Effect.map(taintHere, (tainted) => {
+    const authority = { confirm: confirmWith(asked, auto, tainted) }
     return Context.make(WriteCapabilityTag, writeCapability(authority)).pipe(
       Context.add(SendCapabilityTag, sendCapability(authority))
     )
-  }))
+  })))
 }
 
 /**
@@ -512,7 +518,7 @@ export interface Scripted extends UI {
  */
 export const scripted = (decisions: ReadonlyArray<Decision | ((view: View) => Decision)>): Scripted => {
   const seen: Array<View> = []
-  return {
+  const ui: Scripted = {
     seen,
     confirm: (view) =>
       Effect.sync(() => {
@@ -522,6 +528,7 @@ export const scripted = (decisions: ReadonlyArray<Decision | ((view: View) => De
         return typeof next === "function" ? next(view) : next
       })
   }
+  return Object.freeze(ui)
 }
 
 /**
@@ -536,9 +543,9 @@ export const scripted = (decisions: ReadonlyArray<Decision | ((view: View) => De
  * @category layers
  */
 export const trigger = (options: { readonly by: string; readonly via: string }): Layer.Layer<HumanTrigger> =>
-  // Built where a human's code runs, or tainted (see `layer`).
-  Layer.effect(
+  // Built where a human's code runs, or tainted; sealed (see `layer`).
+  sealed(Layer.effect(
     HumanTriggerTag,
     Effect.map(taintHere, (tainted) =>
       taint(grant({ [OnlyGradedLayersGrantThis]: "HumanTrigger", by: options.by, via: options.via }), tainted))
-  )
+  ))

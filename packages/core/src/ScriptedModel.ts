@@ -7,6 +7,7 @@
 import { Effect, Layer } from "effect"
 import { type Request, type Response, type ToolCall, LanguageModel, ModelError } from "./LanguageModel.js"
 import { toWire } from "./Wire.js"
+import { sealed } from "./internal/shared.js"
 
 /**
  * A turn of the script: a fixed response, or one computed from what the
@@ -75,7 +76,7 @@ export const calls = (...toolCalls: ReadonlyArray<ToolCall>): Response => ({ tex
  * @category layers
  */
 export const layer = (turns: ReadonlyArray<Turn>): Layer.Layer<LanguageModel> =>
-  Layer.sync(LanguageModel, () => Object.freeze(scripted(turns)))
+  sealed(Layer.sync(LanguageModel, () => Object.freeze(scripted(turns))))
 
 const scripted = (turns: ReadonlyArray<Turn>): LanguageModel.Service => {
   let next = 0

@@ -13,7 +13,15 @@
  *
  * @since 0.1.0
  */
-import type { Invocation, Proposal, ProposalStore, Registry, SendCapability, Tool, WriteCapability } from "@graded/core"
+import {
+  Invocation,
+  type Proposal,
+  type ProposalStore,
+  type Registry,
+  type SendCapability,
+  type Tool,
+  type WriteCapability
+} from "@graded/core"
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import type { Context, Duration, Effect, Layer, Scope } from "effect"
@@ -332,7 +340,7 @@ export const layerStdio = <Tools extends ReadonlyArray<Tool.Any>>(
   registry: Registry.Registry<Tools>,
   options?: StdioOptions
 ): Layer.Layer<never, never, Requirements<Tools>> =>
-  layers.layerStdio(registry as unknown as Registry.Registry<ReadonlyArray<Tool.Any>>, options)
+  Invocation.seal(layers.layerStdio(registry as unknown as Registry.Registry<ReadonlyArray<Tool.Any>>, options))
 
 /**
  * Serves over Streamable HTTP for the lifetime of the layer (`McpServe.http`,
@@ -361,4 +369,4 @@ export const layerHttp = <Tools extends ReadonlyArray<Tool.Any>>(
   registry: Registry.Registry<Tools>,
   options?: HttpOptions
 ): Layer.Layer<Address, ListenError, Requirements<Tools>> =>
-  layers.layerHttp(registry as unknown as Registry.Registry<ReadonlyArray<Tool.Any>>, options)
+  Invocation.seal(layers.layerHttp(registry as unknown as Registry.Registry<ReadonlyArray<Tool.Any>>, options))

@@ -7,7 +7,7 @@
  * @since 0.1.0
  */
 import { Clock, Duration, Effect, Either, Layer } from "effect"
-import { LanguageModel } from "@graded/core"
+import { Invocation, LanguageModel } from "@graded/core"
 import OpenAI from "openai"
 import * as chat from "./internal/chat.js"
 import { retryPolicy, toModelError } from "./internal/errors.js"
@@ -107,4 +107,4 @@ export const make = (options: Options): LanguageModel.LanguageModel.Service => {
  * @category layers
  */
 export const layer = (options: Options): Layer.Layer<LanguageModel.LanguageModel> =>
-  Layer.sync(LanguageModel.LanguageModel, () => Object.freeze(make(options)))
+  Invocation.seal(Layer.sync(LanguageModel.LanguageModel, () => Object.freeze(make(options))))

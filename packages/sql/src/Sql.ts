@@ -21,7 +21,7 @@ import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { PgClient } from "@effect/sql-pg"
 import { Layer, Redacted } from "effect"
-import type { Audit, ProposalStore, RunStore } from "@graded/core"
+import { type Audit, Invocation, type ProposalStore, type RunStore } from "@graded/core"
 import type { Fallback } from "@graded/policy"
 import * as sqliteClient from "./internal/sqlite.js"
 import * as SqlAudit from "./SqlAudit.js"
@@ -86,7 +86,7 @@ export interface SqliteOptions {
 export const sqlite = (
   options: SqliteOptions
 ): Layer.Layer<Provided | SqlClient.SqlClient, SqlError | MigrationError> =>
-  layer.pipe(Layer.provideMerge(sqliteClient.layer(options.filename)))
+  Invocation.seal(layer.pipe(Layer.provideMerge(sqliteClient.layer(options.filename))))
 
 /**
  * Where `Sql.postgres` connects.
@@ -120,8 +120,8 @@ export interface PostgresOptions {
 export const postgres = (
   options: PostgresOptions
 ): Layer.Layer<Provided | SqlClient.SqlClient, SqlError | MigrationError> =>
-  layer.pipe(Layer.provideMerge(PgClient.layer({
+  Invocation.seal(layer.pipe(Layer.provideMerge(PgClient.layer({
     url: Redacted.isRedacted(options.url) ? options.url : Redacted.make(options.url),
     maxConnections: options.maxConnections,
     applicationName: options.applicationName ?? "graded"
-  })))
+  }))))

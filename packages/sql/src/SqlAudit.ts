@@ -20,7 +20,7 @@
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Layer, type Redacted, Schema } from "effect"
-import { Audit } from "@graded/core"
+import { Audit, Invocation } from "@graded/core"
 import * as internal from "./internal/audit.js"
 
 /**
@@ -237,4 +237,4 @@ export class Unreadable extends Schema.TaggedError<Unreadable>()("@graded/sql/Sq
  * @category layers
  */
 export const open = (source: Source): Layer.Layer<SqlClient.SqlClient, Unreadable> =>
-  internal.open(source, (database, reason) => new Unreadable({ database, reason }))
+  Invocation.seal(internal.open(source, (database, reason) => new Unreadable({ database, reason })))

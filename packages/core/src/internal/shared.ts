@@ -206,3 +206,9 @@ export const sealDefaultsOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): voi
     }
   }
 }
+
+/** `value`, sealed: what graded's constructors return (a layer an app keeps and shares). */
+export const sealed = <A>(value: A): A => {
+  seal(value)
+  return value
+}
