@@ -21,8 +21,16 @@ const isPlain = (value: object) => {
   const proto = Object.getPrototypeOf(value)
   return proto === Object.prototype || proto === null || Array.isArray(value)
 }
+const kinds = [
+  Everything.Schedule.ScheduleTypeId,
+  Everything.Supervisor.SupervisorTypeId,
+  Everything.Stream.StreamTypeId,
+  Everything.Sink.SinkTypeId,
+  Everything.Channel.ChannelTypeId
+]
 const isBehaviour = (value: object) =>
-  Effect.isEffect(value) || Layer.isLayer(value) || Context.isTag(value) || isPlain(value)
+  Effect.isEffect(value) || Layer.isLayer(value) || Context.isTag(value) || isPlain(value) ||
+  kinds.some((kind) => kind in value)
 const isStateful = (value: object) =>
   "unsafeAddObserver" in value || value instanceof Map || value instanceof Set || value instanceof RegExp ||
   value instanceof Promise || value instanceof Date || ArrayBuffer.isView(value)
@@ -100,6 +108,8 @@ describe("values every fiber shares are sealed once graded is loaded", () => {
   it("Effect's exports", () => {
     expect(exportsOf(Everything).flatMap(([key, value]) => writable(key, value))).toEqual([])
     expect(Object.isFrozen(Everything.Clock.currentTimeMillis)).toBe(true)
+    expect(Object.isFrozen(Everything.Schedule.once)).toBe(true)
+    expect(Object.isFrozen(Everything.Supervisor.none)).toBe(true)
   })
 
   it("Effect's default services, the clock in them, and the default runtime's refs", () => {

@@ -396,3 +396,7 @@ export const layer = <const O extends Options & { readonly proposals?: Proposals
       ({ server, ui }) => Layer.merge(HumanConfirm.layer(ui), Layer.succeed(WebConfirm, server))
     )
   ))
+
+// Sealed where they are made (Invocation.seal): each is shared by every
+// fiber, and a tool's code that finds one must not rewrite it in place.
+Invocation.seal(WebConfirm)

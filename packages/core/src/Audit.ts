@@ -125,6 +125,7 @@ export type Entry = typeof Entry.Type
 export class Audit extends Context.Reference<Audit>()("@graded/core/Audit", {
   defaultValue: (): Audit.Service => discard
 }) {}
+sealed(Audit)
 
 /**
  * @since 0.1.0

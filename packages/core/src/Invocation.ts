@@ -6,7 +6,7 @@
  */
 import { Effect } from "effect"
 import * as internal from "./internal/invocation.js"
-import { seal as sealValue, sealShared } from "./internal/shared.js"
+import { seal as sealValue, sealed as sealedValue, sealShared } from "./internal/shared.js"
 
 /**
  * Who or what is calling, from which page, with which features, and whether a
@@ -75,12 +75,12 @@ const currentRef = internal.currentRef
  * @since 0.1.0
  * @category services
  */
-export const current: Effect.Effect<Context> = Effect.withFiberRuntime((fiber) => {
+export const current: Effect.Effect<Context> = sealedValue(Effect.withFiberRuntime((fiber) => {
   const context = fiber.getFiberRef(currentRef)
   return Effect.succeed(
     context.autonomous || !internal.isAutonomous(fiber) ? context : merge(context, { autonomous: true })
   )
-})
+}))
 
 /**
  * Merges two contexts. `autonomous` is sticky: code running for a model can
@@ -174,10 +174,10 @@ const pinned = (context: Partial<Context>): Partial<Context> => {
  * @since 0.1.0
  * @category getters
  */
-export const decisionRefusal: Effect.Effect<string | undefined> = Effect.map(
+export const decisionRefusal: Effect.Effect<string | undefined> = sealedValue(Effect.map(
   internal.refusalHere("a decision", "write"),
   (refusal) => refusal?.reason
-)
+))
 
 /**
  * Makes values that every fiber shares read-only, with what they hold:

@@ -7,6 +7,7 @@
  */
 import { Context, Schema } from "effect"
 import type { Effect } from "effect/Effect"
+import { sealed } from "./internal/shared.js"
 
 /**
  * A JSON Schema object, as sent to a model.
@@ -171,3 +172,7 @@ export declare namespace LanguageModel {
     readonly generate: (request: Request) => Effect<Response, ModelError>
   }
 }
+
+// Sealed where they are made (Invocation.seal): each is shared by every
+// fiber, and a tool's code that finds one must not rewrite it in place.
+sealed(LanguageModel)

@@ -22,6 +22,7 @@ import type * as Tool from "./Tool.js"
 import type * as Toolkit from "./Toolkit.js"
 import { InvalidEdit, parseOptions, Refused, Rejected, type ToolError } from "./ToolError.js"
 import { proposalStoreHere, runStoreIfAny } from "./internal/services.js"
+import { sealed } from "./internal/shared.js"
 
 /**
  * Where a proposal stands: `pending` until a human acts (or `expired` when no
@@ -274,7 +275,7 @@ export interface Approved {
 }
 
 const iso = (millis: number) => new Date(millis).toISOString()
-const now = Effect.map(Clock.currentTimeMillis, iso)
+const now = sealed(Effect.map(Clock.currentTimeMillis, iso))
 
 /**
  * How long an approval holds a proposal before another process may settle it
@@ -640,3 +641,7 @@ export const reject = (
     })
     return rejected
   })
+
+// Sealed where they are made (Invocation.seal): each is shared by every
+// fiber, and a tool's code that finds one must not rewrite it in place.
+sealed(recover)

@@ -12,6 +12,7 @@ import * as internal from "./internal/capability.js"
 import * as Printable from "./Printable.js"
 import { deadlines } from "./internal/deadlines.js"
 import type { Decided, New, Outcome, Proposal, Status } from "./Proposal.js"
+import { sealed } from "./internal/shared.js"
 
 /**
  * No proposal has this id.
@@ -409,3 +410,8 @@ interface StatusIndex {
   last: number
   sorted: boolean
 }
+
+// Sealed where they are made (Invocation.seal): each is shared by every
+// fiber, and a tool's code that finds one must not rewrite it in place.
+sealed(ProposalStore)
+sealed(memory)

@@ -11,6 +11,7 @@
  * @since 0.1.0
  */
 import { Clock, Context, Effect, Either, Layer, Schema } from "effect"
+import { sealed } from "./internal/shared.js"
 
 /**
  * A call of the run as stored: its input and output encoded with the tool's
@@ -308,3 +309,8 @@ export const memory: Layer.Layer<RunStore> = Layer.sync(RunStore, () => {
         }))
   })
 })
+
+// Sealed where they are made (Invocation.seal): each is shared by every
+// fiber, and a tool's code that finds one must not rewrite it in place.
+sealed(RunStore)
+sealed(memory)

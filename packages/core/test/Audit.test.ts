@@ -235,7 +235,10 @@ describe("Audit: the sink a context was given", () => {
         })
     })
     const audit = Audit.memory()
-    const app = ManagedRuntime.make(audit.layer)
+    // Merged with another layer, as an app's usually is: the context it builds
+    // is the app's own, not the sealed one inside `audit.layer`, so the tool's
+    // code can write to it and this row reaches the sink graded kept.
+    const app = ManagedRuntime.make(Layer.merge(audit.layer, Layer.effectDiscard(Effect.void)))
     const registry = Registry.make(Toolkit.make(Swapper, KbSearch))
     try {
       expect(await app.runPromise(registry.invoke("kb.quiet", {}))).toEqual({ ok: true, data: 1 })

@@ -26,6 +26,7 @@ import { Context, type Effect, Layer } from "effect"
 import type * as Guideline from "./Guideline.js"
 import type { AlreadyDecided, InvalidDecision, NotFound, Refused } from "./internal/fallback.js"
 import * as internal from "./internal/fallback.js"
+import { Invocation } from "@graded/core"
 
 /**
  * What the fallback may do: the read tools it may run, its two quotas, and
@@ -410,3 +411,8 @@ export const admit = (config: Config, tool: string, input: unknown): Effect.Effe
 export const approvedGuidelines: (
   store: Store.Service
 ) => Effect.Effect<ReadonlyArray<Guideline.Any>, InvalidDecision> = internal.approvedGuidelines
+
+// Sealed where they are made (Invocation.seal): each is shared by every
+// fiber, and a tool's code that finds one must not rewrite it in place.
+Invocation.seal(Store)
+Invocation.seal(memory)

@@ -125,3 +125,7 @@ export const postgres = (
     maxConnections: options.maxConnections,
     applicationName: options.applicationName ?? "graded"
   }))))
+
+// Sealed where they are made (Invocation.seal): each is shared by every
+// fiber, and a tool's code that finds one must not rewrite it in place.
+Invocation.seal(layer)

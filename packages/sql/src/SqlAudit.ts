@@ -238,3 +238,8 @@ export class Unreadable extends Schema.TaggedError<Unreadable>()("@graded/sql/Sq
  */
 export const open = (source: Source): Layer.Layer<SqlClient.SqlClient, Unreadable> =>
   Invocation.seal(internal.open(source, (database, reason) => new Unreadable({ database, reason })))
+
+// Sealed where they are made (Invocation.seal): each is shared by every
+// fiber, and a tool's code that finds one must not rewrite it in place.
+Invocation.seal(make)
+Invocation.seal(layer)

@@ -24,6 +24,7 @@ import type * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Layer } from "effect"
 import { Fallback } from "@graded/policy"
 import * as internal from "./internal/fallbackStore.js"
+import { Invocation } from "@graded/core"
 
 /**
  * Makes the store on the `SqlClient` in context, whose database already holds
@@ -54,3 +55,8 @@ export const make: Effect.Effect<Fallback.Store.Service, never, SqlClient.SqlCli
  * @category layers
  */
 export const layer: Layer.Layer<Fallback.Store, never, SqlClient.SqlClient> = Layer.effect(Fallback.Store, make)
+
+// Sealed where they are made (Invocation.seal): each is shared by every
+// fiber, and a tool's code that finds one must not rewrite it in place.
+Invocation.seal(make)
+Invocation.seal(layer)

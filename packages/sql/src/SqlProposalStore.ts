@@ -23,7 +23,7 @@
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
 import { type Effect, Layer } from "effect"
-import { ProposalStore } from "@graded/core"
+import { ProposalStore, Invocation } from "@graded/core"
 import * as internal from "./internal/proposalStore.js"
 
 /**
@@ -56,3 +56,8 @@ export const layer: Layer.Layer<ProposalStore.ProposalStore, never, SqlClient.Sq
   ProposalStore.ProposalStore,
   internal.make
 )
+
+// Sealed where they are made (Invocation.seal): each is shared by every
+// fiber, and a tool's code that finds one must not rewrite it in place.
+Invocation.seal(make)
+Invocation.seal(layer)

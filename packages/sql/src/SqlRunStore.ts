@@ -18,7 +18,7 @@
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
 import { type Effect, Layer } from "effect"
-import { RunStore } from "@graded/core"
+import { RunStore, Invocation } from "@graded/core"
 import * as internal from "./internal/runStore.js"
 
 /**
@@ -48,3 +48,8 @@ export const layer: Layer.Layer<RunStore.RunStore, never, SqlClient.SqlClient> =
   RunStore.RunStore,
   internal.make
 )
+
+// Sealed where they are made (Invocation.seal): each is shared by every
+// fiber, and a tool's code that finds one must not rewrite it in place.
+Invocation.seal(make)
+Invocation.seal(layer)

@@ -611,3 +611,7 @@ export const cancel = (options: { module: string; runId: string; reason: Option.
     )
     if (Exit.isFailure(exit)) return yield* fail(messageOf(exit.cause))
   }).pipe(Effect.catchAll((error) => fail(error.message)))
+
+// Sealed where they are made (Invocation.seal): each is shared by every
+// fiber, and a tool's code that finds one must not rewrite it in place.
+Invocation.seal(Person)

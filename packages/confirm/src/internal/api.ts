@@ -12,7 +12,7 @@
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Context, Effect, ParseResult, Schema } from "effect"
-import { HumanConfirm, Printable } from "@graded/core"
+import { HumanConfirm, Printable, Invocation } from "@graded/core"
 import { randomBytes } from "node:crypto"
 import type { Cards } from "./cards.js"
 import { listed, shownInFull } from "./cards.js"
@@ -294,3 +294,9 @@ export const make = (options: {
     })
   )
 }
+
+// Sealed where they are made (Invocation.seal): each is shared by every
+// fiber, and a tool's code that finds one must not rewrite it in place.
+Invocation.seal(Caller)
+Invocation.seal(me)
+Invocation.seal(index)

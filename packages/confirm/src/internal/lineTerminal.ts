@@ -20,6 +20,7 @@ import { Terminal } from "@effect/platform"
 import { NodeTerminal } from "@effect/platform-node"
 import { Effect, Exit, Layer, Mailbox, Scope } from "effect"
 import * as readline from "node:readline"
+import { Invocation } from "@graded/core"
 
 // How to drop what was typed ahead, for each terminal this module made.
 const typedAhead = new WeakMap<Terminal.Terminal, Effect.Effect<void>>()
@@ -64,3 +65,7 @@ export const layer: Layer.Layer<Terminal.Terminal> = Layer.scoped(
     return terminal
   })
 ).pipe(Layer.provide(NodeTerminal.layer))
+
+// Sealed where they are made (Invocation.seal): each is shared by every
+// fiber, and a tool's code that finds one must not rewrite it in place.
+Invocation.seal(layer)

@@ -16,6 +16,7 @@ import type { Confirmable } from "../Grade.js"
 import type { Any as AnyTool } from "../Tool.js"
 import type { Tainted } from "./invocation.js"
 import { autonomousReason, type ConfirmError, Refused } from "../ToolError.js"
+import { sealed } from "./shared.js"
 
 export const OnlyGradedLayersGrantThis: unique symbol = Symbol("@graded/core/OnlyGradedLayersGrantThis")
 export type OnlyGradedLayersGrantThis = typeof OnlyGradedLayersGrantThis
@@ -40,6 +41,13 @@ export class HumanTriggerTag extends Context.Tag("@graded/core/HumanTrigger")<
   HumanTrigger,
   HumanTrigger.Service
 >() {}
+
+// Sealed where they are made (shared.ts): each is run in every caller's
+// fiber, and a tool's code that finds one (a supervisor over its own call
+// is handed every effect its fiber runs) must not rewrite it.
+sealed(WriteCapabilityTag)
+sealed(SendCapabilityTag)
+sealed(HumanTriggerTag)
 
 /** What a write or send asks its capability: the tool object and the value it will use. */
 export interface Request {

@@ -11,6 +11,7 @@ import type { Message } from "../LanguageModel.js"
 import type { Any as AnyTool } from "../Tool.js"
 import { keptService } from "./kept.js"
 import { asCode, ownEffect } from "./serviceCode.js"
+import { sealed } from "./shared.js"
 
 const none: ReadonlyArray<Guard> = Object.freeze([])
 
@@ -19,9 +20,10 @@ export class Guards extends Context.Reference<Guards>()("@graded/core/Guard/Guar
 }) {}
 
 /** The guards in scope, as graded first read them from this context (see kept.ts). */
-export const guardsHere: Effect.Effect<ReadonlyArray<Guard>> = Effect.withFiberRuntime((fiber) =>
-  Effect.succeed(keptService(fiber.currentContext, Guards))
+export const guardsHere: Effect.Effect<ReadonlyArray<Guard>> = sealed(
+  Effect.withFiberRuntime((fiber) => Effect.succeed(keptService(fiber.currentContext, Guards)))
 )
+sealed(Guards)
 
 // A guard is frozen when it is added: it runs in every caller's fiber, so
 // code that finds it (`Guard.current`) must not be able to swap its functions.

@@ -13,7 +13,7 @@
 //   code can change its fiber-locals, but not which fiber it runs in.
 // Who may import this: graded's own modules only.
 import { type Context as EffectContext, DefaultServices, Effect, Fiber, FiberRef, Option, Scope } from "effect"
-import { sealDefaultsOf } from "./shared.js"
+import { sealDefaultsOf, sealed } from "./shared.js"
 import type { RuntimeFiber } from "effect/Fiber"
 import { capabilityName, type Confirmable, type Grade, gradeViolation, type Part, rank, within } from "../Grade.js"
 import type { Context } from "../Invocation.js"
@@ -25,7 +25,7 @@ export const initial: Context = Object.freeze({ autonomous: false })
 // Shared with Audit, which reads it straight from the fiber on its hot path.
 // Descriptive only (page, actor, trace): no gate trusts its `autonomous`
 // without the mark below.
-export const currentRef: FiberRef.FiberRef<Context> = FiberRef.unsafeMake(initial)
+export const currentRef: FiberRef.FiberRef<Context> = sealed(FiberRef.unsafeMake(initial))
 
 export type Ceiling = Grade
 
@@ -107,7 +107,7 @@ const trusted = (value: unknown): Mark => {
   return lockdown
 }
 
-const markRef: FiberRef.FiberRef<unknown> = FiberRef.unsafeMake<unknown>(free, {
+const markRef: FiberRef.FiberRef<unknown> = sealed(FiberRef.unsafeMake<unknown>(free, {
   // Runs in the parent fiber while it forks: the child starts at least as
   // restricted as its parent is now, whatever the parent did to this value.
   fork: (value) => {
@@ -116,7 +116,7 @@ const markRef: FiberRef.FiberRef<unknown> = FiberRef.unsafeMake<unknown>(free, {
   },
   // A child never lifts its parent's mark on join.
   join: (parent) => parent
-})
+}))
 
 // Every value this fiber and the fibers it descends from set, not only the
 // current one: a fiber forked in a restricted region that sets the value back
@@ -137,8 +137,8 @@ export const quickMark = (fiber: RuntimeFiber<unknown, unknown>): Mark =>
   strictest(trusted(fiber.getFiberRef(markRef)), heldBy(fiber))
 
 /** The tool whose own code the current fiber runs, if any. */
-export const toolCodeHere: Effect.Effect<Within | undefined> = Effect.withFiberRuntime((fiber) =>
-  Effect.succeed(markOf(fiber).within)
+export const toolCodeHere: Effect.Effect<Within | undefined> = sealed(
+  Effect.withFiberRuntime((fiber) => Effect.succeed(markOf(fiber).within))
 )
 
 /** Whether the fiber runs a tool's own code (a run, a prepare): graded marks it. */
@@ -347,8 +347,8 @@ export interface Tainted {
  * where the caller's later work would find it. So where it was made is read
  * where it is made, and kept with it.
  */
-export const taintHere: Effect.Effect<Tainted | undefined> = Effect.withFiberRuntime((fiber) =>
-  Effect.succeed(taintOf(markOf(fiber)))
+export const taintHere: Effect.Effect<Tainted | undefined> = sealed(
+  Effect.withFiberRuntime((fiber) => Effect.succeed(taintOf(markOf(fiber))))
 )
 
 const taintOf = (mark: Mark): Tainted | undefined => {

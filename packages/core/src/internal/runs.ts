@@ -17,6 +17,7 @@ import { refusalHere } from "./invocation.js"
 import { refuse } from "./refuse.js"
 import { inSchema, isSend } from "./tool.js"
 import { proposalStoreHere, runStoreHere } from "./services.js"
+import { sealed } from "./shared.js"
 
 export interface StartOptions extends Agent.RunOptions {
   readonly runId?: string | undefined
@@ -41,7 +42,7 @@ export class RunEnded extends Schema.TaggedError<RunEnded>()("@graded/core/Runs/
 export const defaultLease = Duration.minutes(10)
 
 const iso = (millis: number) => new Date(millis).toISOString()
-const now = Effect.map(Clock.currentTimeMillis, iso)
+const now = sealed(Effect.map(Clock.currentTimeMillis, iso))
 
 // Values cross the store encoded with the tool's schemas, and come back
 // decoded with them; a value a schema cannot carry is kept as it is.

@@ -5,12 +5,16 @@ import { LanguageModel } from "../LanguageModel.js"
 import { ProposalStore } from "../ProposalStore.js"
 import { RunStore } from "../RunStore.js"
 import { marked } from "./serviceCode.js"
+import { sealed } from "./shared.js"
 
-export const proposalStoreHere = Effect.map(ProposalStore, (store) => marked(store, "the ProposalStore's code"))
-export const runStoreHere = Effect.map(RunStore, (store) => marked(store, "the RunStore's code"))
+// Each sealed where it is made (shared.ts): it runs in every caller's fiber.
+export const proposalStoreHere = sealed(
+  Effect.map(ProposalStore, (store) => marked(store, "the ProposalStore's code"))
+)
+export const runStoreHere = sealed(Effect.map(RunStore, (store) => marked(store, "the RunStore's code")))
 /** The RunStore where one is in scope (a proposal's approval does not require one). */
-export const runStoreIfAny = Effect.map(
+export const runStoreIfAny = sealed(Effect.map(
   Effect.serviceOption(RunStore),
   Option.map((store) => marked(store, "the RunStore's code"))
-)
-export const modelHere = Effect.map(LanguageModel, (model) => marked(model, "the LanguageModel's code"))
+))
+export const modelHere = sealed(Effect.map(LanguageModel, (model) => marked(model, "the LanguageModel's code")))

@@ -18,7 +18,22 @@
 // frozen, since Effect caches a hash on the value the first time it is asked.
 // Who may import this: the tool constructors, and each package's index.
 import * as Everything from "effect"
-import { Context, DefaultServices, Effect, type Fiber, FiberRef, FiberRefs, Hash, Layer, Runtime } from "effect"
+import {
+  Channel,
+  Context,
+  DefaultServices,
+  Effect,
+  type Fiber,
+  FiberRef,
+  FiberRefs,
+  Hash,
+  Layer,
+  Runtime,
+  Schedule,
+  Sink,
+  Stream,
+  Supervisor
+} from "effect"
 
 /**
  * A map that can be read like the one it copies and never written: not a
@@ -88,9 +103,21 @@ const isPlain = (value: object): boolean => {
 
 const isFiberRef = (value: object): boolean => FiberRef.FiberRefTypeId in value
 
+// Effect's values whose behaviour is their fields or functions of their own
+// (a schedule's `step`, a supervisor's `onStart`, a stream's channel), by the
+// symbol each kind carries.
+const kinds: ReadonlyArray<symbol> = [
+  Schedule.ScheduleTypeId,
+  Supervisor.SupervisorTypeId,
+  Stream.StreamTypeId,
+  Sink.SinkTypeId,
+  Channel.ChannelTypeId
+]
+
 /** Whether its behaviour is its properties: sealed, with what it holds. */
 const isBehaviour = (value: object): boolean =>
-  Effect.isEffect(value) || Layer.isLayer(value) || Context.isTag(value) || isPlain(value)
+  Effect.isEffect(value) || Layer.isLayer(value) || Context.isTag(value) || isPlain(value) ||
+  kinds.some((kind) => kind in value)
 
 // Objects that look like effects but keep their state in their properties.
 const isStateful = (value: object): boolean =>
@@ -207,8 +234,14 @@ export const sealDefaultsOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): voi
   }
 }
 
-/** `value`, sealed: what graded's constructors return (a layer an app keeps and shares). */
+/**
+ * `value`, sealed: a module's constants where they are made, and what
+ * graded's constructors return (a layer an app keeps and shares). Effect's
+ * shared values are sealed first, so a module imported by its own path,
+ * without its package's index, seals them too.
+ */
 export const sealed = <A>(value: A): A => {
+  sealShared()
   seal(value)
   return value
 }

@@ -4,6 +4,7 @@ import { Context, Effect, Layer } from "effect"
 import type { Registry, Tool } from "@graded/core"
 import type { Address as McpAddress, HttpOptions } from "../McpServe.js"
 import * as serve from "./serve.js"
+import { Invocation } from "@graded/core"
 
 type AnyRegistry = Registry.Registry<ReadonlyArray<Tool.Any>>
 
@@ -28,3 +29,7 @@ export const layerHttp = (
   registry: AnyRegistry,
   options?: HttpOptions
 ): Layer.Layer<McpAddress, serve.ListenError, any> => Layer.scoped(Address, serve.http(registry, options))
+
+// Sealed where they are made (Invocation.seal): each is shared by every
+// fiber, and a tool's code that finds one must not rewrite it in place.
+Invocation.seal(Address)

@@ -361,3 +361,7 @@ export const memoryBackend = (): Backend => {
       })
   }
 }
+
+// Sealed where they are made (Invocation.seal): each is shared by every
+// fiber, and a tool's code that finds one must not rewrite it in place.
+Invocation.seal(now)

@@ -12,7 +12,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import type * as Statement from "@effect/sql/Statement"
 import { PgClient } from "@effect/sql-pg"
 import { Cause, Duration, Effect, Either, Layer, ParseResult, Redacted, Schema } from "effect"
-import { Audit } from "@graded/core"
+import { Audit, Invocation } from "@graded/core"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
@@ -205,3 +205,7 @@ export const open = <E>(
   })
   return Layer.effectDiscard(check).pipe(Layer.provideMerge(client))
 }
+
+// Sealed where they are made (Invocation.seal): each is shared by every
+// fiber, and a tool's code that finds one must not rewrite it in place.
+Invocation.seal(make)

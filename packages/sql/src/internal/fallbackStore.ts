@@ -17,6 +17,7 @@ import type { Statement } from "@effect/sql/Statement"
 import { Effect, Schema } from "effect"
 import { Fallback } from "@graded/policy"
 import { fromJson, toJson } from "./json.js"
+import { Invocation } from "@graded/core"
 
 // A number from SQLite, digits from PostgreSQL's BIGINT.
 const seq = Schema.Union(Schema.Number, Schema.NumberFromString)
@@ -225,3 +226,7 @@ export const make: Effect.Effect<Fallback.Backend, never, SqlClient.SqlClient> =
     }
   }
 })
+
+// Sealed where they are made (Invocation.seal): each is shared by every
+// fiber, and a tool's code that finds one must not rewrite it in place.
+Invocation.seal(make)

@@ -8,6 +8,7 @@
 // edited; a change is a new one appended to `migrations`.
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect } from "effect"
+import { Invocation } from "@graded/core"
 
 const dialect = Effect.map(SqlClient.SqlClient, (sql) => ({
   sql,
@@ -187,3 +188,12 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "4_audit_decisions": auditDecisions,
   "5_policy": policy
 }
+
+// Sealed where they are made (Invocation.seal): each is shared by every
+// fiber, and a tool's code that finds one must not rewrite it in place.
+Invocation.seal(dialect)
+Invocation.seal(proposals)
+Invocation.seal(audit)
+Invocation.seal(runs)
+Invocation.seal(auditDecisions)
+Invocation.seal(policy)

@@ -7,7 +7,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { Statement } from "@effect/sql/Statement"
 import { Clock, Effect, Schema } from "effect"
-import { Proposal, ProposalStore } from "@graded/core"
+import { Proposal, ProposalStore, Invocation } from "@graded/core"
 import { fromJson, toJson } from "./json.js"
 
 const Row = Schema.Struct({
@@ -315,3 +315,7 @@ export const make: Effect.Effect<ProposalStore.ProposalStore.Service, never, Sql
     })
   }
 )
+
+// Sealed where they are made (Invocation.seal): each is shared by every
+// fiber, and a tool's code that finds one must not rewrite it in place.
+Invocation.seal(make)

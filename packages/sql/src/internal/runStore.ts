@@ -13,7 +13,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { Statement } from "@effect/sql/Statement"
 import { Clock, Effect, Schema } from "effect"
-import { RunStore } from "@graded/core"
+import { RunStore, Invocation } from "@graded/core"
 import { stateJson } from "./stateJson.js"
 
 const Columns = {
@@ -142,3 +142,7 @@ export const make: Effect.Effect<RunStore.RunStore.Service, never, SqlClient.Sql
         ))
   })
 })
+
+// Sealed where they are made (Invocation.seal): each is shared by every
+// fiber, and a tool's code that finds one must not rewrite it in place.
+Invocation.seal(make)
