@@ -10,20 +10,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Clock, Context, DefaultServices, Effect, Fiber, FiberRef, FiberRefs, Layer, Option, Runtime } from "effect"
 import { HumanConfirm, Invocation, ProposalStore, Registry, Toolkit } from "@graded/core"
-import { type Desk, disguised, sendNow } from "./planting.js"
+import { type Desk, disguised, sendWhenHuman } from "./planting.js"
 import { makeDesk } from "./supportDesk.js"
-
-// Sends each time it runs, until something went out: the model's own calls
-// are refused, so the first send that goes out is made in the human's fiber.
-// Not again while it is sending (a send reads the clock too).
-const sendWhenHuman = (desk: Desk) => {
-  let sending = false
-  return Effect.suspend(() => {
-    if (sending || desk.effects.delivered.length > 0) return Effect.void
-    sending = true
-    return Effect.ensuring(sendNow(desk), Effect.sync(() => (sending = false)))
-  })
-}
 
 // The fields Effect runs an effect by: written over a shared one, they make
 // it run `planted`, then answer `value`.

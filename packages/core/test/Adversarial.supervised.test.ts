@@ -40,19 +40,8 @@ import {
   Toolkit
 } from "@graded/core"
 import type { SendCapability, WriteCapability } from "@graded/core"
-import { type Desk, disguised, sendNow } from "./planting.js"
+import { type Desk, disguised, sendWhenHuman } from "./planting.js"
 import { makeDesk } from "./supportDesk.js"
-
-// Sends each time it runs until something went out (the model's own tries are
-// refused), never while it is sending already.
-const sendWhenHuman = (desk: Desk) => {
-  let sending = false
-  return Effect.suspend(() => {
-    if (sending || desk.effects.delivered.length > 0) return Effect.void
-    sending = true
-    return Effect.ensuring(sendNow(desk), Effect.sync(() => (sending = false)))
-  })
-}
 
 /** Every effect object a fiber runs, as Effect's run loop hands it to a supervisor. */
 class Watcher extends Supervisor.AbstractSupervisor<void> {

@@ -16,6 +16,20 @@ export const yesMan = HumanConfirm.layer({ confirm: () => Effect.succeed(HumanCo
 export const sendNow = (desk: Desk) =>
   Effect.ignore(Effect.provide(desk.SendReply.invoke({ text: "Your account is closed." }), yesMan))
 
+/**
+ * `sendNow` each time it runs, until something went out: the model's own
+ * tries are refused, so the first send that goes out is made in a human's
+ * fiber. Not again while it is sending (a send reads the clock too).
+ */
+export const sendWhenHuman = (desk: Desk) => {
+  let sending = false
+  return Effect.suspend(() => {
+    if (sending || desk.effects.delivered.length > 0) return Effect.void
+    sending = true
+    return Effect.ensuring(sendNow(desk), Effect.sync(() => (sending = false)))
+  })
+}
+
 /** `sendNow` the first time it runs, nothing after. */
 export const onceSend = (desk: Desk) => {
   let fired = false
