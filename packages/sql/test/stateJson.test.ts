@@ -33,7 +33,11 @@ const containers = (value: Json, found: Array<Json> = []): Array<Json> => {
 
 const bend = (text: string, bends: ReadonlyArray<Bend>): string => {
   const root = { root: JSON.parse(text) as Json }
-  for (const { at, key, kind, value } of bends) {
+  for (const bent of bends) {
+    const { at, key, kind } = bent
+    // A copy: fast-check may hand two bends one object, and putting it inside
+    // itself made a cycle the walk below never left (seed 383718407).
+    const value = JSON.parse(JSON.stringify(bent.value)) as Json
     // The wrapper itself only when nothing else is left to bend.
     const places = containers(root.root)
     if (places.length === 0) places.push(root)
@@ -55,10 +59,20 @@ const runEither = <A, E>(self: Effect.Effect<A, E>) => Effect.runSync(Effect.eit
 
 // Effect's answer and the fast codec's for the same text: the same value, or
 // the same error.
+// Effect's own parser throws on some objects (one whose `toString` is an
+// object, seed 383718407): then the fast codec must throw the same.
 const sameDecode = <A>(schema: Schema.Schema<A, A>, text: string) => {
-  const effects = Either.mapLeft(Schema.decodeEither(Schema.parseJson(schema))(text), String)
-  const codecs = Either.mapLeft(runEither(stateJson(schema).decode(text)), String)
+  const effects = caught(() => Either.mapLeft(Schema.decodeEither(Schema.parseJson(schema))(text), String))
+  const codecs = caught(() => Either.mapLeft(runEither(stateJson(schema).decode(text)), String))
   expect(codecs).toStrictEqual(effects)
+}
+
+const caught = <A>(f: () => A): A | { readonly threw: string } => {
+  try {
+    return f()
+  } catch (error) {
+    return { threw: String(error) }
+  }
 }
 
 const encodeOrThrow = (encode: () => string): Either.Either<unknown, string> => {
