@@ -83,16 +83,21 @@ const frozen = (value: object): void => {
 }
 
 /** `context` with its map replaced by a read-only copy, and frozen. */
+/** `owner[key]`, a map, replaced by a read-only copy (unless something froze `owner` first). */
+const readOnlyMap = <K extends string>(owner: { readonly [key in K]: ReadonlyMap<unknown, unknown> }, key: K): void => {
+  const map = owner[key]
+  if (map instanceof ReadonlyServices || !Object.isExtensible(owner)) return
+  Object.defineProperty(owner, key, {
+    value: new ReadonlyServices(map),
+    writable: false,
+    configurable: false,
+    enumerable: true
+  })
+}
+
 const sealContext = (context: Context.Context<never>): void => {
   // A context someone froze first keeps its map (nothing of Effect's does).
-  if (!(context.unsafeMap instanceof ReadonlyServices) && Object.isExtensible(context)) {
-    Object.defineProperty(context, "unsafeMap", {
-      value: new ReadonlyServices(context.unsafeMap),
-      writable: false,
-      configurable: false,
-      enumerable: true
-    })
-  }
+  readOnlyMap(context, "unsafeMap")
   frozen(context)
 }
 
@@ -184,14 +189,7 @@ const sealDefaultRuntime = (): void => {
   seen.add(runtime)
   seal(runtime.context)
   const refs = runtime.fiberRefs
-  if (!(refs.locals instanceof ReadonlyServices)) {
-    Object.defineProperty(refs, "locals", {
-      value: new ReadonlyServices(refs.locals),
-      writable: false,
-      configurable: false,
-      enumerable: true
-    })
-  }
+  readOnlyMap(refs, "locals")
   Object.freeze(refs)
   Object.freeze(runtime)
 }
