@@ -152,7 +152,8 @@ const examples = {
   mcp: [
     "graded mcp serve -m graded.config.ts",
     "graded mcp serve --http 3000",
-    "graded mcp serve --http 8080 --host 0.0.0.0 --feature billing"
+    "graded mcp serve --http 8080 --host 0.0.0.0 --feature billing",
+    `graded mcp serve --http 3000 --max-sessions 200 --idle-timeout "5 minutes"`
   ]
 } as const satisfies Record<string, ReadonlyArray<string>>
 
@@ -301,6 +302,16 @@ const mcpServe = Command.make(
     ),
     host: Options.text("host").pipe(
       Options.withDescription("the address --http listens on (default 127.0.0.1)"),
+      Options.optional
+    ),
+    maxSessions: Options.integer("max-sessions").pipe(
+      Options.withDescription("with --http: the most client sessions open at once (default 1000); beyond, 503"),
+      Options.optional
+    ),
+    idleTimeout: Options.text("idle-timeout").pipe(
+      Options.withDescription(
+        `with --http: close a session after this long without a request ("30 minutes", the default; "90 seconds"; "never")`
+      ),
       Options.optional
     ),
     page,

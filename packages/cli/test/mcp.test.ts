@@ -86,6 +86,25 @@ const waitForExit = async (pid: number) => {
 type Structured = { readonly proposal: string; readonly requiresConfirm: boolean; readonly status: string }
 
 // Each test starts the command a few times; on a busy machine a start takes seconds.
+// A raw JSON-RPC request over Streamable HTTP, as a client without the SDK sends it.
+const rawPost = (url: string, body: unknown, session?: string) =>
+  fetch(url, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      ...(session === undefined ? {} : { "mcp-session-id": session, "mcp-protocol-version": "2025-06-18" })
+    },
+    body: JSON.stringify(body)
+  })
+const initialize = {
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1.0.0" } }
+}
+const listTools = { jsonrpc: "2.0", id: 2, method: "tools/list", params: {} }
+
 describe("graded mcp serve", { timeout: 240_000 }, () => {
   it("a client's write and send over stdio become proposals that graded pending lists and graded decide decides", async () => {
     const { delivered, graded, spawned, stored } = setup()
@@ -215,6 +234,41 @@ describe("graded mcp serve", { timeout: 240_000 }, () => {
     }
   })
 
+  it("--max-sessions caps the open sessions (503 beyond) and --idle-timeout closes one left idle (404 after)", async () => {
+    const { env } = setup()
+    const child = spawn(
+      process.execPath,
+      [bin, "-m", "mcp.config.ts", "mcp", "serve", "--http", "0", "--max-sessions", "1", "--idle-timeout", "1 second"],
+      { cwd: fixtures, env }
+    )
+    let err = ""
+    child.stderr.on("data", (chunk: Buffer) => void (err += chunk.toString()))
+    try {
+      const deadline = Date.now() + 60_000
+      while (!/http:\/\/\S+\/mcp/.test(err) && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+      const url = /(http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(err)?.[1]
+      expect(url, err).toBeDefined()
+      const first = await rawPost(url!, initialize)
+      expect(first.status).toBe(200)
+      const session = first.headers.get("mcp-session-id")
+      expect(session).toBeTruthy()
+      // The one place is taken: a second client is turned away, told the limit and when to retry.
+      const second = await rawPost(url!, initialize)
+      expect(second.status).toBe(503)
+      expect(second.headers.get("retry-after")).toBe("1")
+      expect(await second.text()).toContain("session limit (1 session)")
+      // Left idle past a second, the first session is closed and its place freed.
+      await new Promise((resolve) => setTimeout(resolve, 2_000))
+      expect((await rawPost(url!, listTools, session!)).status).toBe(404)
+      expect((await rawPost(url!, initialize)).status).toBe(200)
+    } finally {
+      child.kill("SIGTERM")
+      await exited(child)
+    }
+  })
+
   it("on a host other machines reach, a client's form is never asked: its write is proposed", async () => {
     const { env, graded } = setup()
     const child = spawn(
@@ -278,6 +332,8 @@ describe("graded mcp serve", { timeout: 240_000 }, () => {
     const text = help.out.replace(/\u001b\[[0-9;]*m/g, "")
     expect(text).toContain("--http integer")
     expect(text).toContain("--host text")
+    expect(text).toContain("--max-sessions integer")
+    expect(text).toContain("--idle-timeout text")
     expect(text).toContain("$ graded mcp serve --http 3000")
     expect(unknown.code).toBe(2)
     expect(unknown.err).toMatch(/^ {2}mcp +mcp serve: /m)
@@ -291,6 +347,22 @@ describe("graded mcp serve", { timeout: 240_000 }, () => {
     const port = await graded(["mcp", "serve", "--http", "70000"])
     expect(port.code).toBe(2)
     expect(port.err).toContain("--http takes a port from 0 to 65535")
+    const [noHttp, zeroSessions, badTimeout, zeroTimeout] = await Promise.all([
+      graded(["mcp", "serve", "--max-sessions", "5"]),
+      graded(["mcp", "serve", "--http", "0", "--max-sessions", "0"]),
+      graded(["mcp", "serve", "--http", "0", "--idle-timeout", "soon"]),
+      graded(["mcp", "serve", "--http", "0", "--idle-timeout", "0 seconds"])
+    ])
+    expect(noHttp.code).toBe(2)
+    expect(noHttp.err).toContain("--max-sessions and --idle-timeout bound --http's sessions")
+    expect(zeroSessions.code).toBe(2)
+    expect(zeroSessions.err).toContain("--max-sessions takes a positive whole number, not 0")
+    expect(badTimeout.code).toBe(2)
+    expect(badTimeout.err).toContain(
+      `--idle-timeout takes a duration such as "30 minutes" or "90 seconds", or "never", not "soon"`
+    )
+    expect(zeroTimeout.code).toBe(2)
+    expect(zeroTimeout.err).toContain(`not "0 seconds"`)
     const nostore = await graded(["mcp", "serve"], "", "mcp-nostore.config.ts")
     expect(nostore.code).toBe(2)
     expect(nostore.err).toContain("mcp-nostore.config.ts provides no ProposalStore")

@@ -6,7 +6,7 @@
 //
 // In stdio mode stdout is the protocol's channel: everything this command
 // says goes to stderr.
-import { Cause, Console, Context, Effect, Exit, Layer, Option } from "effect"
+import { Cause, Console, Context, Duration, Effect, Exit, Layer, Option } from "effect"
 import { Guard, Printable, ProposalStore, Registry } from "@graded/core"
 import { McpServe } from "@graded/mcp"
 import { Policy } from "@graded/policy"
@@ -17,6 +17,8 @@ export interface ServeOptions {
   readonly module: string
   readonly http: Option.Option<number>
   readonly host: Option.Option<string>
+  readonly maxSessions: Option.Option<number>
+  readonly idleTimeout: Option.Option<string>
   readonly page: Option.Option<string>
   readonly feature: ReadonlyArray<string>
 }
@@ -32,6 +34,30 @@ const usageError = (message: string) => Effect.zipRight(say(message), exitWith(2
 
 const loopback = new Set(["127.0.0.1", "localhost", "::1", "[::1]"])
 
+// The session limits the command line sets, checked here so that a bad one
+// is a usage error naming the flag; a string says what is wrong.
+const sessionLimits = (
+  options: ServeOptions
+): { readonly maxSessions?: number; readonly idleTimeout?: Duration.Duration } | string => {
+  const limits: { maxSessions?: number; idleTimeout?: Duration.Duration } = {}
+  if (Option.isSome(options.maxSessions)) {
+    const max = options.maxSessions.value
+    if (!Number.isInteger(max) || max < 1) return `--max-sessions takes a positive whole number, not ${max}`
+    limits.maxSessions = max
+  }
+  if (Option.isSome(options.idleTimeout)) {
+    const text = options.idleTimeout.value.trim()
+    const timeout = text === "never" ? Option.some(Duration.infinity) : Duration.decodeUnknown(text)
+    if (Option.isNone(timeout) || !Duration.greaterThan(timeout.value, Duration.zero)) {
+      return `--idle-timeout takes a duration such as "30 minutes" or "90 seconds", or "never", not ${
+        JSON.stringify(options.idleTimeout.value)
+      }`
+    }
+    limits.idleTimeout = timeout.value
+  }
+  return limits
+}
+
 export const serve = (options: ServeOptions) =>
   Effect.gen(function*() {
     const port = Option.getOrUndefined(options.http)
@@ -40,6 +66,13 @@ export const serve = (options: ServeOptions) =>
     }
     if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) {
       return yield* usageError(`--http takes a port from 0 to 65535 (0: any free one), not ${port}`)
+    }
+    const limits = sessionLimits(options)
+    if (typeof limits === "string") return yield* usageError(limits)
+    if (port === undefined && Object.keys(limits).length > 0) {
+      return yield* usageError(
+        "--max-sessions and --idle-timeout bound --http's sessions: give --http PORT too (stdio has one session)"
+      )
     }
     const config = yield* load(options.module)
     const registry = Registry.make(config.toolkit, config.registry)
@@ -87,7 +120,9 @@ export const serve = (options: ServeOptions) =>
       const open = !loopback.has(host)
       const forms = open && mcp.elicitation === undefined ? { elicitation: false as const } : {}
       return yield* inForce(Effect.scoped(Effect.gen(function*() {
-        const built = yield* Layer.build(McpServe.layerHttp(registry, { ...serveOptions, ...forms, host, port }))
+        const built = yield* Layer.build(
+          McpServe.layerHttp(registry, { ...serveOptions, ...forms, ...limits, host, port })
+        )
         const address = Context.get(built, McpServe.Address)
         if (open) {
           yield* say(

@@ -441,7 +441,9 @@ export const http = (
         return jsonRpcError(
           res,
           503,
-          `Service unavailable: this server is at its session limit (${maxSessions} sessions); try again later`,
+          `Service unavailable: this server is at its session limit (${maxSessions} session${
+            maxSessions === 1 ? "" : "s"
+          }); try again later`,
           { "retry-after": retryAfter }
         )
       }
