@@ -122,6 +122,21 @@ const jsonSchemaOf = (schema: Schema.Schema<any, any>): unknown => {
   return jsonSchemas.get(schema)
 }
 
+// Taken when this module loads: code that later replaces the global cannot
+// choose what a confirmation copies.
+const structuredCopy = globalThis.structuredClone
+const cannotCopy: unique symbol = Symbol("cannotCopy")
+
+// A deep copy of what the human is shown, every getter read once; `cannotCopy`
+// for a value that is not data.
+const snapshot = (value: unknown): unknown => {
+  try {
+    return structuredCopy(value)
+  } catch {
+    return cannotCopy
+  }
+}
+
 // The rules of a layer, by the tool each approves.
 type Rules = rules.Index
 
@@ -148,10 +163,22 @@ const confirmWith =
       const context = yield* Invocation.current
       // The schema's own code runs as the tool's: it may cause nothing.
       const schemaCode = inSchema(request.tool)
-      const shown = yield* schemaCode(Schema.encode(request.schema)(request.payload)).pipe(
-        Effect.mapError((error) =>
-          new Refused({ tool, gate: "confirmation", reason: `the payload cannot be shown: ${issueOf(error)}` })
-        )
+      const unshowable = (reason: string) =>
+        new Refused({ tool, gate: "confirmation", reason: `the payload cannot be shown: ${reason}` })
+      // What the human is shown is a copy of its own, made once; what is
+      // confirmed is decoded from that copy. The payload passed in may be a
+      // read tool's output: a getter answering differently the second time, a
+      // key the schema does not declare, an object its code keeps and
+      // rewrites while the card is open. None of it reaches the confirmed payload.
+      const encoded = yield* schemaCode(Schema.encode(request.schema)(request.payload)).pipe(
+        Effect.mapError((error) => unshowable(issueOf(error)))
+      )
+      const shown = snapshot(encoded)
+      if (shown === cannotCopy) {
+        return yield* refuse(unshowable("it holds a value that is not data (a function, a symbol)"))
+      }
+      const payload = yield* schemaCode(Schema.decodeUnknown(request.schema)(shown)).pipe(
+        Effect.mapError((error) => unshowable(`what is shown does not decode back: ${issueOf(error)}`))
       )
       const revalidate = (edited: unknown) => {
         const proto = protoKeyError(request.schema, edited)
@@ -165,7 +192,7 @@ const confirmWith =
         const by = ruleBy(rule.id)
         yield* Audit.record({ type: "decided", tool, by, decision: "approved", edited: false })
         return mintConfirmed(request.tool, {
-          payload: request.payload,
+          payload,
           by,
           edited: false,
           idempotencyKey: request.idempotencyKey
@@ -196,7 +223,7 @@ const confirmWith =
       if (!("payload" in decision)) {
         yield* Audit.record({ type: "decided", tool, by: decision.by, decision: "approved", edited: false })
         return mintConfirmed(request.tool, {
-          payload: request.payload,
+          payload,
           by: decision.by,
           edited: false,
           idempotencyKey: request.idempotencyKey
