@@ -11,6 +11,7 @@ import { Clock, Context, Effect, Either, Layer, Schema } from "effect"
 import * as internal from "./internal/capability.js"
 import * as Printable from "./Printable.js"
 import { deadlines } from "./internal/deadlines.js"
+import { decidingRefusalHere } from "./internal/invocation.js"
 import type { Decided, New, Outcome, Proposal, Status } from "./Proposal.js"
 import { sealed } from "./internal/shared.js"
 
@@ -205,6 +206,61 @@ export const expiredReason = (proposal: Proposal): string =>
  * @since 0.1.0
  * @category layers
  */
+// Freezes a record and the plain objects and arrays it holds, where it is
+// not frozen already (a payload kept from one transition to the next).
+const frozenDeep = <A>(value: A): A => {
+  if (typeof value !== "object" || value === null || Object.isFrozen(value)) return value
+  const prototype = Object.getPrototypeOf(value)
+  if (prototype !== Object.prototype && prototype !== null && !Array.isArray(value)) return value
+  Object.freeze(value)
+  for (const key of Object.keys(value)) frozenDeep((value as Record<string, unknown>)[key])
+  return value
+}
+
+const guardedStores = new WeakSet<object>()
+
+/**
+ * `store` with its deciding methods (`claim`, `retry`, `renew`,
+ * `beginDelivery`, `reject`, `settle`) refused where no human decides: in a
+ * model's fiber, or in any tool's own code (a read tool's `run` that holds
+ * the store, a send's `deliver`). Such a call dies with `ToolError.Refused`
+ * and moves nothing. `Proposal.approve`, `reject`, `retry` and `markDone`,
+ * run by a human's code, call them as before. `ProposalStore.memory` and the
+ * SQL stores are guarded; wrap a store of your own the same way.
+ *
+ * @example
+ * import { Layer } from "effect"
+ * import { ProposalStore } from "@graded/core"
+ * declare const mine: ProposalStore.ProposalStore.Service
+ * const layer = Layer.succeed(ProposalStore.ProposalStore, ProposalStore.guardDecisions(mine))
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const guardDecisions = (store: ProposalStore.Service): ProposalStore.Service => {
+  if (guardedStores.has(store)) return store
+  const deciding = (method: string, id: string) =>
+    Effect.flatMap(
+      decidingRefusalHere(`ProposalStore.${method}(${Printable.escape(id)})`),
+      (refusal) => refusal === undefined ? Effect.void : Effect.die(refusal)
+    )
+  const guarded = Object.freeze<ProposalStore.Service>({
+    add: store.add,
+    get: store.get,
+    list: store.list,
+    expire: store.expire,
+    claim: (id, by, leaseUntil) => Effect.zipRight(deciding("claim", id), store.claim(id, by, leaseUntil)),
+    retry: (id, by, leaseUntil) => Effect.zipRight(deciding("retry", id), store.retry(id, by, leaseUntil)),
+    renew: (id, leaseUntil) => Effect.zipRight(deciding("renew", id), store.renew(id, leaseUntil)),
+    beginDelivery: (id, key, leaseUntil, holder) =>
+      Effect.zipRight(deciding("beginDelivery", id), store.beginDelivery(id, key, leaseUntil, holder)),
+    reject: (id, decision) => Effect.zipRight(deciding("reject", id), store.reject(id, decision)),
+    settle: (id, outcome, from) => Effect.zipRight(deciding("settle", id), store.settle(id, outcome, from))
+  })
+  guardedStores.add(guarded)
+  return guarded
+}
+
 export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () => {
   const proposals = new Map<string, Proposal>()
   let next = 0
@@ -227,7 +283,10 @@ export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () =
   const keyHolders = new Map<string, Set<string>>()
   const leases = deadlines()
   const expiries = deadlines()
-  const put = (proposal: Proposal) => {
+  const put = (unfrozen: Proposal) => {
+    // What `get` and `list` hand out is the record itself: frozen, with what
+    // it holds, so only the store's transitions change it (as a SQL row).
+    const proposal = frozenDeep(unfrozen)
     const before = proposals.get(proposal.id)
     proposals.set(proposal.id, proposal)
     if (before === undefined) {
@@ -280,7 +339,7 @@ export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () =
     return copy as unknown as Proposal
   }
   const iso = (millis: number) => new Date(millis).toISOString()
-  return Object.freeze<ProposalStore.Service>({
+  return guardDecisions(Object.freeze<ProposalStore.Service>({
     add: (fields) =>
       internal.isProposalRecord(fields)
         ? Effect.sync(() => {
@@ -399,7 +458,7 @@ export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () =
             ? { ...without(proposal, "decision", "leaseUntil"), status: "pending" }
             : { ...without(proposal, "leaseUntil"), ...outcome }
       )
-  })
+  }))
 })
 
 // The proposals of one status, in the order they were added once sorted: a

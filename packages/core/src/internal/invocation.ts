@@ -365,5 +365,30 @@ const taintOf = (mark: Mark): Tainted | undefined => {
 }
 
 /** The refusal for the current fiber, read in one step. */
+/**
+ * Why a proposal may not be decided in this fiber (moved by a store's
+ * deciding method), or undefined: a model's work, or any tool's own code, a
+ * send's `deliver` included. Stricter than `refusalHere`: deciding is a
+ * human's act, never a tool's; graded's own functions (`Proposal.approve`)
+ * check who decides before they call the store.
+ */
+export const decidingRefusalHere = (what: string): Effect.Effect<Refused | undefined> =>
+  Effect.withFiberRuntime((fiber) => {
+    const mark = markOf(fiber)
+    if (mark.autonomous || fiber.getFiberRef(currentRef).autonomous) {
+      return Effect.succeed(new Refused({ tool: what, gate: "autonomous", reason: autonomousReason }))
+    }
+    // Graded's own calls to the store run as the store's code (serviceCode.ts):
+    // the store is trusted with its own records, as any service the app provides.
+    if (mark.within === undefined || mark.within.part === "code") return Effect.succeed(undefined)
+    return Effect.succeed(
+      new Refused({
+        tool: what,
+        gate: "grade",
+        reason: `${mark.within.tool}'s own ${mark.within.part} may not decide a proposal: only a human's code does`
+      })
+    )
+  })
+
 export const refusalHere = (tool: string, grade: Confirmable, needs?: string): Effect.Effect<Refused | undefined> =>
   Effect.withFiberRuntime((fiber) => Effect.succeed(refusal(markOf(fiber), tool, grade, needs)))

@@ -151,7 +151,7 @@ export const make: Effect.Effect<ProposalStore.ProposalStore.Service, never, Sql
     const decided = ({ at, by, edited, reason }: Proposal.Decided) =>
       sql`decided_by = ${by}, decided_at = ${at}, edited = ${edited ? 1 : 0}, reason = ${reason ?? null}`
 
-    return Object.freeze<ProposalStore.ProposalStore.Service>({
+    return ProposalStore.guardDecisions(Object.freeze<ProposalStore.ProposalStore.Service>({
       add: (record) => {
         if (!Proposal.isNew(record)) {
           return Effect.die(new Error("SqlProposalStore.add: this record was not made by Tool.proposal"))
@@ -312,7 +312,7 @@ export const make: Effect.Effect<ProposalStore.ProposalStore.Service, never, Sql
             RETURNING *`
         })
       }
-    })
+    }))
   }
 )
 
