@@ -200,12 +200,6 @@ export const leaseEnded = (proposal: Proposal): string =>
 export const expiredReason = (proposal: Proposal): string =>
   `no human decided before ${proposal.expiresAt}; nothing was delivered`
 
-/**
- * An in-memory store, for tests, demos and single-process apps.
- *
- * @since 0.1.0
- * @category layers
- */
 // Freezes a record and the plain objects and arrays it holds, where it is
 // not frozen already (a payload kept from one transition to the next).
 const frozenDeep = <A>(value: A): A => {
@@ -261,6 +255,12 @@ export const guardDecisions = (store: ProposalStore.Service): ProposalStore.Serv
   return guarded
 }
 
+/**
+ * An in-memory store, for tests, demos and single-process apps.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () => {
   const proposals = new Map<string, Proposal>()
   let next = 0
