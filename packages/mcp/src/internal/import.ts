@@ -5,7 +5,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv-provider.js"
 import type { JsonSchemaType } from "@modelcontextprotocol/sdk/validation/types.js"
-import { Effect, ParseResult, Schema } from "effect"
+import { Effect, Either, ParseResult, Schema } from "effect"
 import { type Grade, Tool, Toolkit, Wire } from "@graded/core"
 
 // ---------------------------------------------------------------------------
@@ -70,8 +70,6 @@ export const failureMessages = (name: string): Readonly<Record<string, string>> 
 // ---------------------------------------------------------------------------
 // JSON Schema → Effect Schema
 // ---------------------------------------------------------------------------
-
-const ajv = new AjvJsonSchemaValidator()
 
 // Keywords the conversion understands; a node with any other keyword (a
 // `pattern`, a `minimum`, a `$ref`, `anyOf`…) becomes `Schema.Unknown` carrying
@@ -149,20 +147,88 @@ export const convert = (node: unknown): Schema.Schema<any, any> => {
   return annotate(rest.length === 0 ? first! : Schema.Union(first!, ...rest))
 }
 
+/** How deep a foreign schema may nest (objects and arrays): deeper, it is refused before anything recurses over it. */
+export const maxSchemaDepth = 100
+
+/** Whether a JSON value nests deeper than `limit`, and whether it names a schema (`$id`), walked without recursion. */
+const survey = (value: unknown, limit: number): { readonly tooDeep: boolean; readonly named: boolean } => {
+  const pending: Array<readonly [unknown, number]> = [[value, 1]]
+  let named = false
+  while (pending.length > 0) {
+    const [node, depth] = pending.pop()!
+    if (typeof node !== "object" || node === null) continue
+    if (depth > limit) return { tooDeep: true, named }
+    if (!Array.isArray(node) && Object.hasOwn(node, "$id")) named = true
+    for (const child of Object.values(node)) pending.push([child, depth + 1])
+  }
+  return { tooDeep: false, named }
+}
+
+export const messageOf = (error: unknown): string => error instanceof Error ? error.message : String(error)
+
+/** A foreign JSON Schema made ready to check values: the exact check, and the Effect Schema built on it. */
+export interface Compiled {
+  /** What is wrong with a value, or undefined when the exact JSON Schema allows it. */
+  readonly check: (value: unknown) => string | undefined
+  /** The converted subset, refined by `check`. */
+  readonly schema: Schema.Schema<any, any>
+}
+
+/** Compiles a foreign JSON Schema, or says why it cannot be. */
+export type Compile = (schema: unknown) => Either.Either<Compiled, string>
+
+/**
+ * A compiler for the schemas of one listing. AJV keeps what it compiled for as
+ * long as it lives, by `$id` among others: one AJV per listing lets go of it
+ * with the listing, and a schema that names itself gets an AJV of its own, so
+ * no schema (of another server, or of an earlier listing) is taken for it.
+ */
+export const makeCompiler = (): Compile => {
+  const shared = new AjvJsonSchemaValidator()
+  const compiled = new WeakMap<object, Either.Either<Compiled, string>>()
+  return (schema) => {
+    if (!isObject(schema)) return Either.left("the schema is not a JSON object")
+    const known = compiled.get(schema)
+    if (known !== undefined) return known
+    const outcome = compileWith(shared, schema)
+    compiled.set(schema, outcome)
+    return outcome
+  }
+}
+
+const compileWith = (shared: AjvJsonSchemaValidator, schema: Json): Either.Either<Compiled, string> => {
+  const { named, tooDeep } = survey(schema, maxSchemaDepth)
+  if (tooDeep) return Either.left(`the schema nests deeper than ${maxSchemaDepth} levels`)
+  try {
+    const validate = (named ? new AjvJsonSchemaValidator() : shared).getValidator(schema as JsonSchemaType)
+    const check = (value: unknown): string | undefined => {
+      try {
+        const verdict = validate(value)
+        return verdict.valid ? undefined : verdict.errorMessage ?? "the value does not match the schema"
+      } catch (error) {
+        return `the value could not be checked: ${messageOf(error)}`
+      }
+    }
+    const refined = convert(schema).pipe(Schema.filter((value) => check(value), { jsonSchema: {} }))
+    return Either.right({ check, schema: refined })
+  } catch (error) {
+    // AJV refuses it: an unknown type, a $ref it cannot resolve, a pattern that is no regular expression.
+    return Either.left(messageOf(error))
+  }
+}
+
 /**
  * The Effect Schema for a tool's JSON Schema: the converted subset, and on top
  * the exact JSON Schema checked by the SDK's own AJV validator, so a keyword the
- * conversion does not know still holds.
+ * conversion does not know still holds. Throws when the schema cannot be compiled.
  */
-export const fromJsonSchema = (schema: unknown): Schema.Schema<any, any> => {
-  const validate = ajv.getValidator(schema as JsonSchemaType)
-  return convert(schema).pipe(
-    Schema.filter((value) => {
-      const verdict = validate(value)
-      return verdict.valid ? undefined : verdict.errorMessage
-    }, { jsonSchema: {} })
-  )
-}
+export const fromJsonSchema = (schema: unknown): Schema.Schema<any, any> =>
+  Either.match(makeCompiler()(schema), {
+    onLeft: (problem) => {
+      throw new Error(`The JSON Schema cannot be compiled: ${problem}`)
+    },
+    onRight: (compiled) => compiled.schema
+  })
 
 // ---------------------------------------------------------------------------
 // Calls
@@ -312,22 +378,45 @@ export const checkGrades = (
     discard: true
   })
 
-/** Every tool the server lists, page by page. */
-export const list = (client: Client, options: CallOptions): Effect.Effect<Array<Listed>, ImportFailed> =>
+/** The most pages a listing may take: past them, a server's cursor is taken to never end. */
+export const maxPages = 100
+
+/** The most tools a listing may hold, over all its pages. */
+export const maxTools = 10_000
+
+const listPage = (client: Client, cursor: string | undefined, options: CallOptions) =>
   Effect.tryPromise({
-    try: async () => {
-      const tools = []
-      let cursor: string | undefined
-      do {
-        const page = await client.listTools(cursor === undefined ? undefined : { cursor }, {
-          ...(options.timeout !== undefined ? { timeout: options.timeout } : {})
-        })
-        tools.push(...page.tools)
-        cursor = page.nextCursor
-      } while (cursor !== undefined)
-      return tools
-    },
-    catch: (error) => new ImportFailed({ reason: error instanceof Error ? error.message : String(error) })
+    // The signal ends the request when the import is interrupted.
+    try: (signal) =>
+      client.listTools(cursor === undefined ? undefined : { cursor }, {
+        signal,
+        ...(options.timeout !== undefined ? { timeout: options.timeout } : {})
+      }),
+    catch: (error) => new ImportFailed({ reason: messageOf(error) })
+  })
+
+/** Every tool the server lists, page by page, within `maxPages` and `maxTools`. */
+export const list = (client: Client, options: CallOptions): Effect.Effect<Array<Listed>, ImportFailed> =>
+  Effect.gen(function*() {
+    const tools: Array<Listed> = []
+    const cursors = new Set<string>()
+    let cursor: string | undefined
+    for (let pages = 1;; pages++) {
+      const page = yield* listPage(client, cursor, options)
+      tools.push(...page.tools)
+      if (tools.length > maxTools) {
+        return yield* new ImportFailed({ reason: `the server lists more than ${maxTools} tools (the limit)` })
+      }
+      cursor = page.nextCursor
+      if (cursor === undefined) return tools
+      if (cursors.has(cursor)) {
+        return yield* new ImportFailed({ reason: `the server's listing repeats a cursor after page ${pages}` })
+      }
+      if (pages === maxPages) {
+        return yield* new ImportFailed({ reason: `the server's listing runs past ${maxPages} pages (the limit)` })
+      }
+      cursors.add(cursor)
+    }
   })
 
 export const missingGraded = (
@@ -356,7 +445,8 @@ export const build = (
   gradesByName: { readonly [name: string]: Grade.Grade },
   listed: ReadonlyArray<Listed>,
   options: Options,
-  route: Route
+  route: Route,
+  compile: Compile = makeCompiler()
 ): Effect.Effect<Toolkit.Any, ImportFailed> =>
   Effect.gen(function*() {
     const namespace = options.namespace ?? "mcp"
@@ -374,6 +464,16 @@ export const build = (
         skipped.push({ serverName: listing.name, reason: problem })
         continue
       }
+      const schemas = compileListing(compile, listing)
+      if (Either.isLeft(schemas)) {
+        // As for a name: a tool nobody graded is left out; a graded one the importer counts on fails the import.
+        if (!graded) {
+          skipped.push({ serverName: listing.name, reason: schemas.left })
+          continue
+        }
+        return yield* new ImportFailed({ reason: `${listing.name}: ${schemas.left}` })
+      }
+      const { input, output } = schemas.right
       // Unmapped: the safest grade, a send a human confirms.
       const grade: Grade.Grade = graded ? gradesByName[listing.name]! : "send"
       const annotations: Claim["annotations"] = { ...listing.annotations }
@@ -387,8 +487,6 @@ export const build = (
           message: mismatchMessage(name, grade)
         })
       }
-      const input = fromJsonSchema(listing.inputSchema)
-      const output = listing.outputSchema === undefined ? undefined : fromJsonSchema(listing.outputSchema)
       const common = {
         title: listing.title ?? listing.annotations?.title ?? listing.name,
         description: `${listing.description ?? listing.name}${claimText(annotations)}`,
@@ -402,16 +500,39 @@ export const build = (
       const run = route(name, listing, output)
       const tool = yield* Effect.try({
         try: () => makeTool(name, grade, common, input, run),
-        catch: (error) => new ImportFailed({ reason: error instanceof Error ? error.message : String(error) })
+        catch: (error) => new ImportFailed({ reason: messageOf(error) })
       })
       tools.push(tool)
     }
     const made = yield* Effect.try({
       try: () => (Toolkit.make as (...tools: ReadonlyArray<Tool.Any>) => Toolkit.Any)(...tools),
-      catch: (error) => new ImportFailed({ reason: error instanceof Error ? error.message : String(error) })
+      catch: (error) => new ImportFailed({ reason: messageOf(error) })
     })
     reports.set(made, { claims, mismatches, skipped })
     return made
+  }).pipe(
+    // What a foreign server lists must never kill the importer: whatever it breaks fails the import.
+    Effect.catchAllDefect((defect) =>
+      Effect.fail(new ImportFailed({ reason: `the listing could not be imported: ${messageOf(defect)}` }))
+    )
+  )
+
+/** A listing's input and output schemas compiled, or why one of them cannot be. */
+export const compileListing = (
+  compile: Compile,
+  listing: Listed
+): Either.Either<
+  { readonly input: Schema.Schema<any, any>; readonly output: Schema.Schema<any, any> | undefined },
+  string
+> =>
+  Either.gen(function*() {
+    const input = yield* Either.mapLeft(compile(listing.inputSchema), (why) =>
+      `its input schema cannot be compiled: ${why}`)
+    const output = listing.outputSchema === undefined
+      ? undefined
+      : yield* Either.mapLeft(compile(listing.outputSchema), (why) =>
+        `its output schema cannot be compiled: ${why}`)
+    return { input: input.schema, output: output?.schema }
   })
 
 const makeTool = (

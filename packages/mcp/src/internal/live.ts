@@ -9,21 +9,22 @@
 // call is made until one can: what the server exposes is then unknown.
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
-import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv-provider.js"
-import type { JsonSchemaType } from "@modelcontextprotocol/sdk/validation/types.js"
-import { Effect, PubSub, Queue, Ref, type Schema, type Scope } from "effect"
+import { Effect, Either, PubSub, Queue, Ref, type Schema, type Scope } from "effect"
 import type { Grade, Toolkit } from "@graded/core"
 import {
   build,
   call,
   Changed,
   checkGrades,
-  fromJsonSchema,
+  type Compile,
   ImportFailed,
   list,
   type Listed,
+  makeCompiler,
+  messageOf,
   missingGraded,
   type Options,
+  reports,
   type Route
 } from "./import.js"
 
@@ -54,19 +55,25 @@ interface State {
   readonly failed: string | undefined
 }
 
-const ajv = new AjvJsonSchemaValidator()
-
-const currentOf = (listing: Listed): Current => {
-  const validate = ajv.getValidator(listing.inputSchema as JsonSchemaType)
-  return {
+/** A listed tool as calls check it now, when its schemas compile; a tool whose schemas do not is left out. */
+const currentOf = (compile: Compile, listing: Listed): ReadonlyArray<readonly [string, Current]> => {
+  const input = compile(listing.inputSchema)
+  const output = listing.outputSchema === undefined ? undefined : compile(listing.outputSchema)
+  if (Either.isLeft(input) || output !== undefined && Either.isLeft(output)) return []
+  return [[listing.name, {
     listing,
     // The arguments as they are, never stripped: what is checked is what is sent.
-    accepts: (args) => {
-      const verdict = validate(args)
-      return verdict.valid ? undefined : verdict.errorMessage ?? "invalid arguments"
-    },
-    output: listing.outputSchema === undefined ? undefined : fromJsonSchema(listing.outputSchema)
-  }
+    accepts: input.right.check,
+    output: output?.right.schema
+  }]]
+}
+
+/** Why a tool is not in the latest listing: the server stopped listing it, or left it out for its schemas. */
+const removedDetail = (now: State, serverName: string): string => {
+  const skipped = reports.get(now.toolkit)?.skipped.find((tool) => tool.serverName === serverName)
+  return skipped === undefined
+    ? `the server no longer lists ${serverName}`
+    : `the latest import left ${serverName} out: ${skipped.reason}`
 }
 
 const fingerprint = (listing: Listed): string =>
@@ -102,9 +109,7 @@ export const live = (
           }
           const current = now.current.get(listing.name)
           if (current === undefined) {
-            return Effect.fail(
-              new Changed({ tool: name, change: "removed", detail: `the server no longer lists ${listing.name}` })
-            )
+            return Effect.fail(new Changed({ tool: name, change: "removed", detail: removedDetail(now, listing.name) }))
           }
           const problem = current.accepts(args)
           if (problem !== undefined) {
@@ -127,11 +132,13 @@ export const live = (
         const kept = previous === undefined
           ? []
           : missing.flatMap((name) => previous.listed.filter((listing) => listing.name === name))
-        const toolkit = yield* build(gradesByName, [...listed, ...kept], options, route)
+        // One compiler per listing: what it compiled goes with the listing it was compiled for.
+        const compile = makeCompiler()
+        const toolkit = yield* build(gradesByName, [...listed, ...kept], options, route, compile)
         const next: State = {
           toolkit,
           listed: [...listed, ...kept],
-          current: new Map(listed.map((listing) => [listing.name, currentOf(listing)])),
+          current: new Map(listed.flatMap((listing) => currentOf(compile, listing))),
           failed: undefined
         }
         return next
@@ -148,6 +155,10 @@ export const live = (
         const previous = (yield* Ref.get(state))!
         const outcome = yield* list(client, options).pipe(
           Effect.flatMap((listed) => importListing(listed, previous)),
+          // A listing that breaks the importer is one that cannot be imported: calls stop, as for any.
+          Effect.catchAllDefect((defect) =>
+            Effect.fail(new ImportFailed({ reason: `the listing could not be imported: ${messageOf(defect)}` }))
+          ),
           Effect.either
         )
         if (outcome._tag === "Left") {
@@ -189,8 +200,13 @@ export const live = (
       ),
       () => Effect.sync(() => client.removeNotificationHandler("notifications/tools/list_changed"))
     )
-    // A failed refresh is published, and the next notification tries again.
-    yield* Queue.take(signals).pipe(Effect.zipRight(Effect.ignore(refresh)), Effect.forever, Effect.forkScoped)
+    // A failed refresh is published, and the next notification tries again: nothing a refresh
+    // meets, a defect included, ends the loop that follows the server.
+    yield* Queue.take(signals).pipe(
+      Effect.zipRight(Effect.catchAllCause(refresh, () => Effect.void)),
+      Effect.forever,
+      Effect.forkScoped
+    )
 
     return {
       toolkit: Ref.get(state).pipe(Effect.map((now) => now!.toolkit)),
