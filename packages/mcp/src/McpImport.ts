@@ -54,9 +54,11 @@ export { BadResult } from "./internal/import.js"
 export { Unreachable } from "./internal/import.js"
 
 /**
- * The server's tools could not be imported: listing them failed, a graded
- * name is not among them, a grade is not read/write/send, or a graded tool's
- * name does not make a valid graded name.
+ * The server's tools could not be imported: listing them failed (or ran past
+ * 100 pages or 10,000 tools, or repeated a cursor), a graded name is not
+ * among them, a grade is not read/write/send, or a graded tool's name does
+ * not make a valid graded name or its input or output schema cannot be
+ * compiled (the reason names the tool and why).
  *
  * @since 0.1.0
  * @category errors
