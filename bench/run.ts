@@ -133,6 +133,15 @@ page's runtime section run twice on this build and twice on the one before it (f
 (ring). The new checks cost nothing that shows here; the call reads the tool's labels with its decoders and the
 sink and guards of the context it last saw, two \`WeakMap\` lookups fewer a call.
 
+Measured when this page was last rewritten (2026-12-02), against the commit the page before it was measured on
+(1b48be5): this section run with 9 repetitions on that build and on this one, taking turns, twice each (load 1.5 to
+1.8, the machine shared with other work). In one fiber with the memory sink, 2.09 and 3.29 µs on that build, 2.52
+and 3.24 on this one; ai's path 1.86 and 2.68 against 2.11 and 2.52; no sink 0.97 and 1.59 against 1.11 and 1.69.
+That build now reads about 1.1 × ai's path as this one does: the 0.87 the page showed before came from a quieter
+machine, not from faster code, and the verdict against ai's path moves with the load from one run to the next. What
+this build adds on the call's path (sealing the default services a tool's code sees, see docs/security.md) reads
+within that noise; a paired scratch A/B on the day it was added put it at about +8%.
+
 What a graded call does that the bare baseline does not: it looks the tool up, reads the invocation context and runs
 the feature and page gates, refuses a \`__proto__\` key, checks the input's keys against the keys each struct allows
 (excess properties refused) and decodes it, runs the tool under its read-only restriction, encodes its output through
