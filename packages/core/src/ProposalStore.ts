@@ -200,17 +200,6 @@ export const leaseEnded = (proposal: Proposal): string =>
 export const expiredReason = (proposal: Proposal): string =>
   `no human decided before ${proposal.expiresAt}; nothing was delivered`
 
-// Freezes a record and the plain objects and arrays it holds, where it is
-// not frozen already (a payload kept from one transition to the next).
-const frozenDeep = <A>(value: A): A => {
-  if (typeof value !== "object" || value === null || Object.isFrozen(value)) return value
-  const prototype = Object.getPrototypeOf(value)
-  if (prototype !== Object.prototype && prototype !== null && !Array.isArray(value)) return value
-  Object.freeze(value)
-  for (const key of Object.keys(value)) frozenDeep((value as Record<string, unknown>)[key])
-  return value
-}
-
 const guardedStores = new WeakSet<object>()
 
 /**
@@ -284,9 +273,13 @@ export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () =
   const leases = deadlines()
   const expiries = deadlines()
   const put = (unfrozen: Proposal) => {
-    // What `get` and `list` hand out is the record itself: frozen, with what
-    // it holds, so only the store's transitions change it (as a SQL row).
-    const proposal = frozenDeep(unfrozen)
+    // What `get` and `list` hand out is the record itself: frozen, with its
+    // decision, so only the store's transitions change its state (as a SQL
+    // row's). Its payload is left as it is (freezing it costs a quarter of a
+    // pending card's memory): a human is asked about a copy of it, and what
+    // runs is that copy.
+    if (unfrozen.decision !== undefined) Object.freeze(unfrozen.decision)
+    const proposal = Object.freeze(unfrozen)
     const before = proposals.get(proposal.id)
     proposals.set(proposal.id, proposal)
     if (before === undefined) {

@@ -126,10 +126,14 @@ describe("the proposal store's deciding methods, called by code that is not a hu
           decision: forgedDecision
         })
       expect(swap).toThrow(TypeError)
-      const payload = record.payload
-      expect(() => Object.assign(payload as object, { to: "everyone" })).toThrow(TypeError)
+      const decided = yield* store.reject(proposed.proposal, { ...forgedDecision, reason: "not today" })
+      expect(() => Object.assign(decided.decision!, { by: "agent:mallory" })).toThrow(TypeError)
       const after = yield* Proposal.get(proposed.proposal)
-      expect([after.status, after.payload]).toEqual(["pending", { to: "customer:42", text: "Hi" }])
+      expect([after.status, after.payload, after.decision?.by]).toEqual([
+        "rejected",
+        { to: "customer:42", text: "Hi" },
+        "agent:alice"
+      ])
     }).pipe(Effect.provide(ProposalStore.memory)))
 
   it.effect("a store of your own, wrapped with guardDecisions, refuses the same; a human's approval still delivers", () =>
