@@ -15,6 +15,7 @@ import { Effect } from "effect"
 import { Proposal } from "@graded/core"
 import { Sql } from "@graded/sql"
 import { describe, expect, it } from "vitest"
+import { initialize, listTools, post } from "../../mcp/test/fixtures/rawHttp.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const bin = path.resolve(here, "../bin/graded.mjs")
@@ -86,25 +87,6 @@ const waitForExit = async (pid: number) => {
 type Structured = { readonly proposal: string; readonly requiresConfirm: boolean; readonly status: string }
 
 // Each test starts the command a few times; on a busy machine a start takes seconds.
-// A raw JSON-RPC request over Streamable HTTP, as a client without the SDK sends it.
-const rawPost = (url: string, body: unknown, session?: string) =>
-  fetch(url, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      ...(session === undefined ? {} : { "mcp-session-id": session, "mcp-protocol-version": "2025-06-18" })
-    },
-    body: JSON.stringify(body)
-  })
-const initialize = {
-  jsonrpc: "2.0",
-  id: 1,
-  method: "initialize",
-  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1.0.0" } }
-}
-const listTools = { jsonrpc: "2.0", id: 2, method: "tools/list", params: {} }
-
 describe("graded mcp serve", { timeout: 240_000 }, () => {
   it("a client's write and send over stdio become proposals that graded pending lists and graded decide decides", async () => {
     const { delivered, graded, spawned, stored } = setup()
@@ -250,19 +232,19 @@ describe("graded mcp serve", { timeout: 240_000 }, () => {
       }
       const url = /(http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(err)?.[1]
       expect(url, err).toBeDefined()
-      const first = await rawPost(url!, initialize)
+      const first = await post(url!, initialize)
       expect(first.status).toBe(200)
       const session = first.headers.get("mcp-session-id")
       expect(session).toBeTruthy()
       // The one place is taken: a second client is turned away, told the limit and when to retry.
-      const second = await rawPost(url!, initialize)
+      const second = await post(url!, initialize)
       expect(second.status).toBe(503)
       expect(second.headers.get("retry-after")).toBe("1")
       expect(await second.text()).toContain("session limit (1 session)")
       // Left idle past a second, the first session is closed and its place freed.
       await new Promise((resolve) => setTimeout(resolve, 2_000))
-      expect((await rawPost(url!, listTools, session!)).status).toBe(404)
-      expect((await rawPost(url!, initialize)).status).toBe(200)
+      expect((await post(url!, listTools, session!)).status).toBe(404)
+      expect((await post(url!, initialize)).status).toBe(200)
     } finally {
       child.kill("SIGTERM")
       await exited(child)

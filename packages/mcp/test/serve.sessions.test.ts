@@ -9,6 +9,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { ElicitRequestSchema, type ElicitResult } from "@modelcontextprotocol/sdk/types.js"
 import { Duration, Effect, Schema } from "effect"
 import { makeDesk } from "./fixtures/desk.js"
+import { initialize, listTools, post } from "./fixtures/rawHttp.js"
 
 // The SDK's fetch, except that the client never holds the optional GET
 // stream open (answered 405 here, as a server without one would): such a
@@ -46,25 +47,6 @@ const connectClient = (
 // What a rejected promise was rejected with (undefined when it resolved).
 const rejection = (promise: () => Promise<unknown>) =>
   Effect.promise(() => promise().then(() => undefined, (error: unknown) => error))
-
-const post = (url: string, body: unknown, session?: string) =>
-  fetch(url, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      ...(session === undefined ? {} : { "mcp-session-id": session, "mcp-protocol-version": "2025-06-18" })
-    },
-    body: JSON.stringify(body)
-  })
-
-const initialize = {
-  jsonrpc: "2.0",
-  id: 1,
-  method: "initialize",
-  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1.0.0" } }
-}
-const listTools = { jsonrpc: "2.0", id: 2, method: "tools/list", params: {} }
 
 const sleep = (millis: number) => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, millis)))
 
