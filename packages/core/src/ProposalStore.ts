@@ -217,7 +217,7 @@ const guardedStores = new WeakSet<object>()
  * declare const mine: ProposalStore.ProposalStore.Service
  * const layer = Layer.succeed(ProposalStore.ProposalStore, ProposalStore.guardDecisions(mine))
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category constructors
  */
 export const guardDecisions = (store: ProposalStore.Service): ProposalStore.Service => {
