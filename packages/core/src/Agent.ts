@@ -229,6 +229,14 @@ export interface Result<Tools extends ReadonlyArray<Tool.Any>> {
   readonly calls: ReadonlyArray<Call<Tools>>
   readonly messages: ReadonlyArray<Message>
   readonly usage: Usage
+  /**
+   * The tools marked `untrusted` whose output entered the conversation. To
+   * continue it in a new run, pass them on (`context: { untrusted }`) with
+   * its `messages`: open-world reads stay closed to it.
+   *
+   * @since 0.3.0
+   */
+  readonly untrusted: ReadonlyArray<string>
 }
 
 /**

@@ -21,7 +21,7 @@ import { AlreadyDecided, NotFound, ProposalStore } from "./ProposalStore.js"
 import type * as Tool from "./Tool.js"
 import type * as Toolkit from "./Toolkit.js"
 import { InvalidEdit, parseOptions, Refused, Rejected, type ToolError } from "./ToolError.js"
-import { proposalStoreHere, runStoreIfAny } from "./internal/services.js"
+import { causeLine, proposalStoreHere, runStoreIfAny, transaction } from "./internal/services.js"
 import { sealed } from "./internal/shared.js"
 
 /**
@@ -82,6 +82,13 @@ export interface Proposal {
   /** The supervised run that waits on it, and the model's call id there. */
   readonly runId?: string | undefined
   readonly callId?: string | undefined
+  /**
+   * The run's model turn (its round) the call was made in: with `runId` and
+   * `callId`, the proposal's identity, unique in a store.
+   *
+   * @since 0.3.0
+   */
+  readonly turn?: number | undefined
   /** Until when (ISO) a human may decide it; then it is `expired`. */
   readonly expiresAt?: string | undefined
   /**
@@ -89,6 +96,14 @@ export interface Proposal {
    * passed to it (`Confirmed.idempotencyKey`, a write's `Delivery`).
    */
   readonly deliveryKey?: string | undefined
+  /**
+   * What the human approved (the payload, edited or not; encoded), recorded
+   * with the delivery before the tool ran: what was delivered, and what a
+   * retry of an in-doubt delivery delivers again.
+   *
+   * @since 0.3.0
+   */
+  readonly approved?: unknown
   readonly decision?: Decided | undefined
   /**
    * While `approving` or `delivering`: until when (ISO) the process holds it.
@@ -108,7 +123,10 @@ export interface Proposal {
  * @since 0.1.0
  * @category models
  */
-export type New = Omit<Proposal, "id" | "status" | "decision" | "output" | "leaseUntil" | "deliveryKey"> & {
+export type New = Omit<
+  Proposal,
+  "id" | "status" | "decision" | "output" | "leaseUntil" | "deliveryKey" | "approved"
+> & {
   /** A value no code outside graded can write: a record made by hand does not compile. */
   readonly madeByToolProposalOnly: MadeByToolProposalOnly
 }
@@ -318,9 +336,26 @@ const decide = (
   mode: Decide,
   options?: { readonly lease?: Duration.DurationInput | undefined }
 ) =>
+  Effect.flatMap(
+    Effect.flatMap(proposalStoreHere, (store) => store.get(id)),
+    (stored) => underItsTrace(stored)(decideStored(toolkit, stored, mode, options))
+  )
+
+// A decision is audited under the trace of the run (or call) that proposed
+// it, so that the run's trail holds who decided what; the decider is `by`.
+const underItsTrace = (proposal: Proposal) =>
+  proposal.traceId === undefined ? <A, E, R>(self: Effect.Effect<A, E, R>) => self
+    : Invocation.within({ traceId: proposal.traceId })
+
+const decideStored = (
+  toolkit: Toolkit.Any,
+  stored: Proposal,
+  mode: Decide,
+  options?: { readonly lease?: Duration.DurationInput | undefined }
+) =>
   Effect.gen(function*() {
     const store = yield* proposalStoreHere
-    const stored = yield* store.get(id)
+    const id = stored.id
     const tool = toolkit.get(stored.tool)
     const confirm = tool === undefined || tool.grade !== stored.grade ? undefined : confirmerOf(tool)
     if (tool === undefined || confirm === undefined) {
@@ -344,6 +379,7 @@ const decide = (
       return yield* refuse(new Refused({ tool: tool.name, gate: guarded.gate, reason: guarded.reason }))
     }
     const by = context.actor ?? "human"
+    const atomically = transaction(store)
     // A cancelled run's proposal waiting still (its cancel raced an earlier
     // approval, which put it back) is rejected as the cancel would have.
     const cancelledBefore = yield* runCancelled(stored)
@@ -356,16 +392,21 @@ const decide = (
     const until = (millis: number) => iso(millis + lease)
     const claimed = mode === "approve"
       ? yield* store.claim(id, by, until(yield* Clock.currentTimeMillis))
-      : yield* store.retry(id, by, until(yield* Clock.currentTimeMillis))
-    if (mode === "retry") {
-      yield* Audit.record({ type: "in-doubt", tool: tool.name, proposal: id, action: "retried", by })
-    }
+      : yield* atomically(Effect.tap(
+        store.retry(id, by, until(yield* Clock.currentTimeMillis)),
+        () => Audit.record({ type: "in-doubt", tool: tool.name, proposal: id, action: "retried", by })
+      ))
     // A retry keeps the key the first attempt went out with.
     const key = claimed.deliveryKey ?? crypto.randomUUID()
     // Once the human approved: the delivery is recorded under its key (a lost
     // lease stops it here, before anything is written or sent), and from then
     // on an interruption may have let it out.
     let delivering = false
+    // While the delivery is being recorded: a failure then says nothing of
+    // whether the record holds (a write may commit and its answer be lost).
+    let recording = false
+    // Whether what the human approved was an edit: kept with a delivery in doubt.
+    let editedApproval = false
     // While the human decided, the proposal may have expired or its run been
     // cancelled: then nothing goes out.
     const closedMeanwhile = Effect.gen(function*() {
@@ -389,13 +430,35 @@ const decide = (
       }
       return millis
     })
+    const schema = isSend(tool) ? tool.payload : tool.input
     // Only while this approval's claim still holds it: one whose lease
-    // lapsed may have been claimed by another human since.
-    const beforeEffect = Effect.flatMap(
-      closedMeanwhile,
-      (millis) => store.beginDelivery(id, key, until(millis), claimed.decision)
-    )
-      .pipe(Effect.zipRight(Effect.sync(() => delivering = true)))
+    // lapsed may have been claimed by another human since. What the human
+    // approved is recorded with the delivery, so that a retry delivers it.
+    const beforeEffect = (approval: { readonly payload: unknown; readonly edited: boolean }) =>
+      Effect.gen(function*() {
+        // A retry delivers again what was approved, under the same key: an
+        // edit would be another delivery, which the key would hide.
+        if (mode === "retry" && approval.edited && claimed.approved !== undefined) {
+          return yield* refuse(
+            new Refused({
+              tool: tool.name,
+              gate: "proposal",
+              reason: "a retry delivers what was approved before, unedited; propose the edited call again instead"
+            })
+          )
+        }
+        const millis = yield* closedMeanwhile
+        const payload = yield* inSchema(tool)(Schema.encode(schema)(approval.payload)).pipe(
+          Effect.mapError(() =>
+            new Refused({ tool: tool.name, gate: "proposal", reason: "what was approved does not encode to be kept" })
+          )
+        )
+        recording = true
+        editedApproval = approval.edited
+        yield* store.beginDelivery(id, key, until(millis), claimed.decision, { payload, edited: approval.edited })
+        recording = false
+        delivering = true
+      })
     // A retry that stops before its delivery began is in doubt as it was,
     // with the reason it was in doubt: its first attempt may have gone out.
     const asItWas = (at: string): Outcome =>
@@ -405,16 +468,19 @@ const decide = (
     const interrupted = Effect.flatMap(now, (at) =>
       store.settle(
         id,
-        delivering
-          ? { status: "in-doubt", decision: { by, at, edited: false, reason: interruptedWhileDelivering } }
+        delivering || recording
+          ? { status: "in-doubt", decision: { by, at, edited: editedApproval, reason: interruptedWhileDelivering } }
           : asItWas(at)
       )).pipe(Effect.ignore)
-    const schema = isSend(tool) ? tool.payload : tool.input
+    // A retry is asked about what was approved before (edited or not).
+    const asked = mode === "retry" && claimed.approved !== undefined
+      ? claimed.approved
+      : stored.grade === "send"
+      ? stored.payload
+      : stored.input
     const exit = yield* Effect.exit(Effect.onInterrupt(
       Effect.flatMap(
-        inSchema(tool)(
-          Schema.decodeUnknown(schema, parseOptions)(stored.grade === "send" ? stored.payload : stored.input)
-        ).pipe(
+        inSchema(tool)(Schema.decodeUnknown(schema, parseOptions)(asked)).pipe(
           Effect.mapError(() =>
             new Refused({
               tool: tool.name,
@@ -440,6 +506,28 @@ const decide = (
     // it is left as it is.
     if (failure instanceof AlreadyDecided || failure instanceof NotFound) return yield* Effect.failCause(exit.cause)
     const decision = { by: context.actor ?? "human", at, edited: false }
+    // The record of the delivery failed (the store erred, a lock held), and
+    // may hold all the same: the store is asked. Recorded, the delivery may
+    // have begun, so it is in doubt for a human; not recorded, nothing went
+    // out and it waits as it was. A store that cannot answer leaves it to
+    // its lease (`recover` then decides the same way).
+    if (recording) {
+      const found = yield* Effect.exit(store.get(id))
+      const now = found._tag === "Success" ? found.value : undefined
+      if (now?.status === "delivering" && now.deliveryKey === key) {
+        yield* store.settle(id, {
+          status: "in-doubt",
+          decision: {
+            ...decision,
+            edited: editedApproval,
+            reason: `recording the delivery failed, and it may have begun: ${causeLine(exit.cause)}`
+          }
+        }, ["delivering"]).pipe(Effect.ignore)
+      } else if (now?.status === "approving") {
+        yield* store.settle(id, asItWas(at), ["approving"]).pipe(Effect.ignore)
+      }
+      return yield* Effect.failCause(exit.cause)
+    }
     // What would wait again (an invalid edit, a refusal) does not, once its run was cancelled.
     const waitsAgain = mode === "approve" && !delivering &&
       (failure instanceof Refused || failure instanceof InvalidEdit)
@@ -560,14 +648,16 @@ export const markDone = (
     }
     const by = (yield* Invocation.current).actor ?? "human"
     const reason = options?.note ?? "marked delivered by a human after checking"
+    const at = yield* now
     // Only from in-doubt: a retry that began meanwhile is not settled under it.
-    const settled = yield* store.settle(id, {
-      status: "delivered",
-      decision: { by, at: yield* now, edited: false, reason },
-      output: undefined
-    }, ["in-doubt"])
-    yield* Audit.record({ type: "in-doubt", tool: stored.tool, proposal: id, action: "marked-done", by })
-    return settled
+    return yield* underItsTrace(stored)(
+      transaction(store)(Effect.tap(
+        store.settle(id, { status: "delivered", decision: { by, at, edited: false, reason }, output: undefined }, [
+          "in-doubt"
+        ]),
+        () => Audit.record({ type: "in-doubt", tool: stored.tool, proposal: id, action: "marked-done", by })
+      ))
+    )
   })
 
 /**
@@ -584,9 +674,14 @@ export const markDone = (
  */
 export const recover: Effect.Effect<ReadonlyArray<Proposal>, never, ProposalStore> = Effect.gen(function*() {
   const store = yield* proposalStoreHere
-  const moved = yield* store.expire(yield* now)
-  for (const proposal of moved) {
-    yield* proposal.status === "in-doubt"
+  const at = yield* now
+  // What moved and its audit entries commit together.
+  return yield* transaction(store)(Effect.tap(store.expire(at), (moved) => Effect.forEach(moved, surfaced)))
+})
+
+const surfaced = (proposal: Proposal) =>
+  underItsTrace(proposal)(
+    proposal.status === "in-doubt"
       ? Audit.record({
         type: "in-doubt",
         tool: proposal.tool,
@@ -601,9 +696,7 @@ export const recover: Effect.Effect<ReadonlyArray<Proposal>, never, ProposalStor
         reason: proposal.decision?.reason ??
           `the approval stopped before anything was delivered; ${proposal.id} waits for a human again`
       })
-  }
-  return moved
-})
+  )
 
 /**
  * Rejects a pending proposal: nothing is delivered, and the rejection is
@@ -624,22 +717,22 @@ export const reject = (
     // does not make it.
     const refusal = yield* refusalHere(stored.tool, stored.grade)
     if (refusal !== undefined) return yield* refuse(refusal)
-    const rejected = yield* store.reject(id, {
-      by: decision.by,
-      reason: decision.reason,
-      at: yield* now,
-      edited: false
-    })
-    // Audited like a rejection on a card: who, and why.
-    yield* Audit.record({
-      type: "decided",
-      tool: stored.tool,
-      by: decision.by,
-      decision: "rejected",
-      edited: false,
-      reason: decision.reason
-    })
-    return rejected
+    const at = yield* now
+    // Audited like a rejection on a card (who, and why), in the same transaction.
+    return yield* underItsTrace(stored)(
+      transaction(store)(Effect.tap(
+        store.reject(id, { by: decision.by, reason: decision.reason, at, edited: false }),
+        () =>
+          Audit.record({
+            type: "decided",
+            tool: stored.tool,
+            by: decision.by,
+            decision: "rejected",
+            edited: false,
+            reason: decision.reason
+          })
+      ))
+    )
   })
 
 // Sealed where they are made (Invocation.seal): each is shared by every

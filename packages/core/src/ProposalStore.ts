@@ -99,13 +99,16 @@ export declare namespace ProposalStore {
      * until `leaseUntil`. Nothing is delivered unless this succeeded. Given
      * `holder` (the decision its claim recorded), it begins only while that
      * claim still holds the proposal: an approval whose lease lapsed and whose
-     * proposal another human has claimed since delivers nothing.
+     * proposal another human has claimed since delivers nothing. Given
+     * `approved`, what the human approved is recorded with it (`approved`,
+     * and the decision's `edited`): a retry of the delivery delivers that.
      */
     readonly beginDelivery: (
       id: string,
       key: string,
       leaseUntil: string,
-      holder?: Pick<Decided, "by" | "at">
+      holder?: Pick<Decided, "by" | "at">,
+      approved?: Approval
     ) => Effect.Effect<Proposal, NotFound | AlreadyDecided>
     /**
      * At `now` (ISO): hands back to `pending` every approval whose lease has
@@ -132,6 +135,29 @@ export declare namespace ProposalStore {
       outcome: Outcome,
       from?: ReadonlyArray<Status>
     ) => Effect.Effect<Proposal, NotFound | AlreadyDecided>
+    /**
+     * Runs `self` as one transaction of the database the store keeps: every
+     * write of a graded store or audit sink on that database inside it
+     * commits with the others or not at all. graded wraps each transition in
+     * it (a state change and its audit entries); a store without it (memory)
+     * writes each step at once.
+     *
+     * @since 0.3.0
+     */
+    readonly withTransaction?: (<A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>) | undefined
+  }
+
+  /**
+   * What a human approved, as `beginDelivery` records it with the delivery:
+   * the payload (encoded; a write's input, a send's payload) and whether it
+   * was edited.
+   *
+   * @since 0.3.0
+   * @category models
+   */
+  export interface Approval {
+    readonly payload: unknown
+    readonly edited: boolean
   }
 
   /**
@@ -235,10 +261,11 @@ export const guardDecisions = (store: ProposalStore.Service): ProposalStore.Serv
     claim: (id, by, leaseUntil) => Effect.zipRight(deciding("claim", id), store.claim(id, by, leaseUntil)),
     retry: (id, by, leaseUntil) => Effect.zipRight(deciding("retry", id), store.retry(id, by, leaseUntil)),
     renew: (id, leaseUntil) => Effect.zipRight(deciding("renew", id), store.renew(id, leaseUntil)),
-    beginDelivery: (id, key, leaseUntil, holder) =>
-      Effect.zipRight(deciding("beginDelivery", id), store.beginDelivery(id, key, leaseUntil, holder)),
+    beginDelivery: (id, key, leaseUntil, holder, approved) =>
+      Effect.zipRight(deciding("beginDelivery", id), store.beginDelivery(id, key, leaseUntil, holder, approved)),
     reject: (id, decision) => Effect.zipRight(deciding("reject", id), store.reject(id, decision)),
-    settle: (id, outcome, from) => Effect.zipRight(deciding("settle", id), store.settle(id, outcome, from))
+    settle: (id, outcome, from) => Effect.zipRight(deciding("settle", id), store.settle(id, outcome, from)),
+    ...(store.withTransaction !== undefined ? { withTransaction: store.withTransaction } : {})
   })
   guardedStores.add(guarded)
   return guarded
@@ -270,6 +297,11 @@ export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () =
   }
   const byStatus = new Map<Status, StatusIndex>()
   const keyHolders = new Map<string, Set<string>>()
+  const calls = new Set<string>()
+  const callOf = (record: Omit<Proposal, "id" | "status">) =>
+    record.runId === undefined || record.callId === undefined || record.turn === undefined
+      ? undefined
+      : `${record.runId}\u0000${record.turn}\u0000${record.callId}`
   const leases = deadlines()
   const expiries = deadlines()
   const put = (unfrozen: Proposal) => {
@@ -335,9 +367,17 @@ export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () =
   return guardDecisions(Object.freeze<ProposalStore.Service>({
     add: (fields) =>
       internal.isProposalRecord(fields)
-        ? Effect.sync(() => {
+        ? Effect.suspend(() => {
           const { madeByToolProposalOnly: _, ...record } = fields
-          return put({ ...record, id: `p-${++next}`, status: "pending" })
+          // One proposal for one call of a run's turn, as SQL's unique index keeps it.
+          const call = callOf(record)
+          if (call !== undefined && calls.has(call)) {
+            return Effect.die(
+              new Error(`ProposalStore.add: call ${record.callId} of run ${record.runId} has a proposal`)
+            )
+          }
+          if (call !== undefined) calls.add(call)
+          return Effect.succeed(put({ ...record, id: `p-${++next}`, status: "pending" }))
         })
         : Effect.die(new Error("ProposalStore.add: this record was not made by Tool.proposal")),
     get: (id) =>
@@ -401,7 +441,7 @@ export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () =
           leaseUntil
         }))),
     renew: (id, leaseUntil) => move(id, ["approving", "delivering"], (proposal) => ({ ...proposal, leaseUntil })),
-    beginDelivery: (id, key, leaseUntil, holder) =>
+    beginDelivery: (id, key, leaseUntil, holder, approved) =>
       move(id, ["approving"], (proposal) => {
         if (holder !== undefined && (proposal.decision?.by !== holder.by || proposal.decision.at !== holder.at)) {
           return undefined
@@ -411,7 +451,9 @@ export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () =
         for (const holder of keyHolders.get(deliveryKey) ?? []) {
           if (holder !== id) return undefined
         }
-        return { ...proposal, status: "delivering", deliveryKey, leaseUntil }
+        if (approved === undefined) return { ...proposal, status: "delivering", deliveryKey, leaseUntil }
+        const decision = proposal.decision === undefined ? undefined : { ...proposal.decision, edited: approved.edited }
+        return { ...proposal, status: "delivering", deliveryKey, leaseUntil, approved: approved.payload, decision }
       }),
     expire: (now) =>
       Effect.sync(() => {
@@ -437,7 +479,12 @@ export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () =
             : put({
               ...without(proposal, "leaseUntil"),
               status: "in-doubt",
-              decision: { by: proposal.decision?.by ?? "graded", at: now, edited: false, reason: leaseEnded(proposal) }
+              decision: {
+                by: proposal.decision?.by ?? "graded",
+                at: now,
+                edited: proposal.decision?.edited ?? false,
+                reason: leaseEnded(proposal)
+              }
             })
         )
       }),

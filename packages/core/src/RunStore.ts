@@ -98,6 +98,16 @@ export const State = Schema.Struct({
   refusedBefore: Schema.Array(Schema.String),
   /** Facts the run's tools recorded, for a policy's conditions. */
   facts: Schema.optional(Facts),
+  /**
+   * The model's last turn, stored as soon as it answered and before any of
+   * its calls ran (the turn is the last message): a resume goes on from it
+   * and does not ask the model again. Holds which calls were malformed.
+   *
+   * @since 0.3.0
+   */
+  answered: Schema.optional(Schema.Struct({
+    malformed: Schema.Array(Schema.Struct({ index: Schema.Number, issue: Schema.String }))
+  })),
   /** The turn whose writes and sends wait for a human, in the order the model asked. */
   turn: Schema.optional(Schema.Struct({ calls: Schema.Array(ToolCall), outcomes: Schema.Array(TurnOutcome) })),
   /** How the run ended. */
@@ -245,6 +255,15 @@ export declare namespace RunStore {
      * version is still `run.version`; the saved run has the next version.
      */
     readonly save: (run: Run) => Effect.Effect<Run, RunNotFound | RunBusy>
+    /**
+     * Runs `self` as one transaction of the database the store keeps: the
+     * run's save, the proposals it makes and the audit entries of the step
+     * commit together or not at all (every graded store and sink on that
+     * database joins it). A store without it (memory) writes each at once.
+     *
+     * @since 0.3.0
+     */
+    readonly withTransaction?: (<A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>) | undefined
   }
 }
 

@@ -89,6 +89,36 @@ describe("Proposal.approve, stopped half way", () => {
       expect(yield* Proposal.recover).toEqual([])
     }).pipe(Effect.provide(ProposalStore.memory)))
 
+  it.effect("a retry of an edited delivery in doubt shows and delivers the edit, under the same key; an edit on the retry is refused", () =>
+    Effect.gen(function*() {
+      const t = yield* setup
+      yield* Deferred.succeed(t.human, HumanConfirm.approve("agent:alice", { text: "hi, edited by alice" }))
+      const fiber = yield* Effect.fork(Proposal.approve(t.toolkit, t.id).pipe(Effect.provide(t.ui)))
+      yield* Deferred.await(t.deliveryStarted)
+      yield* Fiber.interrupt(fiber)
+      expect(yield* Proposal.get(t.id)).toMatchObject({
+        status: "in-doubt",
+        approved: { text: "hi, edited by alice" },
+        decision: { edited: true }
+      })
+      t.stopHanging()
+      // Asked again: the human sees what was approved, not what the model proposed.
+      const shown: Array<unknown> = []
+      const retrying = (decision: HumanConfirm.Decision) =>
+        Proposal.retry(t.toolkit, t.id).pipe(Effect.provide(HumanConfirm.layer({
+          confirm: (view) => Effect.sync(() => (shown.push(view.payload), decision))
+        })))
+      const edited = yield* Effect.flip(retrying(HumanConfirm.approve("agent:bob", { text: "something else" })))
+      expect(edited).toMatchObject({ _tag: "@graded/core/ToolError/Refused", gate: "proposal" })
+      expect(t.delivered).toEqual([])
+      expect((yield* Proposal.get(t.id)).status).toBe("in-doubt")
+      const retried = yield* retrying(HumanConfirm.approve("agent:bob"))
+      expect(retried.proposal.status).toBe("delivered")
+      expect(shown).toEqual([{ text: "hi, edited by alice" }, { text: "hi, edited by alice" }])
+      expect(t.delivered).toEqual(["hi, edited by alice"])
+      expect(new Set(t.keys).size).toBe(1)
+    }).pipe(Effect.provide(ProposalStore.memory)))
+
   it.effect("an approval gone past its lease goes back to pending, audited; the late approval delivers nothing and leaves the next human's approval alone", () =>
     Effect.gen(function*() {
       const t = yield* setup

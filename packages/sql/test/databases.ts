@@ -87,7 +87,12 @@ export const postgres = (name: string, url: () => string) => {
   }
 }
 
-/** PGlite (PostgreSQL in WebAssembly, from npm) behind its wire server on 127.0.0.1 and a free port. */
+/**
+ * PGlite (PostgreSQL in WebAssembly, from npm) behind its wire server on 127.0.0.1 and a free port. One backend
+ * serves every connection, message by message: patches/@electric-sql__pglite-socket@0.2.17.patch keeps a
+ * connection's extended-protocol sequence (Parse to Sync) together, as it already kept a transaction, so that
+ * another connection's Parse cannot replace the statement a Bind is for.
+ */
 export const startPglite = async () => {
   const db = await PGlite.create()
   // Every pool the tests open at once (up to 10 connections each) must fit.

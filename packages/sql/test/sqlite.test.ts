@@ -56,7 +56,8 @@ describe("Sql.sqlite", () => {
         { migration_id: 2, name: "audit" },
         { migration_id: 3, name: "runs" },
         { migration_id: 4, name: "audit_decisions" },
-        { migration_id: 5, name: "policy" }
+        { migration_id: 5, name: "policy" },
+        { migration_id: 6, name: "proposal_identity" }
       ])
       expect(yield* SqlMigrations.run.pipe(Effect.provideService(SqlClient, sql))).toEqual([])
       expect(yield* sql`PRAGMA journal_mode`).toEqual([{ journal_mode: "wal" }])
@@ -82,7 +83,15 @@ describe("Sql.sqlite", () => {
       expect(yield* Effect.flip(approve)).toBeInstanceOf(ProposalStore.AlreadyDecided)
       expect(desk.effects.delivered).toEqual([{ to: "customer:42", text: "We are on it." }])
       const audit = yield* SqlAudit.trace("t-1").pipe(after)
-      expect(audit.map((entry) => entry.type)).toEqual(["called", "proposed", "completed"])
+      // The human's decision is on the trace of the call that proposed it.
+      expect(audit.map((entry) => entry.type)).toEqual([
+        "called",
+        "proposed",
+        "completed",
+        "confirm-requested",
+        "decided",
+        "delivered"
+      ])
     }))
 
   it.live("processes starting at once on one new file all come up and share one queue", () =>
@@ -213,10 +222,11 @@ describe("Sql.sqlite", () => {
       expect(before.message).toBe(
         `Cannot read the audit in ${filename}: its graded_audit table is from an older @graded/sql: start the app once with this version, which migrates it`
       )
-      expect(yield* SqlMigrations.run.pipe(Effect.provideService(SqlClient, sql))).toEqual([[4, "audit_decisions"], [
-        5,
-        "policy"
-      ]])
+      expect(yield* SqlMigrations.run.pipe(Effect.provideService(SqlClient, sql))).toEqual([
+        [4, "audit_decisions"],
+        [5, "policy"],
+        [6, "proposal_identity"]
+      ])
       const confirmed = yield* SqlAudit.confirmedBy("agent:alice").pipe(
         Effect.provide(SqlAudit.open({ sqlite: filename }))
       )

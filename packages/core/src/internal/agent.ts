@@ -159,6 +159,7 @@ const checkTurn = (response: unknown, round: number): Either.Either<Checked, Mod
     )
   }
   const malformed = new Map<number, string>()
+  const ids = new Set<string>()
   const calls = (turn.right.toolCalls ?? []).map((raw, index): ToolCall => {
     // Arguments given as an object rather than JSON text are taken as JSON
     // (one nested too deeply to write as JSON is no arguments at all).
@@ -167,7 +168,16 @@ const checkTurn = (response: unknown, round: number): Either.Either<Checked, Mod
       ? { ...raw, arguments: asJson(raw.arguments) }
       : raw
     const call = decodeCall(candidate)
-    if (Either.isRight(call)) return call.right
+    // A call id names one call of a turn (its result, its proposal): a second
+    // call under the same id is no call of its own.
+    if (Either.isRight(call) && ids.has(call.right.id)) {
+      malformed.set(index, `the call id ${JSON.stringify(call.right.id)} is used by an earlier call of this turn`)
+      return { ...call.right, arguments: "" }
+    }
+    if (Either.isRight(call)) {
+      ids.add(call.right.id)
+      return call.right
+    }
     malformed.set(index, issueOf(call.left))
     const field = (key: string) =>
       typeof raw === "object" && raw !== null && key in raw ? (raw as Record<string, unknown>)[key] : undefined
@@ -219,10 +229,10 @@ export const initialState = (options: RunOptions): LoopState => {
   }
 }
 
-/** A turn whose writes and sends wait for a human: each place is known, or a proposal id. */
+/** A turn whose writes and sends wait for a human: each place is known, or drafted for a human. */
 export interface OpenTurn {
   readonly calls: ReadonlyArray<ToolCall>
-  readonly outcomes: ReadonlyArray<Outcome | { readonly proposal: string }>
+  readonly outcomes: ReadonlyArray<Outcome | Draft>
 }
 
 export type LoopEnd =
@@ -234,17 +244,50 @@ export type LoopEnd =
   | { readonly _tag: "Waiting"; readonly turn: OpenTurn }
 
 /**
- * How a durable run handles a write or send the model called: recorded as a
- * proposal for a human (its id), or refused at once (an outcome).
+ * A write or send the model called in a durable run, made ready for a human:
+ * the proposal to record (`record`, made by `mintProposal`), or the proposal
+ * recorded for this very call before (a turn taken up again after a restart).
+ */
+export type Draft =
+  | { readonly draft: unknown; readonly tool: string }
+  | { readonly proposal: string }
+
+/**
+ * How a durable run keeps its turns: each model turn stored as soon as it is
+ * answered (a resume goes on from it and never asks the model again), each
+ * write or send drafted for a human, and the state after every turn that did
+ * not wait.
  */
 export interface Durable {
-  readonly propose: (
+  readonly answered: (state: LoopState, malformed: ReadonlyMap<number, string>) => Effect.Effect<void, any, any>
+  readonly draft: (
     tool: AnyTool,
     call: ToolCall,
-    input: unknown
-  ) => Effect.Effect<{ readonly proposal: string } | Outcome, never, any>
+    input: unknown,
+    turn: number
+  ) => Effect.Effect<Draft | Outcome, never, any>
   /** Runs after every turn that did not wait, with the state so far. */
   readonly checkpoint: (state: LoopState) => Effect.Effect<void, any, any>
+}
+
+/**
+ * What a call's success brings into the run: the untrusted mark of a tool
+ * marked `untrusted`, and the facts its result records. One rule for every
+ * call that ran, a read, a write or send a human decided at once, or one a
+ * durable run learns was delivered.
+ */
+export const absorb = (state: LoopState, tool: AnyTool, output: unknown): void => {
+  if (tool.untrusted === true && !state.untrusted.includes(tool.name)) {
+    state.untrusted = [...state.untrusted, tool.name]
+  }
+  if (tool.facts !== undefined) state.facts = recordFacts(state.facts, tool.facts, output)
+}
+
+/** A model turn as the loop judged it, stored until its calls are done. */
+export interface Answered {
+  readonly calls: ReadonlyArray<ToolCall>
+  readonly text: string | undefined
+  readonly malformed: ReadonlyMap<number, string>
 }
 
 /** The content and record of one call, once known. */
@@ -266,7 +309,8 @@ export const loop = (
   maxRounds: number,
   maxCallsPerRound: number,
   mode: "autonomous" | "supervised" | { readonly durable: Durable },
-  state: LoopState
+  state: LoopState,
+  resumeFrom?: Answered
 ) =>
   Effect.gen(function*() {
     const supervised = mode !== "autonomous"
@@ -372,10 +416,7 @@ export const loop = (
         : Invocation.within({ untrusted })(viaRegistry)
       return Effect.map(dispatched, ({ result, success, text }): Outcome => {
         if (success !== undefined) {
-          if (tool.untrusted === true && !state.untrusted.includes(tool.name)) {
-            state.untrusted = [...state.untrusted, tool.name]
-          }
-          if (tool.facts !== undefined) state.facts = recordFacts(state.facts, tool.facts, success.output)
+          absorb(state, tool, success.output)
           return {
             call: { ok: true, id: call.id, tool: tool.name, input: success.input, output: success.output },
             content: text ?? JSON.stringify(forModel(result))
@@ -390,21 +431,23 @@ export const loop = (
       })
     }
 
-    // Durable, a write or send is recorded for a human, after the same checks.
-    const propose = (call: ToolCall, durable: Durable): Effect.Effect<Outcome | { proposal: string }, never, any> => {
+    // Durable, a write or send is drafted for a human, after the same checks.
+    const propose = (call: ToolCall, durable: Durable): Effect.Effect<Outcome | Draft, never, any> => {
       const checked = check(call)
       if (Either.isLeft(checked)) return checked.left
       const [tool, input] = checked.right
-      if (guards.length === 0) return durable.propose(tool, call, input)
+      if (guards.length === 0) return durable.draft(tool, call, input, state.round)
       // The guards (a policy) judge a durable proposal as they judge any call,
       // in the context of this turn, facts included.
       return Effect.flatMap(admitAll(guards, tool, input, judged()), (refused) =>
-        refused === undefined ? durable.propose(tool, call, input)
+        refused === undefined ? durable.draft(tool, call, input, state.round)
           : refuse(call.id, tool.name, refused.gate, "refused", refused.reason))
     }
 
+    // The model's turn: asked for, or the stored one a resume goes on from.
     const { messages, usage } = state
-    for (;;) {
+    let stored = resumeFrom
+    const ask = Effect.gen(function*() {
       const round = ++state.round
       if (guards.length > 0 && round > 1) {
         yield* offer
@@ -414,10 +457,20 @@ export const loop = (
       if (Either.isLeft(checked)) {
         return yield* checked.left
       }
-      const response = { text: checked.right.text, toolCalls: checked.right.calls }
       usage.inputTokens += checked.right.usage.inputTokens
       usage.outputTokens += checked.right.usage.outputTokens
-      messages.push({ role: "assistant", content: response.text, toolCalls: response.toolCalls })
+      messages.push({ role: "assistant", content: checked.right.text, toolCalls: checked.right.calls })
+      // Stored before any of its calls runs: a restart goes on from it.
+      if (durable !== undefined) {
+        yield* durable.answered(state, checked.right.malformed)
+      }
+      return { calls: checked.right.calls, text: checked.right.text, malformed: checked.right.malformed }
+    })
+    for (;;) {
+      const answered: Answered = stored ?? (yield* ask)
+      stored = undefined
+      const round = state.round
+      const response = { text: answered.text, toolCalls: answered.calls }
       if (response.toolCalls.length === 0) {
         yield* Audit.record({ type: "answered", rounds: round })
         return { _tag: "Done", stopped: "answer", answer: response.text } satisfies LoopEnd as LoopEnd
@@ -445,12 +498,12 @@ export const loop = (
         })
         return { _tag: "Done", stopped: "round-limit", answer: response.text } satisfies LoopEnd as LoopEnd
       }
-      const outcomes: Array<Outcome | { proposal: string }> = []
+      const outcomes: Array<Outcome | Draft> = []
       // Supervised, each write or send is asked at once, after the turn's reads:
       // the turn goes on when every one is decided.
       const decisions: Array<readonly [number, ToolCall]> = []
       for (const [index, call] of response.toolCalls.entries()) {
-        const issue = checked.right.malformed.get(index)
+        const issue = answered.malformed.get(index)
         if (supervised && issue === undefined && index < maxCallsPerRound) {
           const tool = offered.get(call.name)
           if (tool !== undefined && tool.grade !== "read") {
@@ -484,7 +537,7 @@ export const loop = (
         { concurrency: durable !== undefined ? 1 : "unbounded" }
       )
       decisions.forEach(([index], i) => outcomes[index] = decided[i]!)
-      if (outcomes.some((outcome) => "proposal" in outcome)) {
+      if (outcomes.some((outcome) => "draft" in outcome || "proposal" in outcome)) {
         return { _tag: "Waiting", turn: { calls: response.toolCalls, outcomes } } satisfies LoopEnd as LoopEnd
       }
       for (const [index, call] of response.toolCalls.entries()) settle(state, call, outcomes[index] as Outcome)
@@ -498,7 +551,8 @@ const finish = (state: LoopState, end: LoopEnd & { readonly _tag: "Done" }) => (
   rounds: state.round,
   calls: state.calls,
   messages: state.messages,
-  usage: state.usage as Usage
+  usage: state.usage as Usage,
+  untrusted: state.untrusted
 })
 
 export const checkOptions = (options: RunOptions) =>
@@ -528,7 +582,8 @@ export const run = (options: RunOptions, mode: "autonomous" | "supervised" = "au
     const { maxCallsPerRound, maxRounds } = yield* checkOptions(options)
     const outer = yield* Invocation.current
     const traceId = options.context?.traceId ?? outer.traceId ?? crypto.randomUUID()
-    const state = initialState(options)
+    // A conversation continued keeps the marks of the one it continues.
+    const state = { ...initialState(options), untrusted: [...(options.context?.untrusted ?? [])] }
     const done = (end: LoopEnd) =>
       end._tag === "Done"
         ? Effect.succeed(finish(state, end))

@@ -6,7 +6,7 @@ import * as Audit from "../Audit.js"
 import type { Confirmable } from "../Grade.js"
 import * as Invocation from "../Invocation.js"
 import type { ToolCall } from "../LanguageModel.js"
-import { type Proposal, recover } from "../Proposal.js"
+import { type New, type Proposal, recover } from "../Proposal.js"
 import { type Run, RunBusy, type State } from "../RunStore.js"
 import type { Any as AnyTool } from "../Tool.js"
 import type { Any as AnyToolkit } from "../Toolkit.js"
@@ -16,7 +16,7 @@ import { mintProposal, withoutCapabilities } from "./capability.js"
 import { refusalHere } from "./invocation.js"
 import { refuse } from "./refuse.js"
 import { inSchema, isSend } from "./tool.js"
-import { proposalStoreHere, runStoreHere } from "./services.js"
+import { proposalStoreHere, runStoreHere, transaction } from "./services.js"
 import { sealed } from "./shared.js"
 
 export interface StartOptions extends Agent.RunOptions {
@@ -95,7 +95,7 @@ const toState = (
   codec: CallCodec,
   state: Agent.LoopState,
   base: State,
-  turn?: Agent.OpenTurn
+  turn?: State["turn"]
 ): State => ({
   ...base,
   round: state.round,
@@ -109,17 +109,13 @@ const toState = (
   untrusted: [...state.untrusted],
   refusedBefore: [...state.refusedBefore],
   facts: Object.keys(state.facts).length === 0 ? undefined : { ...state.facts },
-  turn: turn === undefined ? undefined : storedTurn(codec, turn)
+  answered: undefined,
+  turn
 })
 
-const storedTurn = (codec: CallCodec, turn: Agent.OpenTurn): NonNullable<State["turn"]> => ({
-  calls: turn.calls,
-  outcomes: turn.outcomes.map((outcome) =>
-    "proposal" in outcome
-      ? outcome
-      : { call: codec.encode(outcome.call), content: outcome.content }
-  ) as NonNullable<State["turn"]>["outcomes"]
-})
+// A turn's outcome as stored: known (encoded), or the proposal it waits on.
+const storedOutcome = (codec: CallCodec, outcome: Agent.Outcome | { readonly proposal: string }) =>
+  "proposal" in outcome ? outcome : { call: codec.encode(outcome.call), content: outcome.content }
 
 const fromState = (codec: CallCodec, state: State): Agent.LoopState => ({
   messages: state.messages.map((message) =>
@@ -149,7 +145,8 @@ const finished = (
   rounds: state.round,
   calls: state.calls,
   messages: state.messages,
-  usage: state.usage
+  usage: state.usage,
+  untrusted: state.untrusted
 })
 
 // A proposal a human has not settled yet: the run waits on it.
@@ -162,6 +159,8 @@ const decided = (toolkit: AnyToolkit, call: ToolCall, proposal: Proposal): Agent
   switch (proposal.status) {
     case "delivered": {
       const tool = toolkit.get(proposal.tool)
+      // A write's input is what the human approved; a send's, what the model asked.
+      const input = proposal.grade === "write" && proposal.approved !== undefined ? proposal.approved : proposal.input
       const note = proposal.output === undefined
         ? `${by} marked it delivered; its output is not known`
         : proposal.decision?.edited === true
@@ -172,7 +171,7 @@ const decided = (toolkit: AnyToolkit, call: ToolCall, proposal: Proposal): Agent
           ok: true,
           id: call.id,
           tool: proposal.tool,
-          input: through(tool?.input, proposal.input, "decode"),
+          input: through(tool?.input, input, "decode"),
           output: through(tool?.output, proposal.output, "decode")
         },
         content: JSON.stringify({ ok: true, data: proposal.output, note })
@@ -189,13 +188,19 @@ const decided = (toolkit: AnyToolkit, call: ToolCall, proposal: Proposal): Agent
   }
 }
 
-// Records a write or send the model called as a proposal for a human: the
+// Drafts a write or send the model called as a proposal for a human: the
 // input decoded, a send's payload prepared (as the model's: it may cause
-// nothing), the run and call named.
-const durable = (run: () => Run, decisionTimeout: number | undefined): Agent.Durable => ({
-  propose: (tool: AnyTool, call: ToolCall, input: unknown) =>
+// nothing), the run, turn and call named. A call of a turn taken up again
+// after a restart has its proposal already: that one is the call's.
+const drafting =
+  (runId: string, decisionTimeout: number | undefined): Agent.Durable["draft"] =>
+  (tool: AnyTool, call: ToolCall, input: unknown, turn: number) =>
     Effect.gen(function*() {
       const store = yield* proposalStoreHere
+      const known = (yield* store.list({ runId })).find((proposal) =>
+        proposal.turn === turn && proposal.callId === call.id
+      )
+      if (known !== undefined) return { proposal: known.id }
       const context = yield* Invocation.current
       const decoded = Schema.decodeUnknownEither(tool.input, parseOptions)(input)
       if (Either.isLeft(decoded)) {
@@ -217,7 +222,7 @@ const durable = (run: () => Run, decisionTimeout: number | undefined): Agent.Dur
         return Agent.denied(call.id, tool.name, "failed", reason)
       }
       const millis = yield* Clock.currentTimeMillis
-      const proposal = yield* store.add(mintProposal({
+      const draft = mintProposal({
         tool: tool.name,
         grade: tool.grade as Confirmable,
         title: tool.title,
@@ -226,20 +231,20 @@ const durable = (run: () => Run, decisionTimeout: number | undefined): Agent.Dur
         proposedAt: iso(millis),
         actor: context.actor,
         traceId: context.traceId,
-        runId: run().id,
+        runId,
         callId: call.id,
+        turn,
         ...(decisionTimeout !== undefined ? { expiresAt: iso(millis + decisionTimeout) } : {})
-      }))
-      yield* Audit.record({ type: "proposed", tool: tool.name, proposal: proposal.id })
-      return { proposal: proposal.id }
-    }),
-  checkpoint: () => Effect.void
-})
+      })
+      return { draft, tool: tool.name }
+    })
 
 // Goes on with a run this process holds: the waiting turn first, if every
-// decision is in, then the loop, saving after each turn. `settled` holds
-// proposals already read in a final status (they cannot change since), so
-// that they are not read again.
+// decision is in, or the stored model turn, then the loop. Each step that
+// changes the run is one transaction with its audit entries: the model's turn
+// stored, the decisions folded in, a turn's proposals with the run waiting on
+// them, the run finished. `settled` holds proposals already read in a final
+// status (they cannot change since), so that they are not read again.
 const go = (
   toolkit: AnyToolkit,
   held: Run,
@@ -249,6 +254,7 @@ const go = (
   Effect.gen(function*() {
     const runs = yield* runStoreHere
     const proposals = yield* proposalStoreHere
+    const atomically = transaction(runs)
     let current = held
     const base = held.state
     const codec = callCodec(toolkit)
@@ -259,19 +265,23 @@ const go = (
         (saved) => Effect.sync(() => current = saved)
       )
     const renewed = Effect.map(Clock.currentTimeMillis, (millis) => iso(millis + leaseMillis))
+    const base2: State = { ...base, turn: undefined, answered: undefined }
 
-    // The turn as stored: a turn read back is saved as it was read.
-    const wait = (turn: NonNullable<State["turn"]>, open: ReadonlyArray<Proposal>) =>
-      Effect.gen(function*() {
-        yield* save("waiting", { ...toState(codec, state, base), turn })
-        yield* Audit.record({ type: "run", run: held.id, status: "waiting", proposals: open.map((p) => p.id) })
-        return { status: "waiting", runId: held.id, pending: open } satisfies Outcome as Outcome
-      })
+    // The turn waits on `open`: saved with the audit entry that says so.
+    const wait = (turn: NonNullable<State["turn"]>, open: ReadonlyArray<string>) =>
+      atomically(Effect.zipRight(
+        save("waiting", toState(codec, state, base2, turn)),
+        Audit.record({ type: "run", run: held.id, status: "waiting", proposals: open })
+      ))
+    const waiting = (open: ReadonlyArray<Proposal>) =>
+      ({ status: "waiting", runId: held.id, pending: open }) satisfies Outcome as Outcome
 
+    let resumeFrom: Agent.Answered | undefined
     if (base.turn !== undefined) {
       const turn = base.turn
       const open: Array<Proposal> = []
       const outcomes: Array<Agent.Outcome> = []
+      const delivered: Array<readonly [AnyTool, Proposal]> = []
       for (const [index, outcome] of turn.outcomes.entries()) {
         if (!("proposal" in outcome)) {
           outcomes[index] = { call: mapCall(toolkit, outcome.call as Agent.Call, "decode"), content: outcome.content }
@@ -286,39 +296,95 @@ const go = (
           : decided(toolkit, call, proposal)
         if (known === undefined) open.push(proposal)
         else outcomes[index] = known
+        const tool = toolkit.get(proposal.tool)
+        if (known?.call.ok === true && tool !== undefined && proposal.output !== undefined) {
+          delivered.push([tool, proposal])
+        }
       }
       if (open.length > 0) {
-        return yield* wait(turn, open)
+        yield* Invocation.within({ traceId: held.traceId })(wait(turn, open.map((proposal) => proposal.id)))
+        return waiting(open)
       }
       for (const [index, call] of turn.calls.entries()) Agent.settle(state, call, outcomes[index]!)
-      yield* Audit.record({ type: "run", run: held.id, status: "resumed" })
+      // What a delivered write or send brings in, as when a human decides at once.
+      for (const [tool, proposal] of delivered) {
+        Agent.absorb(state, tool, through(tool.output, proposal.output, "decode"))
+      }
+      yield* Invocation.within({ traceId: held.traceId })(atomically(Effect.zipRight(
+        save("running", toState(codec, state, base2), yield* renewed),
+        Audit.record({ type: "run", run: held.id, status: "resumed" })
+      )))
+    } else if (base.answered !== undefined) {
+      // The model answered before the process stopped: its turn goes on.
+      const last = state.messages.at(-1)
+      if (last?.role === "assistant") {
+        resumeFrom = {
+          calls: last.toolCalls,
+          text: last.content,
+          malformed: new Map(base.answered.malformed.map(({ index, issue }) => [index, issue]))
+        }
+      }
     }
-    const base2: State = { ...base, turn: undefined }
     const checkpoint = (loopState: Agent.LoopState) =>
       Effect.flatMap(renewed, (until) => save("running", toState(codec, loopState, base2), until))
-    const mode = { durable: { ...durable(() => current, base.decisionTimeout), checkpoint } }
+    const answered = (loopState: Agent.LoopState, malformed: ReadonlyMap<number, string>) =>
+      Effect.flatMap(renewed, (until) =>
+        save("running", {
+          ...toState(codec, loopState, base2),
+          answered: { malformed: [...malformed].map(([index, issue]) => ({ index, issue })) }
+        }, until))
+    const mode = {
+      durable: { draft: drafting(held.id, base.decisionTimeout), checkpoint, answered } satisfies Agent.Durable
+    }
     const context: Partial<Invocation.Context> = {
       ...base.context,
       actor: held.actor,
       traceId: held.traceId
     }
-    const end = yield* Invocation.within(context)(
-      Agent.loop(optionsOf(toolkit, base), base.maxRounds, base.maxCallsPerRound, mode, state)
-    ).pipe(
-      // A model that failed leaves the run where its last turn left it, to resume.
-      Effect.tapError(() => Effect.ignore(save("waiting", toState(codec, state, base2))))
-    )
-    if (end._tag === "Waiting") {
-      const open = yield* Effect.forEach(
-        end.turn.outcomes.flatMap((outcome) => "proposal" in outcome ? [outcome.proposal] : []),
-        (id) => Effect.orDie(proposals.get(id))
+    return yield* Invocation.within(context)(Effect.gen(function*() {
+      const end = yield* Agent.loop(
+        optionsOf(toolkit, base),
+        base.maxRounds,
+        base.maxCallsPerRound,
+        mode,
+        state,
+        resumeFrom
       )
-      return yield* wait(storedTurn(codec, end.turn), open)
-    }
-    const ended = { status: "finished" as const, stopped: end.stopped, answer: end.answer }
-    yield* save("finished", { ...toState(codec, state, base2), ended })
-    yield* Audit.record({ type: "run", run: held.id, status: "finished" })
-    return { status: "finished", runId: held.id, result: finished(state, ended) } satisfies Outcome as Outcome
+        .pipe(
+          // A model that failed leaves the run where its last turn left it, to resume.
+          Effect.tapError(() => Effect.ignore(save("waiting", toState(codec, state, base2))))
+        )
+      if (end._tag === "Waiting") {
+        // The turn's proposals, the run waiting on them and the audit of
+        // both: one transaction, so no proposal stands without its run.
+        const ids = yield* atomically(Effect.gen(function*() {
+          const outcomes: Array<Agent.Outcome | { readonly proposal: string }> = []
+          for (const outcome of end.turn.outcomes) {
+            if (!("draft" in outcome)) {
+              outcomes.push(outcome)
+              continue
+            }
+            const proposal = yield* proposals.add(outcome.draft as New)
+            yield* Audit.record({ type: "proposed", tool: outcome.tool, proposal: proposal.id })
+            outcomes.push({ proposal: proposal.id })
+          }
+          const open = outcomes.flatMap((outcome) => "proposal" in outcome ? [outcome.proposal] : [])
+          const turn = {
+            calls: end.turn.calls,
+            outcomes: outcomes.map((outcome) => storedOutcome(codec, outcome))
+          } as NonNullable<State["turn"]>
+          yield* wait(turn, open)
+          return open
+        }))
+        return waiting(yield* Effect.forEach(ids, (id) => Effect.orDie(proposals.get(id))))
+      }
+      const ended = { status: "finished" as const, stopped: end.stopped, answer: end.answer }
+      yield* atomically(Effect.zipRight(
+        save("finished", { ...toState(codec, state, base2), ended }),
+        Audit.record({ type: "run", run: held.id, status: "finished" })
+      ))
+      return { status: "finished", runId: held.id, result: finished(state, ended) } satisfies Outcome as Outcome
+    }))
   })
 
 const leaseOf = (lease: Duration.DurationInput | undefined) => Duration.toMillis(Duration.decode(lease ?? defaultLease))
@@ -445,22 +511,27 @@ export const cancel = (id: string, options: { readonly reason: string }) =>
     if (run.status === "running" && (run.leaseUntil === undefined || run.leaseUntil >= at)) {
       return yield* new RunBusy({ id, status: run.status, leaseUntil: run.leaseUntil })
     }
-    const saved = yield* runs.save({
-      ...run,
-      status: "cancelled",
-      leaseUntil: undefined,
-      state: { ...run.state, ended: { status: "cancelled", by, reason: options.reason, at } }
-    })
-    // Its open decisions are rejected: nothing of the run is delivered after.
+    // Its open decisions are rejected (nothing of the run is delivered after),
+    // with the run and the audit entry, in one transaction.
     const open = run.state.turn?.outcomes.flatMap((outcome) => "proposal" in outcome ? [outcome.proposal] : []) ?? []
-    for (const proposal of open) {
-      yield* Effect.ignore(proposals.reject(proposal, {
-        by,
-        at,
-        edited: false,
-        reason: `the run was cancelled: ${options.reason}`
+    return yield* Invocation.within({ traceId: run.traceId })(
+      transaction(runs)(Effect.gen(function*() {
+        const saved = yield* runs.save({
+          ...run,
+          status: "cancelled",
+          leaseUntil: undefined,
+          state: { ...run.state, ended: { status: "cancelled", by, reason: options.reason, at } }
+        })
+        for (const proposal of open) {
+          yield* Effect.ignore(proposals.reject(proposal, {
+            by,
+            at,
+            edited: false,
+            reason: `the run was cancelled: ${options.reason}`
+          }))
+        }
+        yield* Audit.record({ type: "run", run: id, status: "cancelled", proposals: open })
+        return saved
       }))
-    }
-    yield* Audit.record({ type: "run", run: id, status: "cancelled", proposals: open })
-    return saved
+    )
   })

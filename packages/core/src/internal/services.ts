@@ -1,6 +1,6 @@
 // The services graded calls that the app provides, each read as
 // serviceCode.ts's `marked` gives it: their code may cause nothing above a read.
-import { Effect, Option } from "effect"
+import { Cause, Effect, Option } from "effect"
 import { LanguageModel } from "../LanguageModel.js"
 import { ProposalStore } from "../ProposalStore.js"
 import { RunStore } from "../RunStore.js"
@@ -18,3 +18,24 @@ export const runStoreIfAny = sealed(Effect.map(
   Option.map((store) => marked(store, "the RunStore's code"))
 ))
 export const modelHere = sealed(Effect.map(LanguageModel, (model) => marked(model, "the LanguageModel's code")))
+
+type Transactional = {
+  readonly withTransaction?: (<A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>) | undefined
+}
+
+const asItIs = <A, E, R>(self: Effect.Effect<A, E, R>) => self
+
+/**
+ * One transition as one transaction of the store's database: the state
+ * change and its audit entries commit together (a store without
+ * transactions, memory, writes each at once).
+ */
+export const transaction = (store: Transactional): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R> =>
+  store.withTransaction ?? asItIs
+
+/** The first line of what a store's failure said, for a reason a human reads. */
+export const causeLine = (cause: Cause.Cause<unknown>): string => {
+  const failure = Cause.squash(cause)
+  const text = failure instanceof Error ? failure.message : String(failure)
+  return text.split("\n")[0]!.slice(0, 500)
+}

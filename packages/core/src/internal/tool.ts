@@ -104,12 +104,16 @@ export interface Outcome {
 // For each write or send tool: confirm a value and then run or deliver it.
 // `Proposal.approve` uses it with a stored payload, the proposal's delivery
 // key, and a `beforeEffect` that runs once the human approved and before
-// anything is written or sent (it records the delivery; if it fails, nothing
-// runs). Nothing else outside the tool uses it.
+// anything is written or sent (it records the delivery with what was
+// approved; if it fails, nothing runs). Nothing else outside the tool uses it.
 export interface ConfirmOptions {
-  readonly beforeEffect?: Effect.Effect<void, unknown> | undefined
+  readonly beforeEffect?:
+    | ((approved: { readonly payload: unknown; readonly edited: boolean }) => Effect.Effect<void, unknown>)
+    | undefined
   readonly idempotencyKey?: string | undefined
 }
+
+const noBefore = () => Effect.void
 
 export type Confirmer = (payload: unknown, options?: ConfirmOptions) => Effect.Effect<Outcome, unknown, unknown>
 
@@ -188,7 +192,7 @@ export const makeWrite = <Name extends string, I, IE, O, OE, E, R>(
   const stamp = labelled({ name, tags: definition.tags, sideEffects: definition.sideEffects })
   const confirmAndRun = (
     payload: I,
-    { beforeEffect = Effect.void, idempotencyKey }: ConfirmOptions = {}
+    { beforeEffect = noBefore, idempotencyKey }: ConfirmOptions = {}
   ): Effect.Effect<Outcome, unknown, R | WriteCapability> =>
     stamp(Effect.gen(function*() {
       const capability = yield* WriteCapabilityTag
@@ -198,7 +202,7 @@ export const makeWrite = <Name extends string, I, IE, O, OE, E, R>(
       // Whoever authorized it, the write itself is refused where none may happen.
       const refusal = yield* refusalHere(name, "write")
       if (refusal !== undefined) return yield* refuse(refusal)
-      yield* beforeEffect
+      yield* beforeEffect(confirmed)
       if (!consumeConfirmed(confirmed, tool)) return yield* spent(name)
       const { idempotencyKey: key } = confirmed
       const output = yield* guard(Effect.suspend(() => run(confirmed.payload as I, { idempotencyKey: key })))
@@ -244,7 +248,7 @@ export const makeSend = <Name extends string, I, IE, P, PE, O, OE, E1, R1, E2, R
     })
   const confirmAndDeliver = (
     payload: P,
-    { beforeEffect = Effect.void, idempotencyKey }: ConfirmOptions = {}
+    { beforeEffect = noBefore, idempotencyKey }: ConfirmOptions = {}
   ): Effect.Effect<Outcome, unknown, R2 | SendCapability> =>
     stamp(Effect.gen(function*() {
       const capability = yield* SendCapabilityTag
@@ -257,7 +261,7 @@ export const makeSend = <Name extends string, I, IE, P, PE, O, OE, E1, R1, E2, R
         schema: payloadSchema,
         idempotencyKey
       })
-      yield* beforeEffect
+      yield* beforeEffect(confirmed)
       const output = yield* deliver(confirmed as Confirmed<P, Name>)
       return { output, by: confirmed.by, edited: confirmed.edited }
     }))

@@ -11,13 +11,14 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import type * as Statement from "@effect/sql/Statement"
 import { PgClient } from "@effect/sql-pg"
-import { Cause, Duration, Effect, Either, Layer, ParseResult, Redacted, Schema } from "effect"
+import { Cause, Duration, Effect, Either, FiberRef, Layer, ParseResult, Redacted, Schema } from "effect"
 import { Audit, Invocation } from "@graded/core"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
 import type { Filter, Source } from "../SqlAudit.js"
 import { toJson } from "./json.js"
+import { inTransaction } from "./transaction.js"
 
 // The columns a query selects on; what reads back is the JSON.
 const columns = (entry: Audit.Entry) => ({
@@ -45,10 +46,14 @@ export const make: Effect.Effect<Audit.Audit.Service, never, SqlClient.SqlClient
         }).pipe(
           // A sink never fails the call it records: a database that refuses the
           // row (or a value JSON cannot write) costs the entry, said in the log.
+          // Inside a transition's transaction the step fails instead, and
+          // nothing of it is kept: no state change stands without its entry.
           Effect.catchAllCause((cause) =>
-            Effect.logWarning("@graded/sql: an audit entry was not stored", cause).pipe(
-              Effect.annotateLogs({ type: entry.type, traceId: entry.traceId ?? "" })
-            )
+            Effect.flatMap(FiberRef.get(inTransaction), (within) =>
+              within ? Effect.failCause(cause).pipe(Effect.orDie) : Effect.logWarning(
+                "@graded/sql: an audit entry was not stored",
+                cause
+              ).pipe(Effect.annotateLogs({ type: entry.type, traceId: entry.traceId ?? "" })))
           )
         )
     })

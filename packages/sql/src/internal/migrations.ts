@@ -181,12 +181,24 @@ const policy = Effect.gen(function*() {
   yield* sql`CREATE INDEX graded_guideline_drafts_status ON graded_guideline_drafts (status, seq)`
 })
 
+// A proposal's identity in a run: (run, turn, call id), unique, so that no
+// model call has two proposals whichever process made them (NULLs, the
+// proposals of no run, never collide); and what the human approved, kept with
+// the delivery for a retry to deliver again.
+const proposalIdentity = Effect.gen(function*() {
+  const { sql } = yield* dialect
+  yield* sql`ALTER TABLE graded_proposals ADD COLUMN turn INTEGER`
+  yield* sql`ALTER TABLE graded_proposals ADD COLUMN approved TEXT`
+  yield* sql`CREATE UNIQUE INDEX graded_proposals_call ON graded_proposals (run_id, turn, call_id)`
+})
+
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "1_proposals": proposals,
   "2_audit": audit,
   "3_runs": runs,
   "4_audit_decisions": auditDecisions,
-  "5_policy": policy
+  "5_policy": policy,
+  "6_proposal_identity": proposalIdentity
 }
 
 // Sealed where they are made (Invocation.seal): each is shared by every
@@ -197,3 +209,4 @@ Invocation.seal(audit)
 Invocation.seal(runs)
 Invocation.seal(auditDecisions)
 Invocation.seal(policy)
+Invocation.seal(proposalIdentity)

@@ -9,6 +9,7 @@ import type { Statement } from "@effect/sql/Statement"
 import { Clock, Effect, Schema } from "effect"
 import { Proposal, ProposalStore, Invocation } from "@graded/core"
 import { fromJson, toJson } from "./json.js"
+import { transactional } from "./transaction.js"
 
 const Row = Schema.Struct({
   // A number from SQLite, digits from PostgreSQL's BIGINT.
@@ -40,7 +41,9 @@ const Row = Schema.Struct({
   run_id: Schema.NullOr(Schema.String),
   call_id: Schema.NullOr(Schema.String),
   expires_at: Schema.NullOr(Schema.String),
-  delivery_key: Schema.NullOr(Schema.String)
+  delivery_key: Schema.NullOr(Schema.String),
+  turn: Schema.optionalWith(Schema.NullOr(Schema.Number), { default: () => null }),
+  approved: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null })
 })
 type Row = typeof Row.Type
 
@@ -68,6 +71,8 @@ const toProposal = (row: Row): Proposal.Proposal => ({
   traceId: row.trace_id ?? undefined,
   ...(row.run_id !== null ? { runId: row.run_id } : {}),
   ...(row.call_id !== null ? { callId: row.call_id } : {}),
+  ...(row.turn !== null ? { turn: row.turn } : {}),
+  ...(row.approved !== null ? { approved: fromJson(row.approved) } : {}),
   ...(row.expires_at !== null ? { expiresAt: row.expires_at } : {}),
   ...(row.delivery_key !== null ? { deliveryKey: row.delivery_key } : {}),
   ...(row.decided_by !== null && row.decided_at !== null
@@ -151,7 +156,10 @@ export const make: Effect.Effect<ProposalStore.ProposalStore.Service, never, Sql
     const decided = ({ at, by, edited, reason }: Proposal.Decided) =>
       sql`decided_by = ${by}, decided_at = ${at}, edited = ${edited ? 1 : 0}, reason = ${reason ?? null}`
 
+    const withTransaction = transactional(sql)
     return ProposalStore.guardDecisions(Object.freeze<ProposalStore.ProposalStore.Service>({
+      withTransaction,
+
       add: (record) => {
         if (!Proposal.isNew(record)) {
           return Effect.die(new Error("SqlProposalStore.add: this record was not made by Tool.proposal"))
@@ -160,11 +168,13 @@ export const make: Effect.Effect<ProposalStore.ProposalStore.Service, never, Sql
         const [input, payload] = [toJson(record.input), toJson(record.payload)]
         const [actor, traceId] = [record.actor ?? null, record.traceId ?? null]
         const [runId, callId, expiresAt] = [record.runId ?? null, record.callId ?? null, record.expiresAt ?? null]
+        const turn = record.turn ?? null
         return Effect.flatMap(
           first(sql`INSERT INTO graded_proposals
-            (tool, grade, title, input, payload, status, proposed_at, actor, trace_id, run_id, call_id, expires_at)
+            (tool, grade, title, input, payload, status, proposed_at, actor, trace_id, run_id, call_id, expires_at,
+              turn)
             VALUES (${tool}, ${grade}, ${title}, ${input}, ${payload}, 'pending', ${proposedAt}, ${actor}, ${traceId},
-              ${runId}, ${callId}, ${expiresAt})
+              ${runId}, ${callId}, ${expiresAt}, ${turn})
             RETURNING *`),
           (added) => added === undefined ? Effect.dieMessage("INSERT ... RETURNING gave no row") : Effect.succeed(added)
         )
@@ -230,11 +240,14 @@ export const make: Effect.Effect<ProposalStore.ProposalStore.Service, never, Sql
       // delivery is recorded under its unique key; the tool runs only after
       // both. A crash between them leaves a delivery that never ran in
       // doubt, which errs on the safe side: a human looks.
-      beginDelivery: (id, key, leaseUntil, holder) =>
-        Effect.gen(function*() {
+      // One transaction: the status moves and the delivery is recorded, or neither.
+      beginDelivery: (id, key, leaseUntil, holder, approved) =>
+        withTransaction(Effect.gen(function*() {
+          const what = approved === undefined ? sql`` :
+            sql`, approved = ${toJson(approved.payload)}, edited = ${approved.edited ? 1 : 0}`
           const moved = yield* transition(id, "approving", (seq) =>
             sql`UPDATE graded_proposals
-              SET status = 'delivering', delivery_key = COALESCE(delivery_key, ${key}), lease_until = ${leaseUntil}
+              SET status = 'delivering', delivery_key = COALESCE(delivery_key, ${key}), lease_until = ${leaseUntil}${what}
               WHERE seq = ${seq} AND status = 'approving'
                 ${holder === undefined ? sql`` : sql`AND decided_by = ${holder.by} AND decided_at = ${holder.at}`}
                 AND NOT EXISTS (SELECT 1 FROM graded_deliveries
@@ -253,7 +266,7 @@ export const make: Effect.Effect<ProposalStore.ProposalStore.Service, never, Sql
             return yield* Effect.dieMessage(`the delivery key of ${id} belongs to another proposal`)
           }
           return moved
-        }),
+        })),
 
       // The reasons name who held the lease and until when, which the UPDATE
       // overwrites (and RETURNING gives only the new row), so the candidates

@@ -15,6 +15,7 @@ import type { Statement } from "@effect/sql/Statement"
 import { Clock, Effect, Schema } from "effect"
 import { RunStore, Invocation } from "@graded/core"
 import { stateJson } from "./stateJson.js"
+import { transactional } from "./transaction.js"
 
 const Columns = {
   id: Schema.String,
@@ -85,6 +86,7 @@ export const make: Effect.Effect<RunStore.RunStore.Service, never, SqlClient.Sql
     )
 
   return Object.freeze<RunStore.RunStore.Service>({
+    withTransaction: transactional(sql),
     create: (run) =>
       Effect.gen(function*() {
         // The id is the key: of two creates, the second inserts nothing.
