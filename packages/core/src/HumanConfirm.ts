@@ -35,7 +35,7 @@ import {
 import * as rules from "./internal/autoApprove.js"
 import { refusalHere, type Tainted, taintHere } from "./internal/invocation.js"
 import { inSchema, isMade } from "./internal/tool.js"
-import { protoKeyError } from "./internal/forbiddenKey.js"
+import { jsonError, jsonIssue } from "./internal/jsonData.js"
 import { refuse } from "./internal/refuse.js"
 import * as Invocation from "./Invocation.js"
 import * as Printable from "./Printable.js"
@@ -175,15 +175,25 @@ const confirmWith =
       )
       const shown = snapshot(encoded)
       if (shown === cannotCopy) {
-        return yield* refuse(unshowable("it holds a value that is not data (a function, a symbol)"))
+        // structuredClone also runs out of stack on a payload nested
+        // thousands deep: then the walk says so, where it is.
+        const deep = jsonIssue(encoded)
+        return yield* refuse(
+          unshowable(deep ?? "it holds a value that is not data (a function, a symbol)")
+        )
       }
+      // What JSON cannot carry (Infinity would show as null on a card, to a
+      // JSON client and in the audit, while `deliver` got Infinity), checked
+      // on the copy, so what is checked is what is shown.
+      const notJson = jsonIssue(shown)
+      if (notJson !== undefined) return yield* refuse(unshowable(notJson))
       const payload = yield* schemaCode(Schema.decodeUnknown(request.schema)(shown)).pipe(
         Effect.mapError((error) => unshowable(`what is shown does not decode back: ${issueOf(error)}`))
       )
       const revalidate = (edited: unknown) => {
-        const proto = protoKeyError(request.schema, edited)
-        return proto !== undefined
-          ? Effect.fail(proto)
+        const notJson = jsonError(request.schema, edited)
+        return notJson !== undefined
+          ? Effect.fail(notJson)
           : schemaCode(Schema.decodeUnknown(request.schema, parseOptions)(edited))
       }
       yield* Audit.record({ type: "confirm-requested", tool, grade: request.grade, payload: shown })

@@ -14,7 +14,7 @@ import * as Audit from "./Audit.js"
 import type { HumanTrigger, WriteCapability } from "./Capability.js"
 import type { Grade } from "./Grade.js"
 import { HumanTriggerTag, isGranted, taintOf, WriteCapabilityTag } from "./internal/capability.js"
-import { protoKeyError } from "./internal/forbiddenKey.js"
+import { jsonError } from "./internal/jsonData.js"
 import { refusalHere } from "./internal/invocation.js"
 import * as internal from "./internal/plan.js"
 import * as Invocation from "./Invocation.js"
@@ -234,10 +234,10 @@ export const run = <Name extends string, In, Out, R>(
     const authorization = internal.authorize(plan, trigger.by)
     if (authorization === undefined) return yield* notStarted("this plan was not made by Plan.make")
     const context = yield* Invocation.current
-    const proto = protoKeyError(plan.input, input)
+    const notJson = jsonError(plan.input, input)
     // The schema may be a tool's: its effects run as code that may cause nothing.
-    const decoded = yield* (proto !== undefined
-      ? Effect.fail(proto)
+    const decoded = yield* (notJson !== undefined
+      ? Effect.fail(notJson)
       : asCode(`plan ${plan.name}'s input schema`)(Schema.decodeUnknown(plan.input, parseOptions)(input))).pipe(
         Effect.mapError((error) => notStarted(`its input is invalid: ${issueOf(error)}`))
       )

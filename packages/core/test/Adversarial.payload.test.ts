@@ -263,6 +263,72 @@ describe("what a confirmation binds: a value a read tool's code still controls, 
       expect(delivered).toBe(0)
     }))
 
+  // Issue 33, item 10: `1e400` parses as Infinity; the card, a JSON client
+  // and the audit read null while `deliver` got Infinity. And a payload
+  // nested thousands deep could not be copied, and was called "not data".
+  it.effect("a payload holding a number JSON cannot carry (Infinity, NaN, -0) is refused before anyone is asked, naming the field", () =>
+    Effect.gen(function*() {
+      const Invoice = Schema.Struct({ to: Schema.String, amount: Schema.Number })
+      const delivered: Array<number> = []
+      const Pay = Tool.send("invoice.pay", {
+        title: "Pay an invoice",
+        description: "Pays an amount.",
+        input: Invoice,
+        payload: Invoice,
+        output: Schema.Boolean,
+        prepare: (input) => Effect.succeed(input),
+        deliver: (confirmed) => Effect.sync(() => (delivered.push(confirmed.payload.amount), true))
+      })
+      const ui = approving()
+      const audit = Audit.memory()
+      for (const [amount, written] of [[Infinity, "null"], [Number.NaN, "null"], [-0, "0"]] as const) {
+        const error = yield* Effect.flip(
+          Pay.invoke({ to: "acct:9", amount }).pipe(Effect.provide(HumanConfirm.layer(ui)), Effect.provide(audit.layer))
+        )
+        expect(error).toMatchObject({ _tag: "@graded/core/ToolError/Refused", gate: "confirmation" })
+        expect(String(error.message)).toContain(
+          `the payload cannot be shown: ["amount"]: ${Object.is(amount, -0) ? "-0" : amount} is not a number JSON ` +
+            `can carry (it would be written as ${written})`
+        )
+      }
+      expect(ui.seen).toEqual([])
+      expect(delivered).toEqual([])
+      expect(audit.entries.map((entry) => entry.type)).toEqual(["refused", "refused", "refused"])
+      // A finite amount goes out as it was shown.
+      yield* Pay.invoke({ to: "acct:9", amount: 12.5 }).pipe(Effect.provide(HumanConfirm.layer(ui)))
+      expect(delivered).toEqual([12.5])
+    }))
+
+  it.effect("a payload nested too deep to show is refused as such, before anyone is asked", () =>
+    Effect.gen(function*() {
+      const Attachment = Schema.Struct({ to: Schema.String, meta: Schema.Unknown })
+      let delivered = 0
+      const Post = Tool.send("chat.attach.deep", {
+        title: "Post with metadata",
+        description: "Post a message with metadata.",
+        input: Attachment,
+        payload: Attachment,
+        output: Schema.Boolean,
+        prepare: (input) => Effect.succeed(input),
+        deliver: () => Effect.sync(() => (delivered++, true))
+      })
+      const ui = approving()
+      // 200 deep copies but is more than a card shows; 20,000 deep cannot even be copied.
+      for (const depth of [200, 20_000]) {
+        const meta: unknown = JSON.parse(`${"[".repeat(depth)}${"]".repeat(depth)}`)
+        const error = yield* Effect.flip(
+          Post.invoke({ to: "customer:42", meta }).pipe(Effect.provide(HumanConfirm.layer(ui)))
+        )
+        expect(error).toMatchObject({
+          _tag: "@graded/core/ToolError/Refused",
+          gate: "confirmation",
+          reason: "the payload cannot be shown: [\"meta\"]: nested more than 128 levels deep"
+        })
+      }
+      expect(ui.seen).toEqual([])
+      expect(delivered).toBe(0)
+    }))
+
   it.effect("control: through registry.invoke the same values are decoded first (extra key refused, getter read once)", () =>
     Effect.gen(function*() {
       const { Extra, Draft, PostMessage, bodies } = makeFixture()

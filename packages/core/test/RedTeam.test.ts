@@ -296,6 +296,73 @@ describe("red team: __proto__ in arguments", () => {
     ))
 })
 
+// Issue 33, items 9 and 10: JSON.parse takes what the rest cannot carry: a
+// value nested 20,000 deep (JSON.stringify, structuredClone and the audit run
+// out of stack on it) and `1e400` (Infinity, which JSON writes as null).
+describe("red team: arguments JSON cannot carry", () => {
+  const Look = Tool.read("notes.look", {
+    title: "Look at a note",
+    description: "Looks at any JSON.",
+    input: Schema.Struct({ data: Schema.Unknown }),
+    output: Schema.Boolean,
+    run: () => Effect.succeed(true)
+  })
+  const paid: Array<number> = []
+  const Pay = Tool.write("invoice.pay", {
+    title: "Pay an invoice",
+    description: "Pays an amount.",
+    input: Schema.Struct({ amount: Schema.Number }),
+    output: Schema.Boolean,
+    run: ({ amount }) => Effect.sync(() => (paid.push(amount), true))
+  })
+
+  it.effect("arguments nested 20,000 deep are invalid input, answered to the model", () =>
+    tried(
+      "arguments nested 20,000 deep (40 KB of brackets)",
+      "refused back to the model (invalid-input), naming the field",
+      Effect.gen(function*() {
+        const deep = `{"data":${"[".repeat(20_000)}${"]".repeat(20_000)}}`
+        const result = yield* Agent.run({ toolkit: Toolkit.make(Look), prompt: "go" }).pipe(
+          Effect.provide(ScriptedModel.layer([calls(raw("notes__look", deep)), text("done")]))
+        )
+        expect(result.calls[0]).toMatchObject({
+          ok: false,
+          error: {
+            code: "invalid-input",
+            message: ToolError.invalidInputMessage("notes.look", "[\"data\"]: nested more than 128 levels deep")
+          }
+        })
+      })
+    ))
+
+  it.effect("1e400 in a supervised write's arguments is invalid input; the human is not asked", () =>
+    tried(
+      "1e400 (Infinity) in a write's arguments",
+      "invalid-input naming the field; no human asked, nothing written",
+      Effect.gen(function*() {
+        const ui = HumanConfirm.scripted([HumanConfirm.approve("agent:alice")])
+        const result = yield* Agent.supervised({ toolkit: Toolkit.make(Pay), prompt: "go" }).pipe(
+          Effect.provide(Layer.merge(
+            ScriptedModel.layer([calls(raw("invoice__pay", "{\"amount\":1e400}")), text("done")]),
+            HumanConfirm.layer(ui)
+          ))
+        )
+        expect(result.calls[0]).toMatchObject({
+          ok: false,
+          error: {
+            code: "invalid-input",
+            message: ToolError.invalidInputMessage(
+              "invoice.pay",
+              "[\"amount\"]: Infinity is not a number JSON can carry (it would be written as null)"
+            )
+          }
+        })
+        expect(ui.seen).toEqual([])
+        expect(paid).toEqual([])
+      })
+    ))
+})
+
 describe("red team: a read tool that leaks through its arguments", () => {
   const setup = () => {
     const fetched: Array<string> = []

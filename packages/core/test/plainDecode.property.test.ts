@@ -1,5 +1,5 @@
 // The one-pass decoder for plain inputs (white-box: internal/plainDecode.ts),
-// which also encodes plain outputs, against the registry's full path (the `__proto__` check, nulls dropped from
+// which also encodes plain outputs, against the registry's full path (what JSON cannot carry, nulls dropped from
 // optional fields, Effect's strict decode): whenever it takes an input, the
 // full path accepts it with the same value, keys in the same order. Inputs are
 // random and then bent in the ways JSON cannot but a caller's object can;
@@ -7,7 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, FastCheck as fc, Schema } from "effect"
 import { Audit, Registry, Tool, Toolkit, ToolError } from "@graded/core"
-import { protoKeyPath } from "../src/internal/forbiddenKey.js"
+import { jsonIssue } from "../src/internal/jsonData.js"
 import { compile } from "../src/internal/functionSchema.js"
 import { notPlain, plainDecoder } from "../src/internal/plainDecode.js"
 import { inputFor, rootShape, schemaOf } from "./inputShapes.js"
@@ -23,8 +23,8 @@ const toolFor = (input: Schema.Schema<any, any>) =>
 
 // What the registry does with an input when the one-pass decoder is not used.
 const fullPath = (tool: ReturnType<typeof toolFor>) => (input: unknown): Either.Either<unknown, unknown> =>
-  protoKeyPath(input) !== undefined
-    ? Either.left("__proto__")
+  jsonIssue(input) !== undefined
+    ? Either.left("not JSON")
     : Schema.decodeUnknownEither(tool.input, ToolError.parseOptions)(compile(tool).normalize(input))
 
 // Equal values with keys in the same order, `undefined` values included.

@@ -2,14 +2,14 @@
 // layer on the same file, nothing kept in memory), a human decides through
 // another layer, and the run goes on from its stored state.
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
-import { HumanConfirm, Invocation, Proposal, Runs, ScriptedModel } from "@graded/core"
+import { Cause, Effect, Exit, Option, Schema } from "effect"
+import { HumanConfirm, Invocation, Proposal, Runs, ScriptedModel, Tool, Toolkit } from "@graded/core"
 import { Sql } from "@graded/sql"
 import * as path from "node:path"
 import { makeDesk } from "../../core/test/supportDesk.js"
 import { tempDir } from "./databases.js"
 
-const { call, calls, text } = ScriptedModel
+const { call, calls, raw, text } = ScriptedModel
 
 describe("Runs on Sql.sqlite", () => {
   it.scoped("a waiting run survives a restart; the decision is made elsewhere; resume finishes it, delivered once", () =>
@@ -53,5 +53,52 @@ describe("Runs on Sql.sqlite", () => {
       expect(resumed.result.calls[0]).toMatchObject({ output: [{ id: "kb-1", title: "About refund" }] })
       expect(desk.effects.delivered).toEqual([{ to: "customer:42", text: "Refunded." }])
       expect(desk.effects.searches).toEqual(["refund"])
+    }))
+
+  // Issue 33, item 9: JSON.parse takes a value nested 20,000 deep (40 KB of
+  // brackets, within maxArgumentChars), JSON.stringify does not. The read's
+  // input went into the run's state, whose save died (a defect), and the run
+  // stayed held by its lease for 10 minutes.
+  it.scoped("a call nested 20,000 deep is refused as invalid input; the run finishes and is not left held", () =>
+    Effect.gen(function*() {
+      const filename = path.join(yield* tempDir, "app.db")
+      const open = () => Sql.sqlite({ filename })
+      let looked = 0
+      const Look = Tool.read("notes.look", {
+        title: "Look at a note",
+        description: "Looks at any JSON.",
+        input: Schema.Struct({ data: Schema.Unknown }),
+        output: Schema.Boolean,
+        run: () => Effect.sync(() => (looked++, true))
+      })
+      const toolkit = Toolkit.make(Look)
+      const deep = `{"data":${"[".repeat(20_000)}${"]".repeat(20_000)}}`
+      // Compared as a summary: a failure holding the value cannot even be printed.
+      const summary = (exit: Exit.Exit<Runs.Outcome<Toolkit.Tools<typeof toolkit>>, unknown>) =>
+        Exit.isSuccess(exit)
+          ? exit.value.status === "finished"
+            ? exit.value.result.calls.map((c) => c.ok ? "ok" : c.error.message)
+            : exit.value.status
+          : Option.match(Cause.failureOption(exit.cause), {
+            onNone: () => "died",
+            onSome: (error) => `failed: ${String((error as { _tag?: unknown })._tag)}`
+          })
+      const started = yield* Runs.start({ toolkit, prompt: "Look.", runId: "run-deep" }).pipe(
+        Effect.provide(ScriptedModel.layer([calls(raw("notes__look", deep, "c-1")), text("Could not look.")])),
+        Effect.provide(open()),
+        Effect.scoped,
+        Effect.exit
+      )
+      const refused = ["Invalid input for notes.look: [\"data\"]: nested more than 128 levels deep"]
+      expect(summary(started)).toEqual(refused)
+      expect(looked).toBe(0)
+      // Another process reads the finished run at once: no lease holds it.
+      const again = yield* Runs.resume("run-deep", { toolkit }).pipe(
+        Effect.provide(ScriptedModel.layer([])),
+        Effect.provide(open()),
+        Effect.scoped,
+        Effect.exit
+      )
+      expect(summary(again)).toEqual(refused)
     }))
 })

@@ -4,7 +4,7 @@ import { LibsqlClient } from "@effect/sql-libsql"
 import * as Migrator from "@effect/sql/Migrator"
 import { SqlClient } from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Deferred, Effect, Fiber, Layer } from "effect"
+import { Context, Deferred, Effect, Fiber, Layer, Schema } from "effect"
 import { type Audit, HumanConfirm, Proposal, ProposalStore, Registry, Tool, Toolkit } from "@graded/core"
 import { Fallback } from "@graded/policy"
 import { Sql, SqlAudit, SqlMigrations } from "@graded/sql"
@@ -92,6 +92,51 @@ describe("Sql.sqlite", () => {
         "decided",
         "delivered"
       ])
+    }))
+
+  // Issue 33, items 9 and 10: a proposal's input and payload are stored as
+  // JSON. One nested 20,000 deep made JSON.stringify run out of stack inside
+  // the store (a defect); Infinity (`1e400` in the model's JSON) was stored
+  // as null, which no human could approve. Both are refused at proposing.
+  it.scoped("Tool.proposal refuses what JSON cannot carry before it is stored, naming the field", () =>
+    Effect.gen(function*() {
+      const filename = path.join(yield* tempDir, "app.db")
+      const Save = Tool.write("notes.save", {
+        title: "Save a note",
+        description: "Saves any JSON.",
+        input: Schema.Struct({ data: Schema.Unknown }),
+        output: Schema.Boolean,
+        run: () => Effect.succeed(true)
+      })
+      const Order = Schema.Struct({ price: Schema.Number, quantity: Schema.Number })
+      const Pay = Tool.send("invoice.pay", {
+        title: "Pay an invoice",
+        description: "Pays price times quantity.",
+        input: Order,
+        payload: Schema.Struct({ ...Order.fields, total: Schema.Number }),
+        output: Schema.Boolean,
+        prepare: (order) => Effect.succeed({ ...order, total: order.price * order.quantity }),
+        deliver: () => Effect.succeed(true)
+      })
+      const registry = Registry.make(Toolkit.make(Tool.proposal(Save), Tool.proposal(Pay)))
+      const propose = (name: string, json: string) =>
+        registry.invoke(name, JSON.parse(json), { autonomous: true }).pipe(Effect.provide(Sql.sqlite({ filename })))
+      const deep = yield* propose("notes.save.propose", `{"data":${"[".repeat(20_000)}${"]".repeat(20_000)}}`)
+      expect(deep).toMatchObject({
+        ok: false,
+        code: "invalid-input",
+        error: "Invalid input for notes.save.propose: [\"data\"]: nested more than 128 levels deep"
+      })
+      const huge = yield* propose("invoice.pay.propose", `{"price":1e400,"quantity":1}`)
+      expect(huge).toMatchObject({ ok: false, code: "invalid-input" })
+      expect(huge.error).toContain("[\"price\"]: Infinity is not a number JSON can carry")
+      // Each finite, their product is not: the prepared payload is refused.
+      const overflow = yield* propose("invoice.pay.propose", `{"price":1e200,"quantity":1e200}`)
+      expect(overflow).toMatchObject({ ok: false, code: "refused" })
+      expect(overflow.error).toContain(
+        "was refused by the proposal gate: it cannot be stored: [\"total\"]: Infinity is not a number JSON can carry"
+      )
+      expect(yield* Proposal.list().pipe(Effect.provide(Sql.sqlite({ filename })))).toEqual([])
     }))
 
   it.live("processes starting at once on one new file all come up and share one queue", () =>

@@ -5,13 +5,13 @@
 //
 // `plainDecoder(ast)` returns undefined for any other shape. The function it
 // returns gives the decoded value, or `notPlain` for an input it does not take
-// as it is: then the caller decodes as before (the proto-key check, the key
-// check, Effect's decoder), which also names what is wrong. It takes an input
+// as it is: then the caller decodes as before (what JSON cannot carry, the
+// key check, Effect's decoder), which also names what is wrong. It takes an input
 // only when the registry's own path (nulls in optional fields dropped, then
 // Effect's strict decode) would succeed with an equal value, keys in the same
 // order; where checking costs less that way it is stricter: plain objects
 // and arrays only, no `__proto__` or symbol key, no hidden key where fields are optional, no null in an
-// optional field. Each value is read once, so what is checked is what runs.
+// optional field, no number JSON cannot write (which the full path refuses). Each value is read once, so what is checked is what runs.
 // A property test compares it with that path over random shapes and inputs.
 import { Option, SchemaAST as AST } from "effect"
 
@@ -26,9 +26,13 @@ export const notPlain: typeof absent = absent
 // The decoded value, or `absent` for an input left to the full decode.
 type Step = (value: unknown) => unknown
 
+// A number JSON can write: not Infinity, NaN or -0 (the registry refuses
+// those on its full path, naming where they are).
+const carried = (value: number): boolean => Number.isFinite(value) && (value !== 0 || 1 / value > 0)
+
 const keywordSteps: Partial<Record<AST.AST["_tag"], Step>> = {
   StringKeyword: (value) => typeof value === "string" ? value : absent,
-  NumberKeyword: (value) => typeof value === "number" ? value : absent,
+  NumberKeyword: (value) => typeof value === "number" && carried(value) ? value : absent,
   BooleanKeyword: (value) => typeof value === "boolean" ? value : absent
 }
 
@@ -163,7 +167,9 @@ const stepOf = (ast: AST.AST, depth: number, hiddenMatters: boolean): Step | und
           // Read once, as the decoder reads it: what is checked is what runs.
           if (field.type !== undefined) {
             const property = (value as { [name: string]: unknown })[field.name]
-            if (typeof property !== field.type) return absent
+            if (typeof property !== field.type || field.type === "number" && !carried(property as number)) {
+              return absent
+            }
             out[field.name] = property
             continue
           }

@@ -5,6 +5,7 @@ import * as Invocation from "../Invocation.js"
 import { ProposalStore } from "../ProposalStore.js"
 import type { Any } from "../Tool.js"
 import { InvalidOutput, Refused } from "../ToolError.js"
+import { jsonIssue } from "./jsonData.js"
 import { refuse } from "./refuse.js"
 import { mintProposal } from "./capability.js"
 import type { Confirmable } from "../Grade.js"
@@ -73,6 +74,16 @@ export const make = (
             (prepared) => Schema.encode(tool.payload)(prepared).pipe(Effect.mapError(invalid))
           )
           : encodedInput
+        // A stored proposal is shown to a human later, from its JSON: what
+        // JSON cannot carry (Infinity stored as null, a value nested too deep
+        // to write) is refused now, while the caller can still be told,
+        // rather than stored as a proposal that can never be approved.
+        const notJson = jsonIssue(encodedInput) ?? (payload === encodedInput ? undefined : jsonIssue(payload))
+        if (notJson !== undefined) {
+          return yield* refuse(
+            new Refused({ tool: `${tool.name}.propose`, gate: "proposal", reason: `it cannot be stored: ${notJson}` })
+          )
+        }
         const proposal = yield* store.add(mintProposal({
           tool: tool.name,
           grade: tool.grade as Confirmable,

@@ -44,7 +44,7 @@ import * as Trim from "../Trim.js"
 import { toWire } from "../Wire.js"
 import { withoutCapabilities } from "./capability.js"
 import { compile } from "./functionSchema.js"
-import { protoKeyIssue, protoKeyPath } from "./forbiddenKey.js"
+import { jsonIssue } from "./jsonData.js"
 import { excessKeyCheck } from "./keyCheck.js"
 import { keptService } from "./kept.js"
 import { notPlain, plainDecoder } from "./plainDecode.js"
@@ -236,11 +236,12 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
     return decodeFully(tool, input)
   }
 
-  // Every input the one-pass decoder does not take: the `__proto__` check,
-  // nulls dropped from optional fields, the key check and Effect's decoder.
+  // Every input the one-pass decoder does not take: what JSON cannot carry (a
+  // `__proto__` key, nesting too deep, a number such as Infinity), nulls
+  // dropped from optional fields, the key check and Effect's decoder.
   const decodeFully = (tool: AnyTool, input: unknown) => {
-    const proto = protoKeyPath(input)
-    if (proto !== undefined) return Either.left(invalidInputMessage(tool.name, protoKeyIssue(proto)))
+    const issue = jsonIssue(input)
+    if (issue !== undefined) return Either.left(invalidInputMessage(tool.name, issue))
     const decoded = prepared(tool).decode(compile(tool).normalize(input))
     // A success as it is: `Either.mapLeft` would make a new one.
     return Either.isRight(decoded)

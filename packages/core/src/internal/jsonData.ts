@@ -1,0 +1,110 @@
+import { ParseResult, type Schema } from "effect"
+
+// Who may import this: graded's decoders and the places a value is shown to
+// a human or stored (the registry, HumanConfirm, Plan's input, Tool.proposal).
+// What a value that crosses as JSON may not hold, refused everywhere with one
+// message each, before it is decoded, shown or stored:
+// 1. a `__proto__` key: JSON.parse makes it an ordinary key, which a schema
+//    with optional fields drops without a word and a strict one refuses;
+// 2. nesting deeper than `maxDepth`: JSON.parse takes a hundred thousand
+//    levels (a 200 KB body), but JSON.stringify, structuredClone and Effect's
+//    decoder recurse, and run out of stack a few thousand deep: a defect
+//    where the store, the card or the audit meets the value;
+// 3. a number JSON cannot write (`1e400` parses as Infinity, NaN, -0): the
+//    card, JSON clients, the audit and a store would read null (or 0) while
+//    `run` or `deliver` receives the number itself.
+
+/** How deep objects and arrays may nest, the value itself being the first level (serde_json's limit). */
+export const maxDepth = 128
+
+// An object still to look into, where it is (its key in its parent), and how
+// deep: the value itself is 1.
+interface Frame {
+  readonly value: object
+  readonly key: string
+  readonly parent: Frame | undefined
+  readonly depth: number
+}
+
+const pathTo = (frame: Frame | undefined): string => {
+  let path = ""
+  for (let at = frame; at !== undefined; at = at.parent) path = `[${JSON.stringify(at.key)}]${path}`
+  return path
+}
+
+const outermost = (frame: Frame): Frame => {
+  let at = frame
+  while (at.parent !== undefined) at = at.parent
+  return at
+}
+
+const unwritable = (number: number): boolean => !Number.isFinite(number) || Object.is(number, -0)
+
+const numberIssue = (path: string, number: number): string =>
+  Object.is(number, -0)
+    ? `${path || "the value"}: -0 is not a number JSON can carry (it would be written as 0)`
+    : `${path || "the value"}: ${number} is not a number JSON can carry (it would be written as null)`
+
+const protoKeyIssue = (path: string): string => `${path}: the key "__proto__" is not accepted`
+
+const depthIssue = (path: string): string => `${path}: nested more than ${maxDepth} levels deep`
+
+// The first thing in `value` JSON cannot carry, as an issue naming where it
+// is, or undefined. Depth first in key order, an object's own values judged
+// before what is nested in them; without recursion, so that an input nested
+// a hundred thousand deep is answered, not exhausts the stack. An object is
+// looked into again only when it is met deeper than before (a value code
+// made may share one), so the work is bounded and a cycle ends at
+// `maxDepth`. Nothing is allocated for an input with no nested object, and a
+// path is written only for the issue found: this runs on every call's input.
+export const jsonIssue = (value: unknown): string | undefined => {
+  if (typeof value === "number") return unwritable(value) ? numberIssue("", value) : undefined
+  if (typeof value !== "object" || value === null) return undefined
+  let current: object = value
+  let frame: Frame | undefined
+  let depth = 1
+  let pending: Array<Frame> | undefined
+  let seen: WeakMap<object, number> | undefined
+  try {
+    for (;;) {
+      if (Object.hasOwn(current, "__proto__")) return protoKeyIssue(`${pathTo(frame)}["__proto__"]`)
+      const keys = Object.keys(current)
+      // Pushed last key first, so that the first key is looked into first.
+      let number: { readonly key: string; readonly value: number } | undefined
+      for (let i = keys.length - 1; i >= 0; i--) {
+        const key = keys[i]!
+        const inner = (current as Record<string, unknown>)[key]
+        if (typeof inner === "number") {
+          if (unwritable(inner)) number = { key, value: inner }
+          continue
+        }
+        if (typeof inner !== "object" || inner === null) continue
+        // Where it is too deep: the outermost key it is under, not a path as long as the nesting.
+        if (depth === maxDepth) {
+          return depthIssue(`[${JSON.stringify(frame === undefined ? key : outermost(frame).key)}]`)
+        }
+        seen ??= new WeakMap([[value, 1]])
+        if ((seen.get(inner) ?? 0) > depth) continue
+        seen.set(inner, depth + 1)
+        ;(pending ??= []).push({ value: inner, key, parent: frame, depth: depth + 1 })
+      }
+      if (number !== undefined) return numberIssue(`${pathTo(frame)}[${JSON.stringify(number.key)}]`, number.value)
+      const next = pending?.pop()
+      if (next === undefined) return undefined
+      frame = next
+      current = next.value
+      depth = next.depth
+    }
+  } catch {
+    // A getter that throws, in a value code made (JSON.stringify would throw too).
+    return `${pathTo(frame) || "the value"}: it cannot be read (reading it threw)`
+  }
+}
+
+// The same refusal as a parse error, for decoders that report ParseErrors.
+export const jsonError = (schema: Schema.Schema<any, any>, value: unknown): ParseResult.ParseError | undefined => {
+  const issue = jsonIssue(value)
+  return issue === undefined
+    ? undefined
+    : new ParseResult.ParseError({ issue: new ParseResult.Type(schema.ast, value, issue) })
+}
