@@ -59,7 +59,7 @@ describe("Runs on Sql.sqlite", () => {
   // brackets, within maxArgumentChars), JSON.stringify does not. The read's
   // input went into the run's state, whose save died (a defect), and the run
   // stayed held by its lease for 10 minutes.
-  it.scoped("a call nested 20,000 deep is refused as invalid input; the run finishes and is not left held", () =>
+  it.scoped("a read and a write nested 20,000 deep are refused as invalid input; the run finishes and is not left held", () =>
     Effect.gen(function*() {
       const filename = path.join(yield* tempDir, "app.db")
       const open = () => Sql.sqlite({ filename })
@@ -71,7 +71,16 @@ describe("Runs on Sql.sqlite", () => {
         output: Schema.Boolean,
         run: () => Effect.sync(() => (looked++, true))
       })
-      const toolkit = Toolkit.make(Look)
+      // A write the model calls the same way: a durable run's write becomes a
+      // proposal, stored; it is refused before, as the read is.
+      const Keep = Tool.write("notes.keep", {
+        title: "Keep a note",
+        description: "Keeps any JSON.",
+        input: Schema.Struct({ data: Schema.Unknown }),
+        output: Schema.Boolean,
+        run: () => Effect.succeed(true)
+      })
+      const toolkit = Toolkit.make(Look, Keep)
       const deep = `{"data":${"[".repeat(20_000)}${"]".repeat(20_000)}}`
       // Compared as a summary: a failure holding the value cannot even be printed.
       const summary = (exit: Exit.Exit<Runs.Outcome<Toolkit.Tools<typeof toolkit>>, unknown>) =>
@@ -84,12 +93,18 @@ describe("Runs on Sql.sqlite", () => {
             onSome: (error) => `failed: ${String((error as { _tag?: unknown })._tag)}`
           })
       const started = yield* Runs.start({ toolkit, prompt: "Look.", runId: "run-deep" }).pipe(
-        Effect.provide(ScriptedModel.layer([calls(raw("notes__look", deep, "c-1")), text("Could not look.")])),
+        Effect.provide(ScriptedModel.layer([
+          calls(raw("notes__look", deep, "c-1"), raw("notes__keep", deep, "c-2")),
+          text("Could not look.")
+        ])),
         Effect.provide(open()),
         Effect.scoped,
         Effect.exit
       )
-      const refused = ["Invalid input for notes.look: [\"data\"]: nested more than 128 levels deep"]
+      const refused = [
+        "Invalid input for notes.look: [\"data\"]: nested more than 128 levels deep",
+        "Invalid input for notes.keep: [\"data\"]: nested more than 128 levels deep"
+      ]
       expect(summary(started)).toEqual(refused)
       expect(looked).toBe(0)
       // Another process reads the finished run at once: no lease holds it.

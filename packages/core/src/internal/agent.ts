@@ -20,6 +20,7 @@ import { withoutCapabilities } from "./capability.js"
 import * as Registry from "./registry.js"
 import { admitAll, guardsHere } from "./guard.js"
 import { currentRef } from "./invocation.js"
+import { jsonIssue } from "./jsonData.js"
 import { modelHere } from "./services.js"
 
 export const defaultMaxRounds = 4
@@ -385,6 +386,14 @@ export const loop = (
       if (Either.isLeft(parsed)) {
         return Either.left(
           refuse(call.id, tool.name, "input", "invalid-input", parsed.left, invalidInputMessage(tool.name, parsed.left))
+        )
+      }
+      // What JSON cannot carry (too deep, a number it would write as null) is
+      // refused here, for every call: a durable run's write or send included.
+      const notJson = jsonIssue(parsed.right)
+      if (notJson !== undefined) {
+        return Either.left(
+          refuse(call.id, tool.name, "input", "invalid-input", notJson, invalidInputMessage(tool.name, notJson))
         )
       }
       return Either.right([tool, parsed.right] as const)

@@ -16,6 +16,7 @@ import { mintProposal, withoutCapabilities } from "./capability.js"
 import { refusalHere } from "./invocation.js"
 import { refuse } from "./refuse.js"
 import { inSchema, isSend } from "./tool.js"
+import { jsonIssue } from "./jsonData.js"
 import { proposalStoreHere, runStoreHere, transaction } from "./services.js"
 import { sealed } from "./shared.js"
 
@@ -221,6 +222,13 @@ const drafting =
         yield* Audit.record({ type: "failed", tool: tool.name, error: reason })
         return Agent.denied(call.id, tool.name, "failed", reason)
       }
+      // A payload a human could not be shown as it is, nor the store keep.
+      const notJson = jsonIssue(prepared.right)
+      if (notJson !== undefined) {
+        const reason = `the payload cannot be stored: ${notJson}`
+        yield* Audit.record({ type: "refused", tool: tool.name, gate: "proposal", reason })
+        return Agent.denied(call.id, tool.name, "refused", reason)
+      }
       const millis = yield* Clock.currentTimeMillis
       const draft = mintProposal({
         tool: tool.name,
@@ -384,7 +392,11 @@ const go = (
         Audit.record({ type: "run", run: held.id, status: "finished" })
       ))
       return { status: "finished", runId: held.id, result: finished(state, ended) } satisfies Outcome as Outcome
-    }))
+    })).pipe(
+      // A step that died (its transaction rolled back) leaves the run as last
+      // saved, let go: any process resumes it from there, not after the lease.
+      Effect.tapDefect(() => Effect.exit(runs.save({ ...current, status: "waiting", leaseUntil: undefined })))
+    )
   })
 
 const leaseOf = (lease: Duration.DurationInput | undefined) => Duration.toMillis(Duration.decode(lease ?? defaultLease))
