@@ -72,8 +72,12 @@ export interface SqliteOptions {
 }
 
 /**
- * graded's durable parts in a SQLite file (through @effect/sql-libsql): the
- * embedded default, for one app or a few processes on one machine.
+ * graded's durable parts in a SQLite file (through libsql): the embedded
+ * default, for one app or a few processes on one machine. A statement SQLite
+ * refuses fails with a `SqlError` naming SQLite's code and message and the
+ * file (`SQLite refused the write: SQLITE_READONLY (attempt to write a
+ * readonly database) on graded.db`); the connection that met it is replaced,
+ * so the next statement works once the file does.
  *
  * @example
  * import { Effect } from "effect"
