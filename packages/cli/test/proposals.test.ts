@@ -3,9 +3,10 @@ import { existsSync, mkdtempSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, TestClock, TestContext } from "effect"
 import { Proposal, Runs, ScriptedModel } from "@graded/core"
-import { Sql } from "@graded/sql"
+import { Sql, SqlAudit } from "@graded/sql"
 import { describe, expect, it } from "vitest"
 import { toolkit } from "./fixtures/proposals.config.js"
 
@@ -68,7 +69,24 @@ const store = () => {
     )
     expect(moved.map((p) => [p.id, p.status])).toEqual([[id, "in-doubt"]])
   }
-  return { graded, delivered, propose, stored, crashWhileDelivering, sqlite }
+  // The same crash, then its lease set in the past, as 16 minutes later: the
+  // row is what the dead process left once its lease has passed, and no
+  // process has recovered it yet.
+  const crashedLeasePassed = async (id: string) => {
+    const crashed = await graded(["decide", id, "approve"], "a\n", undefined, { GRADED_TEST_CRASH: "1" })
+    expect(crashed.signal).toBe("SIGKILL")
+    await Effect.runPromise(
+      Effect.flatMap(
+        SqlClient.SqlClient,
+        (sql) =>
+          sql`UPDATE graded_proposals SET lease_until = '2000-01-01T00:00:00.000Z'
+          WHERE seq = ${Number(id.slice(2))} AND status = 'delivering'`
+      ).pipe(Effect.provide(sqlite))
+    )
+    expect((await stored(id)).status).toBe("delivering")
+  }
+  const audited = () => Effect.runPromise(SqlAudit.entries().pipe(Effect.provide(sqlite)))
+  return { graded, delivered, propose, stored, crashWhileDelivering, crashedLeasePassed, audited, sqlite }
 }
 
 // Each test starts the command a few times; on a busy machine a start takes seconds.
@@ -255,6 +273,39 @@ describe("graded pending and decide", { timeout: 240_000 }, () => {
     600_000
   )
 
+  it(
+    "pending recovers first: a delivery whose process died is listed in doubt, an expired proposal is not offered, each audited",
+    async () => {
+      const { audited, crashedLeasePassed, graded, propose, sqlite, stored } = store()
+      const id = await propose("Your refund is on its way")
+      await crashedLeasePassed(id)
+      // A run's proposal that nobody decided within a millisecond.
+      const late = await Effect.runPromise(
+        Runs.start({ toolkit, prompt: "Tell the customer.", runId: "run-late", decisionTimeout: "1 millis" }).pipe(
+          Effect.provide(
+            ScriptedModel.layer([ScriptedModel.calls(ScriptedModel.call("chat.sendMessage", { text: "Too late" }))])
+          ),
+          Effect.provide(sqlite)
+        )
+      )
+      const expiring = late.status === "waiting" ? late.pending[0]!.id : ""
+      await new Promise((resolve) => setTimeout(resolve, 5))
+
+      const listed = await graded(["pending"])
+      expect(listed.code).toBe(0)
+      const [before, after] = listed.out.split("In doubt:")
+      expect(before!.trim()).toBe("No proposal is pending.")
+      expect(after).toContain(`${id}  chat.sendMessage (send)  Send a chat message  [in-doubt]`)
+      expect(await stored(id)).toMatchObject({ status: "in-doubt" })
+      expect(await stored(expiring)).toMatchObject({ status: "expired" })
+      // Audited as Proposal.recover audits, in the module's sink.
+      const entries = await audited()
+      expect(entries).toContainEqual(expect.objectContaining({ type: "in-doubt", action: "surfaced", proposal: id }))
+      expect(entries).toContainEqual(expect.objectContaining({ type: "refused", gate: "expiry" }))
+    },
+    600_000
+  )
+
   it("decide done marks an in-doubt delivery delivered, with who and the note; a second done is refused", async () => {
     const { crashWhileDelivering, delivered, graded, propose, stored } = store()
     const id = await propose("Went out before the crash")
@@ -336,4 +387,21 @@ describe("graded runs across processes, on the SQLite file the app shares", { ti
     expect(JSON.parse(after.out.trim())).toMatchObject({ id: "run-shell-1", status: "finished" })
     expect(delivered()).toHaveLength(1)
   })
+
+  it("runs recovers first: a run waiting on a delivery whose process died shows it in doubt", async () => {
+    const { crashedLeasePassed, graded, sqlite } = store()
+    const started = await Effect.runPromise(
+      Runs.start({ toolkit, prompt: "Tell the customer.", runId: "run-crashed" }).pipe(
+        Effect.provide(
+          ScriptedModel.layer([ScriptedModel.calls(ScriptedModel.call("chat.sendMessage", { text: "On its way" }))])
+        ),
+        Effect.provide(sqlite)
+      )
+    )
+    const id = started.status === "waiting" ? started.pending[0]!.id : ""
+    await crashedLeasePassed(id)
+    const listed = await graded(["runs"])
+    expect(listed.code).toBe(0)
+    expect(listed.out).toContain(`waits on ${id}  chat.sendMessage (send)  in-doubt`)
+  }, 600_000)
 })

@@ -4,8 +4,8 @@
 // proposal shows the run waiting on it; an expired one is not offered and
 // cannot be decided.
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
-import { Audit, Proposal, ProposalStore, Runs, RunStore, ScriptedModel } from "@graded/core"
+import { Effect, Fiber, Layer } from "effect"
+import { Audit, HumanConfirm, Invocation, Proposal, ProposalStore, Runs, RunStore, ScriptedModel } from "@graded/core"
 import { WebConfirm } from "@graded/confirm"
 import { client, makeMailer } from "./proposalPage.js"
 
@@ -54,6 +54,38 @@ describe("WebConfirm: in-doubt deliveries", () => {
         status: 409,
         body: { error: `already decided by alice (delivered): ${id} was not delivered again`, by: "alice" }
       })
+      expect(mailer.state.sent).toEqual([])
+    }).pipe(Effect.provide(ProposalStore.memory)))
+
+  it.scopedLive("a delivery whose process stopped is listed in doubt once its lease passed, recovered by the page itself", () =>
+    Effect.gen(function*() {
+      const audit = Audit.memory()
+      const { as, mailer } = yield* serving({}, audit)
+      const id = yield* mailer.propose("Your refund is on its way.")
+      // Approved elsewhere with a short lease, then stuck inside `deliver`: as
+      // a process that hung or died there, nobody settles it and nobody runs
+      // Proposal.recover but the page.
+      mailer.state.stall = true
+      const stuck = yield* Effect.fork(
+        Proposal.approve(mailer.toolkit, id, { lease: "100 millis" }).pipe(
+          Effect.provide(HumanConfirm.layer(HumanConfirm.scripted([HumanConfirm.approve("agent:alice")]))),
+          Invocation.within({ actor: "agent:alice" })
+        )
+      )
+      while (mailer.state.entered === 0) yield* Effect.sleep("5 millis")
+      expect((yield* Proposal.get(id)).status).toBe("delivering")
+      // Listed as the page polls it, until the lease has passed (generously bounded).
+      let cards = yield* as(alice).cards
+      for (let i = 0; i < 200 && cards.length === 0; i++) {
+        yield* Effect.sleep("25 millis")
+        cards = yield* as(alice).cards
+      }
+      expect(cards).toMatchObject([{ id, kind: "in-doubt", deliveryKey: expect.any(String) }])
+      expect((yield* Proposal.get(id)).status).toBe("in-doubt")
+      expect(audit.entries).toContainEqual(
+        expect.objectContaining({ type: "in-doubt", action: "surfaced", proposal: id, by: "agent:alice" })
+      )
+      yield* Fiber.interrupt(stuck)
       expect(mailer.state.sent).toEqual([])
     }).pipe(Effect.provide(ProposalStore.memory)))
 
@@ -172,16 +204,16 @@ describe("WebConfirm: supervised runs and expiry", () => {
       const [card] = yield* as(alice).cards
       expect(card).toMatchObject({ id, expiresAt: (yield* Proposal.get(id)).expiresAt })
       yield* Effect.sleep("400 millis")
-      expect(yield* as(alice).cards).toEqual([])
+      // Before any listing has recovered it, the store still says pending: the page refuses it anyway.
       for (const body of [{ action: "approve" }, { action: "edit", payload: card.payload }, { action: "reject" }]) {
         const answer = yield* as(alice).decide(card, body)
         expect(answer.status).toBe(409)
         expect(answer.body.error).toMatch(new RegExp(`^expired: no human decided ${id} before `))
       }
       expect((yield* Proposal.get(id)).status).toBe("pending")
-      // Once the store has marked it expired too, the page says the same.
-      yield* Proposal.recover
+      // The next listing recovers first: the store marks it expired, and the page says the same.
       expect(yield* as(alice).cards).toEqual([])
+      expect((yield* Proposal.get(id)).status).toBe("expired")
       const late = yield* as(alice).decide(card, { action: "approve" })
       expect(late.status).toBe(409)
       expect(late.body.error).toMatch(new RegExp(`^expired: no human decided ${id} before `))

@@ -7,7 +7,8 @@
  *   Several processes on one machine may share the file: it uses WAL, and a
  *   statement that finds the file locked by another waits for it (up to 10 s).
  * - `Sql.postgres({ url })`: one PostgreSQL database for many processes on
- *   many machines.
+ *   many machines. A start while the server does not answer tries again, for
+ *   up to a minute (`connectTimeout`), then fails with `Sql.Unavailable`.
  * - `Sql.layer`: the same on a `SqlClient` you provide (another driver's
  *   settings, a pool you share); SQLite and PostgreSQL only.
  *
@@ -19,10 +20,10 @@
 import type { MigrationError } from "@effect/sql/Migrator"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { PgClient } from "@effect/sql-pg"
-import { Layer, Redacted } from "effect"
+import { Duration, Layer, Redacted, Schema } from "effect"
 import { type Audit, Invocation, type ProposalStore, type RunStore } from "@graded/core"
 import type { Fallback } from "@graded/policy"
+import * as postgresClient from "./internal/postgres.js"
 import * as sqliteClient from "./internal/sqlite.js"
 import * as SqlAudit from "./SqlAudit.js"
 import * as SqlFallbackStore from "./SqlFallbackStore.js"
@@ -71,8 +72,12 @@ export interface SqliteOptions {
 }
 
 /**
- * graded's durable parts in a SQLite file (through @effect/sql-libsql): the
- * embedded default, for one app or a few processes on one machine.
+ * graded's durable parts in a SQLite file (through libsql): the embedded
+ * default, for one app or a few processes on one machine. A statement SQLite
+ * refuses fails with a `SqlError` naming SQLite's code and message and the
+ * file (`SQLite refused the write: SQLITE_READONLY (attempt to write a
+ * readonly database) on graded.db`); the connection that met it is replaced,
+ * so the next statement works once the file does.
  *
  * @example
  * import { Effect } from "effect"
@@ -101,11 +106,58 @@ export interface PostgresOptions {
   readonly maxConnections?: number | undefined
   /** Shown in `pg_stat_activity` (default `graded`). */
   readonly applicationName?: string | undefined
+  /**
+   * How long a start keeps trying to connect and migrate while the server
+   * does not answer (default 60 seconds): it tries again after 100 ms, then
+   * twice as long each time, up to 5 s between tries, logging each failed
+   * try; past it, the layer fails with `Sql.Unavailable`.
+   *
+   * @since 0.2.0
+   */
+  readonly connectTimeout?: Duration.DurationInput | undefined
+}
+
+/**
+ * How long `Sql.postgres` keeps trying to connect at start when no
+ * `connectTimeout` is given: 60 seconds.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const defaultConnectTimeout: Duration.Duration = Duration.seconds(60)
+
+/**
+ * `Sql.postgres` did not come up within its `connectTimeout`: the server at
+ * `host` did not answer (`stage: "connect"`), or answered and then failed a
+ * statement of the migration (`stage: "migrate"`), on every try. `reason` is
+ * the last one PostgreSQL or the network gave (`connect ECONNREFUSED
+ * 10.0.0.5:5432`, `the database system is starting up (SQLSTATE 57P03)`);
+ * `host` never holds the user or the password.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class Unavailable extends Schema.TaggedError<Unavailable>()("@graded/sql/Sql/Unavailable", {
+  host: Schema.String,
+  stage: Schema.Literal("connect", "migrate"),
+  reason: Schema.String,
+  tries: Schema.Number,
+  millis: Schema.Number
+}) {
+  override get message(): string {
+    return `Could not ${this.stage === "connect" ? "connect to" : "migrate"} PostgreSQL at ${this.host} in ${
+      Math.round(this.millis / 100) / 10
+    } s (${this.tries} ${this.tries === 1 ? "try" : "tries"}): ${this.reason}`
+  }
 }
 
 /**
  * graded's durable parts in PostgreSQL (through @effect/sql-pg): for many
  * processes, on many machines, sharing one queue of proposals and one audit.
+ * A start while the server does not answer (it is restarting, its container
+ * is still coming up) tries again, with growing waits, for up to
+ * `connectTimeout`, logging each failed try, then fails with
+ * `Sql.Unavailable`.
  *
  * @example
  * import { Effect, Redacted } from "effect"
@@ -119,12 +171,17 @@ export interface PostgresOptions {
  */
 export const postgres = (
   options: PostgresOptions
-): Layer.Layer<Provided | SqlClient.SqlClient, SqlError | MigrationError> =>
-  Invocation.seal(layer.pipe(Layer.provideMerge(PgClient.layer({
-    url: Redacted.isRedacted(options.url) ? options.url : Redacted.make(options.url),
-    maxConnections: options.maxConnections,
-    applicationName: options.applicationName ?? "graded"
-  }))))
+): Layer.Layer<Provided | SqlClient.SqlClient, Unavailable | MigrationError> =>
+  Invocation.seal(postgresClient.layer(
+    {
+      url: Redacted.isRedacted(options.url) ? options.url : Redacted.make(options.url),
+      maxConnections: options.maxConnections,
+      applicationName: options.applicationName ?? "graded",
+      connectTimeout: options.connectTimeout ?? defaultConnectTimeout
+    },
+    layer,
+    (failure) => new Unavailable(failure)
+  ))
 
 // Sealed where they are made (Invocation.seal): each is shared by every
 // fiber, and a tool's code that finds one must not rewrite it in place.

@@ -11,6 +11,7 @@ import { type Audit, ProposalStore, type RunStore } from "@graded/core"
 import { Fallback } from "@graded/policy"
 import { Sql, type SqlAudit } from "@graded/sql"
 import * as fs from "node:fs"
+import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import type { AuditSubject } from "./auditContract.js"
@@ -88,15 +89,15 @@ export const postgres = (name: string, url: () => string) => {
 }
 
 /**
- * PGlite (PostgreSQL in WebAssembly, from npm) behind its wire server on 127.0.0.1 and a free port. One backend
- * serves every connection, message by message: patches/@electric-sql__pglite-socket@0.2.17.patch keeps a
+ * PGlite (PostgreSQL in WebAssembly, from npm) behind its wire server on 127.0.0.1 and a free port (or `port`). One
+ * backend serves every connection, message by message: patches/@electric-sql__pglite-socket@0.2.17.patch keeps a
  * connection's extended-protocol sequence (Parse to Sync) together, as it already kept a transaction, so that
  * another connection's Parse cannot replace the statement a Bind is for.
  */
-export const startPglite = async () => {
+export const startPglite = async (port = 0) => {
   const db = await PGlite.create()
   // Every pool the tests open at once (up to 10 connections each) must fit.
-  const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0, maxConnections: 200 })
+  const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port, maxConnections: 200 })
   await server.start()
   return {
     url: `postgres://postgres@${server.getServerConn()}/postgres`,
@@ -120,3 +121,14 @@ export const createDatabase = async (serverUrl: string) => {
   url.pathname = `/${name}`
   return { url: url.href, drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) }
 }
+
+/** A port on 127.0.0.1 that nothing listens on (it was free a moment ago). */
+export const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const probe = net.createServer()
+    probe.once("error", reject)
+    probe.listen(0, "127.0.0.1", () => {
+      const address = probe.address()
+      probe.close(() => typeof address === "object" && address !== null ? resolve(address.port) : reject(address))
+    })
+  })

@@ -4,12 +4,12 @@
 // that server too (.ci/run starts Debian's postgresql for it).
 import { SqlClient } from "@effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Either, Layer } from "effect"
+import { Context, Effect, Fiber, Layer, Logger, Option } from "effect"
 import { ProposalStore } from "@graded/core"
 import { Sql, SqlAudit, SqlMigrations } from "@graded/sql"
 import { fallbackContract } from "../../policy/test/fallbackContract.js"
 import { auditContract } from "./auditContract.js"
-import { createDatabase, postgres, startPglite } from "./databases.js"
+import { createDatabase, freePort, postgres, startPglite } from "./databases.js"
 import { runStoreContract } from "./runStoreContract.js"
 import { sharedQueue, storeContract } from "./storeContract.js"
 
@@ -87,15 +87,98 @@ const suite = (name: string, skip: boolean, start: () => Promise<{ url: string; 
           expect(yield* reason(url)).toMatch(/: it holds no graded_audit table/)
         }))
 
-      it.scoped("a server nobody answers at fails the layer with a SqlError", () =>
+      it.live("a server nobody answers at fails the layer, once its connectTimeout is spent, naming the host and the reason", () =>
         Effect.gen(function*() {
           const closed = new URL(url)
           closed.port = "1"
-          const error = yield* Effect.either(Layer.build(Sql.postgres({ url: closed.href })))
-          expect(Either.isLeft(error) && error.left._tag).toBe("SqlError")
-        }))
+          closed.password = "secret"
+          const { logger, logged } = capture()
+          const error = yield* Effect.flip(
+            Layer.build(Sql.postgres({ url: closed.href, connectTimeout: "1 second" })).pipe(Effect.provide(logger))
+          )
+          // On PGlite's server 127.0.0.1:1; on GRADED_PG_URL's, its host.
+          const host = `${closed.hostname}:1`.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+          expect(error).toBeInstanceOf(Sql.Unavailable)
+          expect(error).toMatchObject({ host: `${closed.hostname}:1`, stage: "connect" })
+          expect(error.message).toMatch(
+            new RegExp(
+              `^Could not connect to PostgreSQL at ${host} in [0-9.]+ s \\(\\d+ tries\\): connect ECONNREFUSED `
+            )
+          )
+          expect(error.message).not.toContain("secret")
+          // Every try is logged; the last says it gave up.
+          expect(logged.length).toBe((error as Sql.Unavailable).tries)
+          expect(logged[0]).toMatch(
+            new RegExp(
+              `^@graded/sql: could not connect to PostgreSQL at ${host} \\(try 1\\): connect ECONNREFUSED .*; trying again in \\d+ ms$`
+            )
+          )
+          expect(logged.at(-1)).toMatch(/; giving up after [0-9.]+ s$/)
+        }).pipe(Effect.scoped))
+
+      // PGlite's wire server serves one database whatever the name: only a real server refuses it.
+      it.live.skipIf(name.startsWith("PostgreSQL (PGlite"))(
+        "a server that answers with a refusal: the failure gives PostgreSQL's own reason and its SQLSTATE",
+        () =>
+          Effect.gen(function*() {
+            const missing = new URL(url)
+            missing.pathname = "/graded_no_such_database"
+            const error = yield* Effect.flip(
+              Layer.build(Sql.postgres({ url: missing.href, connectTimeout: "300 millis" })).pipe(
+                Effect.provide(capture().logger)
+              )
+            )
+            expect(error.message).toMatch(
+              /\): database "graded_no_such_database" does not exist \(SQLSTATE 3D000\)$/
+            )
+          }).pipe(Effect.scoped)
+      )
     })
   })
+
+// What every failed try logs, as lines.
+const capture = () => {
+  const logged: Array<string> = []
+  const logger = Logger.replace(
+    Logger.defaultLogger,
+    Logger.make(({ message }) => {
+      logged.push(Array.isArray(message) ? message.join(" ") : String(message))
+    })
+  )
+  return { logger, logged }
+}
+
+describe("Sql.postgres started while the server is down", () => {
+  it.live(
+    "tries again until the server answers, then comes up migrated; each failed try is logged",
+    () =>
+      Effect.gen(function*() {
+        const port = yield* Effect.promise(freePort)
+        const url = `postgres://postgres@127.0.0.1:${port}/postgres`
+        const { logger, logged } = capture()
+        const starting = yield* Effect.fork(
+          Layer.build(Sql.postgres({ url, connectTimeout: "2 minutes" })).pipe(Effect.provide(logger))
+        )
+        // The server starts only once the layer has met it down (twice).
+        while (logged.length < 2 && Option.isNone(yield* Fiber.poll(starting))) yield* Effect.sleep("10 millis")
+        yield* Effect.acquireRelease(
+          Effect.promise(() => startPglite(port)),
+          (server) => Effect.promise(server.stop)
+        )
+        const context = yield* Fiber.join(starting)
+        expect(yield* Context.get(context, ProposalStore.ProposalStore).list()).toEqual([])
+        const sql = Context.get(context, SqlClient)
+        expect(yield* SqlMigrations.run.pipe(Effect.provideService(SqlClient, sql))).toEqual([])
+        expect(logged[0]).toMatch(
+          new RegExp(
+            `^@graded/sql: could not connect to PostgreSQL at 127\\.0\\.0\\.1:${port} \\(try 1\\): connect ECONNREFUSED 127\\.0\\.0\\.1:${port}; trying again in \\d+ ms$`
+          )
+        )
+        expect(logged.every((line) => !line.includes("giving up"))).toBe(true)
+      }).pipe(Effect.scoped),
+    120_000
+  )
+})
 
 suite("PostgreSQL (PGlite's wire server on 127.0.0.1)", false, startPglite)
 suite(

@@ -23,6 +23,7 @@ import { proposing, sharedQueue, storeContract } from "./storeContract.js"
 const execFileAsync = promisify(execFile)
 const child = fileURLToPath(new URL("sqliteProcess.ts", import.meta.url))
 const fallbackChild = fileURLToPath(new URL("fallbackProcess.ts", import.meta.url))
+const readonlyChild = fileURLToPath(new URL("sqliteReadonlyProcess.ts", import.meta.url))
 const root = fileURLToPath(new URL("../../..", import.meta.url))
 
 storeContract(sqlite.store)
@@ -304,10 +305,68 @@ describe("Sql.sqlite", () => {
       )
     }))
 
-  it.scoped("a file that cannot be opened fails the layer with a SqlError naming it", () =>
+  it.scoped("a file that cannot be opened fails the layer with a SqlError naming it and SQLite's reason", () =>
     Effect.gen(function*() {
       const filename = path.join(yield* tempDir, "no-such-folder", "app.db")
       const error = yield* Effect.flip(Layer.build(Sql.sqlite({ filename })))
-      expect(error).toMatchObject({ _tag: "SqlError", message: `Could not open the SQLite database ${filename}` })
+      expect(error).toMatchObject({
+        _tag: "SqlError",
+        message: `Could not open the SQLite database ${filename}: SQLITE_CANTOPEN (unable to open database file)`
+      })
     }))
+
+  it.scoped("a statement SQLite refuses fails with SQLite's code and message and the file; the next one runs", () =>
+    Effect.gen(function*() {
+      const filename = path.join(yield* tempDir, "app.db")
+      const sql = Context.get(yield* Layer.build(Sql.sqlite({ filename })), SqlClient)
+      const refused = <A, E extends { readonly message: string }>(effect: Effect.Effect<A, E>) =>
+        Effect.map(Effect.flip(effect), (error) => error.message)
+      const write = (at: string | null) =>
+        sql`INSERT INTO graded_audit (at, type, autonomous, entry) VALUES (${at}, 'answered', 0, '{}')`
+      expect(yield* refused(write(null))).toBe(
+        `SQLite refused the write: SQLITE_CONSTRAINT_NOTNULL (NOT NULL constraint failed: graded_audit.at) on ${filename}`
+      )
+      expect(yield* refused(sql`SELECT nope FROM graded_audit`)).toBe(
+        `SQLite refused the read: SQLITE_ERROR (no such column: nope) on ${filename}`
+      )
+      // Inside a transaction too; it rolls back, and the client goes on.
+      expect(yield* refused(sql.withTransaction(Effect.zipRight(write("1"), write(null))))).toBe(
+        `SQLite refused the write: SQLITE_CONSTRAINT_NOTNULL (NOT NULL constraint failed: graded_audit.at) on ${filename}`
+      )
+      yield* write("2")
+      expect(yield* sql`SELECT at FROM graded_audit`).toEqual([{ at: "2" }])
+    }))
+
+  it.live(
+    "a file that could not be written: the write names SQLITE_READONLY; once it can be, the next write works, and a BEGIN that failed leaves the client usable",
+    () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir
+        const filename = path.join(dir, "graded.db")
+        // chmod does not stop root: as root, the process runs as nobody, who owns the folder.
+        const root_ = process.getuid?.() === 0
+        if (root_) fs.chownSync(dir, 65534, 65534)
+        const { stdout } = yield* Effect.promise(() =>
+          execFileAsync(process.execPath, ["--import", "tsx", readonlyChild, filename], {
+            cwd: root,
+            timeout: 90_000,
+            ...(root_ ? { uid: 65534, gid: 65534, env: { ...process.env, HOME: dir } } : {})
+          })
+        )
+        const steps = Object.fromEntries(stdout.trim().split("\n").map((line) => JSON.parse(line) as [string, string]))
+        expect(steps).toEqual({
+          before: "ok",
+          readOnly: `SQLite refused the write: SQLITE_READONLY (attempt to write a readonly database) on ${filename}`,
+          stillReadOnly:
+            `SQLite refused the write: SQLITE_READONLY (attempt to write a readonly database) on ${filename}`,
+          writable: "ok",
+          unopenable:
+            `SQLite refused to begin a transaction: SQLITE_CANTOPEN (unable to open database file) on ${filename}`,
+          reopened: "ok",
+          rows: "1,3,5",
+          done: "ok"
+        })
+      }).pipe(Effect.scoped),
+    120_000
+  )
 })

@@ -320,11 +320,19 @@ const proposalLines = (proposal: Proposal.Proposal): ReadonlyArray<string> => [
 // Proposals a human acts on: those pending a decision, and deliveries in doubt.
 const open = ["pending", "in-doubt"] as const
 
+// Settles first what a process that died left half way, as an app does on
+// start (`Proposal.recover`, audited as there): a delivery whose lease passed
+// is listed in doubt, an approval that stopped is pending again, and a
+// proposal past its expiry is expired, not offered; without waiting for some
+// app process to recover. Of two processes recovering at once, one moves each.
+const recovered = Effect.asVoid(Proposal.recover)
+
 export const pending = (options: { module: string; json: boolean }) =>
   Effect.gen(function*() {
     const who = yield* Person
     const exit = yield* withStore(options.module, who, () =>
       Effect.gen(function*() {
+        yield* recovered
         const [waiting, inDoubt] = yield* Effect.forEach(open, (status) => Proposal.list({ status }))
         if (options.json) {
           // JSON Lines; Printable's escapes are JSON's own, so each line parses.
@@ -488,6 +496,8 @@ export const runs = (options: { module: string; json: boolean; status: Option.Op
       [needsRunStore, needsProposalStore],
       () =>
         Effect.gen(function*() {
+          // What a waiting run waits on is shown as it stands: in doubt, expired.
+          yield* recovered
           const store = yield* RunStore.RunStore
           const listed = yield* store.list({ status: Option.getOrUndefined(options.status) })
           if (!options.json && listed.length === 0) {

@@ -1,5 +1,6 @@
-// Proposals as cards, read from the store on every listing, so they outlive
-// the page's server and show alike on every server over one store: pending
+// Proposals as cards, read from the store on every listing (after
+// `Proposal.recover`), so they outlive the page's server and show alike on
+// every server over one store: pending
 // ones to approve, edit or reject, and in-doubt deliveries (a delivery that
 // stopped and may have gone out) to mark done or retry.
 // The store decides a proposal and claims it atomically, so a second
@@ -216,6 +217,12 @@ export const make = (toolkit: Toolkit.Any, maxChars: number): Proposals => {
   const as = <A, E, R>(by: string, effect: Effect.Effect<A, E, R>) => Invocation.within({ actor: by })(effect)
   return {
     list: Effect.gen(function*() {
+      // Settled first, as an app does on start (`Proposal.recover`, audited as
+      // there), so the page shows a delivery whose process died as in doubt
+      // once its lease has passed, without waiting for another process to
+      // recover. When nothing lapsed this is one read of the store; of two
+      // servers listing at once, one moves each proposal.
+      yield* Proposal.recover
       const now = iso(yield* Clock.currentTimeMillis)
       // In doubt first: each may have gone out, and waits for someone to say.
       const inDoubt = yield* Proposal.list({ status: "in-doubt" })

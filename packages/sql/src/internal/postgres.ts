@@ -1,0 +1,131 @@
+// The PostgreSQL client graded's layer opens, and what it waits for at start.
+//
+// A process may start while its database does not answer yet (the server is
+// restarting, the container beside it is still coming up). @effect/sql-pg's
+// PgClient fails at once then (`PgClient: Failed to connect`), and the
+// process with it. Here a start tries again instead: the pool is made and
+// graded's tables migrated as one try; a try that fails with a SqlError
+// (connecting, or a statement of the migration) is logged, its pool closed,
+// and the next one made after a wait that doubles from 100 ms up to 5 s, with
+// jitter so that processes which met once do not meet again. Once the budget
+// (`connectTimeout`, 60 s unless given) would be passed by the next wait, the
+// start fails with the host and the last reason PostgreSQL or the network
+// gave. A failing migration itself (a defect, or the Migrator's own errors)
+// is not tried again: it would fail the same way.
+// Who may import this: Sql.ts only.
+import type { MigrationError } from "@effect/sql/Migrator"
+import type * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import { PgClient } from "@effect/sql-pg"
+import { Clock, Context, Duration, Effect, ExecutionStrategy, Exit, Layer, Random, Redacted, Scope } from "effect"
+
+/** Why a start did not come up, for the error Sql.ts makes of it. */
+export interface Failure {
+  readonly host: string
+  readonly stage: "connect" | "migrate"
+  readonly reason: string
+  readonly tries: number
+  readonly millis: number
+}
+
+export interface Options {
+  readonly url: Redacted.Redacted
+  readonly maxConnections?: number | undefined
+  readonly applicationName: string
+  readonly connectTimeout: Duration.DurationInput
+}
+
+const firstWaitMillis = 100
+const longestWaitMillis = 5_000
+
+// Where the URL points, as it may be shown: host and port, never the user or
+// the password; a socket folder given as `?host=` is shown as it is.
+export const hostOf = (url: string): string => {
+  try {
+    const parsed = new URL(url)
+    const socket = parsed.searchParams.get("host")
+    if (parsed.hostname === "" && socket !== null) return socket
+    return `${parsed.hostname === "" ? "localhost" : parsed.hostname}:${parsed.port === "" ? "5432" : parsed.port}`
+  } catch {
+    return "(a URL that does not parse)"
+  }
+}
+
+// The reason as PostgreSQL or the network gave it, in one line: the server's
+// message with its SQLSTATE, the socket's error (`connect ECONNREFUSED ...`),
+// or each address's for a name that resolves to several.
+const reasonOf = (error: SqlError): string => {
+  const cause: unknown = error.cause
+  const one = (value: unknown): string => {
+    if (value instanceof AggregateError && value.errors.length > 0) {
+      return [...new Set(value.errors.map(one))].join("; ")
+    }
+    if (value instanceof Error) {
+      const code = "code" in value && typeof value.code === "string" ? value.code : undefined
+      // A server's answer (pg's DatabaseError) has a severity; its code is the SQLSTATE.
+      const sqlstate = code !== undefined && "severity" in value ? ` (SQLSTATE ${code})` : ""
+      const text = value.message !== "" ? value.message : code ?? value.name
+      return `${text}${sqlstate}`
+    }
+    return String(value)
+  }
+  const text = cause === undefined ? error.message : one(cause)
+  return (text.split("\n")[0] ?? "").trim() || error.message
+}
+
+export const layer = <ROut, E>(
+  options: Options,
+  migrated: Layer.Layer<ROut, SqlError | MigrationError, SqlClient.SqlClient>,
+  unavailable: (failure: Failure) => E
+): Layer.Layer<ROut | PgClient.PgClient | SqlClient.SqlClient, E | MigrationError> =>
+  Layer.scopedContext(Effect.gen(function*() {
+    const outer = yield* Effect.scope
+    const host = hostOf(Redacted.value(options.url))
+    const budget = Duration.toMillis(Duration.decode(options.connectTimeout))
+    const started = yield* Clock.currentTimeMillis
+    const client = PgClient.layer({
+      url: options.url,
+      maxConnections: options.maxConnections,
+      applicationName: options.applicationName
+    })
+    // One try, in a scope of its own: closed when the try fails, so a pool
+    // that connected and then failed to migrate does not stay open.
+    const attempt = Effect.gen(function*() {
+      const scope = yield* Scope.fork(outer, ExecutionStrategy.sequential)
+      return yield* Effect.gen(function*() {
+        const connected = yield* Effect.mapError(
+          Layer.buildWithScope(client, scope),
+          (error) => ({ stage: "connect" as const, error })
+        )
+        const provided = yield* Layer.buildWithScope(Layer.provide(migrated, Layer.succeedContext(connected)), scope)
+          .pipe(Effect.mapError((error) => ({ stage: "migrate" as const, error })))
+        return Context.merge(connected, provided)
+      }).pipe(Effect.onError((cause) => Scope.close(scope, Exit.failCause(cause))))
+    })
+    const loop = (
+      tries: number,
+      wait: number
+    ): Effect.Effect<Context.Context<ROut | PgClient.PgClient | SqlClient.SqlClient>, E | MigrationError> =>
+      Effect.catchAll(attempt, (failed) =>
+        Effect.gen(function*() {
+          if (failed.error._tag !== "SqlError") return yield* Effect.fail(failed.error)
+          const reason = reasonOf(failed.error)
+          const millis = (yield* Clock.currentTimeMillis) - started
+          const next = Math.round(wait * (0.5 + (yield* Random.next)))
+          const what = failed.stage === "connect" ? "connect to" : "migrate"
+          if (millis + next > budget) {
+            yield* Effect.logWarning(
+              `@graded/sql: could not ${what} PostgreSQL at ${host} (try ${tries}): ${reason}; giving up after ${
+                Math.round(millis / 100) / 10
+              } s`
+            )
+            return yield* Effect.fail(unavailable({ host, stage: failed.stage, reason, tries, millis }))
+          }
+          yield* Effect.logWarning(
+            `@graded/sql: could not ${what} PostgreSQL at ${host} (try ${tries}): ${reason}; trying again in ${next} ms`
+          )
+          yield* Effect.sleep(Duration.millis(next))
+          return yield* loop(tries + 1, Math.min(wait * 2, longestWaitMillis))
+        }))
+    return yield* loop(1, firstWaitMillis)
+  }))
