@@ -19,7 +19,8 @@
 // half a second, which buys more kills for the same time.
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Random } from "effect"
-import { type Audit, Proposal, RunStore } from "@graded/core"
+import type { SqlClient } from "@effect/sql/SqlClient"
+import { type Audit, Proposal, type ProposalStore, RunStore } from "@graded/core"
 import { Sql, SqlAudit } from "@graded/sql"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
@@ -99,7 +100,7 @@ interface Child {
 // The store the children are given (a SQLite file or a PostgreSQL URL), its layer, and its files to keep on a failure.
 interface Opened {
   readonly store: string
-  readonly layer: ReturnType<typeof Sql.sqlite> | ReturnType<typeof Sql.postgres>
+  readonly layer: Layer.Layer<ProposalStore.ProposalStore | RunStore.RunStore | Audit.Audit | SqlClient, unknown>
   readonly files: ReadonlyArray<string>
 }
 

@@ -215,13 +215,15 @@ setInterval(() => {
   if (process.ppid !== parent) process.exit(2)
 }, 1000).unref()
 
-const layer = /^postgres(ql)?:/.test(store!) ? Sql.postgres({ url: store! }) : Sql.sqlite({ filename: store! })
+const layer = /^postgres(ql)?:/.test(store!)
+  ? Layer.orDie(Sql.postgres({ url: store! }))
+  : Layer.orDie(Sql.sqlite({ filename: store! }))
 const program = Effect.gen(function*() {
   console.log("ready")
   return yield* role === "resume" ? resumer : role === "decide" ? decider : Effect.dieMessage(`no role ${role}`)
 }).pipe(
   Effect.withRandom(Random.make(`${seed}/${name}/${process.pid}`)),
-  Effect.provide(Layer.orDie(layer))
+  Effect.provide(layer)
 )
 
 Effect.runPromise(program).then(
