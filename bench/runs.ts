@@ -119,6 +119,8 @@ const openStores = async (): Promise<Array<Store>> => {
   }
   add("memory", Layer.mergeAll(ProposalStore.memory, RunStore.memory, Audit.memory().layer))
   add("SQLite file", Sql.sqlite({ filename: path.join(tmp, "runs.db") }))
+  // The same file setting every commit synced, as before delivery records alone were (docs/durability.md).
+  add("SQLite file, synchronous full", Sql.sqlite({ filename: path.join(tmp, "runs-full.db"), synchronous: "full" }))
   const db = await PGlite.create()
   const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0, maxConnections: 20 })
   await server.start()

@@ -69,6 +69,17 @@ export const layer: Layer.Layer<Provided, SqlError | MigrationError, SqlClient.S
 export interface SqliteOptions {
   /** The database file, made with its tables when missing (its folder must exist). */
   readonly filename: string
+  /**
+   * How commits reach the disk (SQLite's `synchronous`; the file is in WAL
+   * mode). `"normal"` (the default): every commit survives the process being
+   * killed; a delivery's record, and every commit before it, is synced before
+   * the tool runs, so it survives a power loss too, while a commit after the
+   * last delivery record (an audit entry, a run's step) may be lost to one.
+   * `"full"`: every commit is synced, at about 0.7 ms a commit on a plain disk.
+   *
+   * @since 0.3.0
+   */
+  readonly synchronous?: "normal" | "full" | undefined
 }
 
 /**
@@ -91,7 +102,7 @@ export interface SqliteOptions {
 export const sqlite = (
   options: SqliteOptions
 ): Layer.Layer<Provided | SqlClient.SqlClient, SqlError | MigrationError> =>
-  Invocation.seal(layer.pipe(Layer.provideMerge(sqliteClient.layer(options.filename))))
+  Invocation.seal(layer.pipe(Layer.provideMerge(sqliteClient.layer(options.filename, options.synchronous))))
 
 /**
  * Where `Sql.postgres` connects.

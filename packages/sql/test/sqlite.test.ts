@@ -16,6 +16,7 @@ import { promisify } from "node:util"
 import { makeDesk } from "../../core/test/supportDesk.js"
 import { fallbackContract } from "../../policy/test/fallbackContract.js"
 import { auditContract } from "./auditContract.js"
+import { durably, transactional } from "../src/internal/transaction.js"
 import { sqlite, tempDir } from "./databases.js"
 import { runStoreContract } from "./runStoreContract.js"
 import { proposing, sharedQueue, storeContract } from "./storeContract.js"
@@ -303,6 +304,35 @@ describe("Sql.sqlite", () => {
       expect(yield* reason(empty)).toBe(
         `Cannot read the audit in ${empty}: it holds no graded_audit table (graded's audit is written there by Sql.sqlite or Sql.postgres from @graded/sql)`
       )
+    }))
+
+  it.scoped("commits are synced where a delivery needs it: a delivery's record FULL, the rest NORMAL unless asked", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const level = (sql: SqlClient) =>
+        Effect.map(sql<{ synchronous: number }>`PRAGMA synchronous`, ([row]) => row!.synchronous)
+      const levels = (options: { synchronous?: "normal" | "full" }) =>
+        Effect.scoped(Effect.gen(function*() {
+          const context = yield* Layer.build(Sql.sqlite({ filename: path.join(dir, "app.db"), ...options }))
+          const sql = Context.get(context, SqlClient)
+          return {
+            outside: yield* level(sql),
+            transaction: yield* transactional(sql)(level(sql)),
+            delivery: yield* durably(sql)(level(sql)),
+            // The connection after the delivery's (libsql opens a new one).
+            after: yield* level(sql),
+            again: yield* transactional(sql)(level(sql))
+          }
+        }))
+      // SQLite's numbers: 1 NORMAL, 2 FULL.
+      expect(yield* levels({})).toEqual({ outside: 1, transaction: 1, delivery: 2, after: 1, again: 1 })
+      expect(yield* levels({ synchronous: "full" })).toEqual({
+        outside: 2,
+        transaction: 2,
+        delivery: 2,
+        after: 2,
+        again: 2
+      })
     }))
 
   it.scoped("a file that cannot be opened fails the layer with a SqlError naming it and SQLite's reason", () =>

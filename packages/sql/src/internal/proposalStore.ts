@@ -9,7 +9,7 @@ import type { Statement } from "@effect/sql/Statement"
 import { Clock, Effect, Schema } from "effect"
 import { Proposal, ProposalStore, Invocation } from "@graded/core"
 import { fromJson, toJson } from "./json.js"
-import { transactional } from "./transaction.js"
+import { durably, transactional } from "./transaction.js"
 
 const Row = Schema.Struct({
   // A number from SQLite, digits from PostgreSQL's BIGINT.
@@ -240,9 +240,10 @@ export const make: Effect.Effect<ProposalStore.ProposalStore.Service, never, Sql
       // delivery is recorded under its unique key; the tool runs only after
       // both. A crash between them leaves a delivery that never ran in
       // doubt, which errs on the safe side: a human looks.
-      // One transaction: the status moves and the delivery is recorded, or neither.
+      // One transaction: the status moves and the delivery is recorded, or
+      // neither; on disk before the tool runs.
       beginDelivery: (id, key, leaseUntil, holder, approved) =>
-        withTransaction(Effect.gen(function*() {
+        durably(sql)(Effect.gen(function*() {
           const what = approved === undefined ? sql`` :
             sql`, approved = ${toJson(approved.payload)}, edited = ${approved.edited ? 1 : 0}`
           const moved = yield* transition(id, "approving", (seq) =>

@@ -35,9 +35,10 @@ import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
 import * as Statement from "@effect/sql/Statement"
 import { type Client, createClient, type InValue, LibsqlError, type ResultSet, type Transaction } from "@libsql/client"
-import { Context, Effect, Exit, Layer, Option, Scope, Stream } from "effect"
+import { Context, Effect, Exit, FiberRef, Layer, Option, Scope, Stream } from "effect"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
+import { durableCommit } from "./transaction.js"
 
 const busyWaitMillis = 10_000
 
@@ -99,13 +100,36 @@ const refused = (filename: string, action: string) => (cause: unknown) =>
 // with its retries, and a new connection after any failure (above).
 interface Patient {
   readonly execute: (sql: string, args: ReadonlyArray<unknown>) => Promise<ResultSet>
-  readonly transaction: () => Promise<Transaction>
+  /** A write transaction; `durable`: its commit synced to disk whatever `synchronous` says. */
+  readonly transaction: (durable: boolean) => Promise<Transaction>
   readonly close: () => void
 }
 
-const patient = (url: string): Patient => {
+/**
+ * How commits reach the disk (SQLite's `synchronous`, in WAL mode). `normal`:
+ * a commit survives the process being killed at once, and survives a power
+ * loss once a later commit is synced (a delivery's record always is: its
+ * commit syncs it and everything before it); `full`: every commit is synced.
+ */
+export type Synchronous = "normal" | "full"
+
+const patient = (url: string, synchronous: Synchronous): Patient => {
+  const setting = `PRAGMA synchronous = ${synchronous === "full" ? "FULL" : "NORMAL"}`
+  // Each connection libsql opens (at first, after a failure, after it hands
+  // one to a transaction) is told the setting before its first statement.
+  const open = async (): Promise<Client> => {
+    const client = createClient({ url })
+    try {
+      await client.execute(setting)
+      return client
+    } catch (error) {
+      client.close()
+      throw error
+    }
+  }
   // Opened at once: a file that cannot be opened fails the layer.
   let current: Client | undefined = createClient({ url })
+  let first = true
   let closed = false
   // One statement at a time: between a statement failing and its connection
   // being closed, no other statement may run on that connection (its writes
@@ -119,7 +143,11 @@ const patient = (url: string): Patient => {
         if (closed) throw new LibsqlError("The client is closed", "CLIENT_CLOSED")
         let client: Client | undefined
         try {
-          client = current ??= createClient({ url })
+          client = current ??= await open()
+          if (first) {
+            first = false
+            await client.execute(setting)
+          }
           return await run(client)
         } catch (error) {
           if (client !== undefined) {
@@ -137,8 +165,16 @@ const patient = (url: string): Patient => {
   }
   return {
     execute: (sql, args) => attempt((client) => client.execute({ sql, args: args as Array<InValue> })),
-    // libsql hands the transaction its connection, and opens another for the next statement.
-    transaction: () => attempt((client) => client.transaction("write")),
+    // libsql hands the transaction its connection, and opens another for the
+    // next statement, which is told the setting at once. A durable one is set
+    // to FULL first (SQLite takes no change of it inside a transaction).
+    transaction: (durable) =>
+      attempt(async (client) => {
+        if (durable && synchronous !== "full") await client.execute("PRAGMA synchronous = FULL")
+        const tx = await client.transaction("write")
+        await client.execute(setting)
+        return tx
+      }),
     close: () => {
       closed = true
       current?.close()
@@ -191,8 +227,9 @@ const make = (filename: string, sdk: Patient) =>
           const scope = yield* Scope.make()
           yield* restore(semaphore.take(1))
           yield* Scope.addFinalizer(scope, semaphore.release(1))
+          const durable = yield* FiberRef.get(durableCommit)
           const tx = yield* Effect.tryPromise({
-            try: () => sdk.transaction(),
+            try: () => sdk.transaction(durable),
             catch: refused(filename, "to begin a transaction")
           }).pipe(
             // A BEGIN that failed gives the permit back, so the client stays usable.
@@ -224,12 +261,15 @@ const make = (filename: string, sdk: Patient) =>
     return Object.assign(client, { withTransaction })
   })
 
-export const layer = (filename: string): Layer.Layer<SqlClient.SqlClient, SqlError> =>
+export const layer = (
+  filename: string,
+  synchronous: Synchronous = "normal"
+): Layer.Layer<SqlClient.SqlClient, SqlError> =>
   Layer.scopedContext(Effect.gen(function*() {
     const sdk = yield* Effect.acquireRelease(
       // The client opens the file as it is made, and throws when it cannot.
       Effect.try({
-        try: () => patient(pathToFileURL(path.resolve(filename)).href),
+        try: () => patient(pathToFileURL(path.resolve(filename)).href, synchronous),
         catch: (cause) =>
           new SqlError({ cause, message: `Could not open the SQLite database ${filename}: ${reasonOf(cause)}` })
       }),
