@@ -115,21 +115,11 @@ export type Synchronous = "normal" | "full"
 
 const patient = (url: string, synchronous: Synchronous): Patient => {
   const setting = `PRAGMA synchronous = ${synchronous === "full" ? "FULL" : "NORMAL"}`
-  // Each connection libsql opens (at first, after a failure, after it hands
-  // one to a transaction) is told the setting before its first statement.
-  const open = async (): Promise<Client> => {
-    const client = createClient({ url })
-    try {
-      await client.execute(setting)
-      return client
-    } catch (error) {
-      client.close()
-      throw error
-    }
-  }
   // Opened at once: a file that cannot be opened fails the layer.
   let current: Client | undefined = createClient({ url })
-  let first = true
+  // Each connection libsql opens (at first, after a failure, after it hands
+  // one to a transaction) is told the setting before its first statement.
+  let untold = true
   let closed = false
   // One statement at a time: between a statement failing and its connection
   // being closed, no other statement may run on that connection (its writes
@@ -143,16 +133,17 @@ const patient = (url: string, synchronous: Synchronous): Patient => {
         if (closed) throw new LibsqlError("The client is closed", "CLIENT_CLOSED")
         let client: Client | undefined
         try {
-          client = current ??= await open()
-          if (first) {
-            first = false
+          client = current ??= createClient({ url })
+          if (untold) {
             await client.execute(setting)
+            untold = false
           }
           return await run(client)
         } catch (error) {
           if (client !== undefined) {
             client.close()
             current = undefined
+            untold = true
           }
           if (!isBusy(error) || Date.now() > deadline) throw error
           // Jittered, so processes that met once do not meet again.
@@ -166,13 +157,13 @@ const patient = (url: string, synchronous: Synchronous): Patient => {
   return {
     execute: (sql, args) => attempt((client) => client.execute({ sql, args: args as Array<InValue> })),
     // libsql hands the transaction its connection, and opens another for the
-    // next statement, which is told the setting at once. A durable one is set
-    // to FULL first (SQLite takes no change of it inside a transaction).
+    // next statement (told the setting first). A durable one is set to FULL
+    // before it begins: SQLite takes no change of it inside a transaction.
     transaction: (durable) =>
       attempt(async (client) => {
         if (durable && synchronous !== "full") await client.execute("PRAGMA synchronous = FULL")
         const tx = await client.transaction("write")
-        await client.execute(setting)
+        untold = true
         return tx
       }),
     close: () => {
