@@ -21,6 +21,9 @@
 //   ledger). Memory's stores outlive its "processes", so a restart there
 //   changes nothing: this is the run without restarts. The audits differ by
 //   design (a durable run records its proposals) and are not compared.
+// - and, whatever the loops agree on, no open-world read ran once untrusted
+//   content had entered the run, and the run is marked with exactly the
+//   untrusted tools whose results it took in.
 // One input is left out of the second comparison: see withoutEditedWriteInputs.
 //
 // Sized by environment variables: GRADED_PROPERTY_RUNS (scenarios, 50 by
@@ -52,6 +55,7 @@ import {
   reads,
   reason,
   type Scenario,
+  untrustedTools,
   writes
 } from "./propertyDesk.js"
 
@@ -347,6 +351,20 @@ const trial = (plan: Plan, databases: ReadonlyArray<Database>) =>
       "the durable run in memory and Agent.supervised: the ending",
       withoutEditedWriteInputs(scenario, reference.ending),
       withoutEditedWriteInputs(scenario, expected)
+    )
+    // What holds whatever the loops agree on: no open-world read ran once
+    // untrusted content had entered the run, and the run is marked with each
+    // untrusted tool whose result it took in.
+    const { calls, ledger, untrusted } = reference.ending
+    const entered = ledger.findIndex((line) => untrustedTools.has(line.tool))
+    if (entered >= 0 && ledger.slice(entered).some((line) => line.tool === "web.fetch")) {
+      throw new Error(`an open-world read ran after untrusted content: ${JSON.stringify(ledger)}`)
+    }
+    same(
+      "the untrusted marks and the untrusted results taken in",
+      [...untrusted].sort(),
+      [...new Set(calls.flatMap((c) => c.ok === true && untrustedTools.has(String(c.tool)) ? [String(c.tool)] : []))]
+        .sort()
     )
     for (const database of databases) {
       const got = yield* durable(plan, database, runId)
