@@ -291,8 +291,21 @@ export interface Answered {
   readonly malformed: ReadonlyMap<number, string>
 }
 
+// A call is known again by its wire name and arguments.
+const repeatKey = (call: ToolCall) => `${call.name}\u0000${call.arguments}`
+
+/**
+ * A call refused in this run (by a gate, a guard or a human's rejection) is
+ * not asked again: one rule for a call refused at once and for a durable
+ * run's proposal rejected while the run waited.
+ */
+const remember = (state: LoopState, call: ToolCall, outcome: Outcome) => {
+  if (!outcome.call.ok && refusals.has(outcome.call.error.code)) state.refusedBefore.add(repeatKey(call))
+}
+
 /** The content and record of one call, once known. */
 export const settle = (state: LoopState, call: ToolCall, outcome: Outcome) => {
+  remember(state, call, outcome)
   state.calls.push(outcome.call)
   state.messages.push({ role: "tool", callId: call.id, name: call.name, content: outcome.content })
 }
@@ -370,8 +383,7 @@ export const loop = (
             : refuse(call.id, name, "offered", "unknown-tool", `there is no tool named ${name}`)
         )
       }
-      const key = `${call.name}\u0000${call.arguments}`
-      if (refusedBefore.has(key)) {
+      if (refusedBefore.has(repeatKey(call))) {
         const reason = "this exact call was already refused in this run; it is not asked again"
         return Either.left(refuse(call.id, tool.name, "repeat", "refused", reason))
       }
@@ -405,17 +417,19 @@ export const loop = (
       const checked = check(call)
       if (Either.isLeft(checked)) return checked.left
       const [tool, input] = checked.right
-      const key = `${call.name}\u0000${call.arguments}`
       const untrusted = state.untrusted
       // Defence 3: the registry's gates again, under capabilities that refuse
       // (provided once around the whole loop, in `run`).
       // The loop is graded's own code: the facts it recorded reach the call
-      // even where the loop runs inside a tool's code.
-      const viaRegistry = Object.keys(state.facts).length === 0 ? registry.dispatch(tool.name, input)
+      // even where the loop runs inside a tool's code. They are the facts as
+      // the call is dispatched: a write of the same turn that a human approves
+      // meanwhile does not change how this one is judged.
+      const facts = Object.keys(state.facts).length === 0 ? undefined : judged().facts
+      const viaRegistry = facts === undefined ? registry.dispatch(tool.name, input)
         : Effect.locallyWith(
           registry.dispatch(tool.name, input),
           currentRef,
-          (outer) => Invocation.merge(outer, { facts: judged().facts })
+          (outer) => Invocation.merge(outer, { facts })
         )
       const dispatched = supervised
         ? tool.grade === "read" ? Invocation.within({ autonomous: true, untrusted })(withoutCapabilities(viaRegistry))
@@ -432,11 +446,13 @@ export const loop = (
           }
         }
         const code = result.code ?? "failed"
-        if (refusals.has(code)) refusedBefore.add(key)
-        return {
+        const outcome: Outcome = {
           call: { ok: false, id: call.id, tool: tool.name, error: { code, message: result.error ?? "failed" } },
           content: JSON.stringify(forModel(result))
         }
+        // At once: the same read called again later in this turn is not run either.
+        remember(state, call, outcome)
+        return outcome
       })
     }
 
@@ -540,11 +556,13 @@ export const loop = (
           )
           : yield* dispatch(call)
       }
-      const decided = yield* Effect.forEach(
-        decisions,
-        ([, call]) => durable !== undefined ? propose(call, durable) : dispatch(call),
-        { concurrency: durable !== undefined ? 1 : "unbounded" }
-      )
+      // Every write and send of the turn is judged in the turn's context (the
+      // facts, marks and refusals its reads left) before any is decided, as a
+      // durable run's proposals are: what one decision brings in reaches the
+      // next turn, never a sibling, however fast the human answers.
+      const decided = yield* durable !== undefined
+        ? Effect.forEach(decisions, ([, call]) => propose(call, durable), { concurrency: 1 })
+        : Effect.all(decisions.map(([, call]) => dispatch(call)), { concurrency: "unbounded" })
       decisions.forEach(([index], i) => outcomes[index] = decided[i]!)
       if (outcomes.some((outcome) => "draft" in outcome || "proposal" in outcome)) {
         return { _tag: "Waiting", turn: { calls: response.toolCalls, outcomes } } satisfies LoopEnd as LoopEnd

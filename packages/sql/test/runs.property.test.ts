@@ -1,0 +1,418 @@
+// A property over durable runs (issue 33): random scripted runs on the desk of
+// propertyDesk.ts (reads; an untrusted read and an untrusted write, after
+// which the open-world read must be refused; facts a read and a write record,
+// and a guard on them that hides one write and refuses another; writes and a
+// send the human approves, edits, or rejects on the card or with
+// Proposal.reject; repeated calls; round and call limits), with a restart (a
+// new store layer on the same database: a new "process") at random before
+// any step (start, each decision, each resume), and at random a resume while
+// decisions are open, which must answer "waiting".
+//
+// Each scenario runs as a durable run in memory, on SQLite and on PGlite (and
+// on the server GRADED_PG_URL names, when set), with the same restarts, and
+// as Agent.supervised under a HumanConfirm that decides the same way. Checked:
+// - every store ends as memory does: the same calls (id, tool, ok or code,
+//   input and output), answer (the model's last turn says what it was told of
+//   each call: ok with its data, or the code), untrusted marks and outside
+//   ledger (what each tool did, with which payload), and the same audit of
+//   the run's trace (each entry's type, tool, decision, edit, who, gate,
+//   status, offer; no times, ids, keys or reasons);
+// - the memory run ends as Agent.supervised does (calls, answer, untrusted,
+//   ledger). Memory's stores outlive its "processes", so a restart there
+//   changes nothing: this is the run without restarts. The audits differ by
+//   design (a durable run records its proposals) and are not compared.
+// - and, whatever the loops agree on, no open-world read ran once untrusted
+//   content had entered the run, and the run is marked with exactly the
+//   untrusted tools whose results it took in.
+// One input is left out of the second comparison: see withoutEditedWriteInputs.
+//
+// Sized by environment variables: GRADED_PROPERTY_RUNS (scenarios, 50 by
+// default, the examples below among them: about 20 s on a quiet 2-core
+// machine, PGlite's start included, twice that on a busy one) and
+// GRADED_PROPERTY_SEED (fast-check's seed; printed, so that a failure can be
+// played again).
+import { afterAll, beforeAll, describe, it } from "@effect/vitest"
+import { Effect, Exit, FastCheck as fc, Layer, Scope } from "effect"
+import { Agent, Audit, Guard, Proposal, ProposalStore, Runs, RunStore } from "@graded/core"
+import type { SqlClient } from "@effect/sql/SqlClient"
+import { Sql, SqlAudit } from "@graded/sql"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { createDatabase, startPglite } from "./databases.js"
+import {
+  by,
+  type Call,
+  type Choice,
+  choiceAt,
+  choiceFor,
+  confirmable,
+  human,
+  type Line,
+  makeDesk,
+  model,
+  frozenAccount,
+  reads,
+  reason,
+  type Scenario,
+  untrustedTools,
+  writes
+} from "./propertyDesk.js"
+
+const envNumber = (name: string) => {
+  const value = process.env[name]
+  return value === undefined || value === "" ? undefined : Number(value)
+}
+const numRuns = envNumber("GRADED_PROPERTY_RUNS") ?? 50
+const seed = envNumber("GRADED_PROPERTY_SEED") ?? Math.floor(Math.random() * 2 ** 31)
+
+type Stores = ProposalStore.ProposalStore | RunStore.RunStore | Audit.Audit
+
+interface Database {
+  readonly name: string
+  /** A new process's layer on the database. */
+  readonly process: () => Layer.Layer<Stores, unknown>
+  /** The audit entries of one trace, read back after. */
+  readonly trail: (traceId: string) => Effect.Effect<ReadonlyArray<Audit.Entry>, unknown>
+}
+
+// A memory store for one scenario: built once, every "process" a new layer on it.
+const memory = Effect.gen(function*() {
+  const stores = yield* Layer.build(Layer.merge(ProposalStore.memory, RunStore.memory))
+  const audit = Audit.memory()
+  return {
+    name: "memory",
+    process: () => Layer.merge(Layer.succeedContext(stores), audit.layer),
+    trail: (traceId) => Effect.sync(() => audit.entries.filter((entry) => entry.traceId === traceId))
+  } satisfies Database
+})
+
+// A SQL database shared by every scenario: each has a run and a trace of its own.
+const onSql = (name: string, open: () => Layer.Layer<Stores | SqlClient, unknown>): Database => ({
+  name,
+  process: open,
+  trail: (traceId) => Effect.scoped(Effect.provide(SqlAudit.trace(traceId), open()))
+})
+
+// ---------------------------------------------------------------------------
+// The scenarios
+// ---------------------------------------------------------------------------
+
+const tools = [...reads, ...confirmable]
+const call: fc.Arbitrary<Call> = fc.record({ tool: fc.constantFrom(...tools), arg: fc.nat(2) })
+const choice: fc.Arbitrary<Choice> = fc.oneof(
+  { weight: 3, arbitrary: fc.constant("approve" as const) },
+  { weight: 2, arbitrary: fc.constant("edit" as const) },
+  { weight: 1, arbitrary: fc.constant("reject" as const) },
+  { weight: 1, arbitrary: fc.constant("reject-store" as const) }
+)
+
+interface Plan {
+  readonly scenario: Scenario
+  /** Before step i of a durable run: a restart first (cycled). */
+  readonly restarts: ReadonlyArray<boolean>
+  /** Before deciding a proposal: a resume first, which must answer "waiting" (cycled). */
+  readonly polls: ReadonlyArray<boolean>
+}
+
+const plans: fc.Arbitrary<Plan> = fc.record({
+  turns: fc.array(fc.array(call, { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 4 }),
+  choices: fc.array(choice, { minLength: confirmable.length * 3, maxLength: confirmable.length * 3 }),
+  // Mostly enough rounds for the script; now and then a limit it reaches.
+  rounds: fc.oneof(
+    { weight: 6, arbitrary: fc.constant(undefined) },
+    { weight: 1, arbitrary: fc.integer({ min: 1, max: 4 }) }
+  ),
+  maxCallsPerRound: fc.oneof(
+    { weight: 6, arbitrary: fc.constant(8) },
+    { weight: 1, arbitrary: fc.integer({ min: 1, max: 2 }) }
+  ),
+  restarts: fc.array(fc.boolean(), { minLength: 1, maxLength: 40 }),
+  polls: fc.array(fc.boolean(), { minLength: 1, maxLength: 10 })
+}).map(({ choices, maxCallsPerRound, polls, restarts, rounds, turns }) => ({
+  scenario: { turns, choices, maxRounds: rounds ?? turns.length + 1, maxCallsPerRound },
+  restarts,
+  polls
+}))
+
+// Cases this property found, played first on every run (issue 33). Each has
+// a restart before every step and a resume before every decision.
+const example = (turns: Scenario["turns"], choices: Partial<Record<string, Choice>> = {}): Plan => ({
+  scenario: {
+    turns,
+    choices: confirmable.flatMap((tool) => [0, 1, 2].map((arg) => choices[`${tool}/${arg}`] ?? "approve")),
+    maxRounds: turns.length + 1,
+    maxCallsPerRound: 8
+  },
+  restarts: [true],
+  polls: [true]
+})
+const examples: ReadonlyArray<Plan> = [
+  // A call the human rejected, called again with the same arguments: the
+  // durable run asked the human again (a second proposal), Agent.supervised
+  // refuses it without asking (gate repeat). Fixed: a rejection folded into
+  // a durable run is remembered as one decided at once is.
+  example([[{ tool: "ticket.submit", arg: 0 }], [{ tool: "ticket.submit", arg: 0 }]], { "ticket.submit/0": "reject" }),
+  // A read records a fact, then one turn freezes the account and pays: under
+  // Agent.supervised the payment was refused by the guard when the human
+  // answered at once (the freeze, delivered first, reached its sibling) and
+  // delivered when they took a few milliseconds; the durable run judges it
+  // when it is proposed. Fixed: a supervised turn's writes and sends are all
+  // judged before any is decided.
+  example([[{ tool: "account.check", arg: 0 }], [{ tool: "account.freeze", arg: 0 }, {
+    tool: "payments.send",
+    arg: 0
+  }]]),
+  // The known difference (withoutEditedWriteInputs): an edited write.
+  example([[{ tool: "ticket.submit", arg: 0 }]], { "ticket.submit/0": "edit" })
+]
+
+// ---------------------------------------------------------------------------
+// Running a scenario
+// ---------------------------------------------------------------------------
+
+interface Ending {
+  readonly stopped: string
+  readonly answer: string | undefined
+  readonly untrusted: ReadonlyArray<string>
+  readonly calls: ReadonlyArray<Record<string, unknown>>
+  readonly ledger: ReadonlyArray<Line>
+}
+
+const ending = (result: Agent.Result<any>, ledger: ReadonlyArray<Line>): Ending => ({
+  stopped: result.stopped,
+  answer: result.answer,
+  untrusted: [...result.untrusted],
+  calls: result.calls.map((c) =>
+    c.ok
+      ? { id: c.id, tool: c.tool, ok: true, input: c.input, output: c.output }
+      : { id: c.id, tool: c.tool, ok: false, code: c.error.code }
+  ),
+  ledger: [...ledger]
+})
+
+// A known difference, reported with this test (issue 33): for a write the
+// human edited, Agent.supervised's `calls` give the input the model asked
+// for, a durable run's the input the human approved (what the write ran
+// with). What was delivered (the ledger) is the edited input in both. Until
+// the two agree, that one input is left out of the comparison with
+// Agent.supervised, and only there.
+const withoutEditedWriteInputs = (scenario: Scenario, end: Ending): Ending => ({
+  ...end,
+  calls: end.calls.map((c) => {
+    const [, turn, index] = String(c.id).split("-")
+    const asked = scenario.turns[Number(turn)]?.[Number(index)]
+    const edited = asked !== undefined && c.ok === true && writes.has(asked.tool) &&
+      choiceAt(scenario, asked.tool, asked.arg) === "edit"
+    return edited ? { ...c, input: "(an edited write's input)" } : c
+  })
+})
+
+// An audit entry without what differs between stores and runs: times, ids, keys, reasons.
+const shape = (entry: Audit.Entry): Record<string, unknown> => {
+  const kept: Record<string, unknown> = { type: entry.type, actor: entry.actor, autonomous: entry.autonomous }
+  const fields = entry as unknown as Record<string, unknown>
+  for (const key of ["tool", "decision", "edited", "by", "gate", "status", "grade", "rounds", "pending", "tools"]) {
+    if (fields[key] !== undefined) kept[key] = fields[key]
+  }
+  if (entry.type === "offered") kept.suppressed = entry.suppressed.map((left) => `${left.tool} (${left.gate})`)
+  if (entry.type === "run") kept.proposals = entry.proposals?.length
+  if (entry.type === "called") kept.input = entry.input
+  return kept
+}
+
+const prompt = "Help the customer."
+const guarded = Guard.within(frozenAccount)
+
+const supervised = (scenario: Scenario) =>
+  Effect.gen(function*() {
+    const desk = makeDesk()
+    const result = yield* Agent.supervised({
+      toolkit: desk.toolkit,
+      prompt,
+      maxRounds: scenario.maxRounds,
+      maxCallsPerRound: scenario.maxCallsPerRound,
+      context: { actor: "agent:bot" }
+    }).pipe(guarded, Effect.provide(human(scenario)), Effect.provide(model(scenario)))
+    return ending(result, desk.ledger)
+  })
+
+const cycled = (flags: ReadonlyArray<boolean>, i: number) => flags[i % flags.length] === true
+
+/** A durable run of the scenario on `database`, as `runId`: each step in the current process, or a new one. */
+const durable = (plan: Plan, database: Database, runId: string) =>
+  Effect.gen(function*() {
+    const { scenario } = plan
+    const desk = makeDesk()
+    const { toolkit } = desk
+    let scope = yield* Scope.make()
+    // A run that fails closes its last process too.
+    yield* Effect.addFinalizer(() => Effect.suspend(() => Scope.close(scope, Exit.void)))
+    let context = yield* Layer.buildWithScope(database.process(), scope)
+    let steps = 0
+    let restarts = 0
+    let polls = 0
+    let polled = 0
+    const step = <A, E>(effect: Effect.Effect<A, E, Stores>) =>
+      Effect.gen(function*() {
+        if (cycled(plan.restarts, steps++)) {
+          yield* Scope.close(scope, Exit.void)
+          scope = yield* Scope.make()
+          context = yield* Layer.buildWithScope(database.process(), scope)
+          restarts++
+        }
+        return yield* Effect.provide(effect, context)
+      })
+    const resume = step(Runs.resume(runId, { toolkit }).pipe(guarded, Effect.provide(model(scenario))))
+    let outcome = yield* step(
+      Runs.start({
+        toolkit,
+        prompt,
+        runId,
+        maxRounds: scenario.maxRounds,
+        maxCallsPerRound: scenario.maxCallsPerRound,
+        context: { actor: "agent:bot", traceId: runId }
+      }).pipe(guarded, Effect.provide(model(scenario)))
+    )
+    for (let round = 0; outcome.status === "waiting"; round++) {
+      if (round > 10) return yield* Effect.dieMessage(`${database.name}: the run still waits after ${round} rounds`)
+      for (const proposal of outcome.pending) {
+        if (cycled(plan.polls, polls++)) {
+          polled++
+          const answered = yield* resume
+          if (answered.status !== "waiting") {
+            return yield* Effect.dieMessage(`${database.name}: a resume with ${proposal.id} open went on`)
+          }
+        }
+        const chosen = choiceFor(scenario, proposal.tool, proposal.payload)
+        if (chosen === "reject-store") {
+          yield* step(Proposal.reject(proposal.id, { by, reason: reason(chosen) }))
+          continue
+        }
+        const decided = yield* step(
+          Effect.either(Proposal.approve(toolkit, proposal.id).pipe(Effect.provide(human(scenario))))
+        )
+        const rejected = decided._tag === "Left" && decided.left._tag === "@graded/core/ToolError/Rejected"
+        if (rejected !== (chosen === "reject")) {
+          return yield* Effect.dieMessage(
+            `${database.name}: ${chosen} of ${proposal.tool} answered ${JSON.stringify(decided)}`
+          )
+        }
+      }
+      outcome = yield* resume
+    }
+    yield* Scope.close(scope, Exit.void)
+    if (outcome.status !== "finished") {
+      return yield* Effect.dieMessage(`${database.name}: the run was ${outcome.status}`)
+    }
+    const audit = yield* database.trail(runId)
+    return { ending: ending(outcome.result, desk.ledger), audit: audit.map(shape), restarts, steps, polls: polled }
+  })
+
+// ---------------------------------------------------------------------------
+// The property
+// ---------------------------------------------------------------------------
+
+// What the scenarios exercised, printed at the end: a property that passes
+// only because it never reached a case is seen to.
+const seen = new Map<string, number>()
+const count = (key: string, by = 1) => seen.set(key, (seen.get(key) ?? 0) + by)
+
+let trials = 0
+
+// Where two values first differ, as a path and both values: fast-check
+// prints the message, where an assertion's diff would be cut short.
+const difference = (got: unknown, want: unknown, at = ""): string | undefined => {
+  if (JSON.stringify(got) === JSON.stringify(want)) return undefined
+  if (typeof got === "object" && got !== null && typeof want === "object" && want !== null) {
+    for (const key of new Set([...Object.keys(got), ...Object.keys(want)])) {
+      const found = difference(
+        (got as Record<string, unknown>)[key],
+        (want as Record<string, unknown>)[key],
+        `${at}.${key}`
+      )
+      if (found !== undefined) return found
+    }
+  }
+  return `${at}: ${JSON.stringify(got)}, where ${JSON.stringify(want)}`
+}
+const same = (what: string, got: unknown, want: unknown) => {
+  const found = difference(got, want)
+  if (found !== undefined) throw new Error(`${what} differs at ${found}`)
+}
+
+const trial = (plan: Plan, databases: ReadonlyArray<Database>) =>
+  Effect.scoped(Effect.gen(function*() {
+    const runId = `run-${seed}-${++trials}`
+    const { scenario } = plan
+    const expected = yield* supervised(scenario)
+    const reference = yield* durable(plan, yield* memory, runId)
+    same(
+      "the durable run in memory and Agent.supervised: the ending",
+      withoutEditedWriteInputs(scenario, reference.ending),
+      withoutEditedWriteInputs(scenario, expected)
+    )
+    // What holds whatever the loops agree on: no open-world read ran once
+    // untrusted content had entered the run, and the run is marked with each
+    // untrusted tool whose result it took in.
+    const { calls, ledger, untrusted } = reference.ending
+    const entered = ledger.findIndex((line) => untrustedTools.has(line.tool))
+    if (entered >= 0 && ledger.slice(entered).some((line) => line.tool === "web.fetch")) {
+      throw new Error(`an open-world read ran after untrusted content: ${JSON.stringify(ledger)}`)
+    }
+    same(
+      "the untrusted marks and the untrusted results taken in",
+      [...untrusted].sort(),
+      [...new Set(calls.flatMap((c) => c.ok === true && untrustedTools.has(String(c.tool)) ? [String(c.tool)] : []))]
+        .sort()
+    )
+    for (const database of databases) {
+      const got = yield* durable(plan, database, runId)
+      same(`${database.name} and memory: the ending`, got.ending, reference.ending)
+      same(`${database.name} and memory: the audit`, got.audit, reference.audit)
+      count("restarts", got.restarts)
+      count("steps", got.steps)
+    }
+    for (const c of reference.ending.calls) count(c.ok === true ? `${String(c.tool)} ok` : `${String(c.code)}`)
+    for (const entry of reference.audit) {
+      if (entry.type === "decided") {
+        count(`decided ${String(entry.decision)}${entry.edited === true ? " (edited)" : ""}`)
+      }
+      if (entry.type === "refused") count(`refused at ${String(entry.gate)}`)
+    }
+    count("polls", reference.polls)
+    count("delivered", reference.ending.ledger.length)
+  }))
+
+describe("durable runs at random", () => {
+  let pglite: Awaited<ReturnType<typeof startPglite>> | undefined
+  let server: Awaited<ReturnType<typeof createDatabase>> | undefined
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "graded-property-"))
+  beforeAll(async () => {
+    pglite = await startPglite()
+    const serverUrl = process.env.GRADED_PG_URL
+    if (serverUrl !== undefined && serverUrl !== "") server = await createDatabase(serverUrl)
+  }, 120_000)
+  afterAll(async () => {
+    await pglite?.stop()
+    await server?.drop()
+    fs.rmSync(dir, { recursive: true, force: true })
+  })
+
+  it("end alike in memory, on SQLite and on PostgreSQL, with restarts anywhere, and as Agent.supervised", async () => {
+    const filename = path.join(dir, "graded.db")
+    const databases = [
+      onSql("Sql.sqlite", () => Sql.sqlite({ filename })),
+      onSql("Sql.postgres on PGlite", () => Sql.postgres({ url: pglite!.url, maxConnections: 4 })),
+      ...(server === undefined
+        ? []
+        : [onSql("Sql.postgres (GRADED_PG_URL)", () => Sql.postgres({ url: server!.url, maxConnections: 4 }))])
+    ]
+    console.log(`durable runs property: GRADED_PROPERTY_RUNS=${numRuns} GRADED_PROPERTY_SEED=${seed}`)
+    await fc.assert(
+      fc.asyncProperty(plans, (plan) => Effect.runPromise(trial(plan, databases))),
+      { numRuns, seed, examples: examples.map((plan) => [plan] as [Plan]) }
+    )
+    console.log(`${trials} scenarios: ${[...seen].sort().map(([key, n]) => `${key} ${n}`).join(", ")}`)
+  }, 600_000)
+})
