@@ -130,6 +130,21 @@ describe("WebConfirm: in-doubt deliveries", () => {
       expect(mailer.state.sent).toEqual([])
     }).pipe(Effect.provide(ProposalStore.memory)))
 
+  it.scopedLive("an edited delivery in doubt shows the edit on its card, and a retry delivers the edit", () =>
+    Effect.gen(function*() {
+      const { as, mailer } = yield* serving()
+      const id = yield* mailer.propose("Your refund is on its way.")
+      const edited = { to: "customer:42", text: "Your refund of 40 EUR is on its way." }
+      const { deliveryKey } = yield* mailer.stopMidDelivery(id, "agent:alice", edited)
+      const [card] = yield* as(bob).cards
+      // The card shows what alice approved, not what the model proposed.
+      expect(card).toMatchObject({ kind: "in-doubt", payload: edited })
+      const retried = yield* as(bob).resolve(card, { action: "retry" })
+      expect(retried).toMatchObject({ status: 200 })
+      expect(mailer.state.sent).toEqual([{ payload: edited, key: deliveryKey }])
+      expect(yield* Proposal.get(id)).toMatchObject({ status: "delivered", approved: edited })
+    }).pipe(Effect.provide(ProposalStore.memory)))
+
   it.scopedLive("a retry of a record changed since the card was shown is refused and leaves it in doubt", () =>
     Effect.gen(function*() {
       const { as, mailer } = yield* serving()
@@ -161,7 +176,12 @@ const tampering = {
         tampering.on
           ? Effect.map(
             store.get(id),
-            (proposal) => ({ ...proposal, payload: { to: "attacker@example.com", text: "hi" } })
+            // What a card shows and a retry delivers: the payload, and what was approved.
+            (proposal) => ({
+              ...proposal,
+              payload: { to: "attacker@example.com", text: "hi" },
+              ...(proposal.approved !== undefined ? { approved: { to: "attacker@example.com", text: "hi" } } : {})
+            })
           )
           : store.get(id)
     }))

@@ -39,13 +39,14 @@ export const makeMailer = () => {
    * Approved by `by`, its delivery recorded, then stopped inside `deliver`
    * (as a crash or a lost process would): the proposal is left in doubt.
    */
-  const stopMidDelivery = (id: string, by = "agent:alice") =>
+  // `edit`: what the approver changed the payload to.
+  const stopMidDelivery = (id: string, by = "agent:alice", edit?: unknown) =>
     Effect.gen(function*() {
       state.stall = true
       const entered = state.entered
       const fiber = yield* Effect.fork(
         Proposal.approve(toolkit, id).pipe(
-          Effect.provide(HumanConfirm.layer(HumanConfirm.scripted([HumanConfirm.approve(by)]))),
+          Effect.provide(HumanConfirm.layer(HumanConfirm.scripted([HumanConfirm.approve(by, edit)]))),
           Invocation.within({ actor: by })
         )
       )

@@ -258,6 +258,27 @@ export type ProposalOf<T> = T extends Tool.SendTool<infer Name, infer I, any, an
 export const tool: ToolConstructor = internal.make as unknown as ToolConstructor
 
 /**
+ * The payload a human is asked to confirm for a proposal (encoded), and so
+ * what a card shows: for a delivery in doubt, what was approved before, which
+ * a retry delivers again; otherwise what would go out (a write's input, a
+ * send's prepared payload).
+ *
+ * @example
+ * import { Proposal } from "@graded/core"
+ * declare const proposal: Proposal.Proposal
+ * const shown = Proposal.payloadToConfirm(proposal)
+ *
+ * @since 0.3.0
+ * @category getters
+ */
+export const payloadToConfirm = (proposal: Proposal): unknown =>
+  (proposal.status === "in-doubt" || proposal.status === "approving") && proposal.approved !== undefined
+    ? proposal.approved
+    : proposal.grade === "send"
+    ? proposal.payload
+    : proposal.input
+
+/**
  * Lists proposals in the order they were made, optionally by status, by
  * supervised run and by trace.
  *
@@ -473,11 +494,7 @@ const decideStored = (
           : asItWas(at)
       )).pipe(Effect.ignore)
     // A retry is asked about what was approved before (edited or not).
-    const asked = mode === "retry" && claimed.approved !== undefined
-      ? claimed.approved
-      : stored.grade === "send"
-      ? stored.payload
-      : stored.input
+    const asked = mode === "retry" ? payloadToConfirm(claimed) : payloadToConfirm(stored)
     const exit = yield* Effect.exit(Effect.onInterrupt(
       Effect.flatMap(
         inSchema(tool)(Schema.decodeUnknown(schema, parseOptions)(asked)).pipe(

@@ -314,7 +314,10 @@ const proposalLines = (proposal: Proposal.Proposal): ReadonlyArray<string> => [
   `  proposed ${Printable.name(proposal.proposedAt)} by ${Printable.name(proposal.actor ?? "-")}, trace ${
     Printable.name(proposal.traceId ?? "-")
   }${proposal.runId !== undefined ? `, run ${Printable.name(proposal.runId)}` : ""}`,
-  `  payload: ${oneLine(proposal.payload)}`
+  // In doubt, what was approved (an edit included): what went out, or a retry delivers.
+  `  ${proposal.status === "in-doubt" && proposal.approved !== undefined ? "approved" : "payload"}: ${
+    oneLine(Proposal.payloadToConfirm(proposal))
+  }`
 ]
 
 // Proposals a human acts on: those pending a decision, and deliveries in doubt.

@@ -177,12 +177,14 @@ export const make = (toolkit: Toolkit.Any, maxChars: number): Proposals => {
     const known = shown.get(proposal.id)
     if (known !== undefined && known.status === proposal.status) return known
     const inDoubt = proposal.status === "in-doubt"
+    // In doubt, what was approved (the edit included): what a retry delivers.
+    const payload = Proposal.payloadToConfirm(proposal)
     const made: Shown = {
       id: proposal.id,
       csrf: secret(),
       status: proposal.status,
       tool: proposal.tool,
-      payload: proposal.payload,
+      payload,
       display: display({
         tool: proposal.tool,
         title: inDoubt ? `In doubt: ${proposal.title}` : `Proposed: ${proposal.title}`,
@@ -193,7 +195,7 @@ export const make = (toolkit: Toolkit.Any, maxChars: number): Proposals => {
             `(it goes out with the same key).`
           : `A model proposed this ${proposal.grade}; nothing happens unless you approve it.`,
         actor: proposal.actor,
-        payload: proposal.payload
+        payload
       }, maxChars)
     }
     shown.set(proposal.id, made)
@@ -292,7 +294,7 @@ export const make = (toolkit: Toolkit.Any, maxChars: number): Proposals => {
         // A retry sends what the card showed, so the card must have shown all of
         // it, and the stored payload must still be that.
         yield* shownInFull(card.display, true)
-        if (!samePayload(proposal.payload, card.payload)) {
+        if (!samePayload(Proposal.payloadToConfirm(proposal), card.payload)) {
           return yield* new WrongKind({
             reason: `${card.id} changed since the card was shown: reload the page; nothing was retried`
           })
