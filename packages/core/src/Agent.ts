@@ -12,6 +12,7 @@ import type * as Grade from "./Grade.js"
 import type * as Invocation from "./Invocation.js"
 import type * as Registry from "./Registry.js"
 import * as internal from "./internal/agent.js"
+import { supervised as supervisedRun } from "./internal/supervised.js"
 import type { LanguageModel, Message, ModelError, Usage } from "./LanguageModel.js"
 import type * as Tool from "./Tool.js"
 import type * as Toolkit from "./Toolkit.js"
@@ -375,6 +376,9 @@ export type SupervisedOptions<T> = Input & {
  * needs `WriteCapability`/`SendCapability` for the toolkit's writes and sends,
  * so it compiles only where a `HumanConfirm` layer is provided; called from a
  * model's fiber or a read tool's own code, every write and send is refused.
+ * It is the loop of `Runs.start` on stores of its own in memory, each
+ * proposal decided through the caller's `HumanConfirm` as it comes: outcomes
+ * and audit are those of a durable run (a restart loses it).
  *
  * @example
  * import { Effect, Layer } from "effect"
@@ -395,7 +399,7 @@ export type SupervisedOptions<T> = Input & {
 export const supervised = <T extends Toolkit.Any>(
   options: SupervisedOptions<T>
 ): Effect<Result<Toolkit.Tools<T>>, AgentError, LanguageModel | Toolkit.Requirements<T>> =>
-  internal.run(options as internal.RunOptions, "supervised") as Effect<
+  supervisedRun(options as internal.RunOptions) as Effect<
     Result<Toolkit.Tools<T>>,
     AgentError,
     LanguageModel | Toolkit.Requirements<T>

@@ -7,7 +7,7 @@
  *
  * @since 0.1.0
  */
-import { Clock, Duration, Effect, Schema } from "effect"
+import { Clock, Duration, Effect, Option, Schema } from "effect"
 import type { Confirmable } from "./Grade.js"
 import { refusalHere } from "./internal/invocation.js"
 import { admitAll, guardsHere } from "./internal/guard.js"
@@ -21,6 +21,7 @@ import { AlreadyDecided, NotFound, ProposalStore } from "./ProposalStore.js"
 import type * as Tool from "./Tool.js"
 import type * as Toolkit from "./Toolkit.js"
 import { InvalidEdit, parseOptions, Refused, Rejected, type ToolError } from "./ToolError.js"
+import { failureOf } from "./internal/registry.js"
 import { causeLine, proposalStoreHere, runStoreIfAny, transaction } from "./internal/services.js"
 import { sealed } from "./internal/shared.js"
 
@@ -337,17 +338,19 @@ export const interruptedWhileDelivering =
 
 type Decide = "approve" | "retry"
 
-// How the run a proposal belongs to was cancelled, read where a RunStore is in
-// scope: a cancelled run's open proposals are rejected, and one a human was
-// deciding while it was cancelled must not go out when they answer.
-const runCancelled = (proposal: Proposal) =>
+// The run a proposal belongs to, read where a RunStore is in scope.
+const runOf = (proposal: Proposal) =>
   proposal.runId === undefined ? Effect.succeed(undefined) : Effect.gen(function*() {
     const runs = yield* runStoreIfAny
     if (runs._tag === "None") return undefined
-    const run = yield* Effect.option(runs.value.get(proposal.runId!))
-    const ended = run._tag === "Some" ? run.value.state.ended : undefined
-    return ended?.status === "cancelled" ? ended : undefined
+    return Option.getOrUndefined(yield* Effect.option(runs.value.get(proposal.runId!)))
   })
+
+// How the run a proposal belongs to was cancelled: a cancelled run's open
+// proposals are rejected, and one a human was deciding while it was
+// cancelled must not go out when they answer.
+const runCancelled = (proposal: Proposal) =>
+  Effect.map(runOf(proposal), (run) => run?.state.ended?.status === "cancelled" ? run.state.ended : undefined)
 
 // Approval and retry are one path: a human is asked through the caller's
 // HumanConfirm, the delivery is recorded under its key, then it runs.
@@ -394,8 +397,12 @@ const decideStored = (
     if (refusal !== undefined) return yield* refuse(refusal)
     const context = yield* Invocation.current
     // A human's button too is offered only where the guards in force (a
-    // policy) authorize the tool, for the human who presses it.
-    const guarded = yield* admitAll(yield* guardsHere, tool, stored.payload, context)
+    // policy) authorize the tool, for the human who presses it, judged on the
+    // facts the run recorded, as the call was (the app's own facts stand).
+    const guards = yield* guardsHere
+    const facts = guards.length === 0 ? undefined : (yield* runOf(stored))?.state.facts
+    const judged = facts === undefined ? context : Invocation.merge(context, { facts: { ...facts, ...context.facts } })
+    const guarded = yield* admitAll(guards, tool, stored.payload, judged)
     if (guarded !== undefined) {
       return yield* refuse(new Refused({ tool: tool.name, gate: guarded.gate, reason: guarded.reason }))
     }
@@ -556,11 +563,16 @@ const decideStored = (
       }).pipe(Effect.ignore)
       return yield* Effect.failCause(exit.cause)
     }
+    // What the run's model is told of a failure: the tool's own text for it, never an exception's.
+    const failed = {
+      status: "failed" as const,
+      decision: failure === undefined ? decision : { ...decision, reason: failureOf(tool, failure).message }
+    }
     yield* store.settle(
       id,
       delivering
         // The tool ran and failed: final.
-        ? { status: "failed", decision }
+        ? failed
         : failure instanceof Rejected
         ? mode === "retry"
           // A retry turned down: the human says it is not to go out again.
@@ -570,7 +582,7 @@ const decideStored = (
         // waits for a better decision, as it was. Any other failure is final.
         : failure instanceof Refused || failure instanceof InvalidEdit
         ? asItWas(at)
-        : { status: "failed", decision }
+        : failed
     ).pipe(Effect.ignore)
     return yield* Effect.failCause(exit.cause)
   })

@@ -12,6 +12,7 @@ import * as internal from "./internal/capability.js"
 import * as Printable from "./Printable.js"
 import { deadlines } from "./internal/deadlines.js"
 import { decidingRefusalHere } from "./internal/invocation.js"
+import { unguarded } from "./internal/memoryStores.js"
 import type { Decided, New, Outcome, Proposal, Status } from "./Proposal.js"
 import { sealed } from "./internal/shared.js"
 
@@ -364,7 +365,7 @@ export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () =
     return copy as unknown as Proposal
   }
   const iso = (millis: number) => new Date(millis).toISOString()
-  return guardDecisions(Object.freeze<ProposalStore.Service>({
+  const own = Object.freeze<ProposalStore.Service>({
     add: (fields) =>
       internal.isProposalRecord(fields)
         ? Effect.suspend(() => {
@@ -498,7 +499,10 @@ export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () =
             ? { ...without(proposal, "decision", "leaseUntil"), status: "pending" }
             : { ...without(proposal, "leaseUntil"), ...outcome }
       )
-  }))
+  })
+  const guarded = guardDecisions(own)
+  unguarded.set(guarded, own)
+  return guarded
 })
 
 // The proposals of one status, in the order they were added once sorted: a

@@ -18,7 +18,6 @@ export const confirmable = [
   "chat.sendMessage"
 ] as const
 export type ToolName = (typeof reads)[number] | (typeof confirmable)[number]
-export const writes: ReadonlySet<string> = new Set(["ticket.submit", "mail.import", "account.freeze", "payments.send"])
 export const untrustedTools: ReadonlySet<string> = new Set(["mail.inbox", "mail.import"])
 
 /** What a human does with a call shown to them. `reject-store` is `Proposal.reject` where a store holds it. */
@@ -88,7 +87,7 @@ export const by = "alice"
 export const reason = (choice: Choice) => `${choice} by the property`
 
 /** The human's choice for a tool's call with argument `arg`. */
-export const choiceAt = (scenario: Scenario, tool: string, arg: number): Choice =>
+const choiceAt = (scenario: Scenario, tool: string, arg: number): Choice =>
   scenario.choices[confirmable.indexOf(tool as never) * 3 + arg] ?? "approve"
 
 /** The human's choice for a call, by what they are shown. */

@@ -18,13 +18,13 @@
 //   the run's trace (each entry's type, tool, decision, edit, who, gate,
 //   status, offer; no times, ids, keys or reasons);
 // - the memory run ends as Agent.supervised does (calls, answer, untrusted,
-//   ledger). Memory's stores outlive its "processes", so a restart there
-//   changes nothing: this is the run without restarts. The audits differ by
-//   design (a durable run records its proposals) and are not compared.
+//   ledger, and the audit where no proposal was rejected with
+//   Proposal.reject, which a human at a card does not do): one loop runs both. Memory's stores outlive its
+//   "processes", so a restart there changes nothing: this is the run without
+//   restarts.
 // - and, whatever the loops agree on, no open-world read ran once untrusted
 //   content had entered the run, and the run is marked with exactly the
 //   untrusted tools whose results it took in.
-// One input is left out of the second comparison: see withoutEditedWriteInputs.
 //
 // Sized by environment variables: GRADED_PROPERTY_RUNS (scenarios, 50 by
 // default, the examples below among them: about 20 s on a quiet 2-core
@@ -33,7 +33,7 @@
 // played again).
 import { afterAll, beforeAll, describe, it } from "@effect/vitest"
 import { Effect, Exit, FastCheck as fc, Layer, Scope } from "effect"
-import { Agent, Audit, Guard, Proposal, ProposalStore, Runs, RunStore } from "@graded/core"
+import { Agent, Audit, Guard, Invocation, Proposal, ProposalStore, Runs, RunStore } from "@graded/core"
 import type { SqlClient } from "@effect/sql/SqlClient"
 import { Sql, SqlAudit } from "@graded/sql"
 import * as fs from "node:fs"
@@ -44,7 +44,6 @@ import {
   by,
   type Call,
   type Choice,
-  choiceAt,
   choiceFor,
   confirmable,
   human,
@@ -55,8 +54,7 @@ import {
   reads,
   reason,
   type Scenario,
-  untrustedTools,
-  writes
+  untrustedTools
 } from "./propertyDesk.js"
 
 const envNumber = (name: string) => {
@@ -163,7 +161,8 @@ const examples: ReadonlyArray<Plan> = [
     tool: "payments.send",
     arg: 0
   }]]),
-  // The known difference (withoutEditedWriteInputs): an edited write.
+  // An edited write: Agent.supervised's calls gave the input the model asked
+  // for, a durable run's the input the human approved. Fixed: one loop.
   example([[{ tool: "ticket.submit", arg: 0 }]], { "ticket.submit/0": "edit" })
 ]
 
@@ -191,23 +190,6 @@ const ending = (result: Agent.Result<any>, ledger: ReadonlyArray<Line>): Ending 
   ledger: [...ledger]
 })
 
-// A known difference, reported with this test (issue 33): for a write the
-// human edited, Agent.supervised's `calls` give the input the model asked
-// for, a durable run's the input the human approved (what the write ran
-// with). What was delivered (the ledger) is the edited input in both. Until
-// the two agree, that one input is left out of the comparison with
-// Agent.supervised, and only there.
-const withoutEditedWriteInputs = (scenario: Scenario, end: Ending): Ending => ({
-  ...end,
-  calls: end.calls.map((c) => {
-    const [, turn, index] = String(c.id).split("-")
-    const asked = scenario.turns[Number(turn)]?.[Number(index)]
-    const edited = asked !== undefined && c.ok === true && writes.has(asked.tool) &&
-      choiceAt(scenario, asked.tool, asked.arg) === "edit"
-    return edited ? { ...c, input: "(an edited write's input)" } : c
-  })
-})
-
 // An audit entry without what differs between stores and runs: times, ids, keys, reasons.
 const shape = (entry: Audit.Entry): Record<string, unknown> => {
   const kept: Record<string, unknown> = { type: entry.type, actor: entry.actor, autonomous: entry.autonomous }
@@ -224,18 +206,24 @@ const shape = (entry: Audit.Entry): Record<string, unknown> => {
 const prompt = "Help the customer."
 const guarded = Guard.within(frozenAccount)
 
-const supervised = (scenario: Scenario) =>
+const supervised = (scenario: Scenario, traceId: string) =>
   Effect.gen(function*() {
     const desk = makeDesk()
+    const audit = Audit.memory()
     const result = yield* Agent.supervised({
       toolkit: desk.toolkit,
       prompt,
       maxRounds: scenario.maxRounds,
       maxCallsPerRound: scenario.maxCallsPerRound,
-      context: { actor: "agent:bot" }
-    }).pipe(guarded, Effect.provide(human(scenario)), Effect.provide(model(scenario)))
-    return ending(result, desk.ledger)
+      context: { actor: "agent:bot", traceId }
+    }).pipe(guarded, Effect.provide(human(scenario)), Effect.provide(model(scenario)), Effect.provide(audit.layer))
+    return {
+      ending: ending(result, desk.ledger),
+      audit: audit.entries.filter((entry) => entry.traceId === traceId).map(shape)
+    }
   })
+
+const asSupervisor = Invocation.within({ actor: "agent:bot" })
 
 const cycled = (flags: ReadonlyArray<boolean>, i: number) => flags[i % flags.length] === true
 
@@ -253,6 +241,9 @@ const durable = (plan: Plan, database: Database, runId: string) =>
     let restarts = 0
     let polls = 0
     let polled = 0
+    // Proposal.reject, which Agent.supervised's human (on a card) has no
+    // means to: the audit says so, and differs from its.
+    let rejectedInStore = false
     const step = <A, E>(effect: Effect.Effect<A, E, Stores>) =>
       Effect.gen(function*() {
         if (cycled(plan.restarts, steps++)) {
@@ -285,12 +276,14 @@ const durable = (plan: Plan, database: Database, runId: string) =>
           }
         }
         const chosen = choiceFor(scenario, proposal.tool, proposal.payload)
+        // The human decides as the one Agent.supervised names in its context.
         if (chosen === "reject-store") {
-          yield* step(Proposal.reject(proposal.id, { by, reason: reason(chosen) }))
+          rejectedInStore = true
+          yield* step(Proposal.reject(proposal.id, { by, reason: reason(chosen) }).pipe(asSupervisor))
           continue
         }
         const decided = yield* step(
-          Effect.either(Proposal.approve(toolkit, proposal.id).pipe(Effect.provide(human(scenario))))
+          Effect.either(Proposal.approve(toolkit, proposal.id).pipe(Effect.provide(human(scenario)), asSupervisor))
         )
         const rejected = decided._tag === "Left" && decided.left._tag === "@graded/core/ToolError/Rejected"
         if (rejected !== (chosen === "reject")) {
@@ -306,7 +299,14 @@ const durable = (plan: Plan, database: Database, runId: string) =>
       return yield* Effect.dieMessage(`${database.name}: the run was ${outcome.status}`)
     }
     const audit = yield* database.trail(runId)
-    return { ending: ending(outcome.result, desk.ledger), audit: audit.map(shape), restarts, steps, polls: polled }
+    return {
+      ending: ending(outcome.result, desk.ledger),
+      audit: audit.map(shape),
+      restarts,
+      steps,
+      polls: polled,
+      rejectedInStore
+    }
   })
 
 // ---------------------------------------------------------------------------
@@ -345,13 +345,13 @@ const trial = (plan: Plan, databases: ReadonlyArray<Database>) =>
   Effect.scoped(Effect.gen(function*() {
     const runId = `run-${seed}-${++trials}`
     const { scenario } = plan
-    const expected = yield* supervised(scenario)
+    const expected = yield* supervised(scenario, runId)
     const reference = yield* durable(plan, yield* memory, runId)
-    same(
-      "the durable run in memory and Agent.supervised: the ending",
-      withoutEditedWriteInputs(scenario, reference.ending),
-      withoutEditedWriteInputs(scenario, expected)
-    )
+    same("the durable run in memory and Agent.supervised: the ending", reference.ending, expected.ending)
+    if (!reference.rejectedInStore) {
+      same("the durable run in memory and Agent.supervised: the audit", reference.audit, expected.audit)
+      count("audits compared with Agent.supervised")
+    }
     // What holds whatever the loops agree on: no open-world read ran once
     // untrusted content had entered the run, and the run is marked with each
     // untrusted tool whose result it took in.

@@ -314,21 +314,21 @@ export { denied }
 
 export type { Call, Outcome }
 
-// Supervised, a write or send the model calls asks the caller's HumanConfirm
-// (in this fiber, which no model marks) and runs only as the human decides;
-// durable, it becomes a proposal and the loop stops, waiting. Reads still
-// run as the model's, marked autonomous, under refusing capabilities.
+// Autonomous, only reads are offered. Supervised (a durable run, on the
+// app's stores or, for Agent.supervised, on its own in memory), a write or
+// send the model calls becomes a proposal and the loop stops, waiting; reads
+// still run as the model's, marked autonomous, under refusing capabilities.
 export const loop = (
   options: RunOptions,
   maxRounds: number,
   maxCallsPerRound: number,
-  mode: "autonomous" | "supervised" | { readonly durable: Durable },
+  mode: "autonomous" | { readonly durable: Durable },
   state: LoopState,
   resumeFrom?: Answered
 ) =>
   Effect.gen(function*() {
-    const supervised = mode !== "autonomous"
-    const durable = typeof mode === "object" ? mode.durable : undefined
+    const durable = mode === "autonomous" ? undefined : mode.durable
+    const supervised = durable !== undefined
     const model = yield* modelHere
     const registry = Registry.make(options.toolkit, {})
     const context = yield* Invocation.current
@@ -432,8 +432,7 @@ export const loop = (
           (outer) => Invocation.merge(outer, { facts })
         )
       const dispatched = supervised
-        ? tool.grade === "read" ? Invocation.within({ autonomous: true, untrusted })(withoutCapabilities(viaRegistry))
-          : viaRegistry
+        ? Invocation.within({ autonomous: true, untrusted })(withoutCapabilities(viaRegistry))
         : untrusted.length === 0
         ? viaRegistry
         : Invocation.within({ untrusted })(viaRegistry)
@@ -524,15 +523,15 @@ export const loop = (
         return { _tag: "Done", stopped: "round-limit", answer: response.text } satisfies LoopEnd as LoopEnd
       }
       const outcomes: Array<Outcome | Draft> = []
-      // Supervised, each write or send is asked at once, after the turn's reads:
-      // the turn goes on when every one is decided.
-      const decisions: Array<readonly [number, ToolCall]> = []
+      // Supervised, each write or send becomes a proposal, after the turn's
+      // reads: the turn goes on when every one is decided.
+      const proposing: Array<readonly [number, ToolCall]> = []
       for (const [index, call] of response.toolCalls.entries()) {
         const issue = answered.malformed.get(index)
-        if (supervised && issue === undefined && index < maxCallsPerRound) {
+        if (durable !== undefined && issue === undefined && index < maxCallsPerRound) {
           const tool = offered.get(call.name)
           if (tool !== undefined && tool.grade !== "read") {
-            decisions.push([index, call])
+            proposing.push([index, call])
             continue
           }
         }
@@ -557,13 +556,12 @@ export const loop = (
           : yield* dispatch(call)
       }
       // Every write and send of the turn is judged in the turn's context (the
-      // facts, marks and refusals its reads left) before any is decided, as a
-      // durable run's proposals are: what one decision brings in reaches the
-      // next turn, never a sibling, however fast the human answers.
-      const decided = yield* durable !== undefined
-        ? Effect.forEach(decisions, ([, call]) => propose(call, durable), { concurrency: 1 })
-        : Effect.all(decisions.map(([, call]) => dispatch(call)), { concurrency: "unbounded" })
-      decisions.forEach(([index], i) => outcomes[index] = decided[i]!)
+      // facts, marks and refusals its reads left) before any is decided: what
+      // one decision brings in reaches the next turn, never a sibling.
+      if (durable !== undefined) {
+        const drafted = yield* Effect.forEach(proposing, ([, call]) => propose(call, durable), { concurrency: 1 })
+        proposing.forEach(([index], i) => outcomes[index] = drafted[i]!)
+      }
       if (outcomes.some((outcome) => "draft" in outcome || "proposal" in outcome)) {
         return { _tag: "Waiting", turn: { calls: response.toolCalls, outcomes } } satisfies LoopEnd as LoopEnd
       }
@@ -572,7 +570,11 @@ export const loop = (
     }
   })
 
-const finish = (state: LoopState, end: LoopEnd & { readonly _tag: "Done" }) => ({
+/** What a loop that ended gives back: one shape for every run, autonomous, supervised or durable. */
+export const finish = (
+  state: LoopState,
+  end: { readonly stopped: "answer" | "round-limit"; readonly answer?: string | undefined }
+) => ({
   stopped: end.stopped,
   answer: end.answer,
   rounds: state.round,
@@ -604,25 +606,13 @@ export const checkOptions = (options: RunOptions) =>
     return { maxRounds, maxCallsPerRound }
   })
 
-export const run = (options: RunOptions, mode: "autonomous" | "supervised" = "autonomous") =>
+export const run = (options: RunOptions) =>
   Effect.gen(function*() {
     const { maxCallsPerRound, maxRounds } = yield* checkOptions(options)
     const outer = yield* Invocation.current
     const traceId = options.context?.traceId ?? outer.traceId ?? crypto.randomUUID()
     // A conversation continued keeps the marks of the one it continues.
     const state = { ...initialState(options), untrusted: [...(options.context?.untrusted ?? [])] }
-    const done = (end: LoopEnd) =>
-      end._tag === "Done"
-        ? Effect.succeed(finish(state, end))
-        : Effect.dieMessage("a loop without a run store cannot wait")
-    if (mode === "supervised") {
-      // Not marked autonomous: a human decides each write and send here. Called
-      // from a model's fiber or a read tool's own code, the mark it inherits
-      // still refuses every one.
-      return yield* Invocation.within({ ...options.context, traceId })(
-        loop(options, maxRounds, maxCallsPerRound, "supervised", state)
-      ).pipe(Effect.flatMap(done))
-    }
     // Only a cast gets a write or send tool here. The loop goes on without
     // them (the registry hides them); the audit says what the compiler would.
     const offenses = options.toolkit.tools.flatMap((tool) =>
@@ -646,5 +636,5 @@ export const run = (options: RunOptions, mode: "autonomous" | "supervised" = "au
     const end = yield* Invocation.within(context)(
       Effect.zipRight(cast, withoutCapabilities(loop(options, maxRounds, maxCallsPerRound, "autonomous", state)))
     )
-    return yield* done(end)
+    return end._tag === "Done" ? finish(state, end) : yield* Effect.dieMessage("an autonomous loop cannot wait")
   })

@@ -67,7 +67,7 @@ interface Verdict {
 
 // What a model or user sees of a failure: graded's own messages, or the
 // tool's fixed text for its error tag. Raw exception text never reaches them.
-const failureOf = (tool: AnyTool, error: unknown): { code: Code; message: string; gate?: string } => {
+export const failureOf = (tool: AnyTool, error: unknown): { code: Code; message: string; gate?: string } => {
   if (error instanceof Refused) return { code: "refused", message: error.message, gate: error.gate }
   if (error instanceof Rejected || error instanceof InvalidEdit) return { code: "rejected", message: error.message }
   if (error instanceof InvalidInput) return { code: "invalid-input", message: error.message }

@@ -28,7 +28,7 @@ export interface StartOptions extends Agent.RunOptions {
 
 export type Outcome =
   | { readonly status: "waiting"; readonly runId: string; readonly pending: ReadonlyArray<Proposal> }
-  | { readonly status: "finished"; readonly runId: string; readonly result: ReturnType<typeof finished> }
+  | { readonly status: "finished"; readonly runId: string; readonly result: ReturnType<typeof Agent.finish> }
   | { readonly status: "cancelled"; readonly runId: string; readonly by: string; readonly reason: string }
 
 export class RunEnded extends Schema.TaggedError<RunEnded>()("@graded/core/Runs/RunEnded", {
@@ -137,18 +137,12 @@ const optionsOf = (toolkit: AnyToolkit, state: State): Agent.RunOptions => ({
   maxArgumentChars: state.maxArgumentChars
 })
 
-const finished = (
-  state: Agent.LoopState,
-  ended: { stopped: "answer" | "round-limit"; answer?: string | undefined }
-) => ({
-  stopped: ended.stopped,
-  answer: ended.answer,
-  rounds: state.round,
-  calls: state.calls,
-  messages: state.messages,
-  usage: state.usage,
-  untrusted: state.untrusted
-})
+/**
+ * Who settles a proposal that graded's own gates refused when a decision was
+ * asked for (Agent.supervised): the model is told `refused`, not that a
+ * human rejected it.
+ */
+export const byGraded = "graded"
 
 // A proposal a human has not settled yet: the run waits on it.
 const openStatuses: ReadonlySet<Proposal["status"]> = new Set(["pending", "approving", "delivering", "in-doubt"])
@@ -179,7 +173,10 @@ const decided = (toolkit: AnyToolkit, call: ToolCall, proposal: Proposal): Agent
       }
     }
     case "rejected":
-      return Agent.denied(call.id, proposal.tool, "rejected", `${by} rejected this call${reason ? `: ${reason}` : ""}`)
+      // Settled by graded itself: a gate refused it when a human's decision was asked for.
+      return by === byGraded && reason !== undefined
+        ? Agent.denied(call.id, proposal.tool, "refused", reason)
+        : Agent.denied(call.id, proposal.tool, "rejected", `${by} rejected this call${reason ? `: ${reason}` : ""}`)
     case "expired":
       return Agent.denied(call.id, proposal.tool, "expired", reason ?? "no human decided in time; nothing was done")
     case "failed":
@@ -391,7 +388,7 @@ const go = (
         save("finished", { ...toState(codec, state, base2), ended }),
         Audit.record({ type: "run", run: held.id, status: "finished" })
       ))
-      return { status: "finished", runId: held.id, result: finished(state, ended) } satisfies Outcome as Outcome
+      return { status: "finished", runId: held.id, result: Agent.finish(state, ended) } satisfies Outcome as Outcome
     })).pipe(
       // A step that died (its transaction rolled back) leaves the run as last
       // saved, let go: any process resumes it from there, not after the lease.
@@ -483,7 +480,7 @@ export const resume = (
       return {
         status: "finished",
         runId: id,
-        result: finished(fromState(callCodec(options.toolkit), run.state), ended)
+        result: Agent.finish(fromState(callCodec(options.toolkit), run.state), ended)
       } satisfies Outcome as Outcome
     }
     if (ended?.status === "cancelled") {
