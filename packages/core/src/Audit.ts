@@ -106,7 +106,11 @@ export const Entry = Schema.extend(
     autonomous: Schema.Boolean,
     // The tool's compliance tags and declared side effects, on every entry of its calls.
     tags: Schema.optional(Schema.Array(Schema.String)),
-    sideEffects: Schema.optional(Schema.Array(Schema.String))
+    sideEffects: Schema.optional(Schema.Array(Schema.String)),
+    // The entry's stable id, where a store that keeps it forwards it to
+    // another sink (`SqlAudit.forwarding`): at least once, so a reader drops
+    // repeats by it.
+    id: Schema.optional(Schema.String)
   })
 )
 
@@ -149,6 +153,15 @@ export declare namespace Audit {
      * @since 0.2.0
      */
     readonly unsafeWrite?: ((entry: Entry) => void) | undefined
+    /**
+     * Stores entries forwarded from another store, in order, and fails
+     * unless every one is stored (unlike `write`, which never fails): a
+     * forwarder then sends them again. Optional: without it, a forwarder
+     * writes each with `write`, and what such a sink drops is lost.
+     *
+     * @since 0.3.0
+     */
+    readonly writeBatch?: ((entries: ReadonlyArray<Entry>) => Effect.Effect<void, unknown>) | undefined
   }
 }
 
@@ -298,11 +311,16 @@ export const jsonl = (path: string): Layer.Layer<Audit, PlatformError, FileSyste
       const file = yield* fs.open(path, { flag: "a" })
       const lock = yield* Effect.makeSemaphore(1)
       const encoder = new TextEncoder()
+      const append = (entries: ReadonlyArray<Entry>) =>
+        lock.withPermits(1)(Effect.suspend(() =>
+          file.writeAll(encoder.encode(entries.map((entry) => `${JSON.stringify(entry, replacer)}\n`).join("")))
+        ))
       return Object.freeze<Audit.Service>({
         write: (entry) =>
-          lock.withPermits(1)(
-            Effect.suspend(() => file.writeAll(encoder.encode(`${JSON.stringify(entry, replacer)}\n`)))
-          ).pipe(Effect.ignore)
+          Effect.ignore(append([entry])),
+        // Forwarded entries, in one append and then synced: a failure is
+        // the forwarder's to retry, and what it counts as stored is on disk.
+        writeBatch: (entries) => Effect.zipRight(append(entries), file.sync)
       })
     })
   ))

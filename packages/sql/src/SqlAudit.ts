@@ -19,9 +19,10 @@
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Effect, Layer, type Redacted, Schema } from "effect"
+import { Context, Duration, Effect, Layer, type Redacted, Schedule, Schema } from "effect"
 import { Audit, Invocation } from "@graded/core"
 import * as internal from "./internal/audit.js"
+import * as outbox from "./internal/forward.js"
 
 /**
  * A row of `graded_audit` whose JSON does not decode as an `Audit.Entry`: it
@@ -238,6 +239,134 @@ export class Unreadable extends Schema.TaggedError<Unreadable>()("@graded/sql/Sq
  */
 export const open = (source: Source): Layer.Layer<SqlClient.SqlClient, Unreadable> =>
   Invocation.seal(internal.open(source, (database, reason) => new Unreadable({ database, reason })))
+
+/**
+ * A sink that entries were forwarded to did not store them all (its
+ * `writeBatch` failed, or its `write` died): nothing was marked forwarded,
+ * and the next pass forwards them again.
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export class ForwardFailed extends Schema.TaggedError<ForwardFailed>()("@graded/sql/SqlAudit/ForwardFailed", {
+  sink: Schema.String,
+  issue: Schema.String
+}) {
+  override get message(): string {
+    return `The audit sink ${this.sink} did not store the entries forwarded to it; they are forwarded again: ${this.issue}`
+  }
+}
+
+/**
+ * What `forward` and `forwarding` take: the name the sink is known by in
+ * `graded_audit_forwarded` (how far it has been fed), the sink, and how many
+ * entries one pass forwards at most (500 by default).
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface ForwardOptions {
+  readonly sink: string
+  readonly limit?: number | undefined
+}
+
+const defaultForwardLimit = 500
+
+const sinkName = (options: ForwardOptions) =>
+  options.sink.length === 0 || options.sink.length > 200
+    ? Effect.dieMessage(`SqlAudit.forward: a sink's name is 1 to 200 characters, got ${options.sink.length}`)
+    : Effect.succeed(options.sink)
+
+const issueOf = (cause: unknown): string =>
+  (cause instanceof Error ? cause.message : String(cause)).split("\n")[0]!.slice(0, 500)
+
+/**
+ * One pass of the outbox: forwards to `to` the entries this database
+ * committed since the last pass for `options.sink`, in the order they
+ * committed (on PostgreSQL too, where rows are numbered before they commit),
+ * each with `id`, the number of its row, and says how many. At least once: a
+ * process stopped after the sink stored them and before the database marked
+ * them forwarded sends them again, so a reader drops repeats by `id`. A sink
+ * with `writeBatch` (`Audit.jsonl`) gets each pass in one call and fails it
+ * unless all were stored; a sink with `write` only drops what it drops.
+ * Entries written inside a step's transaction are forwarded only once it
+ * commits: a step rolled back leaves nothing in the other sink.
+ *
+ * @example
+ * import { NodeFileSystem } from "@effect/platform-node"
+ * import { Context, Effect, Layer } from "effect"
+ * import { Audit } from "@graded/core"
+ * import { Sql, SqlAudit } from "@graded/sql"
+ * const once = Effect.gen(function*() {
+ *   const file = yield* Layer.build(Audit.jsonl("audit.jsonl").pipe(Layer.provide(NodeFileSystem.layer)))
+ *   return yield* SqlAudit.forward({ sink: "audit.jsonl" }, Context.get(file, Audit.Audit))
+ * }).pipe(Effect.scoped, Effect.provide(Sql.sqlite({ filename: "graded.db" })))
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const forward = (
+  options: ForwardOptions,
+  to: Audit.Audit.Service
+): Effect.Effect<number, SqlError | CorruptRow | ForwardFailed, SqlClient.SqlClient> =>
+  Effect.flatMap(sinkName(options), (sink) =>
+    outbox.forward(
+      sink,
+      to,
+      options.limit ?? defaultForwardLimit,
+      corrupt,
+      (cause) => new ForwardFailed({ sink, issue: issueOf(cause) })
+    ).pipe(
+      // A sink whose write died stored nothing this pass can vouch for.
+      Effect.catchAllDefect((defect) => Effect.fail(new ForwardFailed({ sink, issue: issueOf(defect) })))
+    ))
+
+/**
+ * The outbox as a layer: while it is in scope, the entries this database
+ * commits are forwarded to the sink `to` builds, every `every` (1 second by
+ * default) and once more when the scope closes, so a process that stops
+ * cleanly leaves nothing behind. A pass that fails (the sink, the database)
+ * is logged and tried again on the next; nothing is lost, since only what the
+ * sink stored is marked forwarded. Use it where the app's audit is
+ * `SqlAudit.layer` (the one `Sql.sqlite` and `Sql.postgres` provide) and
+ * another sink must see the entries too: each reaches it once the step that
+ * wrote it committed, never one a rollback undid.
+ *
+ * @example
+ * import { NodeFileSystem } from "@effect/platform-node"
+ * import { Layer } from "effect"
+ * import { Audit } from "@graded/core"
+ * import { Sql, SqlAudit } from "@graded/sql"
+ * const app = Layer.provideMerge(
+ *   SqlAudit.forwarding({ sink: "audit.jsonl", to: Audit.jsonl("audit.jsonl").pipe(Layer.provide(NodeFileSystem.layer)) }),
+ *   Sql.sqlite({ filename: "graded.db" })
+ * )
+ *
+ * @since 0.3.0
+ * @category layers
+ */
+export const forwarding = <E, R>(
+  options: ForwardOptions & {
+    readonly to: Layer.Layer<Audit.Audit, E, R>
+    readonly every?: Duration.DurationInput | undefined
+  }
+): Layer.Layer<never, E, R | SqlClient.SqlClient> =>
+  Layer.scopedDiscard(Effect.gen(function*() {
+    const to = Context.get(yield* Layer.build(options.to), Audit.Audit)
+    const limit = options.limit ?? defaultForwardLimit
+    // Everything there is, a full pass after another.
+    const drain = Effect.repeat(forward(options, to), { while: (forwarded) => forwarded === limit }).pipe(
+      Effect.catchAllCause((cause) =>
+        Effect.logWarning("@graded/sql: audit entries were not forwarded; the next pass tries again", cause).pipe(
+          Effect.annotateLogs({ sink: options.sink })
+        )
+      )
+    )
+    yield* Effect.addFinalizer(() => drain)
+    yield* Effect.forkScoped(
+      Effect.repeat(drain, Schedule.spaced(Duration.decode(options.every ?? Duration.seconds(1))))
+    )
+  }))
 
 // Sealed where they are made (Invocation.seal): each is shared by every
 // fiber, and a tool's code that finds one must not rewrite it in place.

@@ -77,7 +77,7 @@ export const postgres = (name: string, url: () => string) => {
   const reset = Effect.scoped(Effect.gen(function*() {
     const sql = Context.get(yield* Layer.build(PgClient.layer({ url: Redacted.make(url()) })), SqlClient)
     yield* sql`DROP TABLE IF EXISTS graded_proposals, graded_audit, graded_deliveries, graded_runs,
-      graded_fallback_quota, graded_review_cases, graded_guideline_drafts, graded_migrations`
+      graded_fallback_quota, graded_review_cases, graded_guideline_drafts, graded_audit_forwarded, graded_migrations`
   }))
   return {
     reset,

@@ -59,7 +59,8 @@ describe("Sql.sqlite", () => {
         { migration_id: 3, name: "runs" },
         { migration_id: 4, name: "audit_decisions" },
         { migration_id: 5, name: "policy" },
-        { migration_id: 6, name: "proposal_identity" }
+        { migration_id: 6, name: "proposal_identity" },
+        { migration_id: 7, name: "audit_outbox" }
       ])
       expect(yield* SqlMigrations.run.pipe(Effect.provideService(SqlClient, sql))).toEqual([])
       expect(yield* sql`PRAGMA journal_mode`).toEqual([{ journal_mode: "wal" }])
@@ -272,7 +273,8 @@ describe("Sql.sqlite", () => {
       expect(yield* SqlMigrations.run.pipe(Effect.provideService(SqlClient, sql))).toEqual([
         [4, "audit_decisions"],
         [5, "policy"],
-        [6, "proposal_identity"]
+        [6, "proposal_identity"],
+        [7, "audit_outbox"]
       ])
       const confirmed = yield* SqlAudit.confirmedBy("agent:alice").pipe(
         Effect.provide(SqlAudit.open({ sqlite: filename }))

@@ -59,8 +59,9 @@ export const make: Effect.Effect<Audit.Audit.Service, never, SqlClient.SqlClient
     })
 )
 
-const decodeEntry = Schema.decodeUnknownEither(Schema.parseJson(Audit.Entry))
-const issueOf = (error: ParseResult.ParseError) => ParseResult.TreeFormatter.formatErrorSync(error).split("\n")[0] ?? ""
+export const decodeEntry = Schema.decodeUnknownEither(Schema.parseJson(Audit.Entry))
+export const issueOf = (error: ParseResult.ParseError) =>
+  ParseResult.TreeFormatter.formatErrorSync(error).split("\n")[0] ?? ""
 
 // The entries whose rows match `where`, in the order they were written, each
 // decoded: a row written by hand, or by an older graded, is named rather than

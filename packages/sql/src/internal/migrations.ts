@@ -192,13 +192,37 @@ const proposalIdentity = Effect.gen(function*() {
   yield* sql`CREATE UNIQUE INDEX graded_proposals_call ON graded_proposals (run_id, turn, call_id)`
 })
 
+// The audit as an outbox for other sinks: how far each has been fed. On
+// PostgreSQL each row also keeps the transaction that wrote it, since rows
+// are numbered before they commit and commit in another order: a forwarder
+// feeds them in (transaction, row) order, and only those of transactions
+// that every open one started after, so none commits behind it. SQLite
+// commits one writer at a time, in row order.
+const auditOutbox = Effect.gen(function*() {
+  const { sql } = yield* dialect
+  yield* sql.onDialectOrElse({
+    pg: () =>
+      Effect.zipRight(
+        sql`ALTER TABLE graded_audit ADD COLUMN xact xid8 NOT NULL DEFAULT pg_current_xact_id()`,
+        sql`CREATE INDEX graded_audit_xact ON graded_audit (xact, seq)`
+      ),
+    orElse: () => Effect.void
+  })
+  yield* sql`CREATE TABLE graded_audit_forwarded (
+    sink TEXT PRIMARY KEY,
+    xact TEXT NOT NULL,
+    seq BIGINT NOT NULL
+  )`
+})
+
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "1_proposals": proposals,
   "2_audit": audit,
   "3_runs": runs,
   "4_audit_decisions": auditDecisions,
   "5_policy": policy,
-  "6_proposal_identity": proposalIdentity
+  "6_proposal_identity": proposalIdentity,
+  "7_audit_outbox": auditOutbox
 }
 
 // Sealed where they are made (Invocation.seal): each is shared by every
@@ -210,3 +234,4 @@ Invocation.seal(runs)
 Invocation.seal(auditDecisions)
 Invocation.seal(policy)
 Invocation.seal(proposalIdentity)
+Invocation.seal(auditOutbox)
