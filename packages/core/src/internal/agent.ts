@@ -460,11 +460,20 @@ export const loop = (
       const checked = check(call)
       if (Either.isLeft(checked)) return checked.left
       const [tool, input] = checked.right
-      if (guards.length === 0) return durable.draft(tool, call, input, state.round)
+      // Drafted in the turn's context, facts included, as a read is run: a
+      // send's prepare may read them (the channel a lookup recorded).
+      const facts = Object.keys(state.facts).length === 0 ? undefined : judged().facts
+      const draft = facts === undefined ? durable.draft(tool, call, input, state.round)
+        : Effect.locallyWith(
+          durable.draft(tool, call, input, state.round),
+          currentRef,
+          (outer) => Invocation.merge(outer, { facts })
+        )
+      if (guards.length === 0) return draft
       // The guards (a policy) judge a durable proposal as they judge any call,
       // in the context of this turn, facts included.
       return Effect.flatMap(admitAll(guards, tool, input, judged()), (refused) =>
-        refused === undefined ? durable.draft(tool, call, input, state.round)
+        refused === undefined ? draft
           : refuse(call.id, tool.name, refused.gate, "refused", refused.reason))
     }
 

@@ -14,6 +14,7 @@ import { invalidInputMessage, issueOf, parseOptions } from "../ToolError.js"
 import * as Agent from "./agent.js"
 import { mintProposal, withoutCapabilities } from "./capability.js"
 import { refusalHere } from "./invocation.js"
+import { failureOf } from "./registry.js"
 import { refuse } from "./refuse.js"
 import { inSchema, isSend } from "./tool.js"
 import { jsonIssue } from "./jsonData.js"
@@ -215,9 +216,10 @@ const drafting =
         )
         : Either.right(encodedInput)
       if (Either.isLeft(prepared)) {
-        const reason = `the payload could not be prepared: ${String(prepared.left)}`
-        yield* Audit.record({ type: "failed", tool: tool.name, error: reason })
-        return Agent.denied(call.id, tool.name, "failed", reason)
+        // What the model is told: the tool's own text for the failure, as for any call.
+        const { code, message } = failureOf(tool, prepared.left)
+        yield* Audit.record({ type: "failed", tool: tool.name, error: message })
+        return Agent.denied(call.id, tool.name, code, message)
       }
       // A payload a human could not be shown as it is, nor the store keep.
       const notJson = jsonIssue(prepared.right)
