@@ -525,9 +525,7 @@ export const loop = (
         yield* Audit.record({
           type: "round-limit",
           rounds: round,
-          pending: response.toolCalls.map((call) =>
-            Printable.name(fromWire(call.name))
-          )
+          pending: response.toolCalls.map((call) => Printable.name(fromWire(call.name)))
         })
         return { _tag: "Done", stopped: "round-limit", answer: response.text } satisfies LoopEnd as LoopEnd
       }
