@@ -41,6 +41,7 @@ const suite = (name: string, skip: boolean, start: () => Promise<{ url: string; 
             WHERE table_schema = current_schema() AND table_name LIKE 'graded_%' ORDER BY table_name`
           expect(tables.map((t) => t.table_name)).toEqual([
             "graded_audit",
+            "graded_audit_forwarded",
             "graded_deliveries",
             "graded_fallback_quota",
             "graded_guideline_drafts",

@@ -43,6 +43,7 @@ describe("Sql.sqlite", () => {
       expect(tables.map((t) => t.name)).toEqual(
         expect.arrayContaining([
           "graded_audit",
+          "graded_audit_forwarded",
           "graded_deliveries",
           "graded_fallback_quota",
           "graded_guideline_drafts",
