@@ -194,7 +194,7 @@ call records them) into each sink, the same entries in the same run (bench/audit
 runs it alone). Each sample records for ${result.millis} ms, from one fiber (each entry waits for the one before, as in
 one run) and from 16 fibers at once (many runs in one process); medians of ${result.repetitions} interleaved samples.
 Six entries a round: a call, a confirmation asked, approved and delivered, its completion, and a refusal. The SQL
-sinks write one row per entry, each its own statement and transaction, with the columns and indexes of
+sinks write one row per entry (entries recorded at the same time share a statement), with the columns and indexes of
 [durability.md](durability.md#the-audit-in-sql); PostgreSQL's pool holds 10 connections. graded runs from its
 TypeScript sources here (through tsx), for every sink alike. "kept" counts what each sink holds afterwards: a sink
 drops what it cannot store rather than fail the call, so a rate without it would prove nothing.
@@ -214,14 +214,14 @@ ${
     ).join("\n")
   }
 
-Where the time goes. The JSON Lines sink appends under a lock, one write a line, without fsync. \`Sql.sqlite\` keeps
-SQLite's default \`synchronous = FULL\`: each row is its own commit, and each commit waits for an fsync of the WAL file
-(about 6 ms a row on this machine's disk, against about 0.9 ms with \`synchronous = NORMAL\`, measured by hand with 200
-inserts, not in this run; NORMAL in WAL mode survives a crash of the app but may lose the last commits on a power
-loss). One connection writes at a time, so 16 fibers gain little. PGlite is one PostgreSQL backend in WebAssembly in
-this same Node process, behind a socket: its rows also cost this process's CPU, which a separate server's do not.
-\`Audit.record\` waits for the sink, so a tool call that records four entries into SQLite waits for four commits;
-batching entries into one transaction, or a lighter \`synchronous\`, are the levers, and neither is taken yet.
+Where the time goes. The JSON Lines sink appends under a lock, one write a line, without fsync. \`Sql.sqlite\` runs
+with its default \`synchronous = "normal"\` (docs/durability.md says what that risks against \`"full"\`): a commit
+writes the WAL and does not wait for an fsync. Entries recorded at the same time share one statement and one commit
+(a group commit); from one fiber each entry waits for the one before, so each is its own statement, and about a third
+of its time is SQLite's (the rest is the statement's way through @effect/sql and the fibers', profiled with
+\`--cpu-prof\`); from 16 fibers they go in groups of up to 16. PGlite is one PostgreSQL backend in WebAssembly in
+this same Node process, behind a socket: its rows also cost this process's CPU, which a separate server's do not: a
+row there costs more than the group saves.
 `
 }
 

@@ -322,7 +322,7 @@ describe("Sql.sqlite", () => {
             outside: yield* level(sql),
             transaction: yield* transactional(sql)(level(sql)),
             delivery: yield* durably(sql)(level(sql)),
-            // The connection after the delivery's (libsql opens a new one).
+            // After the delivery's transaction: its FULL is put back to NORMAL.
             after: yield* level(sql),
             again: yield* transactional(sql)(level(sql))
           }

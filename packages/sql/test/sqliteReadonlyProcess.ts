@@ -21,9 +21,10 @@ const program = Effect.gen(function*() {
       Effect.either(Effect.timeoutFail(effect, { duration: "10 seconds", onTimeout: () => ({ message: "hung" }) })),
       (answer) => Either.isLeft(answer) ? answer.left.message : typeof answer.right === "string" ? answer.right : "ok"
     )
-  // After a transaction libsql opens a new connection for the next statement:
-  // opened while the file is read-only (or unreadable), as in a long-lived process.
-  const reconnect = sql.withTransaction(sql`SELECT 1`)
+  // A statement that fails closes the client's connection, and the next one
+  // opens another: opened while the file is read-only (or unreadable), as a
+  // long-lived process's connection is after any failure.
+  const reconnect = Effect.ignore(sql`SELECT no_such_column FROM graded_audit`)
   const step = <A>(name: string, effect: Effect.Effect<A, { readonly message: string }>) =>
     Effect.flatMap(outcome(effect), (answer) => Effect.sync(() => console.log(JSON.stringify([name, answer]))))
   yield* step("before", write("1"))

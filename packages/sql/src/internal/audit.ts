@@ -11,7 +11,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import type * as Statement from "@effect/sql/Statement"
 import { PgClient } from "@effect/sql-pg"
-import { Cause, Duration, Effect, Either, FiberRef, Layer, ParseResult, Redacted, Schema } from "effect"
+import { Cause, Deferred, Duration, Effect, Either, FiberRef, Layer, ParseResult, Redacted, Schema } from "effect"
 import { Audit, Invocation } from "@graded/core"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -32,32 +32,83 @@ const columns = (entry: Audit.Entry) => ({
   decision: entry.type === "decided" ? entry.decision : null
 })
 
-export const make: Effect.Effect<Audit.Audit.Service, never, SqlClient.SqlClient> = Effect.map(
-  SqlClient.SqlClient,
-  (sql) =>
-    Object.freeze<Audit.Audit.Service>({
-      write: (entry) =>
-        Effect.suspend(() => {
-          const { actor, autonomous, decidedBy, decision, gate, tool, traceId } = columns(entry)
-          return sql`INSERT INTO graded_audit
-          (at, type, tool, gate, trace_id, actor, autonomous, decided_by, decision, entry)
-          VALUES (${entry.at}, ${entry.type}, ${tool}, ${gate}, ${traceId}, ${actor}, ${autonomous}, ${decidedBy},
-            ${decision}, ${toJson(entry)})`.withoutTransform
-        }).pipe(
-          // A sink never fails the call it records: a database that refuses the
-          // row (or a value JSON cannot write) costs the entry, said in the log.
-          // Inside a transition's transaction the step fails instead, and
-          // nothing of it is kept: no state change stands without its entry.
-          Effect.catchAllCause((cause) =>
-            Effect.flatMap(FiberRef.get(inTransaction), (within) =>
+// One row's values, in the columns' order below.
+const values = (entry: Audit.Entry) => {
+  const { actor, autonomous, decidedBy, decision, gate, tool, traceId } = columns(entry)
+  return [entry.at, entry.type, tool, gate, traceId, actor, autonomous, decidedBy, decision, toJson(entry)] as const
+}
+
+// Rows a statement takes at most: 10 parameters each, within SQLite's limit
+// of 32,766 and PostgreSQL's of 65,535.
+const rowsPerStatement = 500
+
+interface Waiting {
+  readonly row: ReturnType<typeof values>
+  readonly done: Deferred.Deferred<void, unknown>
+}
+
+export const make: Effect.Effect<Audit.Audit.Service, never, SqlClient.SqlClient> = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const insert = (rows: ReadonlyArray<ReturnType<typeof values>>) =>
+    sql`INSERT INTO graded_audit
+      (at, type, tool, gate, trace_id, actor, autonomous, decided_by, decision, entry)
+      VALUES ${sql.csv(rows.map((row) => sql`(${sql.csv(row.map((value) => sql`${value}`))})`))}`.withoutTransform
+  // Group commit: entries written at the same time outside a transaction go
+  // in one statement (one commit). The writer that takes the permit writes
+  // every entry waiting, its own among them; a writer whose entry was written
+  // meanwhile has nothing left to do. Each waits for its own entry.
+  const waiting: Array<Waiting> = []
+  const permit = yield* Effect.makeSemaphore(1)
+  const flush = Effect.suspend(() => {
+    const batch = waiting.splice(0, rowsPerStatement)
+    if (batch.length === 0) return Effect.void
+    return insert(batch.map((one) => one.row)).pipe(
+      Effect.zipRight(Effect.forEach(batch, (one) => Deferred.succeed(one.done, undefined), { discard: true })),
+      // The batch was refused: each entry alone, so a row the database
+      // refuses costs that entry and no other.
+      Effect.catchAllCause(() =>
+        Effect.forEach(batch, (one) => Deferred.complete(one.done, Effect.asVoid(insert([one.row]))), {
+          discard: true
+        })
+      )
+    )
+  })
+  const grouped = (row: ReturnType<typeof values>) =>
+    Effect.flatMap(Deferred.make<void, unknown>(), (done) => {
+      waiting.push({ row, done })
+      // The driver runs a statement without yielding: a writer first lets the
+      // others that are ready push theirs, so they share one commit.
+      return Effect.zipRight(
+        Effect.yieldNow(),
+        // Uninterruptible: others wait on the entries this writer took.
+        Effect.zipRight(
+          permit.withPermits(1)(
+            Effect.uninterruptible(Effect.flatMap(Deferred.isDone(done), (written) => written ? Effect.void : flush))
+          ),
+          Deferred.await(done)
+        )
+      )
+    })
+  return Object.freeze<Audit.Audit.Service>({
+    write: (entry) =>
+      Effect.flatMap(
+        FiberRef.get(inTransaction),
+        (within) =>
+          Effect.suspend(() => within ? insert([values(entry)]) : grouped(values(entry))).pipe(
+            // A sink never fails the call it records: a database that refuses the
+            // row (or a value JSON cannot write) costs the entry, said in the log.
+            // Inside a transition's transaction the step fails instead, and
+            // nothing of it is kept: no state change stands without its entry.
+            Effect.catchAllCause((cause) =>
               within ? Effect.failCause(cause).pipe(Effect.orDie) : Effect.logWarning(
                 "@graded/sql: an audit entry was not stored",
                 cause
-              ).pipe(Effect.annotateLogs({ type: entry.type, traceId: entry.traceId ?? "" })))
+              ).pipe(Effect.annotateLogs({ type: entry.type, traceId: entry.traceId ?? "" }))
+            )
           )
-        )
-    })
-)
+      )
+  })
+})
 
 export const decodeEntry = Schema.decodeUnknownEither(Schema.parseJson(Audit.Entry))
 export const issueOf = (error: ParseResult.ParseError) =>

@@ -1,43 +1,44 @@
 // The SQLite client graded's layer opens on a file: an @effect/sql SqlClient
-// of our own (on SqlClient.make, as @effect/sql-libsql's is) over libsql
-// (prebuilt for Node, no compiler), in WAL mode, so readers do not wait for a
-// writer. Our own rather than @effect/sql-libsql's for two reasons: its errors
+// of our own (on SqlClient.make, as @effect/sql-libsql's is) over libsql's
+// native binding (prebuilt for Node, no compiler), in WAL mode, so readers do
+// not wait for a writer. Our own rather than @effect/sql-libsql's: its errors
 // say only "Failed to execute statement", SQLite's reason left in the cause,
 // where ours name SQLite's code and message and the file ("SQLite refused the
 // write: SQLITE_READONLY (attempt to write a readonly database) on
-// graded.db"); and a BEGIN that fails there (0.42) keeps the client's permit,
-// so every later statement waits forever, where ours gives it back.
+// graded.db"); a BEGIN that fails there (0.42) keeps the client's permit, so
+// every later statement waits forever, where ours gives it back; and its
+// client (@libsql/client) opens a new connection after every transaction and
+// prepares every statement again, which cost a durable run most of its time.
 //
-// SQLite lets one connection write a file at a time; a statement that finds
-// it locked by another connection (another process, or another pool in this
-// one) fails at once with SQLITE_BUSY, having done nothing. And a connection
-// keeps what it met when it was opened. So:
-// - After any failure the connection is closed, before any other statement
-//   runs on it, and the next statement opens a new one. libsql (0.4 and 0.5
-//   alike) leaves a statement that failed with SQLITE_BUSY open, and the
-//   connection then holds the file's lock and never commits again: every
-//   write it makes afterwards is lost, and every other connection is locked
-//   out. A connection opened while the file could not be written (made
-//   read-only, a full or failing disk) stays read-only once it can be, and
-//   fails every write with SQLITE_READONLY until it is closed; libsql opens
-//   one after every transaction, so any statement may be the first on it.
-//   Should opening fail, that statement fails, and the next tries again.
+// One connection, whose prepared statements are kept; one statement or one
+// transaction on it at a time (the permit below). SQLite lets one connection
+// write a file at a time; a statement that finds it locked by another
+// connection (another process) fails at once with SQLITE_BUSY, having done
+// nothing. And a connection keeps what it met when it was opened. So:
+// - After a statement fails outside a transaction, the connection is closed
+//   before any other statement runs on it, and the next statement opens a new
+//   one. libsql leaves a statement that failed with SQLITE_BUSY open, and the
+//   connection then holds the file's lock and never commits again: every write
+//   it makes afterwards is lost, and every other connection is locked out. A
+//   connection opened while the file could not be written (made read-only, a
+//   full or failing disk) stays read-only once it can be, and fails every
+//   write with SQLITE_READONLY until it is closed. Inside a transaction a
+//   failed statement is the transaction's to handle (SQLite undid only that
+//   statement); the connection is closed when the transaction ends.
 // - A statement that met SQLITE_BUSY is tried again after a short wait,
 //   growing to 100 ms, for up to 10 seconds: a timer, not SQLite's busy
 //   timeout, which would block the whole Node process (every fiber, every
-//   request) while it waits. BEGIN too.
-// This sits below Effect, inside the Promise-based libsql client, which is why
-// it waits with a timer rather than the Effect Clock.
+//   request) while it waits. BEGIN too. libsql runs a statement synchronously,
+//   so a statement that does not wait costs no promise.
 // Who may import this: Sql.ts only.
 import * as Reactivity from "@effect/experimental/Reactivity"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
 import * as Statement from "@effect/sql/Statement"
-import { type Client, createClient, type InValue, LibsqlError, type ResultSet, type Transaction } from "@libsql/client"
 import { Context, Effect, Exit, FiberRef, Layer, Option, Scope, Stream } from "effect"
+import Database from "libsql"
 import * as path from "node:path"
-import { pathToFileURL } from "node:url"
 import { durableCommit } from "./transaction.js"
 
 const busyWaitMillis = 10_000
@@ -96,15 +97,6 @@ const what = (sql: string): string =>
 const refused = (filename: string, action: string) => (cause: unknown) =>
   new SqlError({ cause, message: `SQLite refused ${action}: ${reasonOf(cause)} on ${filename}` })
 
-// The libsql client statements go through: one statement at a time, each
-// with its retries, and a new connection after any failure (above).
-interface Patient {
-  readonly execute: (sql: string, args: ReadonlyArray<unknown>) => Promise<ResultSet>
-  /** A write transaction; `durable`: its commit synced to disk whatever `synchronous` says. */
-  readonly transaction: (durable: boolean) => Promise<Transaction>
-  readonly close: () => void
-}
-
 /**
  * How commits reach the disk (SQLite's `synchronous`, in WAL mode). `normal`:
  * a commit survives the process being killed at once, and survives a power
@@ -113,144 +105,223 @@ interface Patient {
  */
 export type Synchronous = "normal" | "full"
 
-const patient = (url: string, synchronous: Synchronous): Patient => {
-  const setting = `PRAGMA synchronous = ${synchronous === "full" ? "FULL" : "NORMAL"}`
-  // Opened at once: a file that cannot be opened fails the layer.
-  let current: Client | undefined = createClient({ url })
-  // Each connection libsql opens (at first, after a failure, after it hands
-  // one to a transaction) is told the setting before its first statement.
-  let untold = true
+type Rows = ReadonlyArray<any>
+type Shape = "objects" | "arrays"
+
+// What SQLite takes for a parameter, as @libsql/client converted it.
+const bindable = (value: unknown): unknown => {
+  if (typeof value === "boolean") return value ? 1 : 0
+  if (value instanceof Date) return value.valueOf()
+  if (value instanceof ArrayBuffer) return Buffer.from(value)
+  if (value === undefined) throw new TypeError("undefined cannot be passed as argument to the database")
+  return value
+}
+
+// A prepared statement and whether it returns rows.
+interface Prepared {
+  readonly statement: Database.Statement
+  readonly reader: boolean
+}
+const cacheSize = 256
+
+// The file's one connection (opened again after a failure, see above).
+const native = (filename: string, synchronous: Synchronous) => {
+  const setting = synchronous === "full" ? "FULL" : "NORMAL"
+  let current: Database.Database | undefined
+  let prepared = new Map<string, Prepared>()
   let closed = false
-  // One statement at a time: between a statement failing and its connection
-  // being closed, no other statement may run on that connection (its writes
-  // would look done and then be lost). Statements run synchronously in
-  // libsql anyway, so this takes no parallelism away.
-  let queue: Promise<unknown> = Promise.resolve()
-  const attempt = <A>(run: (client: Client) => Promise<A>): Promise<A> => {
-    const result = queue.then(async () => {
-      const deadline = Date.now() + busyWaitMillis
-      for (let wait = 2;; wait = Math.min(wait * 2, 100)) {
-        if (closed) throw new LibsqlError("The client is closed", "CLIENT_CLOSED")
-        let client: Client | undefined
-        try {
-          client = current ??= createClient({ url })
-          if (untold) {
-            await client.execute(setting)
-            untold = false
-          }
-          return await run(client)
-        } catch (error) {
-          if (client !== undefined) {
-            client.close()
-            current = undefined
-            untold = true
-          }
-          if (!isBusy(error) || Date.now() > deadline) throw error
+  // Whether a transaction is open, and whether a statement in it failed.
+  let inTransaction = false
+  let failedInTransaction = false
+  let durable = false
+
+  const connection = (): Database.Database => {
+    if (closed) throw new Error("The SQLite client is closed")
+    if (current === undefined) {
+      const db = new Database(filename)
+      try {
+        db.exec(`PRAGMA synchronous = ${setting}`)
+      } catch (error) {
+        db.close()
+        throw error
+      }
+      current = db
+    }
+    return current
+  }
+  const drop = () => {
+    const db = current
+    current = undefined
+    prepared = new Map()
+    inTransaction = false
+    try {
+      db?.close()
+    } catch {
+      // Closing is best effort: the connection is not used again.
+    }
+  }
+  const prepare = (sql: string, shape: Shape): Prepared => {
+    const key = shape === "arrays" ? `arrays:${sql}` : sql
+    let found = prepared.get(key)
+    if (found === undefined) {
+      const statement = connection().prepare(sql)
+      const reader = statement.reader
+      if (reader && shape === "arrays") statement.raw(true)
+      found = { statement, reader }
+      if (prepared.size >= cacheSize) prepared.delete(prepared.keys().next().value!)
+      prepared.set(key, found)
+    }
+    return found
+  }
+  const once = (sql: string, params: ReadonlyArray<unknown>, shape: Shape): Rows => {
+    const { reader, statement } = prepare(sql, shape)
+    const args = params.map(bindable)
+    if (reader) return statement.all(args)
+    statement.run(args)
+    return []
+  }
+  // Outside a transaction: a failure closes the connection; SQLITE_BUSY is
+  // waited out (above). Synchronous unless it waits.
+  const patiently = <A>(run: () => A): A | Promise<A> => {
+    const attempt = (): A => {
+      try {
+        return run()
+      } catch (error) {
+        drop()
+        throw error
+      }
+    }
+    try {
+      return attempt()
+    } catch (error) {
+      if (!isBusy(error)) throw error
+      return (async () => {
+        const deadline = Date.now() + busyWaitMillis
+        for (let wait = 2;; wait = Math.min(wait * 2, 100)) {
           // Jittered, so processes that met once do not meet again.
           await pause(wait * (0.5 + Math.random()))
+          try {
+            return attempt()
+          } catch (again) {
+            if (!isBusy(again) || Date.now() > deadline) throw again
+          }
         }
-      }
-    })
-    queue = result.then(() => undefined, () => undefined)
-    return result
+      })()
+    }
   }
   return {
-    execute: (sql, args) => attempt((client) => client.execute({ sql, args: args as Array<InValue> })),
-    // libsql hands the transaction its connection, and opens another for the
-    // next statement (told the setting first). A durable one is set to FULL
-    // before it begins: SQLite takes no change of it inside a transaction.
-    transaction: (durable) =>
-      attempt(async (client) => {
-        if (durable && synchronous !== "full") await client.execute("PRAGMA synchronous = FULL")
-        const tx = await client.transaction("write")
-        untold = true
-        return tx
+    execute: (sql: string, params: ReadonlyArray<unknown>, shape: Shape): Rows | Promise<Rows> => {
+      if (!inTransaction) return patiently(() => once(sql, params, shape))
+      try {
+        return once(sql, params, shape)
+      } catch (error) {
+        failedInTransaction = true
+        throw error
+      }
+    },
+    // A durable transaction's commit is synced (FULL) whatever the setting:
+    // SQLite takes no change of it inside a transaction, so it is set before.
+    begin: (syncedCommit: boolean): void | Promise<void> =>
+      patiently(() => {
+        const db = connection()
+        if (syncedCommit && synchronous !== "full") db.exec("PRAGMA synchronous = FULL")
+        durable = syncedCommit
+        db.exec("BEGIN IMMEDIATE")
+        inTransaction = true
+        failedInTransaction = false
       }),
+    end: (how: "COMMIT" | "ROLLBACK"): void => {
+      try {
+        connection().exec(how)
+        inTransaction = false
+        if (failedInTransaction) drop()
+        else if (durable && synchronous !== "full") connection().exec(`PRAGMA synchronous = ${setting}`)
+      } catch (error) {
+        // A transaction that could not end is ended by closing its connection.
+        drop()
+        throw error
+      } finally {
+        durable = false
+      }
+    },
     close: () => {
       closed = true
-      current?.close()
-      current = undefined
+      drop()
     }
   }
 }
+type Native = ReturnType<typeof native>
 
-const connection = (
-  filename: string,
-  execute: (sql: string, args: ReadonlyArray<unknown>) => Promise<ResultSet>
-): Connection => {
-  const run = (sql: string, params: ReadonlyArray<unknown>) =>
-    Effect.tryPromise({ try: () => execute(sql, params), catch: refused(filename, what(sql)) })
-  const rows = (
-    sql: string,
-    params: ReadonlyArray<unknown>,
-    transformRows: (<A extends object>(row: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined
-  ) => Effect.map(run(sql, params), (result) => transformRows === undefined ? result.rows : transformRows(result.rows))
-  return {
-    execute: rows,
-    executeRaw: run,
-    executeValues: (sql, params) => Effect.map(run(sql, params), (result) => result.rows.map((row) => Array.from(row))),
-    executeUnprepared: rows,
-    executeStream: () => Stream.dieMessage("SQLite: streaming a statement's rows is not supported")
-  }
-}
-
-interface TransactionConnection extends Connection {
-  readonly commit: Effect.Effect<void, SqlError>
-  readonly rollback: Effect.Effect<void, SqlError>
-}
-
-const InTransaction = Context.GenericTag<readonly [TransactionConnection, counter: number]>(
-  "@graded/sql/internal/sqlite/InTransaction"
-)
-
-const make = (filename: string, sdk: Patient) =>
+const make = (filename: string, sdk: Native) =>
   Effect.gen(function*() {
     const spanAttributes: ReadonlyArray<readonly [string, unknown]> = [["db.system.name", "sqlite"]]
-    const outside = connection(filename, sdk.execute)
-    // A transaction holds the permit from BEGIN to COMMIT or ROLLBACK; a
-    // statement outside one waits for it.
+    const attempt = <A>(action: (sql: string) => string, sql: string, run: () => A | Promise<A>) =>
+      Effect.suspend(() => {
+        try {
+          const result = run()
+          return result instanceof Promise
+            ? Effect.tryPromise({ try: () => result, catch: refused(filename, action(sql)) })
+            : Effect.succeed(result)
+        } catch (error) {
+          return Effect.fail(refused(filename, action(sql))(error))
+        }
+      })
+    const execute = (sql: string, params: ReadonlyArray<unknown>, shape: Shape) =>
+      attempt(what, sql, () => sdk.execute(sql, params, shape))
+    const rows = (
+      sql: string,
+      params: ReadonlyArray<unknown>,
+      transformRows: (<A extends object>(row: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined
+    ) => Effect.map(execute(sql, params, "objects"), (rows) => transformRows === undefined ? rows : transformRows(rows))
+    const conn: Connection = {
+      execute: rows,
+      executeRaw: (sql, params) => execute(sql, params, "objects"),
+      executeValues: (sql, params) => execute(sql, params, "arrays"),
+      executeUnprepared: rows,
+      executeStream: () => Stream.dieMessage("SQLite: streaming a statement's rows is not supported")
+    }
+    // One statement or one transaction at a time on the connection: a
+    // transaction holds the permit from BEGIN to its end, a statement
+    // outside one while it runs.
     const semaphore = yield* Effect.makeSemaphore(1)
+    const permit = Effect.acquireRelease(semaphore.take(1), () => semaphore.release(1))
+    const end = (how: "COMMIT" | "ROLLBACK") => attempt(() => `the ${how.toLowerCase()}`, how, () => sdk.end(how))
     const withTransaction = SqlClient.makeWithTransaction({
       transactionTag: InTransaction,
       spanAttributes,
       acquireConnection: Effect.uninterruptibleMask((restore) =>
         Effect.gen(function*() {
           const scope = yield* Scope.make()
-          yield* restore(semaphore.take(1))
-          yield* Scope.addFinalizer(scope, semaphore.release(1))
+          yield* restore(Scope.extend(permit, scope))
           const durable = yield* FiberRef.get(durableCommit)
-          const tx = yield* Effect.tryPromise({
-            try: () => sdk.transaction(durable),
-            catch: refused(filename, "to begin a transaction")
-          }).pipe(
-            // A BEGIN that failed gives the permit back, so the client stays usable.
+          // A BEGIN that failed gives the permit back, so the client stays usable.
+          yield* attempt(() => "to begin a transaction", "BEGIN", () => sdk.begin(durable)).pipe(
             Effect.onError(() => Scope.close(scope, Exit.void))
           )
-          const inside: TransactionConnection = {
-            ...connection(filename, (sql, args) => tx.execute({ sql, args: args as Array<InValue> })),
-            commit: Effect.tryPromise({ try: () => tx.commit(), catch: refused(filename, "the commit") }),
-            rollback: Effect.tryPromise({ try: () => tx.rollback(), catch: refused(filename, "the rollback") })
-          }
-          return [scope, inside] as const
+          return [scope, conn] as const
         })
       ),
       // BEGIN ran as the transaction was taken.
       begin: () => Effect.void,
       savepoint: (conn, id) => conn.executeRaw(`SAVEPOINT effect_sql_${id};`, []),
-      commit: (conn) => conn.commit,
-      rollback: (conn) => conn.rollback,
+      commit: () => end("COMMIT"),
+      rollback: () => end("ROLLBACK"),
       rollbackSavepoint: (conn, id) => conn.executeRaw(`ROLLBACK TO SAVEPOINT effect_sql_${id};`, [])
     })
     const acquirer = Effect.flatMap(
       Effect.serviceOption(InTransaction),
       Option.match({
-        onNone: () => semaphore.withPermits(1)(Effect.succeed(outside)),
-        onSome: ([conn]) => Effect.succeed<Connection>(conn)
+        onNone: () => Effect.as(permit, conn),
+        onSome: ([conn]) => Effect.succeed(conn)
       })
     )
     const client = yield* SqlClient.make({ acquirer, compiler: Statement.makeCompilerSqlite(), spanAttributes })
     return Object.assign(client, { withTransaction })
   })
+
+const InTransaction = Context.GenericTag<readonly [Connection, counter: number]>(
+  "@graded/sql/internal/sqlite/InTransaction"
+)
 
 export const layer = (
   filename: string,
@@ -258,9 +329,13 @@ export const layer = (
 ): Layer.Layer<SqlClient.SqlClient, SqlError> =>
   Layer.scopedContext(Effect.gen(function*() {
     const sdk = yield* Effect.acquireRelease(
-      // The client opens the file as it is made, and throws when it cannot.
-      Effect.try({
-        try: () => patient(pathToFileURL(path.resolve(filename)).href, synchronous),
+      Effect.tryPromise({
+        try: async () => {
+          const sdk = native(path.resolve(filename), synchronous)
+          // Opened at once: a file that cannot be opened fails the layer.
+          await sdk.execute("SELECT 1", [], "arrays")
+          return sdk
+        },
         catch: (cause) =>
           new SqlError({ cause, message: `Could not open the SQLite database ${filename}: ${reasonOf(cause)}` })
       }),
