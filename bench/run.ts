@@ -147,21 +147,14 @@ the feature and page gates, refuses a \`__proto__\` key, checks the input's keys
 (excess properties refused) and decodes it, runs the tool under its read-only restriction, encodes its output through
 the output schema, serializes the result once to keep it within the tool's character limit, and records two audit
 entries (called, completed) stamped with the time, trace id, actor and autonomous flag, into a sink; the memory sink
-keeps every entry, so its garbage is part of the cost (the ring row keeps the last 1,024 and counts the rest). A read
-tool whose \`run\` returns an effect that is done already (\`Effect.succeed\`, \`Effect.fail\`) or synchronous
-(\`Effect.sync\`) is called in the same fiber step as the rest, with the entries written at once when the sink can
-(\`Audit.memory\`, \`Audit.ring\`, \`Audit.layerSync\`, or a sink whose write is \`Effect.sync\`): the fiber interprets
-one step for the whole call, where bare Schema's decode and run are three. Any other run, sink or output schema
-continues as a chain of effects from the step where it needs one; a property test
-(packages/core/test/Registry.synchronous.property.test.ts) runs random tools and inputs both ways and compares the
-results and audit entries byte for byte. Plain inputs (structs of strings, numbers, booleans and literals, refined
-or optional, nested and in arrays: what most tools take) are checked and decoded in one pass that reads each value
-once, and plain outputs encoded the same way; any input it does not take as it is (an excess key, a wrong type, a
-\`__proto__\` key, a null in an optional field, anything JSON cannot make) goes through the full path, which names
-what is wrong, so every message is the same (packages/core/test/plainDecode.property.test.ts compares the two over
-random shapes and bent inputs, and the synchronous-path test runs every call with and without it). Against
-@effect/ai, the other Effect-based registry, graded is
-${(micros(rowNames.effectAiFiber) / inFiber).toFixed(1)} × faster in one fiber.
+keeps every entry, so its garbage is part of the cost (the ring row keeps the last 1,024 and counts the rest). Every call
+takes one path (#34): the gates, the input copied once and decoded (Effect's decoder, after a set of allowed keys per
+struct finds excess keys), the tool's code in a fiber graded makes for it (isolated from its caller's fiber:
+docs/security.md), the output encoded and fitted, the audit. The synchronous fast path and the one-pass decoder of
+earlier rounds were removed with it: where isolation and speed conflict, isolation wins, and this table says what it
+costs. In one fiber a
+graded call takes ${(inFiber / micros(rowNames.effectAiFiber)).toFixed(2)} × the time of @effect/ai's, the other
+Effect-based registry.
 
 What was found and fixed on this path. #18 (an earlier run of this page measured 13.8 µs in one fiber, 4.2 × bare
 Schema and 3.3 × ai's path): a profile of 200,000 in-fiber calls put 21-36% in the strict decode, 32% in the Effect

@@ -787,12 +787,9 @@ to the resumed turn instead of reading them again. This process's CPU per resume
 time from 119 ms to 78 ms; the rest is the commits above.
 
 Then (#18's fourth round), two things that grew with the steps. The state's text went through Effect's codec whole
-on every read and save: it is plain data, so \`SqlRunStore\` now checks it in one pass and hands it to \`JSON.parse\`
-or \`JSON.stringify\` as it is, and leaves to Effect's codec, which also names what is wrong, any state it cannot
-vouch for (an unknown key, a value of the wrong type, a union two members fit, an object that is not plain);
-packages/sql/test/stateJson.test.ts compares the two on random states, bent or not. For the state of a 200-step run
-(72 kB, measured by hand): decode 0.78 → 0.50 ms, encode 0.64 → 0.36 ms (\`JSON.parse\` alone is 0.35,
-\`JSON.stringify\` 0.21). And every save encoded every past call's input and output through its tool's schemas
+on every read and save; a one-pass check beside the codec saved about 0.3 ms each way on a 200-step state (72 kB,
+measured by hand), and was removed again in #34: the state has one codec, Effect's, decoded once per text read.
+And every save encoded every past call's input and output through its tool's schemas
 again, so a run's saves cost the square of its steps: each call is now encoded once (a call read back keeps the
 stored form it came from; packages/core/test/Runs.test.ts counts the encodings). Measured side by side against the
 commit before (scratch runs alternating the two builds, 30 of each at load 1.4 to 1.7): the ${deepSteps}-step resume

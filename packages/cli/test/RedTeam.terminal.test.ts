@@ -339,6 +339,22 @@ const attacks: ReadonlyArray<Attack> = [
   },
   {
     surface: "confirm card",
+    attack: "a read tool's code, run while the card is drawn, emits the line \"a\" on the shared process.stdin",
+    expected: "the card reads its own stream on the process's standard input: the emitted line answers nothing",
+    run: async () => {
+      const [file, args] = cardsProgram(1)
+      const child = spawnChild(file, [...args, "--poke"], { cwd: path.dirname(bin) })
+      let err = ""
+      child.stderr.on("data", (chunk) => void (err += chunk))
+      const closed = new Promise<void>((resolve) => child.on("close", () => resolve()))
+      // The poke comes 500 ms after the card is asked for; the person answers later.
+      setTimeout(() => child.stdin.end("r\n"), 2_500)
+      await closed
+      expect(outcomes(err).at(-1)).toEqual({ delivered: [] })
+    }
+  },
+  {
+    surface: "confirm card",
     attack: "a payload of 100,000 empty fields, and one nested 10,000 levels deep",
     expected: "the card stays within its limit and says how much it shows; it never throws",
     run: async () => {

@@ -235,10 +235,10 @@ export interface Decided {
  * @category models
  */
 export interface Server {
-  /** The page: open this. In single-user mode it carries the page's token in its fragment. */
+  /** The page: open this. In single-user mode, from `make`, it carries the page's token in its fragment. */
   readonly url: string
   readonly origin: string
-  /** The page's token, in single-user mode; otherwise undefined. */
+  /** The page's token, in single-user mode, from `make`; otherwise (and from the `WebConfirm` service) undefined. */
   readonly token: string | undefined
   /** The page for the person holding `token` (with `users`: each person's own link). */
   readonly link: (token: string) => string
@@ -374,15 +374,35 @@ export const make = <const O extends Options & { readonly proposals?: Proposals<
     Scope.Scope | Needs<O>
   >
 
+// The server as the context holds it: any code that runs in that context
+// (a read tool's included) can read a service there, so it carries no
+// credential. A single-user app that wants the page's link passes its own
+// `token` and asks `link(token)`, or uses `make`, which hands the token to
+// the code that called it.
+const withoutToken = (server: Server): Server =>
+  Object.freeze({
+    url: `${server.origin}/`,
+    origin: server.origin,
+    token: undefined,
+    link: server.link,
+    pending: server.pending,
+    decided: server.decided
+  })
+
 /**
  * `HumanConfirm.layer` over the web page, and the `WebConfirm` service that
- * tells its URL.
+ * tells its URL. The service holds no credential (it is in the context, where
+ * every tool's code can read it): its `url` has no token and its `token` is
+ * undefined. With `users` each person's link is `link(theirToken)`; a
+ * single-user page is opened with the `token` the app passed
+ * (`link(token)`), or made with `make`.
  *
  * @example
  * import { Effect, Layer } from "effect"
  * import { WebConfirm } from "@graded/confirm"
- * const printUrl = Effect.flatMap(WebConfirm.WebConfirm, (server) => Effect.log(`Open ${server.url}`))
- * const people = WebConfirm.layer({ users: { "a-long-random-token-for-alice": "alice" } })
+ * const alice = "a-long-random-token-for-alice"
+ * const printLink = Effect.flatMap(WebConfirm.WebConfirm, (server) => Effect.log(`Open ${server.link(alice)}`))
+ * const people = WebConfirm.layer({ users: { [alice]: "alice" } })
  *
  * @since 0.1.0
  * @category layers
@@ -393,7 +413,7 @@ export const layer = <const O extends Options & { readonly proposals?: Proposals
   Invocation.seal(Layer.unwrapScoped(
     Effect.map(
       make(options),
-      ({ server, ui }) => Layer.merge(HumanConfirm.layer(ui), Layer.succeed(WebConfirm, server))
+      ({ server, ui }) => Layer.merge(HumanConfirm.layer(ui), Layer.succeed(WebConfirm, withoutToken(server)))
     )
   ))
 

@@ -16,7 +16,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Data, Effect, JSONSchema, Layer, Schema } from "effect"
+import { Context, Data, Effect, JSONSchema, Layer, ParseResult, Schema } from "effect"
 import * as Audit from "./Audit.js"
 import type { Confirmable } from "./Grade.js"
 import type { Confirmed, HumanTrigger, SendCapability, WriteCapability } from "./Capability.js"
@@ -36,6 +36,7 @@ import * as rules from "./internal/autoApprove.js"
 import { refusalHere, type Tainted, taintHere } from "./internal/invocation.js"
 import { inSchema, isMade } from "./internal/tool.js"
 import { jsonError, jsonIssue } from "./internal/jsonData.js"
+import { frozenData } from "./internal/frozen.js"
 import { refuse } from "./internal/refuse.js"
 import * as Invocation from "./Invocation.js"
 import * as Printable from "./Printable.js"
@@ -187,14 +188,29 @@ const confirmWith =
       // on the copy, so what is checked is what is shown.
       const notJson = jsonIssue(shown)
       if (notJson !== undefined) return yield* refuse(unshowable(notJson))
-      const payload = yield* schemaCode(Schema.decodeUnknown(request.schema)(shown)).pipe(
+      // Decoded from a copy of its own: a field a schema decodes as it is (a
+      // Date, `Schema.Unknown`) is then no object the audit entry or the UI
+      // holds, so changing theirs while the human reads changes nothing
+      // that runs. What is shown is frozen, and so is what is confirmed.
+      const payload = yield* schemaCode(Schema.decodeUnknown(request.schema)(snapshot(shown))).pipe(
+        Effect.map(frozenData),
         Effect.mapError((error) => unshowable(`what is shown does not decode back: ${issueOf(error)}`))
       )
-      const revalidate = (edited: unknown) => {
+      frozenData(shown)
+      const revalidate = (given: unknown) => {
+        // The UI's edit, copied once: the UI keeps no hold on what runs.
+        const edited = snapshot(given)
+        if (edited === cannotCopy) {
+          return Effect.fail(
+            new ParseResult.ParseError({
+              issue: new ParseResult.Type(request.schema.ast, given, "the edit is not data (a function, a symbol)")
+            })
+          )
+        }
         const notJson = jsonError(request.schema, edited)
         return notJson !== undefined
           ? Effect.fail(notJson)
-          : schemaCode(Schema.decodeUnknown(request.schema, parseOptions)(edited))
+          : Effect.map(schemaCode(Schema.decodeUnknown(request.schema, parseOptions)(edited)), frozenData)
       }
       yield* Audit.record({ type: "confirm-requested", tool, grade: request.grade, payload: shown })
       const rule = auto.size === 0 ? undefined : yield* rules.firstMatch(auto, request, shown, context)

@@ -346,3 +346,132 @@ describe("what a confirmation binds: a value a read tool's code still controls, 
       expect(bodies).toEqual([JSON.stringify({ to: "customer:42", text: harmless })])
     }))
 })
+
+// What the human is shown also reaches the audit (the `confirm-requested`
+// entry) and the UI. A field its schema decodes as it is (`Schema.Unknown`, a
+// Date) would be the very object they hold: whoever holds the entry, or the
+// UI's own code, could change it while the human reads.
+describe("what is shown is not what runs by identity: the audit's and the UI's copies change nothing", () => {
+  const Transfer = Schema.Struct({ to: Schema.String, amount: Schema.Unknown, on: Schema.DateFromSelf })
+  const makeTransfer = (paid: Array<{ readonly amount: unknown; readonly on: string }>) =>
+    Tool.send("payments.send", {
+      title: "Send a payment",
+      description: "Pays an amount.",
+      input: Transfer,
+      payload: Transfer,
+      output: Schema.Boolean,
+      prepare: (input) => Effect.succeed(input),
+      deliver: (payload) =>
+        Effect.sync(() => (paid.push({ amount: payload.payload.amount, on: payload.payload.on.toISOString() }), true))
+    })
+  const request = { to: "acct:9", amount: { value: 10 }, on: new Date("2026-12-01T00:00:00Z") }
+  const paidAsShown = [{ amount: { value: 10 }, on: "2026-12-01T00:00:00.000Z" }]
+
+  it.effect("the confirm-requested entry, edited while the human reads: what is paid is what was shown", () =>
+    Effect.gen(function*() {
+      const paid: Array<{ readonly amount: unknown; readonly on: string }> = []
+      const entries: Array<Audit.Entry> = []
+      const audit = Audit.layer((entry) => Effect.sync(() => void entries.push(entry)))
+      const ui: HumanConfirm.UI = {
+        confirm: () =>
+          Effect.sync(() => {
+            for (const entry of entries) {
+              if (entry.type !== "confirm-requested") continue
+              const payload: unknown = entry.payload
+              if (typeof payload !== "object" || payload === null) continue
+              const amount: unknown = Reflect.get(payload, "amount")
+              if (typeof amount === "object" && amount !== null) Reflect.set(amount, "value", 10_000)
+              const on: unknown = Reflect.get(payload, "on")
+              if (on instanceof Date) on.setUTCFullYear(2030)
+            }
+            return HumanConfirm.approve("agent:alice")
+          })
+      }
+      yield* makeTransfer(paid).invoke(request).pipe(Effect.provide(Layer.merge(HumanConfirm.layer(ui), audit)))
+      expect(paid).toEqual(paidAsShown)
+    }))
+
+  it.effect("the UI's own code changes the payload it was handed, then approves: what is paid is what was shown", () =>
+    Effect.gen(function*() {
+      const paid: Array<{ readonly amount: unknown; readonly on: string }> = []
+      const ui: HumanConfirm.UI = {
+        confirm: (view) =>
+          Effect.sync(() => {
+            const payload: unknown = view.payload
+            if (typeof payload === "object" && payload !== null) {
+              const amount: unknown = Reflect.get(payload, "amount")
+              if (typeof amount === "object" && amount !== null) Reflect.set(amount, "value", 10_000)
+              const on: unknown = Reflect.get(payload, "on")
+              if (on instanceof Date) on.setUTCFullYear(2030)
+            }
+            return HumanConfirm.approve("agent:alice")
+          })
+      }
+      yield* makeTransfer(paid).invoke(request).pipe(Effect.provide(HumanConfirm.layer(ui)))
+      expect(paid).toEqual(paidAsShown)
+    }))
+
+  it.effect("an edit the UI keeps and changes after it answered: what is paid is the edit as it was given", () =>
+    Effect.gen(function*() {
+      const paid: Array<{ readonly amount: unknown; readonly on: string }> = []
+      const edit = { to: "acct:9", amount: { value: 12 }, on: new Date("2026-12-02T00:00:00Z") }
+      const ui: HumanConfirm.UI = {
+        confirm: () =>
+          Effect.sync(() => {
+            setTimeout(() => {
+              edit.amount.value = 10_000
+              edit.on.setUTCFullYear(2030)
+            }, 0)
+            return HumanConfirm.approve("agent:alice", edit)
+          })
+      }
+      const Slow = Tool.send("payments.slow", {
+        title: "Send a payment later",
+        description: "Pays an amount after a moment.",
+        input: Transfer,
+        payload: Transfer,
+        output: Schema.Boolean,
+        prepare: (input) => Effect.succeed(input),
+        deliver: (payload) =>
+          Effect.zipRight(
+            Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5))),
+            Effect.sync(
+              () => (paid.push({ amount: payload.payload.amount, on: payload.payload.on.toISOString() }), true)
+            )
+          )
+      })
+      yield* Slow.invoke(request).pipe(Effect.provide(HumanConfirm.layer(ui)))
+      expect(paid).toEqual([{ amount: { value: 12 }, on: "2026-12-02T00:00:00.000Z" }])
+    }))
+})
+
+describe("what a card cannot draw is refused before anyone is asked", () => {
+  const Note = Schema.Struct({ to: Schema.String, meta: Schema.Unknown })
+  const cases: ReadonlyArray<readonly [string, unknown, string]> = [
+    ["a Map", new Map([["amount", 10_000]]), "a Map is not something JSON can carry (it would be written as {})"],
+    ["a Set", new Set(["acct:1"]), "a Set is not something JSON can carry (it would be written as {})"],
+    ["-0", -0, "-0 is not a number JSON can carry (it would be written as 0)"]
+  ]
+  for (const [what, meta, says] of cases) {
+    it.effect(`${what} in an Unknown field of a send's payload`, () =>
+      Effect.gen(function*() {
+        let delivered = 0
+        const Post = Tool.send("chat.meta", {
+          title: "Post with metadata",
+          description: "Post a message with metadata.",
+          input: Schema.Struct({ to: Schema.String }),
+          payload: Note,
+          output: Schema.Boolean,
+          prepare: ({ to }) => Effect.succeed({ to, meta }),
+          deliver: () => Effect.sync(() => (delivered++, true))
+        })
+        const ui = approving()
+        const error = yield* Effect.flip(
+          Post.invoke({ to: "customer:42" }).pipe(Effect.provide(HumanConfirm.layer(ui)))
+        )
+        expect(error).toMatchObject({ gate: "confirmation", reason: `the payload cannot be shown: ["meta"]: ${says}` })
+        expect(ui.seen).toEqual([])
+        expect(delivered).toBe(0)
+      }))
+  }
+})

@@ -168,7 +168,7 @@ describe("adversarial: a send's deliver runs as its own code", () => {
   }
   const approvesOnce = () => HumanConfirm.scripted([HumanConfirm.approve("agent:alice")])
 
-  it.effect("deliver plants its own approving HumanConfirm in the caller's context: the next write is refused", () =>
+  it.effect("deliver plants its own approving HumanConfirm in the context it sees: it stays there, and the next write asks the app's human", () =>
     Effect.gen(function*() {
       const desk = makeDesk()
       const audit = Audit.memory()
@@ -187,15 +187,11 @@ describe("adversarial: a send's deliver runs as its own code", () => {
         yield* Planter.invoke({ text: "hi" })
         return yield* Effect.exit(desk.SubmitTicket.invoke({ subject: "forged" }))
       }).pipe(Effect.provide(Layer.merge(HumanConfirm.layer(human), audit.layer)))
+      // The app's human, who answers once, is asked again: the planted one was not found.
       expect(write._tag).toBe("Failure")
       expect(desk.effects.submitted).toEqual([])
-      expect(human.seen.length).toBe(1)
-      expect(audit.entries).toContainEqual(expect.objectContaining({
-        type: "refused",
-        tool: "ticket.submit",
-        reason:
-          "the HumanConfirm in scope was made inside chat.planter's own deliver (a send tool): it confirms nothing"
-      }))
+      expect(human.seen.map((view) => view.tool)).toEqual(["chat.planter", "ticket.submit"])
+      expect(audit.entries.filter((entry) => entry.type === "decided" && entry.by === "attacker")).toEqual([])
     }))
 
   it.effect("deliver sends another message through its own UI: refused", () =>

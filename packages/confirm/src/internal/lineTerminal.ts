@@ -14,13 +14,37 @@
 // - on a terminal, `forgetTyped` drops the lines typed before a card is shown
 //   (from a pipe, nothing is dropped: a script's lines are its answers, in
 //   order), so an Enter pressed twice cannot answer a card nobody has seen;
+// - the lines are read from a stream of this module's own on the process's
+//   standard input, not from `process.stdin`, which any code can reach;
 // - the terminal stays in its normal line mode: the person sees what they
 //   type, can correct it, and Ctrl-C stops the program as it always does.
 import { Terminal } from "@effect/platform"
 import { NodeTerminal } from "@effect/platform-node"
 import { Effect, Exit, Layer, Mailbox, Scope } from "effect"
+import * as fs from "node:fs"
+import * as net from "node:net"
 import * as readline from "node:readline"
+import { Readable } from "node:stream"
+import * as tty from "node:tty"
 import { Invocation } from "@graded/core"
+
+// A stream of our own on file descriptor 0, made as Node makes
+// `process.stdin` for each kind of input: the shared `process.stdin` is an
+// object any code in the process can reach, and a line it emits (a tool's
+// `process.stdin.emit("data", "a\n")`) would answer the card.
+// No standard input at all (descriptor 0 closed) reads as one that ended.
+const ownInput = (): Readable => {
+  if (tty.isatty(0)) return new tty.ReadStream(0)
+  let stat: fs.Stats
+  try {
+    stat = fs.fstatSync(0)
+  } catch {
+    return Readable.from([])
+  }
+  return stat.isFIFO() || stat.isSocket()
+    ? new net.Socket({ fd: 0, readable: true, writable: false })
+    : fs.createReadStream("", { fd: 0, autoClose: false })
+}
 
 // How to drop what was typed ahead, for each terminal this module made.
 const typedAhead = new WeakMap<Terminal.Terminal, Effect.Effect<void>>()
@@ -33,7 +57,7 @@ export const layer: Layer.Layer<Terminal.Terminal> = Layer.scoped(
   Effect.gen(function*() {
     const node = yield* Terminal.Terminal
     const scope = yield* Effect.scope
-    const input = process.stdin
+    const isTerminal = tty.isatty(0)
     let opened: Mailbox.Mailbox<string> | undefined
 
     // Opened at the first question, not before: until then the program's
@@ -41,6 +65,7 @@ export const layer: Layer.Layer<Terminal.Terminal> = Layer.scoped(
     const open = Effect.gen(function*() {
       const lines = yield* Mailbox.make<string>()
       const end = () => void lines.unsafeDone(Exit.void)
+      const input = yield* Effect.acquireRelease(Effect.sync(ownInput), (input) => Effect.sync(() => input.destroy()))
       const reader = yield* Effect.acquireRelease(
         Effect.sync(() => readline.createInterface({ input, terminal: false, crlfDelay: Number.POSITIVE_INFINITY })),
         (reader) => Effect.sync(() => reader.close())
@@ -59,7 +84,7 @@ export const layer: Layer.Layer<Terminal.Terminal> = Layer.scoped(
       Effect.catchTag("NoSuchElementException", () => Effect.fail(new Terminal.QuitException()))
     )
     const terminal: Terminal.Terminal = { ...node, readLine }
-    if (input.isTTY === true) {
+    if (isTerminal) {
       typedAhead.set(terminal, Effect.suspend(() => opened === undefined ? Effect.void : Effect.asVoid(opened.clear)))
     }
     return terminal

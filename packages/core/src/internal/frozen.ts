@@ -30,3 +30,14 @@ export const frozenSchema = <S extends { readonly ast: unknown }>(schema: S): S 
   Object.freeze(schema)
   return schema
 }
+
+/**
+ * `value` with every plain object and array it reaches frozen: a payload
+ * shown to a human, or confirmed. What keeps its state inside (a Date, a Map)
+ * is not frozen by this; such a value is copied instead, so that no one else
+ * holds it (HumanConfirm).
+ */
+export const frozenData = <A>(value: A): A => {
+  freezeGraph(value)
+  return value
+}

@@ -12,12 +12,23 @@
 // - for every fiber graded restricts, a record keyed by the fiber itself:
 //   code can change its fiber-locals, but not which fiber it runs in.
 // Who may import this: graded's own modules only.
-import { type Context as EffectContext, DefaultServices, Effect, Fiber, FiberRef, Option, Scope } from "effect"
+import {
+  Context as EffectContext,
+  Effect,
+  Fiber,
+  type FiberId,
+  FiberRef,
+  FiberRefs,
+  Option,
+  Runtime,
+  Scheduler,
+  Scope,
+  Supervisor
+} from "effect"
 import { sealDefaultsOf, sealed } from "./shared.js"
 import type { RuntimeFiber } from "effect/Fiber"
 import { capabilityName, type Confirmable, type Grade, gradeViolation, type Part, rank, within } from "../Grade.js"
 import type { Context } from "../Invocation.js"
-import { type Labels, labelsRef } from "./labels.js"
 import { autonomousReason, gradeReason, Refused } from "../ToolError.js"
 
 export const initial: Context = Object.freeze({ autonomous: false })
@@ -74,37 +85,11 @@ const strictest = (a: Mark, b: Mark | undefined): Mark => {
 // restrictions, innermost last.
 const held = new WeakMap<object, Array<Mark>>()
 
-// The holds of `holdSync`, innermost last: a fiber and its mark. The code
-// they hold is plain JavaScript that runs and ends within its fiber's current
-// step, so they come and go in order, always inside any `held` entry of the
-// same fiber. Kept apart from `held`: a fresh fiber's first entry in a
-// WeakMap cost more than the rest of a synchronous call (a call a fiber).
-const syncFibers: Array<object> = []
-const syncMarks: Array<Mark> = []
-
-const heldBy = (fiber: object): Mark | undefined => {
-  for (let i = syncFibers.length - 1; i >= 0; i--) {
-    if (syncFibers[i] === fiber) return syncMarks[i]
-  }
-  return held.get(fiber)?.at(-1)
-}
-
-// A fiber-local value that stands for "whatever the record says of this
-// fiber": set once in a fiber, so that the fork below runs for its children
-// without setting the fiber-local value on every read tool call (each set
-// copies the fiber's map of locals).
-interface Anchor {
-  readonly fiber: object
-  /** What the fiber-local value said when the anchor replaced it (a forked fiber's inherited mark). */
-  readonly base: Mark
-}
-const anchors = new WeakSet<object>()
+const heldBy = (fiber: object): Mark | undefined => held.get(fiber)?.at(-1)
 
 const trusted = (value: unknown): Mark => {
   if (typeof value !== "object" || value === null) return lockdown
-  if (made.has(value)) return value as Mark
-  if (anchors.has(value)) return strictest((value as Anchor).base, heldBy((value as Anchor).fiber))
-  return lockdown
+  return made.has(value) ? value as Mark : lockdown
 }
 
 const markRef: FiberRef.FiberRef<unknown> = sealed(FiberRef.unsafeMake<unknown>(free, {
@@ -167,144 +152,103 @@ const markFor = (autonomous: boolean, ceiling: Ceiling, within: Within | undefin
   return mark
 }
 
-const anchorOf = (fiber: object, base: Mark): Anchor => {
-  const anchor = Object.freeze({ fiber, base })
-  anchors.add(anchor)
-  return anchor
-}
-
 /**
  * Runs `self` with the current fiber's mark restricted further: autonomous,
- * or a lower ceiling. Restrictions only add up; nothing here lifts one.
+ * or a lower ceiling. Restrictions only add up; nothing here lifts one. With
+ * `within`, `self` is a tool's own code (or a service's): it runs isolated,
+ * in a fiber of its own (`isolated` below).
  */
 export const restrict =
   (patch: { readonly autonomous?: true; readonly ceiling?: Ceiling; readonly within?: Within }) =>
-  <A, E, R>(code: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     Effect.withFiberRuntime<A, E, R>((fiber) => {
-      // A tool's own code: what it sets in the fiber is undone when it returns.
-      const self = patch.within !== undefined ? confined(fiber, code) : code
       // The cheap reading is enough here: restricting more than needed is safe.
       const before = quickMark(fiber)
       const lower = patch.ceiling !== undefined && rank[patch.ceiling] < rank[before.ceiling]
       // Tool code where none ran yet is marked even at the same ceiling (a
       // send's deliver in a human's fiber): what it builds is then tainted.
       const entering = patch.within !== undefined && before.within === undefined
-      // An autonomous fiber may cause no write or send already: a lower
-      // ceiling would change nothing it is allowed.
-      if (before.autonomous || (patch.autonomous !== true && !lower && !entering)) return self
       const wanted = markFor(
-        patch.autonomous === true,
+        before.autonomous || patch.autonomous === true,
         lower ? patch.ceiling! : before.ceiling,
         lower || entering ? patch.within : before.within
       )
+      // The fiber graded makes keeps no older entries: its mark counts the
+      // caller's ancestors' too.
+      if (patch.within !== undefined) return isolated(fiber, strictest(wanted, markOf(fiber)), self)
+      // An autonomous fiber may cause no write or send already: a lower
+      // ceiling would change nothing it is allowed.
+      if (before.autonomous || (patch.autonomous !== true && !lower)) return self
       let stack = held.get(fiber)
       if (stack === undefined) held.set(fiber, stack = [])
       const entries = stack
-      if (patch.autonomous === true) {
-        // Once per agent run: the fiber-local value is set too, so fibers
-        // forked from here carry it in their own entries.
-        return Effect.acquireUseRelease(
-          Effect.sync(() => (entries.push(wanted), fiber.getFiberRef(markRef))),
-          () => Effect.locally(self, markRef, wanted),
-          () => Effect.sync(() => entries.pop())
-        )
-      }
-      const current = fiber.getFiberRef(markRef)
-      const anchored = typeof current === "object" && current !== null && anchors.has(current) &&
-        (current as Anchor).fiber === fiber
-      entries.push(wanted)
-      // Lifted on success and failure. An interruption while `self` runs may
-      // leave the fiber restricted until it ends: that fails closed, and it is
-      // cheaper on this hot path than a finalizer.
-      const lift = Effect.sync(() => entries.pop())
-      const guarded = Effect.matchCauseEffect(self, {
-        onFailure: (cause) => Effect.zipRight(lift, Effect.failCause(cause)),
-        onSuccess: (value) => Effect.as(lift, value)
-      })
-      // The anchor keeps what the value said: a fiber born restricted stays so.
-      return anchored ? guarded : Effect.zipRight(FiberRef.set(markRef, anchorOf(fiber, trusted(current))), guarded)
+      // The fiber-local value is set too, so fibers forked from here carry it
+      // in their own entries.
+      return Effect.acquireUseRelease(
+        Effect.sync(() => entries.push(wanted)),
+        () => Effect.locally(self, markRef, wanted),
+        () => Effect.sync(() => entries.pop())
+      )
     })
 
-/**
- * Puts back what a tool's own code changed in its caller's fiber. The code
- * runs in that fiber, and what it sets there outlives its run: the
- * invocation context (`FiberRef.set` on a ref found by scanning, or the
- * fiber's own map of refs) and the services (`FiberRef.currentContext`). Left
- * as they were, the caller's later calls would run as someone else, with
- * features, a role or consents the tool chose, or without the guards and the
- * audit sink the app provided, or with another clock stamping its audit, or
- * with another tool's compliance tags on its entries. `context`, `services`,
- * `clock` and `labels` are what the fiber had when the code started.
- */
-export const undoCallerChanges = (
-  fiber: RuntimeFiber<unknown, unknown>,
-  context: Context,
-  services: EffectContext.Context<never>,
-  clock: EffectContext.Context<DefaultServices.DefaultServices>,
-  labels: Labels | undefined
-): void => {
-  const settable = fiber as unknown as { setFiberRef: <X>(ref: FiberRef.FiberRef<X>, value: X) => void }
-  if (fiber.getFiberRef(currentRef) !== context) settable.setFiberRef(currentRef, context)
-  if (fiber.currentContext !== services) settable.setFiberRef(FiberRef.currentContext, services)
-  // The clock the audit stamps entries with, among Effect's default services.
-  if (fiber.currentDefaultServices !== clock) settable.setFiberRef(DefaultServices.currentServices, clock)
-  if (fiber.getFiberRef(labelsRef) !== labels) settable.setFiberRef(labelsRef, labels)
-}
+// The fiber refs Effect's runtime reads to decide how and when code runs,
+// set to graded's values in an isolated fiber rather than inherited: no
+// supervisor (one sees, and can rewrite, every effect its fiber runs), the
+// default scheduler, no request cache shared with anyone, batching within
+// the fiber, Effect's default yield. The runtime flags are Effect's defaults
+// (no op supervision).
+const knobs: ReadonlyArray<readonly [FiberRef.FiberRef<any>, unknown]> = [
+  [FiberRef.currentSupervisor, Supervisor.none],
+  [FiberRef.currentScheduler, Scheduler.defaultScheduler],
+  [FiberRef.currentRequestCacheEnabled, false],
+  [FiberRef.currentRequestBatchingEnabled, true],
+  // Effect's own default (core.ts), which FiberRef does not export.
+  [FiberRef.currentMaxOpsBeforeYield, 2048]
+]
 
-// `self`, a tool's own code, with what it changed in `fiber` undone when it
-// ends (on success and failure; an interrupted fiber's work is over). Where
-// the caller has a Scope, the code gets one of its own, closed when the code
-// ends: a finalizer it added to its caller's scope would run later, in the
-// caller's fiber, after the restriction it ran under was lifted.
-const confined = <A, E, R>(fiber: RuntimeFiber<unknown, unknown>, code: Effect.Effect<A, E, R>) => {
-  sealDefaultsOf(fiber)
-  const context = fiber.getFiberRef(currentRef)
-  const services = fiber.currentContext
-  const clock = fiber.currentDefaultServices
-  const labels = fiber.getFiberRef(labelsRef)
-  const undo = Effect.sync(() => undoCallerChanges(fiber, context, services, clock, labels))
-  const self = services.unsafeMap.has(Scope.Scope.key) ? Effect.scoped(code) : code
-  return Effect.matchCauseEffect(self, {
-    onFailure: (cause) => Effect.zipRight(undo, Effect.failCause(cause)),
-    onSuccess: (value) => Effect.as(undo, value)
+/**
+ * `code`, a tool's own code (or a service's), run in a fiber graded makes for
+ * it, marked `mark`, and waited for: the caller takes back its exit and
+ * nothing else. The fiber starts from the caller's fiber refs, each its
+ * current value only (none of the older entries a fiber keeps, where its
+ * caller's earlier services and scope are), with the runtime's knobs above
+ * set by graded, a copy of the caller's services without its Scope (the code
+ * gets a scope of its own, closed when it ends), and the mark held for that
+ * fiber (code can change its fiber-locals, not which fiber it runs in). So
+ * what the code sets in its fiber (a fiber ref, a supervisor, a runtime flag,
+ * a service) ends with it, a request it blocks on is resolved in its fiber,
+ * and its caller's fiber is never the code's to touch.
+ */
+const isolated = <A, E, R>(
+  caller: RuntimeFiber<unknown, unknown>,
+  mark: Mark,
+  code: Effect.Effect<A, E, R>
+): Effect.Effect<A, E, R> => {
+  sealDefaultsOf(caller)
+  const id = caller.id()
+  const services = new Map(caller.currentContext.unsafeMap)
+  const scoped = services.delete(Scope.Scope.key)
+  const locals = new Map<FiberRef.FiberRef<any>, readonly [readonly [FiberId.Single, unknown]]>()
+  for (const [ref, stack] of caller.getFiberRefs().locals) locals.set(ref, [[id, stack[0][1]]])
+  for (const [ref, value] of knobs) locals.set(ref, [[id, value]])
+  // Under the caller's id: the code's own `FiberRef.set` adds an entry
+  // above it and leaves this one, which every reading of the mark counts.
+  locals.set(markRef, [[id, mark]])
+  const context = EffectContext.unsafeMake(services)
+  const runtime = Runtime.make({
+    context,
+    fiberRefs: FiberRefs.unsafeMake(locals),
+    runtimeFlags: Runtime.defaultRuntimeFlags
   })
-}
-
-/**
- * What `restrict({ ceiling, within })` does before its effect runs, done at
- * once for code that runs synchronously in `fiber` (a read tool's synchronous
- * run): the restriction is held until `release` is called with what this
- * returned, which must happen when that code is done, however it ends.
- * Undefined when nothing was restricted.
- */
-export const holdSync = (
-  fiber: RuntimeFiber<unknown, unknown>,
-  patch: { readonly ceiling: Ceiling; readonly within: Within },
-  // Read earlier in the same call is as good: nothing between can lift a
-  // mark, and a restriction pushed when not needed changes nothing.
-  before: Mark = quickMark(fiber)
-): number | undefined => {
-  if (before.autonomous || rank[patch.ceiling] >= rank[before.ceiling]) return undefined
-  // Only the record, not the anchor `restrict` sets: the anchor is for the
-  // fibers this one forks, and while the code held here runs (plain
-  // JavaScript, before the fiber's next step) the fiber forks none. A fiber
-  // that code starts from a runtime it kept is forked while this fiber is
-  // the current one, and `markRef`'s fork reads the hold from it. Setting the
-  // anchor copied the fiber's locals and doubled the cost of a call in a
-  // fresh fiber.
-  const depth = syncFibers.length
-  syncFibers.push(fiber)
-  syncMarks.push(markFor(false, patch.ceiling, patch.within))
-  return depth
-}
-
-/** Ends a `holdSync` and every hold taken after it. */
-export const release = (depth: number | undefined): void => {
-  if (depth === undefined) return
-  while (syncFibers.length > depth) {
-    syncFibers.pop()
-    syncMarks.pop()
-  }
+  const body = scoped ? Effect.scoped(code) : code
+  const child = Runtime.runFork(runtime)(Effect.withFiberRuntime<A, E, never>((self) => {
+    held.set(self, [mark])
+    return body as Effect.Effect<A, E, never>
+  }))
+  // Done within this step (most tools' code is): its exit as it is.
+  const done = child.unsafePoll()
+  if (done !== null) return done
+  return Effect.flatten(Effect.onInterrupt(Fiber.await(child), () => Fiber.interrupt(child)))
 }
 
 /**

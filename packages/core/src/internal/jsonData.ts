@@ -12,7 +12,7 @@ import { ParseResult, type Schema } from "effect"
 //    where the store, the card or the audit meets the value;
 // 3. a number JSON cannot write (`1e400` parses as Infinity, NaN, -0): the
 //    card, JSON clients, the audit and a store would read null (or 0) while
-//    `run` or `deliver` receives the number itself.
+//    `run` or `deliver` receives the number itself;
 
 /** How deep objects and arrays may nest, the value itself being the first level (serde_json's limit). */
 export const maxDepth = 128
@@ -49,6 +49,22 @@ const protoKeyIssue = (path: string): string => `${path}: the key "__proto__" is
 
 const depthIssue = (path: string): string => `${path}: nested more than ${maxDepth} levels deep`
 
+// 4. an object whose contents are not its own properties: JSON writes a Map,
+//    a Set or a RegExp as {}, a typed array as an object of indexes, so a
+//    card would show {} while `deliver` receives the Map.
+const kindOf = (value: object): string | undefined =>
+  value instanceof Map ? "a Map"
+    : value instanceof Set ? "a Set"
+    : value instanceof WeakMap ? "a WeakMap"
+    : value instanceof WeakSet ? "a WeakSet"
+    : value instanceof RegExp ? "a RegExp"
+    : value instanceof ArrayBuffer || ArrayBuffer.isView(value) ? "binary data"
+    : value instanceof Promise ? "a Promise"
+    : undefined
+
+const kindIssue = (path: string, kind: string): string =>
+  `${path || "the value"}: ${kind} is not something JSON can carry (it would be written as {})`
+
 // The first thing in `value` JSON cannot carry, as an issue naming where it
 // is, or undefined. Depth first in key order, an object's own values judged
 // before what is nested in them; without recursion, so that an input nested
@@ -60,6 +76,8 @@ const depthIssue = (path: string): string => `${path}: nested more than ${maxDep
 export const jsonIssue = (value: unknown): string | undefined => {
   if (typeof value === "number") return unwritable(value) ? numberIssue("", value) : undefined
   if (typeof value !== "object" || value === null) return undefined
+  const kind = kindOf(value)
+  if (kind !== undefined) return kindIssue("", kind)
   let current: object = value
   let frame: Frame | undefined
   let depth = 1
@@ -79,6 +97,8 @@ export const jsonIssue = (value: unknown): string | undefined => {
           continue
         }
         if (typeof inner !== "object" || inner === null) continue
+        const kind = kindOf(inner)
+        if (kind !== undefined) return kindIssue(`${pathTo(frame)}[${JSON.stringify(key)}]`, kind)
         // Where it is too deep: the outermost key it is under, not a path as long as the nesting.
         if (depth === maxDepth) {
           return depthIssue(`[${JSON.stringify(frame === undefined ? key : outermost(frame).key)}]`)
@@ -107,4 +127,32 @@ export const jsonError = (schema: Schema.Schema<any, any>, value: unknown): Pars
   return issue === undefined
     ? undefined
     : new ParseResult.ParseError({ issue: new ParseResult.Type(schema.ast, value, issue) })
+}
+
+/**
+ * `value` with its plain objects and arrays copied, each property read once:
+ * what the gates, the guards, the audit and the decoder then read is one
+ * value, which a getter or a later change by the code that made it cannot
+ * turn into another between them. Other objects (a Date, a Map, a class's
+ * instance) are kept as they are, for the schema to judge. Nesting beyond
+ * `maxDepth` (or a cycle) is left uncopied below that depth, where
+ * `jsonIssue` refuses it. Throws what a getter throws.
+ */
+export const plainCopy = (value: unknown, depth = 1): unknown => {
+  if (typeof value !== "object" || value === null || depth > maxDepth) return value
+  if (Array.isArray(value)) {
+    const copy = new Array<unknown>(value.length)
+    for (let i = 0; i < value.length; i++) copy[i] = plainCopy(value[i], depth + 1)
+    return copy
+  }
+  const prototype = Object.getPrototypeOf(value)
+  if (prototype !== Object.prototype && prototype !== null) return value
+  const copy: Record<string, unknown> = {}
+  for (const key of Object.keys(value)) {
+    const inner = plainCopy((value as Record<string, unknown>)[key], depth + 1)
+    // `__proto__` as an own key, kept as one, for `jsonIssue` to name.
+    if (key === "__proto__") Object.defineProperty(copy, key, { value: inner, enumerable: true, writable: true })
+    else copy[key] = inner
+  }
+  return copy
 }

@@ -1,30 +1,13 @@
-import { Cause, Context, Effect, Either, Exit, FiberId, Option, Schema } from "effect"
+import { Cause, Context, Effect, Either, Option, Schema } from "effect"
 import type { RuntimeFiber } from "effect/Fiber"
 import type { ParseError, ParseIssue } from "effect/ParseResult"
 import * as Audit from "../Audit.js"
 import * as Invocation from "../Invocation.js"
-import {
-  calledEntry,
-  completedEntry,
-  discard,
-  labelled,
-  labelsOf,
-  type Labels,
-  labelsRef,
-  recorder,
-  sinkWrite,
-  type Sink,
-  type Stamp,
-  stamped,
-  stampOf,
-  syncThunk,
-  wasAudited,
-  writeNow
-} from "./audit.js"
+import { labelled, labelsOf, type Labels, labelsRef, recorder, type Sink, wasAudited } from "./audit.js"
 import { admitAll, Guards, guardsHere, screenAll } from "./guard.js"
 import type { Screening } from "../Guard.js"
 import type { Message } from "../LanguageModel.js"
-import { currentRef, holdSync, isAutonomous, quickMark, release, restrict, undoCallerChanges } from "./invocation.js"
+import { currentRef, isAutonomous } from "./invocation.js"
 import type { Code, Listing, Options, ToolResult } from "../Registry.js"
 import type { Any as AnyTool } from "../Tool.js"
 import type { Any as AnyToolkit } from "../Toolkit.js"
@@ -44,20 +27,13 @@ import * as Trim from "../Trim.js"
 import { toWire } from "../Wire.js"
 import { withoutCapabilities } from "./capability.js"
 import { compile } from "./functionSchema.js"
-import { jsonIssue } from "./jsonData.js"
+import { jsonIssue, plainCopy } from "./jsonData.js"
 import { excessKeyCheck } from "./keyCheck.js"
 import { keptService } from "./kept.js"
-import { notPlain, plainDecoder } from "./plainDecode.js"
-import { sealDefaultsOf } from "./shared.js"
-import { inSchema, isSend, type ReadRunner, readRunnerOf } from "./tool.js"
+import { inSchema, isSend } from "./tool.js"
 import { capabilityName, needs } from "../Grade.js"
 
 export { strictViolations } from "./functionSchema.js"
-
-// Whether calls take the synchronous path where they can, and decode plain
-// inputs in one pass. Off only in the property test that runs every call
-// both ways and compares what they give.
-export const paths = { synchronous: true, plain: true }
 
 interface Verdict {
   readonly code: Code
@@ -227,19 +203,10 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
     return definitions
   }
 
+  // What JSON cannot carry (a `__proto__` key, nesting too deep, a number
+  // such as Infinity) is refused first; then nulls are dropped from optional
+  // fields, and the key check and Effect's decoder run.
   const decode = (tool: AnyTool, input: unknown) => {
-    const { plain } = prepared(tool)
-    if (plain !== undefined && paths.plain) {
-      const value = plain(input)
-      if (value !== notPlain) return Either.right(value)
-    }
-    return decodeFully(tool, input)
-  }
-
-  // Every input the one-pass decoder does not take: what JSON cannot carry (a
-  // `__proto__` key, nesting too deep, a number such as Infinity), nulls
-  // dropped from optional fields, the key check and Effect's decoder.
-  const decodeFully = (tool: AnyTool, input: unknown) => {
     const issue = jsonIssue(input)
     if (issue !== undefined) return Either.left(invalidInputMessage(tool.name, issue))
     const decoded = prepared(tool).decode(compile(tool).normalize(input))
@@ -272,17 +239,16 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
       })
     })
 
-  // The general path: plain effects rather than a generator (every step of a
-  // generator costs a little), the audit sink bound once for the call, and
-  // the output encoded without an effect when its schema is synchronous.
+  // The one call path after the gates: decode, "called", the tool's code
+  // (isolated in a fiber of its own, tool.ts), encode, fit, "completed". Plain
+  // effects rather than a generator (every step of a generator costs a
+  // little), the audit sink bound once for the call, and the output encoded
+  // without an effect when its schema is synchronous.
   const run = (
     tool: AnyTool,
     input: unknown,
-    fiber: RuntimeFiber<unknown, unknown>,
-    context: Invocation.Context
+    fiber: RuntimeFiber<unknown, unknown>
   ): Effect.Effect<Dispatched, never, any> => {
-    const made = prepared(tool)
-    if (made.runner !== undefined && paths.synchronous) return runRead(tool, made, made.runner, input, fiber, context)
     const decoded = decode(tool, input)
     if (Either.isLeft(decoded)) {
       return refusal(tool.name, { code: "invalid-input", gate: "input", reason: decoded.left })
@@ -345,85 +311,6 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
       : Effect.as(record({ type: "completed", tool: tool.name, chars: dispatched.text.length }), dispatched)
   }
 
-  // A read tool's call, done in this fiber step as far as it can be: the
-  // same steps as `run` in the same order (decode, "called", the run under
-  // the tool's restriction, encode, fit, "completed"), with the entries
-  // written at once when the sink can, and the run's effect taken as it is
-  // when it is done already (`Effect.succeed`, `Effect.fail`) or synchronous
-  // (`Effect.sync`). Anything else continues as `run` would from that step;
-  // a property test keeps the results and entries of both paths equal.
-  const runRead = (
-    tool: AnyTool,
-    made: Prepared,
-    runner: ReadRunner,
-    input: unknown,
-    fiber: RuntimeFiber<unknown, unknown>,
-    context: Invocation.Context
-  ): Effect.Effect<Dispatched, never, any> => {
-    let value = made.plain !== undefined && paths.plain ? made.plain(input) : notPlain
-    if (value === notPlain) {
-      const decoded = decodeFully(tool, input)
-      if (Either.isLeft(decoded)) {
-        return refusal(tool.name, { code: "invalid-input", gate: "input", reason: decoded.left })
-      }
-      value = decoded.right
-    }
-    const sink = servicesOf(fiber).sink
-    // The mark read once, for the stamp and the hold.
-    const mark = quickMark(fiber)
-    const stamp = sink === discard
-      ? undefined
-      : stampOf(fiber, made.labels ?? fiber.getFiberRef(labelsRef), context, context.autonomous || mark.autonomous)
-    if (stamp !== undefined) {
-      const writing = writeNow(sink, calledEntry(stamp, tool.name, input, tool.openWorld === true))
-      if (writing !== undefined) {
-        return Effect.zipRight(writing, afterRun(tool, value, recordWith(sink, stamp), tool.invoke(value)))
-      }
-    }
-    sealDefaultsOf(fiber)
-    const held = holdSync(fiber, runner.restriction, mark)
-    // Undone after the run, as `restrict` does for a run that is an effect.
-    const services = fiber.currentContext
-    const clock = fiber.currentDefaultServices
-    const labels = fiber.getFiberRef(labelsRef)
-    let effect: unknown
-    let output: unknown
-    let cause: Cause.Cause<unknown> | undefined
-    try {
-      effect = runner.run(value)
-      if (Exit.isExit(effect)) {
-        if (Exit.isSuccess(effect)) output = effect.value
-        else cause = effect.cause
-        effect = undefined
-      } else {
-        const thunk = syncThunk(effect)
-        if (thunk !== undefined) {
-          effect = undefined
-          output = thunk()
-        }
-      }
-    } catch (error) {
-      effect = undefined
-      cause = dieCause(error)
-    } finally {
-      release(held)
-      undoCallerChanges(fiber, context, services, clock, labels)
-    }
-    if (effect !== undefined) {
-      const invoked = restrict(runner.restriction)(effect as Effect.Effect<unknown, unknown, unknown>)
-      return afterRun(tool, value, recordWith(sink, stamp), invoked)
-    }
-    if (cause !== undefined) return failed(tool, cause)
-    const encoded = made.encodeOutputSync(output)
-    if (Either.isLeft(encoded)) return outputOf(tool, value, recordWith(sink, stamp), output)
-    const dispatched = fitted(tool, encoded.right ?? null, { input: value, output })
-    if (stamp !== undefined) {
-      const writing = writeNow(sink, completedEntry(stamp, tool.name, dispatched.text.length))
-      if (writing !== undefined) return Effect.as(writing, dispatched)
-    }
-    return Exit.succeed(dispatched)
-  }
-
   const failed = (tool: AnyTool, cause: Cause.Cause<unknown>): Effect.Effect<Dispatched> => {
     const failure = Cause.failureOption(cause)
     if (Option.isNone(failure)) return defect(tool.name, cause)
@@ -454,7 +341,7 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
   const dispatchIn = (
     fiber: RuntimeFiber<unknown, unknown>,
     name: string,
-    input: unknown
+    given: unknown
   ): Effect.Effect<Dispatched, never, any> => {
     const tool = toolkit.get(name)
     if (tool === undefined) {
@@ -462,80 +349,54 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
       const shown = Printable.name(name)
       return refusal(shown, { code: "unknown-tool", gate: "unknown", reason: `there is no tool named ${shown}` })
     }
+    // Read once: the guards, the audit and the decoder see one value.
+    let input: unknown
+    try {
+      input = plainCopy(given)
+    } catch {
+      const reason = invalidInputMessage(tool.name, "the value: it cannot be read (reading it threw)")
+      return labelled(tool)(refusal(tool.name, { code: "invalid-input", gate: "input", reason }))
+    }
     const context = fiber.getFiberRef(currentRef)
     const verdict = gates(tool, context)
     if (verdict !== undefined) return labelled(tool)(refusal(tool.name, verdict))
     const guards = servicesOf(fiber).guards
-    if (guards.length === 0) return labelled(tool)(admitted(tool, input, fiber, context))
+    if (guards.length === 0) return labelled(tool)(admitted(tool, input, fiber))
     // A guard (a policy) after the registry's own gates: it may refuse,
     // never lift a refusal.
     const seen = isAutonomous(fiber) && !context.autonomous ? { ...context, autonomous: true } : context
     return labelled(tool)(Effect.flatMap(admitAll(guards, tool, input, seen), (refused) =>
       refused === undefined
-        ? admitted(tool, input, fiber, fiber.getFiberRef(currentRef))
+        ? admitted(tool, input, fiber)
         : refusal(tool.name, { code: "refused", gate: refused.gate, reason: refused.reason })))
   }
 
   const admitted = (
     tool: AnyTool,
     input: unknown,
-    fiber: RuntimeFiber<unknown, unknown>,
-    context: Invocation.Context
-  ) => tool.grade !== "read" && isAutonomous(fiber) ? requiresConfirm(tool, input) : run(tool, input, fiber, context)
+    fiber: RuntimeFiber<unknown, unknown>
+  ) => tool.grade !== "read" && isAutonomous(fiber) ? requiresConfirm(tool, input) : run(tool, input, fiber)
 
-  // `Effect.catchAllCause(Effect.withFiberRuntime(...))` in the step it runs
-  // in: a call done there (the synchronous path) comes back as its exit, and
-  // anything else goes on with the last line below.
-  const dispatchWith = (
-    fiber: RuntimeFiber<unknown, unknown>,
-    name: string,
-    input: unknown
-  ): Effect.Effect<Dispatched, never, any> => {
-    let dispatched: Effect.Effect<Dispatched, never, any>
-    try {
-      dispatched = dispatchIn(fiber, name, input)
-    } catch (error) {
-      // What the fiber makes of a throw.
-      return defect(Printable.name(name), dieCause(error))
-    }
-    if (Exit.isExit(dispatched) && Exit.isSuccess(dispatched)) return dispatched
-    // Last line: whatever escaped above (a throwing getter in the input, a
-    // result that cannot be serialized) becomes a fixed message.
-    return Effect.catchAllCause(dispatched, (cause) => defect(Printable.name(name), cause))
-  }
-
+  // Whatever escapes the stages (a throwing getter in the input, a result
+  // that cannot be serialized) becomes a fixed message.
   const dispatch = (name: string, input: unknown): Effect.Effect<Dispatched, never, any> =>
-    paths.synchronous
-      ? Effect.withFiberRuntime((fiber) => dispatchWith(fiber, name, input))
-      : Effect.catchAllCause(
-        Effect.withFiberRuntime((fiber) => dispatchIn(fiber, name, input)),
-        (cause) => defect(Printable.name(name), cause)
-      )
+    Effect.catchAllCause(
+      Effect.withFiberRuntime((fiber) => dispatchIn(fiber, name, input)),
+      (cause) => defect(Printable.name(name), cause)
+    )
 
   const invoke = (
     name: string,
     input: unknown,
     partial: Partial<Invocation.Context> = {}
   ): Effect.Effect<ToolResult, never, any> => {
-    if (Object.keys(partial).length > 0 || !paths.synchronous) {
-      return Effect.map(Invocation.within(partial)(dispatch(name, input)), (dispatched) => dispatched.result)
-    }
-    return Effect.withFiberRuntime((fiber) => {
-      const dispatched = dispatchWith(fiber, name, input)
-      return Exit.isExit(dispatched) && Exit.isSuccess(dispatched)
-        ? Exit.succeed((dispatched.value as Dispatched).result)
-        : Effect.map(dispatched, (done) => done.result)
-    })
+    const dispatched = Object.keys(partial).length > 0 ? Invocation.within(partial)(dispatch(name, input))
+      : dispatch(name, input)
+    return Effect.map(dispatched, (done) => done.result)
   }
 
   return { toolkit, list, candidates, screened, invoke, functionSchemas, dispatch }
 }
-
-// What the fiber makes of a throw in a step.
-const dieCause = (error: unknown): Cause.Cause<never> =>
-  Cause.isInterruptedException(error)
-    ? Cause.sequential(Cause.die(error), Cause.interrupt(FiberId.none))
-    : Cause.die(error)
 
 const succeeded = (data: unknown, truncated: string | undefined): ToolResult =>
   truncated === undefined ? { ok: true, data } : { ok: true, data, truncated }
@@ -545,10 +406,6 @@ const succeeded = (data: unknown, truncated: string | undefined): ToolResult =>
 interface Prepared {
   /** The tool's labels, for its audit entries. */
   readonly labels: Labels | undefined
-  /** A read tool's own run and restriction; undefined for a write or send. */
-  readonly runner: ReadRunner | undefined
-  /** A one-pass decoder for the plain shapes, when the input is one. */
-  readonly plain: ((input: unknown) => unknown) | undefined
   readonly decode: (input: unknown) => Either.Either<unknown, ParseError>
   readonly encodeOutput: (output: unknown) => Effect.Effect<unknown, ParseError>
   /** Fails with a `Forbidden` issue when the schema needs an effect. */
@@ -574,8 +431,6 @@ const prepared = (tool: AnyTool): Prepared => {
     const schemaCode = inSchema(tool)
     made = {
       labels: labelsOf(tool),
-      runner: tool.grade === "read" ? readRunnerOf(tool) : undefined,
-      plain: plainDecoder(tool.input.ast),
       decode: loose === undefined
         ? (input) => {
           const decoded = first(input)
@@ -595,22 +450,7 @@ const prepared = (tool: AnyTool): Prepared => {
   return made
 }
 
-// An output encoded without Effect's parser when it is plain (strings,
-// numbers, booleans, literals and structs or arrays of them encode to
-// themselves, checked as the one-pass decoder checks an input); any other
-// output, and a plain one it does not take, goes through the encoder.
-const encodeSync = (schema: Schema.Schema<any, unknown>) => {
-  const encode = Schema.encodeEither(schema)
-  const plain = plainDecoder(schema.ast)
-  if (plain === undefined) return encode
-  return (output: unknown): Either.Either<unknown, ParseError> => {
-    if (paths.plain) {
-      const value = plain(output)
-      if (value !== notPlain) return Either.right(value)
-    }
-    return encode(output)
-  }
-}
+const encodeSync = (schema: Schema.Schema<any, unknown>) => Schema.encodeEither(schema)
 
 // Whether a synchronous parse failed only because some part of the schema
 // needs an effect (an asynchronous transformation, however deep).
@@ -621,11 +461,6 @@ const needsEffect = (issue: ParseIssue): boolean => {
   if (nested.issues === undefined) return false
   return Array.isArray(nested.issues) ? nested.issues.some(needsEffect) : needsEffect(nested.issues as ParseIssue)
 }
-
-// Records into `sink` with `stamp`, for the steps of a call that wait for an
-// effect; undefined when the sink discards.
-const recordWith = (sink: Sink, stamp: Stamp | undefined) =>
-  stamp === undefined ? undefined : (event: Audit.Event) => sinkWrite(sink, stamped(stamp, event))
 
 // A success as the model will see it, within the tool's limits, and its text
 // (whose length audit keeps). Most results fit as they are: serialize once and

@@ -20,7 +20,7 @@ import { checkName } from "../Wire.js"
 import { sealShared } from "./shared.js"
 import { authorityOf, consumeConfirmed, SendCapabilityTag, WriteCapabilityTag } from "./capability.js"
 import { frozenSchema } from "./frozen.js"
-import { type Ceiling, refusalHere, restrict, type Within } from "./invocation.js"
+import { type Ceiling, refusalHere, restrict } from "./invocation.js"
 import { refuse } from "./refuse.js"
 
 export const TypeId: unique symbol = Symbol.for("@graded/core/Tool")
@@ -148,27 +148,12 @@ export const inSchema = (tool: { readonly name: string; readonly grade: Grade })
   return restricted
 }
 
-/**
- * A read tool's own `run`, and the restriction its `invoke` runs it under:
- * for the registry, which calls a synchronous run at once and hands any other
- * effect to `restrict(restriction)` (`invoke` without calling `run` again).
- */
-export interface ReadRunner {
-  readonly run: (input: unknown) => Effect.Effect<unknown, unknown, unknown>
-  readonly restriction: { readonly ceiling: Ceiling; readonly within: Within }
-}
-
-const readRunners = new WeakMap<object, ReadRunner>()
-
-export const readRunnerOf = (tool: Any): ReadRunner | undefined => readRunners.get(tool)
-
 export const makeRead = <Name extends string, I, IE, O, OE, E, R>(
   name: Name,
   definition: ReadDefinition<Name, I, IE, O, OE, E, R>
 ): Tool<Name, "read", I, O, E, R> => {
   const run = definition.run as (input: I) => Effect.Effect<O, E, R>
-  const limits = restriction(checked(name), "read", "run", "read")
-  const guard = restrict(limits)
+  const guard = within(checked(name), "read", "run", "read")
   const tool = make<Tool<Name, "read", I, O, E, R>>({
     ...options(definition),
     name,
@@ -177,7 +162,6 @@ export const makeRead = <Name extends string, I, IE, O, OE, E, R>(
     output: erase(definition.output),
     invoke: (input) => guard(Effect.suspend(() => run(input)))
   })
-  readRunners.set(tool, { run: run as ReadRunner["run"], restriction: limits })
   return tool
 }
 

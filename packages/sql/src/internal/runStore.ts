@@ -7,14 +7,12 @@
 // just read reuses its decoding, and a save returns the state it was given
 // (as RunStore.memory does) rather than decoding what it wrote. A run's state
 // grows with its steps; decoding it is what a resume would otherwise repeat.
-// The text is checked and parsed in one pass where Effect's codec would change
-// nothing (internal/stateJson.ts), and goes through that codec otherwise.
+// The text is decoded and encoded by Effect's codec (`Schema.parseJson`).
 // Who may import this: SqlRunStore.ts only.
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { Statement } from "@effect/sql/Statement"
 import { Clock, Effect, Schema } from "effect"
 import { RunStore, Invocation } from "@graded/core"
-import { stateJson } from "./stateJson.js"
 import { transactional } from "./transaction.js"
 
 const Columns = {
@@ -32,7 +30,9 @@ const Meta = Schema.Struct(Columns)
 const Row = Schema.Struct({ ...Columns, state: Schema.String })
 
 const decodeRow = Schema.decodeUnknown(Row)
-const { decode: decodeState, encode: encodeState } = stateJson(RunStore.State)
+const stateCodec = Schema.parseJson(RunStore.State)
+const decodeState = Schema.decodeUnknown(stateCodec)
+const encodeState = Schema.encodeSync(stateCodec)
 
 // Every column but the state: what a save needs back.
 const meta = "id, status, version, trace_id, actor, lease_until, created_at, updated_at"
