@@ -344,13 +344,18 @@ const attacks: ReadonlyArray<Attack> = [
     run: async () => {
       const [file, args] = cardsProgram(1)
       const child = spawnChild(file, [...args, "--poke"], { cwd: path.dirname(bin) })
+      let out = ""
       let err = ""
       child.stderr.on("data", (chunk) => void (err += chunk))
       const closed = new Promise<void>((resolve) => child.on("close", () => resolve()))
-      // The poke comes 500 ms after the card is asked for; the person answers later.
-      setTimeout(() => child.stdin.end("r\n"), 2_500)
+      // The pokes come every 200 ms for 3 s from the start; the input ends 1.5 s after the card is drawn.
+      child.stdout.on("data", (chunk) => {
+        const drawn = !out.includes("[a/e/r]")
+        out += chunk
+        if (drawn && out.includes("[a/e/r]")) setTimeout(() => child.stdin.end(), 1_500)
+      })
       await closed
-      expect(outcomes(err).at(-1)).toEqual({ delivered: [] })
+      expect(outcomes(err).at(-1), err).toEqual({ delivered: [] })
     }
   },
   {

@@ -33,7 +33,7 @@ import {
   WriteCapabilityTag
 } from "./internal/capability.js"
 import * as rules from "./internal/autoApprove.js"
-import { refusalHere, type Tainted, taintHere } from "./internal/invocation.js"
+import { mayCause, type Tainted, taintHere } from "./internal/authority.js"
 import { inSchema, isMade } from "./internal/tool.js"
 import { jsonError, jsonIssue } from "./internal/jsonData.js"
 import { frozenData } from "./internal/frozen.js"
@@ -150,7 +150,7 @@ const confirmWith =
   (request: Request): Effect.Effect<Confirmed<unknown>, ConfirmError> =>
     Effect.gen(function*() {
       const tool = request.tool.name
-      const refusal = yield* refusalHere(tool, request.grade)
+      const refusal = yield* mayCause(tool, request.grade)
       if (refusal !== undefined) return yield* refuse(refusal)
       if (tainted !== undefined) {
         return yield* refuse(

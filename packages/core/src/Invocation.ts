@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import { Effect } from "effect"
-import * as internal from "./internal/invocation.js"
+import * as internal from "./internal/authority.js"
 import { seal as sealValue, sealed as sealedValue, sealShared } from "./internal/shared.js"
 
 /**
@@ -166,16 +166,16 @@ const pinned = (context: Partial<Context>): Partial<Context> => {
 
 /**
  * Why a human's decision may not be made from the current fiber (a model's
- * work, or the code of a read tool running for a human), or undefined when it
- * may. For decisions made outside HumanConfirm (reviewing a queue, approving a
- * draft): the same mark the capability gates trust, which code running in the
- * fiber cannot lift.
+ * work, or any tool's own code: a read's run, a write's run, a send's
+ * prepare or deliver), or undefined when it may. For decisions made outside
+ * HumanConfirm (reviewing a queue, approving a draft): the same mark the
+ * capability gates trust, which code running in the fiber cannot lift.
  *
  * @since 0.1.0
  * @category getters
  */
 export const decisionRefusal: Effect.Effect<string | undefined> = sealedValue(Effect.map(
-  internal.refusalHere("a decision", "write"),
+  internal.mayDecide("a decision"),
   (refusal) => refusal?.reason
 ))
 

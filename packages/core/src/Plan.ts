@@ -15,13 +15,13 @@ import type { HumanTrigger, WriteCapability } from "./Capability.js"
 import type { Grade } from "./Grade.js"
 import { HumanTriggerTag, isGranted, taintOf, WriteCapabilityTag } from "./internal/capability.js"
 import { jsonError } from "./internal/jsonData.js"
-import { refusalHere } from "./internal/invocation.js"
+import { mayCause } from "./internal/authority.js"
 import * as internal from "./internal/plan.js"
 import * as Invocation from "./Invocation.js"
 import { LanguageModel } from "./LanguageModel.js"
 import type * as Tool from "./Tool.js"
 import { issueOf, parseOptions } from "./ToolError.js"
-import { asCode } from "./internal/serviceCode.js"
+import { asServiceCode } from "./internal/authority.js"
 import { modelHere } from "./internal/services.js"
 
 /**
@@ -218,7 +218,7 @@ export const run = <Name extends string, In, Out, R>(
     // Cast past the compiler, a forged trigger, a model's fiber or a read
     // tool's own code still cannot start a plan.
     if (!isGranted(trigger)) return yield* notStarted("the HumanTrigger was not granted by graded")
-    const refusal = yield* refusalHere(plan.name, "write", "HumanTrigger")
+    const refusal = yield* mayCause(plan.name, "write", "HumanTrigger")
     if (refusal !== undefined) {
       const reason = refusal.gate === "autonomous" ? "a model cannot start a plan; a human must" : refusal.reason
       yield* Audit.record({ type: "refused", tool: plan.name, gate: refusal.gate, reason })
@@ -238,7 +238,7 @@ export const run = <Name extends string, In, Out, R>(
     // The schema may be a tool's: its effects run as code that may cause nothing.
     const decoded = yield* (notJson !== undefined
       ? Effect.fail(notJson)
-      : asCode(`plan ${plan.name}'s input schema`)(Schema.decodeUnknown(plan.input, parseOptions)(input))).pipe(
+      : asServiceCode(`plan ${plan.name}'s input schema`)(Schema.decodeUnknown(plan.input, parseOptions)(input))).pipe(
         Effect.mapError((error) => notStarted(`its input is invalid: ${issueOf(error)}`))
       )
     return yield* plan.steps(decoded, stepsOf(plan.name)).pipe(

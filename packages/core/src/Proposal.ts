@@ -9,7 +9,7 @@
  */
 import { Clock, Duration, Effect, Option, Schema } from "effect"
 import type { Confirmable } from "./Grade.js"
-import { refusalHere } from "./internal/invocation.js"
+import { mayCause } from "./internal/authority.js"
 import { admitAll, guardsHere } from "./internal/guard.js"
 import { refuse } from "./internal/refuse.js"
 import { confirmerOf, inSchema, isSend } from "./internal/tool.js"
@@ -393,7 +393,7 @@ const decideStored = (
     }
     // Refused before the proposal is claimed: a model's fiber or a read
     // tool's own code leaves it waiting for a human.
-    const refusal = yield* refusalHere(tool.name, stored.grade)
+    const refusal = yield* mayCause(tool.name, stored.grade)
     if (refusal !== undefined) return yield* refuse(refusal)
     const context = yield* Invocation.current
     // A human's button too is offered only where the guards in force (a
@@ -669,7 +669,7 @@ export const markDone = (
   Effect.gen(function*() {
     const store = yield* proposalStoreHere
     const stored = yield* store.get(id)
-    const refusal = yield* refusalHere(stored.tool, stored.grade)
+    const refusal = yield* mayCause(stored.tool, stored.grade)
     if (refusal !== undefined) return yield* refuse(refusal)
     // Only a delivery in doubt is marked: one still running settles itself.
     if (stored.status !== "in-doubt") {
@@ -744,7 +744,7 @@ export const reject = (
     const stored = yield* store.get(id)
     // A decision, like any other: a model's fiber or a read tool's own code
     // does not make it.
-    const refusal = yield* refusalHere(stored.tool, stored.grade)
+    const refusal = yield* mayCause(stored.tool, stored.grade)
     if (refusal !== undefined) return yield* refuse(refusal)
     const at = yield* now
     // Audited like a rejection on a card (who, and why), in the same transaction.

@@ -11,7 +11,7 @@ import { Clock, Context, Effect, Either, Layer, Schema } from "effect"
 import * as internal from "./internal/capability.js"
 import * as Printable from "./Printable.js"
 import { deadlines } from "./internal/deadlines.js"
-import { decidingRefusalHere } from "./internal/invocation.js"
+import { mayDecide } from "./internal/authority.js"
 import { unguarded } from "./internal/memoryStores.js"
 import type { Decided, New, Outcome, Proposal, Status } from "./Proposal.js"
 import { sealed } from "./internal/shared.js"
@@ -230,8 +230,10 @@ export const expiredReason = (proposal: Proposal): string =>
 const guardedStores = new WeakSet<object>()
 
 /**
- * `store` with its deciding methods (`claim`, `retry`, `renew`,
- * `beginDelivery`, `reject`, `settle`) refused where no human decides: in a
+ * `store` with every method that changes a human's queue (`claim`, `retry`,
+ * `renew`, `beginDelivery`, `reject`, `settle`, and `expire`, which hands
+ * approvals back and marks deliveries in doubt) refused where no human
+ * decides: in a
  * model's fiber, or in any tool's own code (a read tool's `run` that holds
  * the store, a send's `deliver`). Such a call dies with `ToolError.Refused`
  * and moves nothing. `Proposal.approve`, `reject`, `retry` and `markDone`,
@@ -249,23 +251,32 @@ const guardedStores = new WeakSet<object>()
  */
 export const guardDecisions = (store: ProposalStore.Service): ProposalStore.Service => {
   if (guardedStores.has(store)) return store
+  // The store's method is called only once the guard passed (`Effect.suspend`):
+  // a store's method body may do its work when it is called.
   const deciding = (method: string, id: string) =>
     Effect.flatMap(
-      decidingRefusalHere(`ProposalStore.${method}(${Printable.escape(id)})`),
+      mayDecide(`ProposalStore.${method}(${Printable.escape(id)})`),
       (refusal) => refusal === undefined ? Effect.void : Effect.die(refusal)
     )
   const guarded = Object.freeze<ProposalStore.Service>({
     add: store.add,
     get: store.get,
     list: store.list,
-    expire: store.expire,
-    claim: (id, by, leaseUntil) => Effect.zipRight(deciding("claim", id), store.claim(id, by, leaseUntil)),
-    retry: (id, by, leaseUntil) => Effect.zipRight(deciding("retry", id), store.retry(id, by, leaseUntil)),
-    renew: (id, leaseUntil) => Effect.zipRight(deciding("renew", id), store.renew(id, leaseUntil)),
+    expire: (now) => Effect.zipRight(deciding("expire", now), Effect.suspend(() => store.expire(now))),
+    claim: (id, by, leaseUntil) =>
+      Effect.zipRight(deciding("claim", id), Effect.suspend(() => store.claim(id, by, leaseUntil))),
+    retry: (id, by, leaseUntil) =>
+      Effect.zipRight(deciding("retry", id), Effect.suspend(() => store.retry(id, by, leaseUntil))),
+    renew: (id, leaseUntil) =>
+      Effect.zipRight(deciding("renew", id), Effect.suspend(() => store.renew(id, leaseUntil))),
     beginDelivery: (id, key, leaseUntil, holder, approved) =>
-      Effect.zipRight(deciding("beginDelivery", id), store.beginDelivery(id, key, leaseUntil, holder, approved)),
-    reject: (id, decision) => Effect.zipRight(deciding("reject", id), store.reject(id, decision)),
-    settle: (id, outcome, from) => Effect.zipRight(deciding("settle", id), store.settle(id, outcome, from)),
+      Effect.zipRight(
+        deciding("beginDelivery", id),
+        Effect.suspend(() => store.beginDelivery(id, key, leaseUntil, holder, approved))
+      ),
+    reject: (id, decision) => Effect.zipRight(deciding("reject", id), Effect.suspend(() => store.reject(id, decision))),
+    settle: (id, outcome, from) =>
+      Effect.zipRight(deciding("settle", id), Effect.suspend(() => store.settle(id, outcome, from))),
     ...(store.withTransaction !== undefined ? { withTransaction: store.withTransaction } : {})
   })
   guardedStores.add(guarded)

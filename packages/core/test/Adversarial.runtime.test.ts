@@ -2,7 +2,7 @@
 // in the fiber it runs in (every fiber ref Effect exports, every runtime flag,
 // a supervisor), a request it leaves for a batch to resolve, and the fiber
 // refs or runtime it captures for later. Tool code runs in a fiber graded
-// makes for it (internal/invocation.ts, `isolated`): nothing of this may
+// makes for it (internal/authority.ts, `isolated`): nothing of this may
 // reach the caller's fiber, and each attack that tries to send from there is
 // refused or never runs.
 import { describe, expect, it } from "@effect/vitest"

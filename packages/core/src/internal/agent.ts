@@ -19,7 +19,7 @@ import { capabilityName, needs } from "../Grade.js"
 import { withoutCapabilities } from "./capability.js"
 import * as Registry from "./registry.js"
 import { admitAll, guardsHere } from "./guard.js"
-import { currentRef } from "./invocation.js"
+import { currentRef } from "./authority.js"
 import { jsonIssue } from "./jsonData.js"
 import { modelHere } from "./services.js"
 

@@ -2,9 +2,10 @@ import { Clock, Context, Effect, Exit } from "effect"
 import type { RuntimeFiber } from "effect/Fiber"
 import type { Entry, Event } from "../Audit.js"
 import type { Context as InvocationContext } from "../Invocation.js"
-import { currentRef, looksAutonomous } from "./invocation.js"
+import { currentRef, looksAutonomous } from "./authority.js"
 import { type Labels, labelsRef } from "./labels.js"
-import { asCode, ownEffect } from "./serviceCode.js"
+import { asServiceCode } from "./authority.js"
+import { ownEffect } from "./serviceCode.js"
 import { syncThunk } from "./syncThunk.js"
 
 export interface Sink {
@@ -37,7 +38,7 @@ export const writeNow = (sink: Sink, entry: Entry): Effect.Effect<void> | undefi
 // A sink's effects run as code graded calls (serviceCode.ts): a sink may
 // have been put in a context by a tool's code. One that is done already or
 // synchronous (`Effect.sync`) runs plain JavaScript, rebuilt as graded's own.
-const sinkCode = asCode("the audit sink's code")
+const sinkCode = asServiceCode("the audit sink's code")
 
 /** `sink.write(entry)`, its effect run as the sink's code. */
 export const sinkWrite = (sink: Sink, entry: Entry): Effect.Effect<void> =>

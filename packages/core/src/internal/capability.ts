@@ -14,7 +14,7 @@ import { Context, Effect, type Schema } from "effect"
 import type { Confirmed, Grant, HumanTrigger, SendCapability, WriteCapability } from "../Capability.js"
 import type { Confirmable } from "../Grade.js"
 import type { Any as AnyTool } from "../Tool.js"
-import type { Tainted } from "./invocation.js"
+import type { Tainted } from "./authority.js"
 import { autonomousReason, type ConfirmError, Refused } from "../ToolError.js"
 import { sealed } from "./shared.js"
 

@@ -10,7 +10,8 @@ import type { Context as InvocationContext } from "../Invocation.js"
 import type { Message } from "../LanguageModel.js"
 import type { Any as AnyTool } from "../Tool.js"
 import { keptService } from "./kept.js"
-import { asCode, ownEffect } from "./serviceCode.js"
+import { asServiceCode } from "./authority.js"
+import { ownEffect } from "./serviceCode.js"
 import { sealed } from "./shared.js"
 
 const none: ReadonlyArray<Guard> = Object.freeze([])
@@ -36,7 +37,7 @@ const empty: Screening = { left: new Map() }
 // are a service, and one may have been put in a context by a tool's code. An
 // effect that is done already or synchronous is rebuilt as graded's own (ownEffect).
 const asGuardCode = <A>(guard: Guard, effect: Effect.Effect<A>): Effect.Effect<A> =>
-  ownEffect(effect, asCode(`guard ${guard.name}'s code`)) as Effect.Effect<A>
+  ownEffect(effect, asServiceCode(`guard ${guard.name}'s code`)) as Effect.Effect<A>
 
 /** Every guard's screening, merged: the first reason given for a tool stands. */
 export const screenAll = (

@@ -9,7 +9,7 @@ import type { Plan } from "../Plan.js"
 import type { Any as AnyTool } from "../Tool.js"
 import { Refused } from "../ToolError.js"
 import { mintConfirmed, writeCapability } from "./capability.js"
-import { refusalHere, toolCodeHere } from "./invocation.js"
+import { mayCause, toolCodeHere } from "./authority.js"
 import { refuse } from "./refuse.js"
 
 export const TypeId: unique symbol = Symbol.for("@graded/core/Plan")
@@ -56,7 +56,7 @@ export const authorize = (
   let running = true
   const capability = writeCapability({
     confirm: (request) =>
-      Effect.flatMap(Effect.zip(refusalHere(request.tool.name, "write"), toolCodeHere), ([refused, inTool]) => {
+      Effect.flatMap(Effect.zip(mayCause(request.tool.name, "write"), toolCodeHere), ([refused, inTool]) => {
         if (refused !== undefined) return refuse(refused)
         if (!running) return refusedBy(plan.name, request.tool.name, "has ended; its authorization ended with it")
         // The human started the plan's steps, not what a tool's code does

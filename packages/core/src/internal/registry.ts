@@ -7,7 +7,7 @@ import { labelled, labelsOf, type Labels, labelsRef, recorder, type Sink, wasAud
 import { admitAll, Guards, guardsHere, screenAll } from "./guard.js"
 import type { Screening } from "../Guard.js"
 import type { Message } from "../LanguageModel.js"
-import { currentRef, isAutonomous } from "./invocation.js"
+import { currentRef, isAutonomous } from "./authority.js"
 import type { Code, Listing, Options, ToolResult } from "../Registry.js"
 import type { Any as AnyTool } from "../Tool.js"
 import type { Any as AnyToolkit } from "../Toolkit.js"

@@ -13,7 +13,7 @@ import type { Any as AnyToolkit } from "../Toolkit.js"
 import { invalidInputMessage, issueOf, parseOptions } from "../ToolError.js"
 import * as Agent from "./agent.js"
 import { mintProposal, withoutCapabilities } from "./capability.js"
-import { refusalHere } from "./invocation.js"
+import { mayDecide, mayCause } from "./authority.js"
 import { failureOf } from "./registry.js"
 import { refuse } from "./refuse.js"
 import { inSchema, isSend } from "./tool.js"
@@ -474,8 +474,10 @@ export const resume = (
     const runs = yield* runStoreHere
     const proposals = yield* proposalStoreHere
     // Lapsed approvals, deliveries and decisions are settled (and audited)
-    // first, so that an expiry reaches the model.
-    yield* recover
+    // first, so that an expiry reaches the model. Not where no human decides
+    // (a run started inside a tool's own code): moving the human's queue is
+    // refused there, and the run goes on without it.
+    if ((yield* mayDecide("Proposal.recover")) === undefined) yield* recover
     const run = yield* runs.get(id)
     const ended = run.state.ended
     if (ended?.status === "finished") {
@@ -512,7 +514,7 @@ export const cancel = (id: string, options: { readonly reason: string }) =>
     const runs = yield* runStoreHere
     const proposals = yield* proposalStoreHere
     // Cancelling decides for the run's open proposals: not from a model's fiber.
-    const refusal = yield* refusalHere("Runs.cancel", "write")
+    const refusal = yield* mayCause("Runs.cancel", "write")
     if (refusal !== undefined) return yield* refuse(refusal)
     const by = (yield* Invocation.current).actor ?? "human"
     const run = yield* runs.get(id)

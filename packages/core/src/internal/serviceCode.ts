@@ -12,22 +12,9 @@
 // write or send through graded.
 import { type Cause, Effect, Exit } from "effect"
 import { syncThunk } from "./syncThunk.js"
-import { restrict } from "./invocation.js"
+import { asServiceCode } from "./authority.js"
 
 type Restricted = <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
-
-// One restriction per name: the mark is made once per `within`.
-const restrictions = new Map<string, Restricted>()
-
-/** Runs `self` as code graded calls that is no tool's: `whose` says whose, as a phrase ("the ProposalStore's code"). */
-export const asCode = (whose: string): Restricted => {
-  let restricted = restrictions.get(whose)
-  if (restricted === undefined) {
-    restricted = restrict({ ceiling: "read", within: Object.freeze({ tool: whose, grade: "read", part: "code" }) })
-    restrictions.set(whose, restricted)
-  }
-  return restricted
-}
 
 /**
  * What a service handed graded to run (a method's result, a sink's write, a
@@ -64,14 +51,14 @@ const asIs: Restricted = (self) => self
 const wrapped = new WeakMap<object, object>()
 
 /**
- * `service` with every method's effect run as `asCode(whose)`: made once per
+ * `service` with every method's effect run as `asServiceCode(whose)`: made once per
  * service object, from its properties read once. Methods are found on the
  * object and its prototypes (a class's instance).
  */
 export const marked = <S extends object>(service: S, whose: string): S => {
   const made = wrapped.get(service)
   if (made !== undefined) return made as S
-  const restricted = asCode(whose)
+  const restricted = asServiceCode(whose)
   const wrapper: Record<PropertyKey, unknown> = {}
   for (let at: object | null = service; at !== null && at !== Object.prototype; at = Object.getPrototypeOf(at)) {
     for (const key of Reflect.ownKeys(at)) {

@@ -20,7 +20,7 @@ import { checkName } from "../Wire.js"
 import { sealShared } from "./shared.js"
 import { authorityOf, consumeConfirmed, SendCapabilityTag, WriteCapabilityTag } from "./capability.js"
 import { frozenSchema } from "./frozen.js"
-import { type Ceiling, refusalHere, restrict } from "./invocation.js"
+import { asToolCode, type Ceiling, mayCause } from "./authority.js"
 import { refuse } from "./refuse.js"
 
 export const TypeId: unique symbol = Symbol.for("@graded/core/Tool")
@@ -125,12 +125,7 @@ export const confirmerOf = (tool: Any): Confirmer | undefined => confirmers.get(
 // a read tool that provides its own HumanConfirm, starts a plan or delivers a
 // confirmation it kept is refused, whatever it provides.
 const within = (tool: string, grade: Grade, part: Part, ceiling: Ceiling) =>
-  restrict(restriction(tool, grade, part, ceiling))
-
-const restriction = (tool: string, grade: Grade, part: Part, ceiling: Ceiling) => ({
-  ceiling,
-  within: Object.freeze({ tool, grade, part })
-})
+  asToolCode(Object.freeze({ tool, grade, part }), ceiling)
 
 const schemaRestrictions = new WeakMap<object, <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>>()
 
@@ -184,7 +179,7 @@ export const makeWrite = <Name extends string, I, IE, O, OE, E, R>(
       if (authority === undefined) return yield* forged(name, "WriteCapability")
       const confirmed = yield* authority.confirm({ tool, grade: "write", payload, schema: input, idempotencyKey })
       // Whoever authorized it, the write itself is refused where none may happen.
-      const refusal = yield* refusalHere(name, "write")
+      const refusal = yield* mayCause(name, "write")
       if (refusal !== undefined) return yield* refuse(refusal)
       yield* beforeEffect(confirmed)
       if (!consumeConfirmed(confirmed, tool)) return yield* spent(name)
@@ -222,7 +217,7 @@ export const makeSend = <Name extends string, I, IE, P, PE, O, OE, E1, R1, E2, R
   const delivering = within(checked(name), "send", "deliver", "send")
   const stamp = labelled({ name, tags: definition.tags, sideEffects: definition.sideEffects })
   const deliver = (confirmed: Confirmed<P, Name>): Effect.Effect<O, E2 | Refused, R2> =>
-    Effect.flatMap(refusalHere(name, "send"), (refusal): Effect.Effect<O, E2 | Refused, R2> => {
+    Effect.flatMap(mayCause(name, "send"), (refusal): Effect.Effect<O, E2 | Refused, R2> => {
       if (refusal !== undefined) return refuse(refusal)
       if (!consumeConfirmed(confirmed, tool)) return spent(name)
       return Effect.tap(

@@ -1,7 +1,20 @@
-// The invocation context, and the mark that says what the current fiber may
-// cause: whether a model chose the work (autonomous), and the highest grade
-// the code running now may cause (inside a read tool's run: nothing above
-// read). Every gate that lets a write or a send happen asks `refusal` here.
+// Authority: who may cause what, here and now. The one home of the mark that
+// says what the current fiber may cause (whether a model chose the work, and
+// the highest grade the code running now may cause), and the only module that
+// reads it. Every gate that lets a write or a send happen asks it.
+//
+// For contributors (docs/security.md, "Adding an API"): an API that
+// - runs code it did not write (a tool's run, prepare or deliver, a schema's
+//   effect) runs it through `asToolCode`: isolated in a fiber of its own;
+// - calls a service the app provides (a store, a model, a guard, a sink)
+//   reads it through serviceCode.ts's `marked` (or runs its effect through
+//   `asServiceCode`): its code may cause nothing above a read;
+// - lets a write or a send happen asks `mayCause(tool, grade)` right before;
+// - moves a human's queue or records a human's decision asks `mayDecide`;
+// - makes something that authorizes later (a HumanConfirm, a trigger) reads
+//   `taintHere` where it is made and keeps the answer with it;
+// - hands out a shared value seals it (shared.ts `sealed`, frozen.ts).
+// test/contributing.test.ts fails for each of these left out.
 //
 // The mark is kept twice, so that code running in a fiber cannot lift it:
 // - a fiber-local value, inherited by every fiber forked from this one (the
@@ -191,6 +204,33 @@ export const restrict =
       )
     })
 
+type Restricted = <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+
+/**
+ * Runs `self` as a tool's own code (its `within.part`: a run, a prepare, a
+ * deliver, a schema's effect), which may cause nothing above `ceiling`:
+ * isolated in a fiber of its own, and what it builds is tainted.
+ */
+export const asToolCode = (within: Within, ceiling: Ceiling): Restricted => restrict({ ceiling, within })
+
+// One restriction per name: the mark is made once per `within`.
+const serviceRestrictions = new Map<string, Restricted>()
+
+/**
+ * Runs `self` as code graded calls that is no tool's (a store's method, a
+ * model, a guard, an audit sink, a plan's input schema): `whose` says whose,
+ * as a phrase ("the ProposalStore's code"). Isolated as tool code is, and it
+ * may cause nothing above a read.
+ */
+export const asServiceCode = (whose: string): Restricted => {
+  let restricted = serviceRestrictions.get(whose)
+  if (restricted === undefined) {
+    restricted = asToolCode(Object.freeze({ tool: whose, grade: "read", part: "code" }), "read")
+    serviceRestrictions.set(whose, restricted)
+  }
+  return restricted
+}
+
 // The fiber refs Effect's runtime reads to decide how and when code runs,
 // set to graded's values in an isolated fiber rather than inherited: no
 // supervisor (one sees, and can rewrite, every effect its fiber runs), the
@@ -312,11 +352,11 @@ const taintOf = (mark: Mark): Tainted | undefined => {
 /**
  * Why a proposal may not be decided in this fiber (moved by a store's
  * deciding method), or undefined: a model's work, or any tool's own code, a
- * send's `deliver` included. Stricter than `refusalHere`: deciding is a
+ * send's `deliver` included. Stricter than `mayCause`: deciding is a
  * human's act, never a tool's; graded's own functions (`Proposal.approve`)
  * check who decides before they call the store.
  */
-export const decidingRefusalHere = (what: string): Effect.Effect<Refused | undefined> =>
+export const mayDecide = (what: string): Effect.Effect<Refused | undefined> =>
   Effect.withFiberRuntime((fiber) => {
     const mark = markOf(fiber)
     if (mark.autonomous || fiber.getFiberRef(currentRef).autonomous) {
@@ -334,5 +374,5 @@ export const decidingRefusalHere = (what: string): Effect.Effect<Refused | undef
     )
   })
 
-export const refusalHere = (tool: string, grade: Confirmable, needs?: string): Effect.Effect<Refused | undefined> =>
+export const mayCause = (tool: string, grade: Confirmable, needs?: string): Effect.Effect<Refused | undefined> =>
   Effect.withFiberRuntime((fiber) => Effect.succeed(refusal(markOf(fiber), tool, grade, needs)))
