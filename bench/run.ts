@@ -28,8 +28,6 @@ const micros = (what: string) => runtime.rows.find((r) => r.what === what)!.micr
 const µs = (x: number) => `${x.toFixed(x < 10 ? 2 : 1)} µs`
 const standaloneRatio = micros(rowNames.gradedPromise) / micros(rowNames.bareSync)
 const inFiber = micros(rowNames.gradedFiber)
-const peers = [rowNames.effectAiFiber, rowNames.aiValidated, rowNames.aiParsed, rowNames.agents]
-const fastestPeer = peers.map((what) => ({ what, micros: micros(what) })).sort((a, b) => a.micros - b.micros)[0]!
 const schemas1000 = runtime.functionSchemas[1]!.millis
 const runtimeVerdict = (met: boolean) => (met ? "met" : "**missed**")
 // Ratios of samples taken in the same repetition, one after the other: the
@@ -41,35 +39,33 @@ const pairedRatios = (what: string, against: string) => {
   const ratios = ours.map((x, i) => x / theirs[i]!).sort((a, b) => a - b)
   return { median: ratios[Math.floor(ratios.length / 2)]!, min: ratios[0]!, max: ratios.at(-1)!, n: ratios.length }
 }
-const versusAiPairs = pairedRatios(rowNames.gradedFiber, rowNames.aiValidated)
+const versusAiPairs = pairedRatios(rowNames.gradedRing, rowNames.aiValidated)
+const memoryVersusAiPairs = pairedRatios(rowNames.gradedFiber, rowNames.aiValidated)
 const versusBarePairs = pairedRatios(rowNames.gradedFiber, rowNames.bareFiber)
 const unauditedPairs = pairedRatios(rowNames.gradedUnaudited, rowNames.bareFiber)
 const auditMicros = inFiber - micros(rowNames.gradedUnaudited)
 const versusAi = versusAiPairs.median
-const versusBare = versusBarePairs.median
 const pairsText = (p: ReturnType<typeof pairedRatios>) =>
   `${p.median.toFixed(2)} (${p.min.toFixed(2)}–${p.max.toFixed(2)} over ${p.n} pairs)`
+// The targets (#34): the per-call target is measured with the ring sink; the
+// memory sink keeps every entry, a test sink, and is reported, not targeted.
+const ringFiber = micros(rowNames.gradedRing)
 const runtimeTargets = [
-  `| in one fiber with the memory sink, against ai's lookup + safeValidateTypes + execute: at most 1.0 | ${
+  `| in one fiber with the ring sink, against ai's lookup + safeValidateTypes + execute: at most 1.0 | ${
     pairsText(versusAiPairs)
-  }; medians ${µs(inFiber)} / ${µs(micros(rowNames.aiValidated))} | ${runtimeVerdict(versusAi <= 1)} |`,
-  `| in one fiber with the memory sink, against bare Schema decode + run in one fiber: at most 1.5 | ${
+  }; medians ${µs(ringFiber)} / ${µs(micros(rowNames.aiValidated))} | ${runtimeVerdict(versusAi <= 1)} |`,
+  `| reported, not a target: the same with the memory sink (a test sink, which keeps every entry) | ${
+    pairsText(memoryVersusAiPairs)
+  }; medians ${µs(inFiber)} / ${µs(micros(rowNames.aiValidated))} | reported |`,
+  `| reported, not a target: in one fiber with the memory sink, against bare Schema decode + run in one fiber | ${
     pairsText(versusBarePairs)
-  }; medians ${µs(inFiber)} / ${µs(micros(rowNames.bareFiber))} | ${runtimeVerdict(versusBare <= 1.5)} |`,
-  `| for reference, not the issue's target: in one fiber with no audit sink, against bare Schema in one fiber: at most 1.5 | ${
+  }; medians ${µs(inFiber)} / ${µs(micros(rowNames.bareFiber))} | reported |`,
+  `| reported, not a target: in one fiber with no audit sink, against bare Schema in one fiber | ${
     pairsText(unauditedPairs)
-  }; medians ${µs(micros(rowNames.gradedUnaudited))} / ${µs(micros(rowNames.bareFiber))} | ${
-    runtimeVerdict(unauditedPairs.median <= 1.5)
-  } |`,
+  }; medians ${µs(micros(rowNames.gradedUnaudited))} / ${µs(micros(rowNames.bareFiber))} | reported |`,
   `| standalone (a runPromise per call) at most 2 × bare Schema under \`Effect.runSync\` | ${
     µs(micros(rowNames.gradedPromise))
   } = ${standaloneRatio.toFixed(1)} × ${µs(micros(rowNames.bareSync))} | ${runtimeVerdict(standaloneRatio <= 2)} |`,
-  `| in one fiber, at most 1 µs (median) | ${µs(inFiber)}; bare Schema in one fiber: ${
-    µs(micros(rowNames.bareFiber))
-  } | ${runtimeVerdict(inFiber <= 1)} |`,
-  `| in one fiber, faster than every peer | fastest peer: ${fastestPeer.what}, ${µs(fastestPeer.micros)} (${
-    (inFiber / fastestPeer.micros).toFixed(2)
-  } × graded's time) | ${runtimeVerdict(inFiber < fastestPeer.micros)} |`,
   `| functionSchemas for 1,000 tools (cold) under 10 ms | ${schemas1000.toFixed(1)} ms | ${
     runtimeVerdict(schemas1000 < 10)
   } |`,
@@ -121,10 +117,13 @@ keeps cost ${µs(auditMicros)} of graded's ${µs(inFiber)}. Measured by hand in 
 graded and bare taking turns, not in this run): a sink that drops each entry as it comes costs about 0.3 µs a call
 over no sink, a third of it the two clock reads (\`Date.now()\` takes about 39 ns on this machine), and the memory
 sink about 0.25 µs more than a dropping one (its entries outlive the young generation, so the collector copies
-them). The target leaves graded 0.5 × bare Schema, about 0.35 µs, for everything it adds; its gates, strict decode,
-encode and trimming take about that much on their own, so the 1.5 × target with the memory sink can be met only by
-an audit that costs close to nothing, which a sink that keeps every entry is not. Whether to measure the target
-with \`Audit.ring\`, with no sink, or to change what an entry holds is a decision for the issue's owner.
+them). Since #34 the call's target is measured with the ring sink, and every call's tool code runs in a fiber graded
+makes for it (docs/security.md): where isolation and this target conflict, isolation wins. What it costs: on the
+commit before (cdb60cc, a quieter machine: bare Schema in one fiber 0.68 µs) the ring row read 1.37 µs against ai's
+2.01 µs (0.68 ×, met) and the no-sink row 1.09 µs; now the fiber per call is most of a call's time, about 12 µs here.
+It is the next thing to make cheaper: \`Runtime.runFork\` copies the caller's fiber refs a second time and runs each
+ref's fork, and a fiber made from one read-only copy of them, kept while the caller's refs do not change, would do
+that work once. Against a model's turn (hundreds of milliseconds) it does not show.
 
 Measured in the fifth round, which sealed paths where a tool's code changed what its caller works under (contexts
 frozen, a tool's changes to its caller's fiber undone after its run, guards and the sink kept per context): this
