@@ -80,4 +80,15 @@ describe("adding an API: what a contributor must call", () => {
     expect(outcome.methods.length).toBeGreaterThanOrEqual(7)
     expect(outcome.refused).toEqual(outcome.methods)
   })
+
+  it("what graded keeps about a tool is its one record (internal/toolState.ts), not a map of its own", () => {
+    // A map keyed by a tool object elsewhere is a second home a contributor must find and keep in step.
+    const keyedByTool = /new Weak(Map|Set)<\s*(Any|AnyTool|Tool\.Any)\b/
+    const dir = path.join(root, "packages")
+    const found = sources(dir)
+      .filter((file) => file.includes(`${path.sep}src${path.sep}`) && !file.endsWith("toolState.ts"))
+      .filter((file) => keyedByTool.test(readFileSync(file, "utf8")))
+      .map((file) => path.relative(root, file))
+    expect(found).toEqual([])
+  })
 })

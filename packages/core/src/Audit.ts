@@ -12,7 +12,7 @@ import * as Grade from "./Grade.js"
 import * as Printable from "./Printable.js"
 import { discard, stamped, stampOf, writeNow } from "./internal/audit.js"
 import { keptService } from "./internal/kept.js"
-import { sealed } from "./internal/shared.js"
+import { sealed } from "./internal/seal.js"
 
 const tool = Schema.String
 const optionalReason = Schema.optional(Schema.String)

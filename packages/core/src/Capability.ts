@@ -11,7 +11,7 @@
 import { Context, Data, Effect, Layer } from "effect"
 import * as internal from "./internal/capability.js"
 import { Refused } from "./ToolError.js"
-import { sealed } from "./internal/shared.js"
+import { sealed } from "./internal/seal.js"
 
 /**
  * A payload a human saw and approved, for one send tool. Only `HumanConfirm`

@@ -16,7 +16,7 @@ import type * as Invocation from "./Invocation.js"
 import type { Message } from "./LanguageModel.js"
 import type * as Tool from "./Tool.js"
 import { adding, Guards, guardsHere } from "./internal/guard.js"
-import { sealed } from "./internal/shared.js"
+import { sealed } from "./internal/seal.js"
 
 /**
  * Why a guard leaves a tool out or refuses a call: the gate (written into the

@@ -36,13 +36,12 @@ import * as rules from "./internal/autoApprove.js"
 import { mayCause, type Tainted, taintHere } from "./internal/authority.js"
 import { inSchema, isMade } from "./internal/tool.js"
 import { jsonError, jsonIssue } from "./internal/jsonData.js"
-import { frozenData } from "./internal/frozen.js"
 import { refuse } from "./internal/refuse.js"
 import * as Invocation from "./Invocation.js"
 import * as Printable from "./Printable.js"
 import type * as Tool from "./Tool.js"
 import { type ConfirmError, InvalidEdit, issueOf, parseOptions, Refused, Rejected } from "./ToolError.js"
-import { sealed } from "./internal/shared.js"
+import { cannotCopy, copyOf, frozenData, sealed } from "./internal/seal.js"
 
 /**
  * What the human decided.
@@ -123,21 +122,6 @@ const jsonSchemaOf = (schema: Schema.Schema<any, any>): unknown => {
   return jsonSchemas.get(schema)
 }
 
-// Taken when this module loads: code that later replaces the global cannot
-// choose what a confirmation copies.
-const structuredCopy = globalThis.structuredClone
-const cannotCopy: unique symbol = Symbol("cannotCopy")
-
-// A deep copy of what the human is shown, every getter read once; `cannotCopy`
-// for a value that is not data.
-const snapshot = (value: unknown): unknown => {
-  try {
-    return structuredCopy(value)
-  } catch {
-    return cannotCopy
-  }
-}
-
 // The rules of a layer, by the tool each approves.
 type Rules = rules.Index
 
@@ -174,7 +158,7 @@ const confirmWith =
       const encoded = yield* schemaCode(Schema.encode(request.schema)(request.payload)).pipe(
         Effect.mapError((error) => unshowable(issueOf(error)))
       )
-      const shown = snapshot(encoded)
+      const shown = copyOf(encoded)
       if (shown === cannotCopy) {
         // structuredClone also runs out of stack on a payload nested
         // thousands deep: then the walk says so, where it is.
@@ -192,14 +176,14 @@ const confirmWith =
       // Date, `Schema.Unknown`) is then no object the audit entry or the UI
       // holds, so changing theirs while the human reads changes nothing
       // that runs. What is shown is frozen, and so is what is confirmed.
-      const payload = yield* schemaCode(Schema.decodeUnknown(request.schema)(snapshot(shown))).pipe(
+      const payload = yield* schemaCode(Schema.decodeUnknown(request.schema)(copyOf(shown))).pipe(
         Effect.map(frozenData),
         Effect.mapError((error) => unshowable(`what is shown does not decode back: ${issueOf(error)}`))
       )
       frozenData(shown)
       const revalidate = (given: unknown) => {
         // The UI's edit, copied once: the UI keeps no hold on what runs.
-        const edited = snapshot(given)
+        const edited = copyOf(given)
         if (edited === cannotCopy) {
           return Effect.fail(
             new ParseResult.ParseError({

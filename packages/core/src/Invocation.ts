@@ -6,7 +6,7 @@
  */
 import { Effect } from "effect"
 import * as internal from "./internal/authority.js"
-import { seal as sealValue, sealed as sealedValue, sealShared } from "./internal/shared.js"
+import { seal as sealValue, sealed as sealedValue, sealShared } from "./internal/seal.js"
 
 /**
  * Who or what is calling, from which page, with which features, and whether a

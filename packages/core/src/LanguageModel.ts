@@ -7,7 +7,7 @@
  */
 import { Context, Schema } from "effect"
 import type { Effect } from "effect/Effect"
-import { sealed } from "./internal/shared.js"
+import { sealed } from "./internal/seal.js"
 
 /**
  * A JSON Schema object, as sent to a model.

@@ -23,7 +23,7 @@ import type * as Toolkit from "./Toolkit.js"
 import { InvalidEdit, parseOptions, Refused, Rejected, type ToolError } from "./ToolError.js"
 import { failureOf } from "./internal/registry.js"
 import { causeLine, proposalStoreHere, runStoreIfAny, transaction } from "./internal/services.js"
-import { sealed } from "./internal/shared.js"
+import { sealed } from "./internal/seal.js"
 
 /**
  * Where a proposal stands: `pending` until a human acts (or `expired` when no

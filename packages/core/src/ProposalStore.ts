@@ -14,7 +14,7 @@ import { deadlines } from "./internal/deadlines.js"
 import { mayDecide } from "./internal/authority.js"
 import { unguarded } from "./internal/memoryStores.js"
 import type { Decided, New, Outcome, Proposal, Status } from "./Proposal.js"
-import { sealed } from "./internal/shared.js"
+import { sealed } from "./internal/seal.js"
 
 /**
  * No proposal has this id.

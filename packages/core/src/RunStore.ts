@@ -11,7 +11,7 @@
  * @since 0.1.0
  */
 import { Clock, Context, Effect, Either, Layer, Schema } from "effect"
-import { sealed } from "./internal/shared.js"
+import { sealed } from "./internal/seal.js"
 
 /**
  * A call of the run as stored: its input and output encoded with the tool's

@@ -7,7 +7,7 @@
 import { Effect, Layer } from "effect"
 import { type Request, type Response, type ToolCall, LanguageModel, ModelError } from "./LanguageModel.js"
 import { toWire } from "./Wire.js"
-import { sealed } from "./internal/shared.js"
+import { sealed } from "./internal/seal.js"
 
 /**
  * A turn of the script: a fixed response, or one computed from what the

@@ -6,7 +6,7 @@
 // fiber where what the planted effect builds would not be tainted. Public API
 // only: no `as any`, no `as unknown as`, no @ts-ignore (`Object.values` of an
 // effect reaches what it holds without one). Each row asserts nothing went
-// out and the value still does its own job (internal/shared.ts seals them).
+// out and the value still does its own job (internal/seal.ts seals them).
 import { describe, expect, it } from "@effect/vitest"
 import { Clock, Context, DefaultServices, Effect, Fiber, FiberRef, FiberRefs, Layer, Option, Runtime } from "effect"
 import { HumanConfirm, Invocation, ProposalStore, Registry, Toolkit } from "@graded/core"

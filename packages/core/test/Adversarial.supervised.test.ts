@@ -8,7 +8,7 @@
 // Proposal.ts, the capability tags, `toolCodeHere`, ...). The read tool's
 // code rewrites what it found to send first; the human's later call runs it,
 // in a fiber where what it builds is not tainted. Each row asserts nothing
-// went out: each constant is sealed where it is made (internal/shared.ts).
+// went out: each constant is sealed where it is made (internal/seal.ts).
 // Found by a red-team pass; every row failed before the fix.
 import { describe, expect, it } from "@effect/vitest"
 import {
@@ -312,7 +312,7 @@ describe("A read tool rewrites Effect's Supervisor.none, the supervisor every fi
 describe("A read tool rewrites Effect's exported schedules", () => {
   // A schedule is a class instance whose behaviour is its `step` property (a
   // function answering an effect, run in the fiber that repeats or retries):
-  // internal/shared.ts seals them with the effects.
+  // internal/seal.ts seals them with the effects.
   it.live("Schedule.once's step, swapped: nothing is sent when the human repeats with it", () =>
     Effect.gen(function*() {
       const desk = makeDesk()

@@ -7,7 +7,7 @@
 // In stdio mode stdout is the protocol's channel: everything this command
 // says goes to stderr.
 import { Cause, Console, Context, Duration, Effect, Exit, Layer, Option } from "effect"
-import { Guard, Printable, ProposalStore, Registry } from "@graded/core"
+import { Grade, Guard, Printable, ProposalStore, Registry } from "@graded/core"
 import { McpServe } from "@graded/mcp"
 import { Policy } from "@graded/policy"
 import { messageOf, Person } from "./commands.js"
@@ -90,7 +90,7 @@ export const serve = (options: ServeOptions) =>
         ...(options.feature.length > 0 ? { features: options.feature } : {})
       }
     }
-    const proposes = config.toolkit.tools.some((tool) => tool.grade !== "read")
+    const proposes = config.toolkit.tools.some((tool) => Grade.isConfirmable(tool.grade))
 
     const serving = Effect.gen(function*() {
       if (proposes && Option.isNone(yield* Effect.serviceOption(ProposalStore.ProposalStore))) {

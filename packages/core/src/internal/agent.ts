@@ -15,7 +15,7 @@ import type { Any as AnyTool } from "../Tool.js"
 import type { Any as AnyToolkit } from "../Toolkit.js"
 import { invalidInputMessage, issueOf } from "../ToolError.js"
 import { fromWire } from "../Wire.js"
-import { capabilityName, needs } from "../Grade.js"
+import { capabilityName, isConfirmable, needs } from "../Grade.js"
 import { withoutCapabilities } from "./capability.js"
 import * as Registry from "./registry.js"
 import { admitAll, guardsHere } from "./guard.js"
@@ -537,7 +537,7 @@ export const loop = (
         const issue = answered.malformed.get(index)
         if (durable !== undefined && issue === undefined && index < maxCallsPerRound) {
           const tool = offered.get(call.name)
-          if (tool !== undefined && tool.grade !== "read") {
+          if (tool !== undefined && isConfirmable(tool.grade)) {
             proposing.push([index, call])
             continue
           }
@@ -623,7 +623,7 @@ export const run = (options: RunOptions) =>
     // Only a cast gets a write or send tool here. The loop goes on without
     // them (the registry hides them); the audit says what the compiler would.
     const offenses = options.toolkit.tools.flatMap((tool) =>
-      tool.grade === "read" ? [] : [needs(tool.name, tool.grade, capabilityName(tool.grade))]
+      isConfirmable(tool.grade) ? [needs(tool.name, tool.grade, capabilityName(tool.grade))] : []
     )
     const cast = offenses.length === 0
       ? Effect.void

@@ -7,6 +7,7 @@ import { type Labels, labelsRef } from "./labels.js"
 import { asServiceCode } from "./authority.js"
 import { ownEffect } from "./serviceCode.js"
 import { syncThunk } from "./syncThunk.js"
+import { stateOf } from "./toolState.js"
 
 export interface Sink {
   readonly write: (entry: Entry) => Effect.Effect<void>
@@ -51,27 +52,21 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] }
 
 export { type Labels, labelsRef } from "./labels.js"
 
-// A tool without labels is kept as `none`: one lookup either way.
-const none: Labels = Object.freeze({ tool: "", tags: undefined, sideEffects: undefined })
-const labelsMade = new WeakMap<object, Labels>()
-
-/** The labels of a tool, made once; undefined for a tool with neither tags nor side effects. */
+/** The labels of a tool (kept in its record when graded made it); undefined for a tool with neither tags nor side effects. */
 export const labelsOf = (tool: {
   readonly name: string
   readonly tags?: ReadonlyArray<string> | undefined
   readonly sideEffects?: ReadonlyArray<string> | undefined
 }): Labels | undefined => {
-  const made = labelsMade.get(tool)
-  if (made !== undefined) return made === none ? undefined : made
+  const state = stateOf(tool)
+  if (state !== undefined) return state.labels
   const tags = tool.tags !== undefined && tool.tags.length > 0 ? Object.freeze([...tool.tags]) : undefined
   const sideEffects = tool.sideEffects !== undefined && tool.sideEffects.length > 0
     ? Object.freeze([...tool.sideEffects])
     : undefined
-  const labels = tags === undefined && sideEffects === undefined
+  return tags === undefined && sideEffects === undefined
     ? undefined
     : Object.freeze({ tool: tool.name, tags, sideEffects })
-  labelsMade.set(tool, labels ?? none)
-  return labels
 }
 
 /** Runs `self` with `tool`'s labels stamped on the entries recorded for it. */

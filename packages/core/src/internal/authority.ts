@@ -13,7 +13,7 @@
 // - moves a human's queue or records a human's decision asks `mayDecide`;
 // - makes something that authorizes later (a HumanConfirm, a trigger) reads
 //   `taintHere` where it is made and keeps the answer with it;
-// - hands out a shared value seals it (shared.ts `sealed`, frozen.ts).
+// - hands out a shared value seals it (seal.ts `sealed`).
 // test/contributing.test.ts fails for each of these left out.
 //
 // The mark is kept twice, so that code running in a fiber cannot lift it:
@@ -38,7 +38,7 @@ import {
   Scope,
   Supervisor
 } from "effect"
-import { sealDefaultsOf, sealed } from "./shared.js"
+import { sealDefaultsOf, sealed } from "./seal.js"
 import type { RuntimeFiber } from "effect/Fiber"
 import { capabilityName, type Confirmable, type Grade, gradeViolation, type Part, rank, within } from "../Grade.js"
 import type { Context } from "../Invocation.js"

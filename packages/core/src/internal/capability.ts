@@ -16,7 +16,7 @@ import type { Confirmable } from "../Grade.js"
 import type { Any as AnyTool } from "../Tool.js"
 import type { Tainted } from "./authority.js"
 import { autonomousReason, type ConfirmError, Refused } from "../ToolError.js"
-import { sealed } from "./shared.js"
+import { sealed } from "./seal.js"
 
 export const OnlyGradedLayersGrantThis: unique symbol = Symbol("@graded/core/OnlyGradedLayersGrantThis")
 export type OnlyGradedLayersGrantThis = typeof OnlyGradedLayersGrantThis
@@ -42,7 +42,7 @@ export class HumanTriggerTag extends Context.Tag("@graded/core/HumanTrigger")<
   HumanTrigger.Service
 >() {}
 
-// Sealed where they are made (shared.ts): each is run in every caller's
+// Sealed where they are made (seal.ts): each is run in every caller's
 // fiber, and a tool's code that finds one (a supervisor over its own call
 // is handed every effect its fiber runs) must not rewrite it.
 sealed(WriteCapabilityTag)

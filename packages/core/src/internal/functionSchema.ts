@@ -5,6 +5,7 @@
 // patterns) move into the description, and decoding still enforces them. A
 // schema that cannot be strict at all (a record, a tuple) is sent with
 // `strict: false` rather than misdescribed.
+import { builtOnce } from "./toolState.js"
 import { JSONSchema, type Schema } from "effect"
 import type { FunctionSchema, JsonSchema } from "../LanguageModel.js"
 import type { Any } from "../Tool.js"
@@ -178,8 +179,6 @@ export interface Compiled {
   readonly normalize: (args: unknown) => unknown
 }
 
-const cache = new WeakMap<Any, Compiled>()
-
 // The general path: Effect's JSON Schema, made strict where it can be.
 export const general = (input: Schema.Schema<any, any>) => {
   // An empty struct means "no arguments"; Effect describes it as "any object
@@ -199,34 +198,33 @@ export const general = (input: Schema.Schema<any, any>) => {
   return { original, defs, parameters, violations: strictViolations(parameters) }
 }
 
-export const compile = (tool: Any): Compiled => {
-  const cached = cache.get(tool)
-  if (cached !== undefined) return cached
-  const fast = fastStrict(tool.input.ast)
-  let slow = fast === undefined ? general(tool.input) : undefined
-  const parameters = fast ?? slow!.parameters
-  const violations = slow?.violations ?? []
-  let normalizer: ((args: unknown) => unknown) | undefined
-  const compiled: Compiled = {
-    definition: {
-      type: "function",
-      name: toWire(tool.name),
-      description: tool.openWorld === true ? `${tool.description} ${openWorldNote}` : tool.description,
-      parameters: parameters as JsonSchema,
-      strict: violations.length === 0
-    },
-    violations,
-    normalize: (args) => {
-      // Most inputs have no optional field: then there is no null to remove.
-      // Decided on the first call, so listing cold tools does not pay for it.
-      if (normalizer === undefined) {
-        slow ??= general(tool.input)
-        const { defs, original } = slow
-        normalizer = hasOptional(original, defs) ? (value) => absentNulls(value, original, defs) : identity
+/** The function schema a model is shown for `tool`, made the first time it is listed or called. */
+export const compile = (tool: Any): Compiled =>
+  builtOnce(tool, "compiled", () => {
+    const fast = fastStrict(tool.input.ast)
+    let slow = fast === undefined ? general(tool.input) : undefined
+    const parameters = fast ?? slow!.parameters
+    const violations = slow?.violations ?? []
+    let normalizer: ((args: unknown) => unknown) | undefined
+    const compiled: Compiled = {
+      definition: {
+        type: "function",
+        name: toWire(tool.name),
+        description: tool.openWorld === true ? `${tool.description} ${openWorldNote}` : tool.description,
+        parameters: parameters as JsonSchema,
+        strict: violations.length === 0
+      },
+      violations,
+      normalize: (args) => {
+        // Most inputs have no optional field: then there is no null to remove.
+        // Decided on the first call, so listing cold tools does not pay for it.
+        if (normalizer === undefined) {
+          slow ??= general(tool.input)
+          const { defs, original } = slow
+          normalizer = hasOptional(original, defs) ? (value) => absentNulls(value, original, defs) : identity
+        }
+        return normalizer(args)
       }
-      return normalizer(args)
     }
-  }
-  cache.set(tool, compiled)
-  return compiled
-}
+    return compiled
+  })

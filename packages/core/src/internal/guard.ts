@@ -12,7 +12,7 @@ import type { Any as AnyTool } from "../Tool.js"
 import { keptService } from "./kept.js"
 import { asServiceCode } from "./authority.js"
 import { ownEffect } from "./serviceCode.js"
-import { sealed } from "./shared.js"
+import { sealed } from "./seal.js"
 
 const none: ReadonlyArray<Guard> = Object.freeze([])
 

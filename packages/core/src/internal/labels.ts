@@ -1,5 +1,5 @@
 import { FiberRef } from "effect"
-import { sealed } from "./shared.js"
+import { sealed } from "./seal.js"
 
 /** A tool's compliance tags and declared side effects, stamped on every entry of its calls. */
 export interface Labels {

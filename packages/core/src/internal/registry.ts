@@ -3,7 +3,7 @@ import type { RuntimeFiber } from "effect/Fiber"
 import type { ParseError, ParseIssue } from "effect/ParseResult"
 import * as Audit from "../Audit.js"
 import * as Invocation from "../Invocation.js"
-import { labelled, labelsOf, type Labels, labelsRef, recorder, type Sink, wasAudited } from "./audit.js"
+import { labelled, labelsOf, labelsRef, recorder, type Sink, wasAudited } from "./audit.js"
 import { admitAll, Guards, guardsHere, screenAll } from "./guard.js"
 import type { Screening } from "../Guard.js"
 import type { Message } from "../LanguageModel.js"
@@ -31,7 +31,8 @@ import { jsonIssue, plainCopy } from "./jsonData.js"
 import { excessKeyCheck } from "./keyCheck.js"
 import { keptService } from "./kept.js"
 import { inSchema, isSend } from "./tool.js"
-import { capabilityName, needs } from "../Grade.js"
+import { builtOnce, type Codecs } from "./toolState.js"
+import { capabilityName, isConfirmable, needs } from "../Grade.js"
 
 export { strictViolations } from "./functionSchema.js"
 
@@ -122,7 +123,7 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
 
   const offense = (tool: AnyTool, context: Invocation.Context): Verdict | undefined =>
     gates(tool, context) ??
-      (context.autonomous && tool.grade !== "read"
+      (context.autonomous && isConfirmable(tool.grade)
         ? {
           code: "requires-confirm",
           gate: "autonomous",
@@ -209,7 +210,7 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
   const decode = (tool: AnyTool, input: unknown) => {
     const issue = jsonIssue(input)
     if (issue !== undefined) return Either.left(invalidInputMessage(tool.name, issue))
-    const decoded = prepared(tool).decode(compile(tool).normalize(input))
+    const decoded = codecs(tool).decode(compile(tool).normalize(input))
     // A success as it is: `Either.mapLeft` would make a new one.
     return Either.isRight(decoded)
       ? decoded as unknown as Either.Either<unknown, string>
@@ -271,7 +272,7 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
   // The labels the call's entries carry: the tool's, which `labelled` sets
   // around the call, read here because the recorder is bound before it runs.
   const labelsFor = (tool: AnyTool, fiber: RuntimeFiber<unknown, unknown>) =>
-    prepared(tool).labels ?? fiber.getFiberRef(labelsRef)
+    labelsOf(tool) ?? fiber.getFiberRef(labelsRef)
 
   // What follows a tool's run: its output encoded, fitted and recorded, or its failure.
   const afterRun = (
@@ -286,7 +287,7 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
     })
 
   const outputOf = (tool: AnyTool, value: unknown, record: Record, output: unknown): Effect.Effect<Dispatched> => {
-    const { encodeOutput, encodeOutputSync } = prepared(tool)
+    const { encodeOutput, encodeOutputSync } = codecs(tool)
     const encoded = encodeOutputSync(output)
     if (Either.isRight(encoded)) return completed(tool, value, record, output, encoded.right)
     const invalidOutput = (error: ParseError) => InvalidOutput.fromParseError(tool.name, error)
@@ -375,7 +376,7 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
     tool: AnyTool,
     input: unknown,
     fiber: RuntimeFiber<unknown, unknown>
-  ) => tool.grade !== "read" && isAutonomous(fiber) ? requiresConfirm(tool, input) : run(tool, input, fiber)
+  ) => isConfirmable(tool.grade) && isAutonomous(fiber) ? requiresConfirm(tool, input) : run(tool, input, fiber)
 
   // Whatever escapes the stages (a throwing getter in the input, a result
   // that cannot be serialized) becomes a fixed message.
@@ -401,22 +402,9 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
 const succeeded = (data: unknown, truncated: string | undefined): ToolResult =>
   truncated === undefined ? { ok: true, data } : { ok: true, data, truncated }
 
-// A tool's decoder and encoder, made once: building them per call costs more
-// than the decoding.
-interface Prepared {
-  /** The tool's labels, for its audit entries. */
-  readonly labels: Labels | undefined
-  readonly decode: (input: unknown) => Either.Either<unknown, ParseError>
-  readonly encodeOutput: (output: unknown) => Effect.Effect<unknown, ParseError>
-  /** Fails with a `Forbidden` issue when the schema needs an effect. */
-  readonly encodeOutputSync: (output: unknown) => Either.Either<unknown, ParseError>
-}
-
-const preparedTools = new WeakMap<AnyTool, Prepared>()
-
-const prepared = (tool: AnyTool): Prepared => {
-  let made = preparedTools.get(tool)
-  if (made === undefined) {
+// A tool's decoder and encoders, made the first time it is called.
+const codecs = (tool: AnyTool): Codecs =>
+  builtOnce(tool, "codecs", () => {
     // Stopping at the first error is faster; only a failed input is decoded
     // again to name every error (the outcome is the same either way).
     const first = Schema.decodeUnknownEither(tool.input, { onExcessProperty: "error" })
@@ -429,8 +417,7 @@ const prepared = (tool: AnyTool): Prepared => {
     const loose = keysAllowed === undefined ? undefined : Schema.decodeUnknownEither(tool.input)
     const encodeOutput = Schema.encode(tool.output)
     const schemaCode = inSchema(tool)
-    made = {
-      labels: labelsOf(tool),
+    return {
       decode: loose === undefined
         ? (input) => {
           const decoded = first(input)
@@ -445,10 +432,7 @@ const prepared = (tool: AnyTool): Prepared => {
       encodeOutput: (output) => schemaCode(encodeOutput(output)),
       encodeOutputSync: encodeSync(tool.output)
     }
-    preparedTools.set(tool, made)
-  }
-  return made
-}
+  })
 
 const encodeSync = (schema: Schema.Schema<any, unknown>) => Schema.encodeEither(schema)
 

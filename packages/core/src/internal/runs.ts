@@ -19,7 +19,7 @@ import { refuse } from "./refuse.js"
 import { inSchema, isSend } from "./tool.js"
 import { jsonIssue } from "./jsonData.js"
 import { proposalStoreHere, runStoreHere, transaction } from "./services.js"
-import { sealed } from "./shared.js"
+import { sealed } from "./seal.js"
 
 export interface StartOptions extends Agent.RunOptions {
   readonly runId?: string | undefined

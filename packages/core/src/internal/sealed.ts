@@ -1,6 +1,6 @@
 // graded's exported effects, layers and tags, and Effect's shared values,
 // sealed when the package is loaded, before any tool's code can run: a tool's
-// code could import one and change it in place (Invocation.seal, shared.ts).
+// code could import one and change it in place (Invocation.seal, seal.ts).
 // Who may import this: the package's index, only.
 import { seal } from "../Invocation.js"
 import * as Agent from "../Agent.js"

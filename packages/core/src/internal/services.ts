@@ -5,9 +5,9 @@ import { LanguageModel } from "../LanguageModel.js"
 import { ProposalStore } from "../ProposalStore.js"
 import { RunStore } from "../RunStore.js"
 import { marked } from "./serviceCode.js"
-import { sealed } from "./shared.js"
+import { sealed } from "./seal.js"
 
-// Each sealed where it is made (shared.ts): it runs in every caller's fiber.
+// Each sealed where it is made (seal.ts): it runs in every caller's fiber.
 export const proposalStoreHere = sealed(
   Effect.map(ProposalStore, (store) => marked(store, "the ProposalStore's code"))
 )

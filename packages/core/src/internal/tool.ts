@@ -1,7 +1,7 @@
 import { Data, Effect, type Schema } from "effect"
 import { pipeArguments } from "effect/Pipeable"
 import * as Audit from "../Audit.js"
-import { labelled } from "./audit.js"
+import { labelled, labelsOf } from "./audit.js"
 import type { Confirmed, SendCapability, WriteCapability } from "../Capability.js"
 import type {
   Any,
@@ -17,11 +17,13 @@ import type {
 import { type ConfirmError, Refused } from "../ToolError.js"
 import type { Grade, Part } from "../Grade.js"
 import { checkName } from "../Wire.js"
-import { sealShared } from "./shared.js"
 import { authorityOf, consumeConfirmed, SendCapabilityTag, WriteCapabilityTag } from "./capability.js"
-import { frozenSchema } from "./frozen.js"
+import { frozenSchema, sealShared } from "./seal.js"
 import { asToolCode, type Ceiling, mayCause } from "./authority.js"
 import { refuse } from "./refuse.js"
+import { type Confirmer, type ConfirmOptions, keep, type Outcome, type SchemaCode, stateOf } from "./toolState.js"
+
+export type { Confirmer, ConfirmOptions, Outcome }
 
 export const TypeId: unique symbol = Symbol.for("@graded/core/Tool")
 
@@ -42,7 +44,7 @@ const Proto = {
 // The tool keeps its schemas with the encoded side widened to `unknown`: the
 // encoded type matters only where the definition is written, and keeping it
 // would add two type parameters to every tool.
-// Frozen with its AST (frozen.ts): code that holds the tool cannot swap what
+// Frozen with its AST (seal.ts): code that holds the tool cannot swap what
 // it decodes, encodes or shows a human.
 const erase = <A, I>(schema: Schema.Schema<A, I>): Schema.Schema<A, unknown> =>
   frozenSchema(schema) as unknown as Schema.Schema<A, unknown>
@@ -68,19 +70,22 @@ const checked = (name: string): string => {
   return name
 }
 
-// Tools made here, frozen: a structural copy or a tool with its invoke
-// swapped is not one of them, and a toolkit refuses it.
-const madeTools = new WeakSet<object>()
-
-const make = <T extends Any>(fields: Omit<T, typeof TypeId | "pipe">): T => {
+// A tool made here is frozen and kept with its record (toolState.ts).
+const make = <T extends Any>(fields: Omit<T, typeof TypeId | "pipe">, confirmer?: Confirmer): T => {
   // Before any tool's code can run (a bundle may leave out the index's own).
   sealShared()
-  const tool = Object.freeze(Object.assign(Object.create(Proto), fields))
-  madeTools.add(tool)
+  const tool: T = Object.freeze(Object.assign(Object.create(Proto), fields))
+  keep(tool, {
+    labels: labelsOf(tool),
+    inSchema: within(tool.name, tool.grade, "schema", "read"),
+    confirmer
+  })
   return tool
 }
 
-export const isMade = (tool: unknown): boolean => typeof tool === "object" && tool !== null && madeTools.has(tool)
+export const isMade = (tool: unknown): boolean => stateOf(tool) !== undefined
+
+export const confirmerOf = (tool: Any): Confirmer | undefined => stateOf(tool)?.confirmer
 
 const forged = (tool: string, capability: string) =>
   refuse(new Refused({ tool, gate: "capability", reason: `this ${capability} was not granted by graded` }))
@@ -94,32 +99,7 @@ const spent = (tool: string) =>
     })
   )
 
-/** What a write or send that went through ended in: its output, and who approved it. */
-export interface Outcome {
-  readonly output: unknown
-  readonly by: string
-  readonly edited: boolean
-}
-
-// For each write or send tool: confirm a value and then run or deliver it.
-// `Proposal.approve` uses it with a stored payload, the proposal's delivery
-// key, and a `beforeEffect` that runs once the human approved and before
-// anything is written or sent (it records the delivery with what was
-// approved; if it fails, nothing runs). Nothing else outside the tool uses it.
-export interface ConfirmOptions {
-  readonly beforeEffect?:
-    | ((approved: { readonly payload: unknown; readonly edited: boolean }) => Effect.Effect<void, unknown>)
-    | undefined
-  readonly idempotencyKey?: string | undefined
-}
-
 const noBefore = () => Effect.void
-
-export type Confirmer = (payload: unknown, options?: ConfirmOptions) => Effect.Effect<Outcome, unknown, unknown>
-
-const confirmers = new WeakMap<object, Confirmer>()
-
-export const confirmerOf = (tool: Any): Confirmer | undefined => confirmers.get(tool)
 
 // Where a tool's own code runs, the fiber may cause nothing above `ceiling`:
 // a read tool that provides its own HumanConfirm, starts a plan or delivers a
@@ -127,21 +107,14 @@ export const confirmerOf = (tool: Any): Confirmer | undefined => confirmers.get(
 const within = (tool: string, grade: Grade, part: Part, ceiling: Ceiling) =>
   asToolCode(Object.freeze({ tool, grade, part }), ceiling)
 
-const schemaRestrictions = new WeakMap<object, <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>>()
-
 /**
  * Runs the effect of a tool's schema (an encode for the human's card, a
  * decode of an edit, an output encoded where the synchronous encoder could
  * not) as the tool's own code: a transformation's effect may cause nothing
  * above a read, and what it builds is tainted.
  */
-export const inSchema = (tool: { readonly name: string; readonly grade: Grade }) => {
-  let restricted = schemaRestrictions.get(tool)
-  if (restricted === undefined) {
-    schemaRestrictions.set(tool, restricted = within(tool.name, tool.grade, "schema", "read"))
-  }
-  return restricted
-}
+export const inSchema = (tool: Any): SchemaCode =>
+  stateOf(tool)?.inSchema ?? within(tool.name, tool.grade, "schema", "read")
 
 export const makeRead = <Name extends string, I, IE, O, OE, E, R>(
   name: Name,
@@ -199,8 +172,7 @@ export const makeWrite = <Name extends string, I, IE, O, OE, E, R>(
         confirmAndRun(payload) as Effect.Effect<Outcome, E | ConfirmError, R | WriteCapability>,
         (outcome) => outcome.output as O
       )
-  })
-  confirmers.set(tool, confirmAndRun as Confirmer)
+  }, confirmAndRun as Confirmer)
   return tool
 }
 
@@ -262,7 +234,6 @@ export const makeSend = <Name extends string, I, IE, P, PE, O, OE, E1, R1, E2, R
             (outcome) => outcome.output as O
           )
       )
-  })
-  confirmers.set(tool, confirmAndDeliver as Confirmer)
+  }, confirmAndDeliver as Confirmer)
   return tool
 }

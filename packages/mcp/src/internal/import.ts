@@ -6,7 +6,7 @@ import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv-provider.js"
 import type { JsonSchemaType } from "@modelcontextprotocol/sdk/validation/types.js"
 import { Effect, Either, ParseResult, Schema } from "effect"
-import { type Grade, Tool, Toolkit, Wire } from "@graded/core"
+import { Grade, Tool, Toolkit, Wire } from "@graded/core"
 
 // ---------------------------------------------------------------------------
 // Errors
@@ -478,7 +478,7 @@ export const build = (
       const grade: Grade.Grade = graded ? gradesByName[listing.name]! : "send"
       const annotations: Claim["annotations"] = { ...listing.annotations }
       claims.push({ tool: name, serverName: listing.name, grade, graded, annotations })
-      if (annotations.readOnlyHint === true && grade !== "read") {
+      if (annotations.readOnlyHint === true && Grade.isConfirmable(grade)) {
         mismatches.push({
           tool: name,
           serverName: listing.name,

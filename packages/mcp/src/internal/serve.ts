@@ -8,7 +8,7 @@ import {
   Toolkit,
   Wire
 } from "@graded/core"
-import { Registry as Registries } from "@graded/core"
+import { Grade, Registry as Registries } from "@graded/core"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
@@ -61,7 +61,7 @@ const annotationsOf = (tool: Tool.Any): NonNullable<McpTool["annotations"]> => {
 // object at the root. A write or send never returns its output to the
 // client (a call records a proposal), so it declares none.
 const outputSchemaOf = (tool: Tool.Any): McpTool["outputSchema"] | undefined => {
-  if (tool.grade !== "read") return undefined
+  if (Grade.isConfirmable(tool.grade)) return undefined
   try {
     const schema = JSONSchema.make(tool.output) as unknown as Record<string, unknown>
     if (schema.type !== "object") return undefined
@@ -107,7 +107,7 @@ export const make = (
     const definitions = new Map(
       registry.functionSchemas({ features: allFeatures, autonomous: false }).map((schema) => [schema.name, schema])
     )
-    const confirmable = tools.filter((tool) => tool.grade !== "read")
+    const confirmable = tools.filter((tool) => Grade.isConfirmable(tool.grade))
     // Made once: JSON Schema generation is not cheap, and a call needs to know.
     const outputSchemas = new Map(tools.map((tool) => [tool, outputSchemaOf(tool)]))
     // The proposal tools of the writes and sends. Their gates ran already on
@@ -134,7 +134,7 @@ export const make = (
       const asHuman = confirmable.length === 0 ? asModel : yield* registry.candidates({ ...context, autonomous: false })
       const listed: Array<McpTool> = []
       tools.forEach((tool, index) => {
-        const entry = tool.grade === "read" ? asModel[index] : asHuman[index]
+        const entry = Grade.isConfirmable(tool.grade) ? asHuman[index] : asModel[index]
         const definition = definitions.get(Wire.toWire(tool.name))
         if (entry === undefined || !entry.offered || definition === undefined) return
         const outputSchema = outputSchemas.get(tool)
@@ -260,7 +260,7 @@ export const make = (
     const call = (server: Server, wire: string, args: unknown): CallToolResult | Promise<CallToolResult> => {
       const name = Wire.fromWire(wire)
       const tool = registry.toolkit.get(name)
-      const viaForm = tool !== undefined && tool.grade !== "read" && asking && elicit.canAsk(server)
+      const viaForm = tool !== undefined && Grade.isConfirmable(tool.grade) && asking && elicit.canAsk(server)
       const invoked = untrusted.length === 0 ? registry.invoke(name, args) : registry.invoke(name, args, { untrusted })
       const result = viaForm
         ? settle(asHuman, Effect.provide(invoked, HumanConfirm.layer(elicit.ui(server, timeout))))

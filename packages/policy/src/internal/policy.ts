@@ -3,7 +3,7 @@
 // can change its fate (through `requires` and `excludes`). Evaluated each
 // turn, deterministically, against the invocation context: data conditions
 // first; a `text` condition only from answers a model gave for this turn.
-import type { Invocation, Tool, Toolkit } from "@graded/core"
+import { Grade, type Invocation, type Tool, type Toolkit } from "@graded/core"
 import type { Condition, Subject } from "../Condition.js"
 import type { Contract } from "../Contract.js"
 import type { Any as Guideline } from "../Guideline.js"
@@ -104,7 +104,7 @@ export const compile = (
       const tool = toolkit.get(name)
       if (tool === undefined) throw new InvalidPolicy(guideline.id, `names ${name}, which is not in the toolkit`)
       // A guideline cannot lift a grade: only a human's confirmation can.
-      if (guideline.autonomous && tool.grade !== "read") {
+      if (guideline.autonomous && Grade.isConfirmable(tool.grade)) {
         throw new InvalidPolicy(
           guideline.id,
           `is autonomous but authorizes ${name} (${tool.grade}): a guideline cannot lift a grade; only HumanConfirm can`
@@ -138,7 +138,7 @@ export const compile = (
     if (tool === undefined) {
       throw new InvalidPolicy(undefined, `the fallback names ${name}, which is not in the toolkit`)
     }
-    if (tool.grade !== "read") {
+    if (Grade.isConfirmable(tool.grade)) {
       throw new InvalidPolicy(undefined, `the fallback may run read tools only; ${name} is a ${tool.grade} tool`)
     }
   }

@@ -8,7 +8,7 @@
 // A composed contract (a plan's steps in order) is asked the same, with the
 // facts of question 2 recorded by an earlier step.
 import { SchemaAST } from "effect"
-import type { Tool, Toolkit } from "@graded/core"
+import { Grade, type Tool, type Toolkit } from "@graded/core"
 import type { Condition } from "../Condition.js"
 import type { Contract } from "../Contract.js"
 import { hasText, paths } from "./condition.js"
@@ -214,7 +214,7 @@ const notAudited = (
   requiredTags: Readonly<Record<string, ReadonlyArray<string>>>
 ): ReadonlyArray<Finding> => {
   const found: Array<Finding> = []
-  if (tool.grade !== "read" && !declares(tool.sideEffects)) {
+  if (Grade.isConfirmable(tool.grade) && !declares(tool.sideEffects)) {
     found.push(finding(
       tool.name,
       3,

@@ -1,22 +1,31 @@
-// The values every fiber of the process shares, made read-only before any
-// tool's code runs. A tool's code can import them (Effect's and graded's
-// exported effects, layers, tags and fiber refs), find them in its fiber
-// (Effect's default services: the clock, console, random, config provider
-// and tracer) or reach them from a runtime (`Runtime.defaultRuntime`, which
-// `Effect.runPromise` starts every fiber from). Left writable, one
-// `Object.assign` or `unsafeMap.set` there plants an effect that runs later
-// wherever the value is used, in a human's fiber too, where what it builds is
-// not tainted: a clock whose `currentTimeMillis` sends with a HumanConfirm of
-// its own, read when the human approves a proposal.
+// The one home of sealing: what graded makes read-only, and the copies it
+// makes so that no one else holds what a human is shown or confirmed.
+// 1. Values every fiber of the process shares (`seal`, `sealed`,
+//    `sealShared`, `sealDefaultsOf`), sealed before any tool's code runs.
+// 2. A tool's schemas, frozen with their AST (`frozenSchema`).
+// 3. A payload shown or confirmed: a copy of its own (`copyOf`), frozen
+//    (`frozenData`).
 //
-// Sealed here: objects whose behaviour is their properties (effects, layers,
+// 1. A tool's code can import Effect's and graded's exported effects,
+// layers, tags and fiber refs, find Effect's default services in its fiber
+// (the clock, console, random, config provider and tracer) or reach them from
+// a runtime (`Runtime.defaultRuntime`, which `Effect.runPromise` starts every
+// fiber from). Left writable, one `Object.assign` or `unsafeMap.set` there
+// plants an effect that runs later wherever the value is used, in a human's
+// fiber too, where what it builds is not tainted: a clock whose
+// `currentTimeMillis` sends with a HumanConfirm of its own, read when the
+// human approves a proposal.
+//
+// Sealed there: objects whose behaviour is their properties (effects, layers,
 // tags, contexts, plain data), frozen with what they hold of the same kinds.
 // Left alone: objects that keep state in their properties (a scheduler, a
 // fiber, a metric registry), and a fiber ref's initial value unless named
 // below. Effect never writes to the values sealed: it makes a new effect,
 // context or map for every change. A value's hash is computed before it is
 // frozen, since Effect caches a hash on the value the first time it is asked.
-// Who may import this: the tool constructors, and each package's index.
+// Each package's sealed list (internal/sealed.ts) is checked against its
+// index by test/sealed.test.ts.
+// Who may import this: graded's own modules, and each package's index.
 import * as Everything from "effect"
 import {
   Channel,
@@ -242,4 +251,65 @@ export const sealed = <A>(value: A): A => {
   sealShared()
   seal(value)
   return value
+}
+
+// 2 and 3: graded's own graphs of plain objects, frozen whole.
+
+const frozenGraphs = new WeakSet<object>()
+
+// Objects whose state is not their properties (a RegExp keeps `lastIndex`,
+// which `Schema.pattern` resets on every test): left as they are.
+const keepsState = (value: object): boolean =>
+  value instanceof RegExp || value instanceof Date || value instanceof Map || value instanceof Set ||
+  value instanceof WeakMap || value instanceof WeakSet || value instanceof Promise || ArrayBuffer.isView(value)
+
+const freezeGraph = (value: unknown): void => {
+  if (typeof value !== "object" || value === null || frozenGraphs.has(value) || keepsState(value)) return
+  frozenGraphs.add(value)
+  Object.freeze(value)
+  for (const key of Reflect.ownKeys(value)) {
+    freezeGraph((value as Record<PropertyKey, unknown>)[key])
+  }
+}
+
+/**
+ * `schema`, with its own properties and every object its AST reaches frozen:
+ * a tool's schemas decide what runs and what a human is shown (HumanConfirm
+ * encodes the payload with the tool's schema), and code that holds the tool
+ * must not swap them. Effect makes a new schema for every change (`pipe`,
+ * `annotations`), so nothing Effect does writes to one.
+ */
+export const frozenSchema = <S extends { readonly ast: unknown }>(schema: S): S => {
+  if (frozenGraphs.has(schema)) return schema
+  freezeGraph(schema.ast)
+  frozenGraphs.add(schema)
+  Object.freeze(schema)
+  return schema
+}
+
+/**
+ * `value` with every plain object and array it reaches frozen: a payload
+ * shown to a human, or confirmed. What keeps its state inside (a Date, a Map)
+ * is not frozen by this; such a value is copied instead (`copyOf`), so that
+ * no one else holds it.
+ */
+export const frozenData = <A>(value: A): A => {
+  freezeGraph(value)
+  return value
+}
+
+// Taken when this module loads: code that later replaces the global cannot
+// choose what a confirmation copies.
+const structuredCopy = globalThis.structuredClone
+
+/** What `copyOf` answers for a value that is not data (a function, a symbol). */
+export const cannotCopy: unique symbol = Symbol("cannotCopy")
+
+/** A deep copy of `value`, every getter read once; `cannotCopy` for a value that is not data. */
+export const copyOf = (value: unknown): unknown => {
+  try {
+    return structuredCopy(value)
+  } catch {
+    return cannotCopy
+  }
 }
