@@ -78,3 +78,6 @@ export const firstMatch = (
       undefined
     )
   })
+
+/** The decider of a call a rule approved (HumanConfirm.ruleBy). */
+export const ruleBy = <const Id extends string>(id: Id): `rule:${Id}` => `rule:${id}`
