@@ -12,6 +12,7 @@
  * @since 0.1.0
  */
 import { Context, Effect, Layer } from "effect"
+import { dual } from "effect/Function"
 import type * as Invocation from "./Invocation.js"
 import type { Message } from "./LanguageModel.js"
 import type * as Tool from "./Tool.js"
@@ -84,13 +85,20 @@ export const layer = <E = never, R = never>(guard: Guard | Effect.Effect<Guard, 
   )) as unknown as Layer.Layer<never, E, R>
 
 /**
- * Runs an effect with a guard added.
+ * Runs an effect with a guard added: `Guard.within(guard)(self)`, or
+ * `Guard.within(self, guard)`.
  *
  * @since 0.1.0
  * @category combinators
  */
-export const within = (guard: Guard) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.flatMap(guardsHere, (guards) => Effect.provideService(self, Guards, adding(guard)(guards)))
+export const within: {
+  (guard: Guard): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  <A, E, R>(self: Effect.Effect<A, E, R>, guard: Guard): Effect.Effect<A, E, R>
+} = dual(
+  2,
+  <A, E, R>(self: Effect.Effect<A, E, R>, guard: Guard): Effect.Effect<A, E, R> =>
+    Effect.flatMap(guardsHere, (guards) => Effect.provideService(self, Guards, adding(guard)(guards)))
+)
 
 /**
  * The guards in force in the current fiber.

@@ -5,6 +5,7 @@
  * @since 0.1.0
  */
 import { Effect } from "effect"
+import { dual } from "effect/Function"
 import * as internal from "./internal/authority.js"
 import { seal as sealValue, sealed as sealedValue, sealShared } from "./internal/seal.js"
 
@@ -119,7 +120,8 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] }
 const frozen = <A>(list: ReadonlyArray<A>): ReadonlyArray<A> => Object.isFrozen(list) ? list : Object.freeze([...list])
 
 /**
- * Runs an effect within a context, merged into the current one. In a model's
+ * Runs an effect within a context, merged into the current one (data-last
+ * or data-first, as Effect's combinators). In a model's
  * work (an autonomous fiber) and inside a tool's own code, only
  * `autonomous: true` and `untrusted` take effect: such code speaks for whoever
  * started it and cannot change who that is (actor, role, tenant, consents,
@@ -129,12 +131,17 @@ const frozen = <A>(list: ReadonlyArray<A>): ReadonlyArray<A> => Object.isFrozen(
  * import { Effect } from "effect"
  * import { Invocation } from "@graded/core"
  * const program = Invocation.within({ actor: "agent:7", page: "ticket" })(Effect.void)
+ * const same = Invocation.within(Effect.void, { actor: "agent:7", page: "ticket" })
  *
  * @since 0.1.0
  * @category combinators
  */
-export const within =
-  (context: Partial<Context>) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
+export const within: {
+  (context: Partial<Context>): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  <A, E, R>(self: Effect.Effect<A, E, R>, context: Partial<Context>): Effect.Effect<A, E, R>
+} = dual(
+  2,
+  <A, E, R>(self: Effect.Effect<A, E, R>, context: Partial<Context>): Effect.Effect<A, E, R> => {
     // Nothing to add is the common case on a hot path: skip the FiberRef dance.
     if (Object.keys(context).length === 0) return self
     const restricted = (patch: Partial<Context>) => {
@@ -151,6 +158,7 @@ export const within =
       restricted(internal.isAutonomous(fiber) || internal.inToolCode(fiber) ? pinned(context) : context)
     )
   }
+)
 
 const saysWho = (context: Partial<Context>): boolean => {
   for (const key in context) if (key !== "autonomous" && key !== "untrusted") return true

@@ -83,6 +83,15 @@ describe("Guard", () => {
       expect(effects.searches).toEqual([])
     }))
 
+  it.effect("Guard.within reads the same data-first and data-last", () =>
+    Effect.gen(function*() {
+      const { guard } = leaving(["kb.search"])
+      const lastFirst = yield* Guard.within(guard)(Guard.current)
+      const dataFirst = yield* Guard.within(Guard.current, guard)
+      expect(dataFirst).toEqual([guard])
+      expect(lastFirst).toEqual(dataFirst)
+    }))
+
   it.effect("a guard stays in the region it is provided to, also when its layer is built beside others", () =>
     Effect.gen(function*() {
       const inside = yield* Effect.provide(Guard.current, Layer.merge(Guard.layer(admitsAll), Audit.memory().layer))

@@ -10,6 +10,16 @@ describe("Invocation", () => {
       expect(inner).toEqual({ autonomous: false, page: "ticket", actor: "a" })
     }))
 
+  it.effect("within is data-first too, and a data-first autonomous mark is as sticky", () =>
+    Effect.gen(function*() {
+      const inner = yield* Invocation.within(Invocation.current, { page: "ticket", actor: "a" })
+      expect(inner).toEqual({ autonomous: false, page: "ticket", actor: "a" })
+      const marked = yield* Invocation.within(Invocation.within(Invocation.current, { autonomous: false }), {
+        autonomous: true
+      })
+      expect(marked.autonomous).toBe(true)
+    }))
+
   it.effect("autonomous is sticky: code running for a model cannot declare itself human", () =>
     Effect.gen(function*() {
       const inner = yield* Invocation.current.pipe(
