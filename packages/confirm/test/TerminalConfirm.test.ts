@@ -1,6 +1,7 @@
 import { Terminal } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Layer } from "effect"
+import { HumanConfirm, Printable } from "@graded/core"
 import * as os from "node:os"
 import { TerminalConfirm } from "@graded/confirm"
 import { makeDesk } from "../../core/test/supportDesk.js"
@@ -159,6 +160,29 @@ describe("TerminalConfirm card", () => {
       const small = confirmWith(makeDesk(), ["a"], { limits: { field: 12, total: 40 } })
       expect(Either.isRight(yield* Effect.either(small.run("short")))).toBe(true)
     }))
+})
+
+describe("TerminalConfirm card and the display model", () => {
+  it("draws Printable.display's model: its cut, its totals and its hidden characters", () => {
+    const payload = { to: "customer:42", text: `${"x".repeat(30)}\u202E`, cc: ["a@example.com"] }
+    const limits = { field: 12, total: 30 }
+    const model = Printable.display(payload, limits)
+    const text = model.fields.find((field) => field.key === "text")!
+    const card = TerminalConfirm.card({
+      tool: "mail.send",
+      grade: "send",
+      title: "Send a mail",
+      description: "Sends it.",
+      actor: undefined,
+      payload,
+      schema: undefined
+    } as unknown as HumanConfirm.View, limits)
+    expect(card).toContain(`"text": "${text.text}" [showing ${text.length - text.cut} of ${text.length} characters]`)
+    expect(card).toContain(`this card shows ${model.shown} of ${model.total} characters`)
+    expect(card).toContain(`shown as escapes: ${model.hidden.join(" ")}`)
+    expect(card).toContain("[… the rest of the payload is not shown]")
+    expect(model.fields.at(-1)?.kind).toBe("rest")
+  })
 })
 
 describe("TerminalConfirm decider", () => {

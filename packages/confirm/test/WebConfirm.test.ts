@@ -1,6 +1,16 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Exit, Fiber, Layer, Schema, Scope } from "effect"
-import { Audit, HumanConfirm, Invocation, Proposal, ProposalStore, Registry, Tool, Toolkit } from "@graded/core"
+import {
+  Audit,
+  HumanConfirm,
+  Invocation,
+  Printable,
+  Proposal,
+  ProposalStore,
+  Registry,
+  Tool,
+  Toolkit
+} from "@graded/core"
 import { WebConfirm } from "@graded/confirm"
 import { setFlagsFromString } from "node:v8"
 import { runInNewContext } from "node:vm"
@@ -609,6 +619,26 @@ describe("WebConfirm: what the person sees is what runs", () => {
       expect((yield* decide(card, { by: "alice", action: "reject", reason: "too long to read" })).status).toBe(200)
       expect(yield* Effect.flip(Fiber.join(fiber))).toMatchObject({ reason: "too long to read" })
       expect(desk.effects.delivered).toEqual([])
+    }))
+
+  it.scopedLive("a card is Printable.display's model of its texts: the same cut, the same hidden characters", () =>
+    Effect.gen(function*() {
+      const { cards, send } = yield* waiting({ singleUser: true, maxChars: 100 }, { actor: "agent\u2067:alice" })
+      const text = `${"a".repeat(200)}\u200B`
+      yield* send(text)
+      const [card] = yield* cards
+      const json = JSON.stringify({ to: "customer:42", text }, null, 2)
+      const model = Printable.display({
+        tool: card.tool,
+        title: card.title,
+        description: card.description,
+        actor: "agent\u2067:alice",
+        payload: json
+      }, { field: 100 })
+      const payload = model.fields.find((field) => field.key === "payload")!
+      expect(card.cut).toEqual([{ field: "payload", shown: payload.length - payload.cut, total: payload.length }])
+      expect(card.hidden).toEqual(model.hidden)
+      expect(card.shown).toBe(json.slice(0, payload.length - payload.cut))
     }))
 
   it.scopedLive("the default cap is 20,000 characters a field", () =>

@@ -380,23 +380,56 @@ export const readJsonl = (
 
 /**
  * The most characters of a payload, an input or a free-text field (a reason,
- * an error) that `describe` shows; the rest is cut, and the line says how much.
+ * an error) that `describe` shows, as `Printable.display` counts them; the
+ * rest is cut, and the line says how much.
  *
  * @since 0.1.0
  * @category models
  */
 export const maxShown = 1_000
 
+// A display's text on one line: its line breaks as `\n` (its backslashes are doubled, so that reads as graded's).
+const oneLine = (field: Printable.DisplayField) => field.multiline ? field.text.replace(/\n/g, "\\n") : field.text
+const more = (count: number) => `… (${count} more characters)`
+
 // Text that came from outside (a model, a web client, an audit file someone
-// wrote): cut, then shown on one line with every control, ANSI,
-// bidirectional and zero-width character as a visible escape.
+// wrote), as the display model shows it: cut, on one line, every control,
+// ANSI, bidirectional and zero-width character a visible escape.
 const text = (value: string): string => {
-  const { cut, text: kept } = Printable.cap(value, maxShown)
-  return Printable.escape(kept) + (cut > 0 ? `… (${cut} more characters)` : "")
+  const field = Printable.display(value, { field: maxShown }).fields[0]!
+  return oneLine(field) + (field.cut > 0 ? more(field.cut) : "")
 }
 
-// A tool name, a decider: kept when it is a valid tool name, escaped and cut otherwise.
+// A name, a decider: kept when it is a valid tool name, escaped and cut otherwise.
 const name = Printable.name
+
+// JSON string content from a display's text, whose backslashes are doubled already.
+const quoted = (field: Printable.DisplayField, text: string) =>
+  oneLine({ ...field, text: text.replace(/"/g, "\\\"").replace(/\t/g, "\\t") })
+
+// A value's display as one line of JSON, up to where it was cut, which the line then says.
+const jsonLine = (shown: Printable.Display): string => {
+  let line = ""
+  const open: Array<{ readonly close: string; members: number }> = []
+  for (const field of shown.fields) {
+    while (open.length > field.path.length) line += open.pop()!.close
+    const parent = open[open.length - 1]
+    if (parent !== undefined && parent.members++ > 0) line += ","
+    if (field.kind === "rest") break
+    if (field.key !== undefined) line += `"${quoted(field, field.key)}${field.keyCut > 0 ? "" : "\""}:`
+    if (field.keyCut > 0) break
+    if (field.kind === "string") line += `"${quoted(field, field.text)}${field.cut > 0 ? "" : "\""}`
+    else if (field.kind === "circular") line += "\"[circular]\""
+    else if ((field.kind === "object" || field.kind === "array") && field.text === "") {
+      line += field.kind === "object" ? "{" : "["
+      open.push({ close: field.kind === "object" ? "}" : "]", members: 0 })
+    } else line += field.text
+    if (field.cut > 0) break
+  }
+  if (shown.cut) return line + more(shown.total - shown.shown)
+  while (open.length > 0) line += open.pop()!.close
+  return line
+}
 
 // A payload or an input as one line of JSON. Values JSON cannot hold are shown
 // as the file sink writes them; a value that cannot be shown at all says so.
@@ -407,7 +440,7 @@ const show = (value: unknown): string => {
   } catch {
     return "(a value that cannot be shown as JSON)"
   }
-  return json === undefined ? "undefined" : text(json)
+  return json === undefined ? "undefined" : jsonLine(Printable.display(JSON.parse(json), { total: maxShown }))
 }
 
 const names = (values: ReadonlyArray<string>) => values.map(name).join(", ")

@@ -4,37 +4,15 @@
  * characters and ANSI escapes can erase or forge lines, and bidirectional
  * overrides or zero-width characters can make `fdp.exe` read as `exe.pdf`.
  * Every human-readable rendering in graded (audit lines, confirm cards) goes
- * through this module, which shows such characters as visible escapes.
+ * through this module, which shows such characters as visible escapes; what
+ * a person is shown of a payload (its fields, each cut to a length, and the
+ * hidden characters flagged) is its one display model, `display`.
  *
  * @since 0.1.0
  */
+import * as characters from "./internal/characters.js"
+import * as model from "./internal/display.js"
 import { checkName } from "./Wire.js"
-
-// Characters that reorder or hide text: the bidirectional embeddings,
-// overrides, isolates and marks, the zero-width characters, and the other
-// format characters a terminal or a browser draws as nothing (the soft
-// hyphen, the Mongolian vowel separator, the deprecated format controls, the
-// interlinear annotation controls, the shorthand format controls, the musical
-// beam and phrase controls, and the tag characters, which can spell a whole
-// hidden sentence).
-const hiddenPattern =
-  /[\u00AD\u061C\u180E\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u206F\uFEFF\uFFF9-\uFFFB\u{1BCA0}-\u{1BCA3}\u{1D173}-\u{1D17A}\u{E0001}\u{E0020}-\u{E007F}]/gu
-
-// Control characters (C0, DEL, C1), including ESC, which starts every ANSI
-// escape: escaping ESC leaves the rest of the sequence as plain text. Line
-// separators (U+2028, U+2029) end a line in some terminals and viewers.
-// eslint-disable-next-line no-control-regex -- matching control characters is the point
-const controlPattern = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u2028\u2029]/g
-
-// Each UTF-16 unit as `\uXXXX`: a character outside the first plane is two,
-// which JSON and JavaScript both read back as that character.
-const code = (char: string): string => {
-  let escaped = ""
-  for (let i = 0; i < char.length; i++) {
-    escaped += `\\u${char.charCodeAt(i).toString(16).toUpperCase().padStart(4, "0")}`
-  }
-  return escaped
-}
 
 /**
  * The characters of `text` that reorder or hide what is shown (bidirectional
@@ -49,7 +27,7 @@ const code = (char: string): string => {
  * @since 0.1.0
  * @category guards
  */
-export const hidden = (text: string): ReadonlyArray<string> => [...new Set(text.match(hiddenPattern) ?? [])].map(code)
+export const hidden = (text: string): ReadonlyArray<string> => characters.hidden(text)
 
 /**
  * `text` with every control, ANSI and bidirectional or zero-width character
@@ -65,12 +43,8 @@ export const hidden = (text: string): ReadonlyArray<string> => [...new Set(text.
  * @since 0.1.0
  * @category constructors
  */
-export const escape = (text: string, options?: { readonly multiline?: boolean }): string => {
-  const multiline = options?.multiline === true
-  const source = multiline ? text.replace(/\r\n/g, "\n") : text
-  const visible = source.replace(controlPattern, code).replace(hiddenPattern, code)
-  return multiline ? visible : visible.replace(/\n/g, "\\n")
-}
+export const escape = (text: string, options?: { readonly multiline?: boolean }): string =>
+  characters.escape(text, options)
 
 /**
  * The longest name kept when a name is not a valid tool name.
@@ -108,3 +82,91 @@ export const name = (text: string): string => {
  */
 export const cap = (text: string, max: number): { readonly text: string; readonly cut: number } =>
   text.length <= max ? { text, cut: 0 } : { text: text.slice(0, max), cut: text.length - max }
+
+/**
+ * How much of a value `display` shows: at most `field` characters of any one
+ * text (a string value or a key), and `total` characters of the whole value,
+ * counted as each text's length, each other value's shown length, and one for
+ * each container. Either left out is no limit.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface DisplayLimits {
+  readonly field?: number | undefined
+  readonly total?: number | undefined
+}
+
+/**
+ * One entry of a display, in the order a person reads them: a container
+ * (`object`, `array`) opens and its members follow, one level deeper; a
+ * `rest` entry says the total ran out there and nothing after it is listed.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface DisplayField {
+  /** The keys and indexes from the value to this entry, as they are; `[]` for the value itself. */
+  readonly path: ReadonlyArray<string | number>
+  /** The last key, as `text` is shown (escaped, cut); undefined for the value itself and array items. */
+  readonly key: string | undefined
+  /** How many characters of the key were left out. */
+  readonly keyCut: number
+  readonly kind: "string" | "number" | "boolean" | "null" | "object" | "array" | "circular" | "other" | "rest"
+  /**
+   * What to show, escaped by `escape`'s rules with every backslash doubled
+   * (so each `\u202E` a person reads is one graded made): a string's kept
+   * part; a number, boolean or null as JSON writes it; `{}` or `[]` for an
+   * empty container; empty for a container with members, a cycle and `rest`.
+   */
+  readonly text: string
+  /** The characters of the whole value (a string's length, the shown length of anything else). */
+  readonly length: number
+  /** How many characters of the value were left out: 0 when it is shown whole. */
+  readonly cut: number
+  /**
+   * The characters that hide or reorder text, or are controls, in the key and
+   * (for a leaf) the whole value, the cut part included; a container's
+   * members list their own.
+   */
+  readonly hidden: ReadonlyArray<string>
+  /** Whether `text` holds line breaks, to be drawn as lines. */
+  readonly multiline: boolean
+}
+
+/**
+ * What a person is shown of a value: the one model every surface renders
+ * (the web and terminal cards, the MCP form, the audit's lines). Plain,
+ * frozen and serialisable.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Display {
+  readonly fields: ReadonlyArray<DisplayField>
+  /** Every character anywhere in the value (shown or cut, keys included) that `escape` shows as an escape, once each. */
+  readonly hidden: ReadonlyArray<string>
+  /** Whether anything was left out: such a display cannot be approved. */
+  readonly cut: boolean
+  /** The characters shown, and of how many, as `DisplayLimits` counts them. */
+  readonly shown: number
+  readonly total: number
+}
+
+/**
+ * What a person is shown of `value` (a payload as its schema encodes it, or
+ * a card's text): its entries in order with their paths, each escaped and
+ * cut to `limits`, the characters that hide or reorder text (and the
+ * controls) each holds, and whether anything was cut. A surface draws this
+ * and decides nothing: it passes the limits its screen needs.
+ *
+ * @example
+ * import { Printable } from "@graded/core"
+ * const shown = Printable.display({ to: "a\u202Eb", text: "x".repeat(50) }, { field: 10 })
+ * shown.hidden // ["\\u202E"]
+ * shown.fields[2] // { path: ["text"], text: "xxxxxxxxxx", cut: 40, ... }
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const display = (value: unknown, limits?: DisplayLimits): Display => model.display(value, limits)

@@ -2,7 +2,7 @@ import { FileSystem } from "@effect/platform"
 import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, FastCheck as fc, Layer, ManagedRuntime, Schema } from "effect"
-import { Agent, Audit, Registry, ScriptedModel, Tool, Toolkit } from "@graded/core"
+import { Agent, Audit, Printable, Registry, ScriptedModel, Tool, Toolkit } from "@graded/core"
 import { makeDesk } from "./supportDesk.js"
 
 describe("Audit.jsonl", () => {
@@ -126,6 +126,19 @@ describe("Audit.describe", () => {
     const line = Audit.describe({ type: "called", tool: "kb.search", input: { query: "x".repeat(100_000) } })
     expect(line.length).toBeLessThan(Audit.maxShown + 100)
     expect(line).toMatch(/… \(\d+ more characters\)$/)
+  })
+
+  it("a line is Printable.display's model on one line: cut where the model cuts, saying how much", () => {
+    const input = { query: "x".repeat(2_000), tags: ["a\u202E"] }
+    const model = Printable.display(input, { total: Audit.maxShown })
+    const query = model.fields.find((field) => field.key === "query")!
+    const line = Audit.describe({ type: "called", tool: "kb.search", input })
+    expect(line).toBe(
+      `runs kb.search {"query":"${query.text}… (${model.total - model.shown} more characters)`
+    )
+    expect(Audit.describe({ type: "failed", tool: "kb.search", error: "y".repeat(1_500) })).toBe(
+      `kb.search failed: ${"y".repeat(Audit.maxShown)}… (500 more characters)`
+    )
   })
 
   it("no field of any entry can put a control, ANSI, bidirectional or zero-width character on the line", () => {

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, existsSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { Audit, Guard, Proposal, ProposalStore, Registry, Tool, Toolkit } from "@graded/core"
+import { Audit, Guard, Printable, Proposal, ProposalStore, Registry, Tool, Toolkit } from "@graded/core"
 import { McpServe } from "@graded/mcp"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
@@ -379,6 +379,23 @@ describe("what the form shows is what runs (found by a red-team pass; each faile
       expect(decided).toMatchObject({ decision: "rejected" })
       expect(decided?.reason).toMatch(/^approval refused: the form showed the payload only in part \(\d+ characters/)
     }).pipe(Effect.provide(Layer.merge(ProposalStore.memory, audit.layer)))
+  })
+
+  it.scoped("the message draws Printable.display's model: its cut, how much it left out, its hidden characters", () => {
+    const desk = makeDesk()
+    return Effect.gen(function*() {
+      const { client, forms } = yield* session(desk.registry, () => ({ action: "decline" }))
+      const payload = { subject: `${"s".repeat(9_000)}\u202E` }
+      yield* Effect.promise(() => client.callTool({ name: "ticket__submit", arguments: payload }))
+      const model = Printable.display(payload, { total: 8_000 })
+      const subject = model.fields.find((field) => field.key === "subject")!
+      expect(forms[0]!.message).toContain(
+        `"subject": "${subject.text}" [showing ${subject.length - subject.cut} of ${subject.length} characters]`
+      )
+      expect(forms[0]!.message).toContain(`[${model.total - model.shown} more characters not shown`)
+      expect(model.hidden).toEqual(["\\u202E"])
+      expect(Object.keys(forms[0]!.requestedSchema.properties)).toEqual(["graded/decision", "graded/reason"])
+    }).pipe(Effect.provide(ProposalStore.memory))
   })
 
   it.scoped("a field whose value hides or reorders text is not offered raw for editing: it stays in the escaped message", () => {

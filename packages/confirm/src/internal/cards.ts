@@ -4,8 +4,9 @@
 // on the card's Deferred, and a timeout or the server closing settles the card
 // the same way. A decided card is let go at once: the server keeps who decided
 // what (as the audit does), never the payload.
-// What a card shows is computed once, when it opens (`display`): every field
-// capped, the characters that hide or reorder text listed, wherever they are.
+// What a card shows is computed once, when it opens (`display`), from core's
+// display model (`Printable.display`): every field cut at `maxChars`, the
+// characters that hide or reorder text listed, wherever they are.
 // Imported by WebConfirm.ts (the UI) and internal/api.ts (the routes);
 // `display` and `PartlyShown` by internal/proposals.ts too.
 import { Clock, Deferred, type Duration, Effect, Schema } from "effect"
@@ -35,18 +36,6 @@ export interface Display {
   readonly cut: ReadonlyArray<Cut>
 }
 
-// Every character that `Printable.escape` would show as an escape, once each,
-// in the order found: bidirectional and zero-width characters, and controls.
-const hiding = (text: string): ReadonlyArray<string> => {
-  if (Printable.escape(text, { multiline: true }) === text) return []
-  const found: Array<string> = []
-  for (const char of new Set(text)) {
-    const escaped = Printable.escape(char, { multiline: true })
-    if (escaped !== char) found.push(escaped)
-  }
-  return found
-}
-
 const json = (payload: unknown): string | undefined => {
   try {
     return JSON.stringify(payload, null, 2)
@@ -54,6 +43,8 @@ const json = (payload: unknown): string | undefined => {
     return undefined
   }
 }
+
+const cardFields = ["title", "description", "actor", "payload"] as const
 
 export const display = (
   fields: {
@@ -67,26 +58,35 @@ export const display = (
 ): Display => {
   const text = json(fields.payload)
   const payload = text ?? "(this payload cannot be shown as JSON)"
-  const cut: Array<Cut> = []
-  const capped = (field: Cut["field"], value: string) => {
-    const { cut: more, text } = Printable.cap(value, maxChars)
-    if (more > 0) cut.push({ field, shown: text.length, total: value.length })
-    return text
+  // The card's texts as one value, each cut at `maxChars`: the payload is shown
+  // as its JSON text, which the page draws as it is, each hiding character a badge.
+  const model = Printable.display({
+    tool: fields.tool,
+    title: fields.title,
+    description: fields.description,
+    ...(fields.actor === undefined ? {} : { actor: fields.actor }),
+    payload
+  }, { field: maxChars })
+  const raw: Record<string, string | undefined> = { ...fields, payload }
+  const shown = new Map(model.fields.map((field) => [field.path[0], field]))
+  const kept = (name: string) => {
+    const field = shown.get(name)!
+    return raw[name]!.slice(0, field.length - field.cut)
   }
-  const title = capped("title", fields.title)
-  const description = capped("description", fields.description)
-  const actor = fields.actor === undefined ? undefined : capped("actor", fields.actor)
-  const shown = capped("payload", payload)
+  const cut: Array<Cut> = cardFields.flatMap((name) => {
+    const field = shown.get(name)
+    return field === undefined || field.cut === 0 ? []
+      : [{ field: name, shown: field.length - field.cut, total: field.length }]
+  })
   if (text === undefined) cut.push({ field: "payload", shown: 0, total: 0 })
-  const every = [fields.tool, fields.title, fields.description, fields.actor ?? "", payload]
   return {
     tool: fields.tool,
-    title,
-    description,
-    actor,
-    shown,
+    title: kept("title"),
+    description: kept("description"),
+    actor: fields.actor === undefined ? undefined : kept("actor"),
+    shown: kept("payload"),
     payload: text === undefined || cut.length > 0 ? undefined : fields.payload,
-    hidden: [...new Set(every.flatMap(hiding))],
+    hidden: model.hidden,
     cut
   }
 }

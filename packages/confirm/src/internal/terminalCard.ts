@@ -32,123 +32,33 @@ export interface Card {
 const maxIndent = 12
 const indentOf = (depth: number) => "  ".repeat(Math.min(depth, maxIndent)) + (depth > maxIndent ? `${depth}› ` : "")
 
-const quote = (text: string) =>
-  `"${Printable.escape(text.replace(/\\/g, "\\\\").replace(/"/g, "\\\"").replace(/\t/g, "\\t"))}"`
-const blockLines = (text: string) => Printable.escape(text.replace(/\\/g, "\\\\"), { multiline: true }).split("\n")
+// The model's text has every backslash doubled, so quoting it here is unambiguous.
+const quote = (text: string) => `"${text.replace(/"/g, "\\\"").replace(/\t/g, "\\t")}"`
 
-const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
+const showing = (field: Printable.DisplayField) => `[showing ${field.length - field.cut} of ${field.length} characters]`
 
-const children = (value: object): ReadonlyArray<readonly [string | undefined, unknown]> =>
-  Array.isArray(value) ? value.map((item) => [undefined, item] as const) : Object.entries(value)
-
-const scalar = (value: unknown): string => {
-  if (typeof value === "string") return quote(value)
-  if (value === null || typeof value === "number" || typeof value === "boolean") return String(value)
-  if (Array.isArray(value)) return "[]"
-  if (isRecord(value)) return "{}"
-  return Printable.escape(String(value))
-}
-
-// A payload's size in the characters a card counts: each text (a string value
-// or a key) its length, each other value the length it is shown with, each
-// container one more. Empty texts count one, so a payload of many empty
-// fields is still large. Cycles (possible in a payload that is not JSON) count once.
-const sizeOf = (value: unknown, path: Set<object> = new Set()): number => {
-  if (typeof value === "string") return Math.max(1, value.length)
-  if (typeof value !== "object" || value === null) return scalar(value).length
-  if (path.has(value)) return 1
-  const entries = children(value)
-  if (entries.length === 0) return 2
-  path.add(value)
-  let size = 1
-  for (const [key, item] of entries) size += (key === undefined ? 0 : Math.max(1, key.length)) + sizeOf(item, path)
-  path.delete(value)
-  return size
-}
-
-const hiddenIn = (value: unknown, found: Set<string>, path: Set<object> = new Set()): Set<string> => {
-  if (typeof value === "string") { for (const code of Printable.hidden(value)) found.add(code) }
-  else if (typeof value === "object" && value !== null && !path.has(value)) {
-    path.add(value)
-    for (const [key, item] of children(value)) {
-      if (key !== undefined) hiddenIn(key, found, path)
-      hiddenIn(item, found, path)
-    }
-    path.delete(value)
-  }
-  return found
-}
-
-const showing = (shown: number, of: number) => `[showing ${shown} of ${of} characters]`
-
-const renderPayload = (payload: unknown, limits: Limits) => {
+// The payload's lines, one for each entry of its display. The payload itself
+// has no line of its own: a container shows its members.
+const renderPayload = (shown: Printable.Display) => {
   const lines: Array<string> = []
-  let left = limits.total
-  let shown = 0
-  let stopped = false
-  const charge = (n: number) => {
-    left -= n
-    shown += n
-  }
-  // The part of a text the limits let through; charges it.
-  const part = (text: string) => {
-    const kept = text.slice(0, Math.max(0, Math.min(limits.field, left)))
-    charge(Math.max(1, kept.length))
-    return kept
-  }
-  const stop = (depth: number) => {
-    if (!stopped) lines.push(`${indentOf(depth)}[… the rest of the payload is not shown]`)
-    stopped = true
-  }
-
-  const members = (value: object, depth: number, path: Set<object>): void => {
-    path.add(value)
-    for (const [key, item] of children(value)) {
-      if (stopped) break
-      if (left <= 0) {
-        stop(depth)
-        break
-      }
-      if (key === undefined) walk("- ", item, depth, path)
-      else {
-        const name = part(key)
-        walk(`${quote(name)}${name.length < key.length ? "…" : ""}: `, item, depth, path)
-      }
-    }
-    path.delete(value)
-  }
-
-  const walk = (label: string, value: unknown, depth: number, path: Set<object>): void => {
-    if (stopped) return
-    if (left <= 0) return stop(depth)
+  for (const field of shown.fields) {
+    const root = field.path.length === 0
+    if (root && (field.kind === "object" || field.kind === "array") && field.text === "") continue
+    const depth = Math.max(0, field.path.length - 1)
     const indent = indentOf(depth)
-    if (typeof value === "string") {
-      const kept = part(value)
-      const note = kept.length < value.length ? showing(kept.length, value.length) : ""
-      if (!kept.includes("\n")) return void lines.push(`${indent}${label}${quote(kept)}${note && ` ${note}`}`)
+    const label = root ? "" : field.key === undefined ? "- " : `${quote(field.key)}${field.keyCut > 0 ? "…" : ""}: `
+    if (field.kind === "rest") lines.push(`${indent}[… the rest of the payload is not shown]`)
+    else if (field.kind === "circular") lines.push(`${indent}${label}[circular]`)
+    else if (field.kind === "string" && field.multiline) {
       lines.push(`${indent}${label.trimEnd()}`)
-      for (const line of blockLines(kept)) lines.push(`${indentOf(depth + 1)}┆ ${line}`)
-      if (note !== "") lines.push(`${indentOf(depth + 1)}${note}`)
-      return
-    }
-    if (typeof value !== "object" || value === null || children(value).length === 0) {
-      const text = scalar(value)
-      charge(text.length)
-      return void lines.push(`${indent}${label}${text}`)
-    }
-    charge(1)
-    if (path.has(value)) return void lines.push(`${indent}${label}[circular]`)
-    lines.push(`${indent}${label.trimEnd()}`)
-    members(value, depth + 1, path)
+      for (const line of field.text.split("\n")) lines.push(`${indentOf(depth + 1)}┆ ${line}`)
+      if (field.cut > 0) lines.push(`${indentOf(depth + 1)}${showing(field)}`)
+    } else if (field.kind === "string") {
+      lines.push(`${indent}${label}${quote(field.text)}${field.cut > 0 ? ` ${showing(field)}` : ""}`)
+    } else if (field.text === "") lines.push(`${indent}${label.trimEnd()}`)
+    else lines.push(`${indent}${label}${field.text}`)
   }
-
-  // The payload itself has no line of its own: a container shows its members.
-  if (typeof payload === "object" && payload !== null && children(payload).length > 0) {
-    charge(1)
-    members(payload, 0, new Set())
-  } else walk("", payload, 0, new Set())
-  return { lines, shown }
+  return lines
 }
 
 const gutter = (text: string) => Printable.escape(text, { multiline: true }).split("\n").map((line) => `│ ${line}`)
@@ -167,19 +77,17 @@ export const render = (view: HumanConfirm.View, limits: Limits): Card => {
   ]
   let body: { readonly lines: ReadonlyArray<string>; readonly flags: ReadonlyArray<string>; readonly cut: boolean }
   try {
-    const size = sizeOf(view.payload)
-    const { lines, shown } = renderPayload(view.payload, limits)
-    const hidden = [...hiddenIn(view.payload, new Set())]
+    const shown = Printable.display(view.payload, limits)
     body = {
-      lines,
-      cut: shown < size,
+      lines: renderPayload(shown),
+      cut: shown.cut,
       flags: [
-        ...(hidden.length > 0
-          ? [`│ ⚠ the payload holds characters that hide or reorder text, shown as escapes: ${hidden.join(" ")}`]
+        ...(shown.hidden.length > 0
+          ? [`│ ⚠ the payload holds characters that hide or reorder text, shown as escapes: ${shown.hidden.join(" ")}`]
           : []),
-        ...(shown < size
+        ...(shown.cut
           ? [
-            `│ ⚠ this card shows ${shown} of ${size} characters of the payload; answer s to see all of it before approving`
+            `│ ⚠ this card shows ${shown.shown} of ${shown.total} characters of the payload; answer s to see all of it before approving`
           ]
           : [])
       ]

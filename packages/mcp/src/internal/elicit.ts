@@ -17,8 +17,8 @@ export const reasonField = "graded/reason"
 /** How long a form waits for the human unless the app says otherwise. */
 export const defaultTimeout: Duration.DurationInput = "10 minutes"
 
-// A card's limits, as the terminal's: what the client shows stays readable.
-const maxMessage = 8_000
+// The payload's limit, as the terminal card's total: what the client shows stays readable.
+const maxPayload = 8_000
 const maxReason = 2_000
 
 type Json = Record<string, unknown>
@@ -82,10 +82,15 @@ const fieldOf = (key: string, schema: Json, value: unknown): Field | undefined =
   return undefined
 }
 
-/** The editable fields of a payload, by name, from its JSON Schema. */
-export const fieldsOf = (schema: unknown, payload: unknown): Map<string, Field> => {
+/** The editable fields of a payload, by name, from its JSON Schema and the payload's display. */
+export const fieldsOf = (schema: unknown, payload: unknown, shown: Printable.Display): Map<string, Field> => {
   const fields = new Map<string, Field>()
   if (!isObject(schema) || !isObject(payload)) return fields
+  // A client shows a field's value as it is: one holding characters that
+  // hide or reorder text (or controls) stays in the message, where they are escaped.
+  const hiding = new Set(
+    shown.fields.filter((field) => field.path.length === 1 && field.hidden.length > 0).map((field) => field.path[0])
+  )
   const root = resolve(schema, schema)
   const properties = root?.properties
   if (!isObject(properties)) return fields
@@ -94,39 +99,62 @@ export const fieldsOf = (schema: unknown, payload: unknown): Map<string, Field> 
     if (key.startsWith("graded/")) continue
     const resolved = resolve(schema, property)
     const value = Object.hasOwn(payload, key) ? payload[key] : undefined
-    // A client shows a field's value as it is: one holding characters that
-    // hide or reorder text stays in the message, where they are escaped.
-    if (typeof value === "string" && Printable.hidden(value).length > 0) continue
+    if (hiding.has(key)) continue
     const field = resolved === undefined ? undefined : fieldOf(key, resolved, value)
     if (field !== undefined) fields.set(key, field)
   }
   return fields
 }
 
-/** The form's message, and how many characters of it did not fit (0: all of it is shown). */
+const quote = (text: string) => `"${text.replace(/"/g, "\\\"").replace(/\t/g, "\\t")}"`
+
+// The payload's display as lines, as the terminal card draws it: a key and its
+// value, members indented, a text's line breaks behind a gutter (`┆`) the
+// payload cannot draw, and a cut said where it is.
+const payloadLines = (shown: Printable.Display): ReadonlyArray<string> =>
+  shown.fields.flatMap((field) => {
+    const depth = Math.max(0, field.path.length - 1)
+    const indent = "  ".repeat(Math.min(depth, 12))
+    if (field.path.length === 0 && (field.kind === "object" || field.kind === "array") && field.text === "") return []
+    const label = field.path.length === 0 ? "" :
+      field.key === undefined ? "- " : `${quote(field.key)}${field.keyCut > 0 ? "…" : ""}: `
+    const note = field.cut > 0 ? ` [showing ${field.length - field.cut} of ${field.length} characters]` : ""
+    if (field.kind === "rest") return [`${indent}[… the rest of the payload is not shown]`]
+    if (field.kind === "circular") return [`${indent}${label}[circular]`]
+    if (field.kind === "string" && field.multiline) {
+      return [
+        `${indent}${label.trimEnd()}`,
+        ...field.text.split("\n").map((line) => `${indent}  ┆ ${line}`),
+        note.trim()
+      ]
+        .filter((line) => line !== "")
+    }
+    if (field.kind === "string") return [`${indent}${label}${quote(field.text)}${note}`]
+    return [`${indent}${label}${field.text}`.trimEnd()]
+  })
+
+/** The form's message, and how many characters of the payload it does not show (0: all of it). */
 const messageOf = (
   view: HumanConfirm.View,
+  shown: Printable.Display,
   editable: ReadonlyArray<string>,
   client: string
 ): { readonly text: string; readonly cut: number } => {
-  const payload = Printable.escape(JSON.stringify(view.payload, null, 2) ?? "null", { multiline: true })
+  const cut = shown.total - shown.shown
   const lines = [
     `${view.grade === "send" ? "SEND" : "WRITE"}: ${Printable.escape(view.title)} (${view.tool})`,
     Printable.escape(view.description),
     "",
     "It runs only if you approve, with this exact payload:",
-    payload,
+    ...payloadLines(shown),
+    ...(cut > 0 ? [`[${cut} more characters not shown: this form can only reject it]`] : []),
     "",
     editable.length === 0
       ? "Nothing here can be edited in this form."
       : `You may edit ${editable.join(", ")} below; the rest goes as shown.`,
-    `Asked for ${view.actor === undefined ? "this session" : Printable.escape(view.actor)} through ${client}.`
+    `Asked for ${view.actor === undefined ? "this session" : Printable.name(view.actor)} through ${client}.`
   ]
-  const { cut, text } = Printable.cap(lines.join("\n"), maxMessage)
-  return {
-    cut,
-    text: cut === 0 ? text : `${text}\n[${cut} more characters not shown: this form can only reject it]`
-  }
+  return { cut, text: lines.join("\n") }
 }
 
 const sameValue = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b)
@@ -179,8 +207,9 @@ export const decisionOf = (
 export const ui = (server: Server, timeout: Duration.DurationInput): HumanConfirm.UI => ({
   confirm: (view) => {
     const by = clientOf(server)
-    const fields = fieldsOf(view.schema, view.payload)
-    const message = messageOf(view, [...fields.keys()], by)
+    const shown = Printable.display(view.payload, { total: maxPayload })
+    const fields = fieldsOf(view.schema, view.payload, shown)
+    const message = messageOf(view, shown, [...fields.keys()], by)
     const choices = message.cut === 0 ? ["approve", "reject"] : ["reject"]
     const requestedSchema = {
       type: "object" as const,
