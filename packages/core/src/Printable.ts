@@ -170,3 +170,20 @@ export interface Display {
  * @category constructors
  */
 export const display = (value: unknown, limits?: DisplayLimits): Display => model.display(value, limits)
+
+/**
+ * A display drawn as plain lines, as the terminal card and the MCP form show a
+ * payload: a key and its value, members indented (deeper than 12 levels the
+ * depth is written, `13› `), a text's line breaks behind a gutter (`┆`) that
+ * no payload can draw, a cut text followed by `[showing n of m characters]`,
+ * and where the total ran out, `[… the rest of the payload is not shown]`.
+ *
+ * @example
+ * import { Printable } from "@graded/core"
+ * Printable.lines(Printable.display({ to: "ops", body: "a\nb" }))
+ * // ['"to": "ops"', '"body":', '  ┆ a', '  ┆ b']
+ *
+ * @since 0.2.0
+ * @category rendering
+ */
+export const lines = (shown: Display): ReadonlyArray<string> => model.lines(shown)

@@ -27,40 +27,6 @@ export interface Card {
   readonly cut: boolean
 }
 
-// Deeper levels keep this indentation and show their depth, so a deeply nested
-// payload cannot make the card's lines grow without bound.
-const maxIndent = 12
-const indentOf = (depth: number) => "  ".repeat(Math.min(depth, maxIndent)) + (depth > maxIndent ? `${depth}› ` : "")
-
-// The model's text has every backslash doubled, so quoting it here is unambiguous.
-const quote = (text: string) => `"${text.replace(/"/g, "\\\"").replace(/\t/g, "\\t")}"`
-
-const showing = (field: Printable.DisplayField) => `[showing ${field.length - field.cut} of ${field.length} characters]`
-
-// The payload's lines, one for each entry of its display. The payload itself
-// has no line of its own: a container shows its members.
-const renderPayload = (shown: Printable.Display) => {
-  const lines: Array<string> = []
-  for (const field of shown.fields) {
-    const root = field.path.length === 0
-    if (root && (field.kind === "object" || field.kind === "array") && field.text === "") continue
-    const depth = Math.max(0, field.path.length - 1)
-    const indent = indentOf(depth)
-    const label = root ? "" : field.key === undefined ? "- " : `${quote(field.key)}${field.keyCut > 0 ? "…" : ""}: `
-    if (field.kind === "rest") lines.push(`${indent}[… the rest of the payload is not shown]`)
-    else if (field.kind === "circular") lines.push(`${indent}${label}[circular]`)
-    else if (field.kind === "string" && field.multiline) {
-      lines.push(`${indent}${label.trimEnd()}`)
-      for (const line of field.text.split("\n")) lines.push(`${indentOf(depth + 1)}┆ ${line}`)
-      if (field.cut > 0) lines.push(`${indentOf(depth + 1)}${showing(field)}`)
-    } else if (field.kind === "string") {
-      lines.push(`${indent}${label}${quote(field.text)}${field.cut > 0 ? ` ${showing(field)}` : ""}`)
-    } else if (field.text === "") lines.push(`${indent}${label.trimEnd()}`)
-    else lines.push(`${indent}${label}${field.text}`)
-  }
-  return lines
-}
-
 const gutter = (text: string) => Printable.escape(text, { multiline: true }).split("\n").map((line) => `│ ${line}`)
 
 /**
@@ -79,7 +45,7 @@ export const render = (view: HumanConfirm.View, limits: Limits): Card => {
   try {
     const shown = Printable.display(view.payload, limits)
     body = {
-      lines: renderPayload(shown),
+      lines: Printable.lines(shown),
       cut: shown.cut,
       flags: [
         ...(shown.hidden.length > 0

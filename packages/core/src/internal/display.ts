@@ -184,3 +184,37 @@ export const display = (value: unknown, limits: DisplayLimits = {}): Display => 
     total
   })
 }
+
+// Deeper levels keep this indentation and show their depth, so a deeply nested
+// payload cannot make the card's lines grow without bound.
+const maxIndent = 12
+const indentOf = (depth: number) => "  ".repeat(Math.min(depth, maxIndent)) + (depth > maxIndent ? `${depth}› ` : "")
+
+// The model's text has every backslash doubled, so quoting it here is unambiguous.
+const quote = (text: string) => `"${text.replace(/"/g, "\\\"").replace(/\t/g, "\\t")}"`
+
+const showing = (field: DisplayField) => `[showing ${field.length - field.cut} of ${field.length} characters]`
+
+// The payload's lines, one for each entry of its display. The payload itself
+// has no line of its own: a container shows its members.
+export const lines = (shown: Display): ReadonlyArray<string> => {
+  const lines: Array<string> = []
+  for (const field of shown.fields) {
+    const root = field.path.length === 0
+    if (root && (field.kind === "object" || field.kind === "array") && field.text === "") continue
+    const depth = Math.max(0, field.path.length - 1)
+    const indent = indentOf(depth)
+    const label = root ? "" : field.key === undefined ? "- " : `${quote(field.key)}${field.keyCut > 0 ? "…" : ""}: `
+    if (field.kind === "rest") lines.push(`${indent}[… the rest of the payload is not shown]`)
+    else if (field.kind === "circular") lines.push(`${indent}${label}[circular]`)
+    else if (field.kind === "string" && field.multiline) {
+      lines.push(`${indent}${label.trimEnd()}`)
+      for (const line of field.text.split("\n")) lines.push(`${indentOf(depth + 1)}┆ ${line}`)
+      if (field.cut > 0) lines.push(`${indentOf(depth + 1)}${showing(field)}`)
+    } else if (field.kind === "string") {
+      lines.push(`${indent}${label}${quote(field.text)}${field.cut > 0 ? ` ${showing(field)}` : ""}`)
+    } else if (field.text === "") lines.push(`${indent}${label.trimEnd()}`)
+    else lines.push(`${indent}${label}${field.text}`)
+  }
+  return lines
+}

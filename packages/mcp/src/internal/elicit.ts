@@ -106,33 +106,6 @@ export const fieldsOf = (schema: unknown, payload: unknown, shown: Printable.Dis
   return fields
 }
 
-const quote = (text: string) => `"${text.replace(/"/g, "\\\"").replace(/\t/g, "\\t")}"`
-
-// The payload's display as lines, as the terminal card draws it: a key and its
-// value, members indented, a text's line breaks behind a gutter (`┆`) the
-// payload cannot draw, and a cut said where it is.
-const payloadLines = (shown: Printable.Display): ReadonlyArray<string> =>
-  shown.fields.flatMap((field) => {
-    const depth = Math.max(0, field.path.length - 1)
-    const indent = "  ".repeat(Math.min(depth, 12))
-    if (field.path.length === 0 && (field.kind === "object" || field.kind === "array") && field.text === "") return []
-    const label = field.path.length === 0 ? "" :
-      field.key === undefined ? "- " : `${quote(field.key)}${field.keyCut > 0 ? "…" : ""}: `
-    const note = field.cut > 0 ? ` [showing ${field.length - field.cut} of ${field.length} characters]` : ""
-    if (field.kind === "rest") return [`${indent}[… the rest of the payload is not shown]`]
-    if (field.kind === "circular") return [`${indent}${label}[circular]`]
-    if (field.kind === "string" && field.multiline) {
-      return [
-        `${indent}${label.trimEnd()}`,
-        ...field.text.split("\n").map((line) => `${indent}  ┆ ${line}`),
-        note.trim()
-      ]
-        .filter((line) => line !== "")
-    }
-    if (field.kind === "string") return [`${indent}${label}${quote(field.text)}${note}`]
-    return [`${indent}${label}${field.text}`.trimEnd()]
-  })
-
 /** The form's message, and how many characters of the payload it does not show (0: all of it). */
 const messageOf = (
   view: HumanConfirm.View,
@@ -146,7 +119,7 @@ const messageOf = (
     Printable.escape(view.description),
     "",
     "It runs only if you approve, with this exact payload:",
-    ...payloadLines(shown),
+    ...Printable.lines(shown),
     ...(cut > 0 ? [`[${cut} more characters not shown: this form can only reject it]`] : []),
     "",
     editable.length === 0
