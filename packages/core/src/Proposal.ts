@@ -17,6 +17,7 @@ import * as Audit from "./Audit.js"
 import * as Invocation from "./Invocation.js"
 import { isProposalRecord, type MadeByToolProposalOnly } from "./internal/capability.js"
 import * as internal from "./internal/proposal.js"
+import * as states from "./internal/proposalStatus.js"
 import { AlreadyDecided, NotFound, ProposalStore } from "./ProposalStore.js"
 import type * as Tool from "./Tool.js"
 import type * as Toolkit from "./Toolkit.js"
@@ -32,19 +33,60 @@ import { sealed } from "./internal/seal.js"
  * which are final with `expired`. `in-doubt` is a delivery that stopped
  * without settling (its process died): it may have gone out, so it waits for a
  * human to mark it done (`Proposal.markDone`) or retry it (`Proposal.retry`).
+ * Which moves between them are legal is `Proposal.transitions`.
  *
+ * @example
+ * import { Schema } from "effect"
+ * import { Proposal } from "@graded/core"
+ * const status = Schema.decodeUnknownSync(Proposal.Status)("in-doubt")
+ *
+ * @since 0.2.0
+ * @category schemas
+ */
+export const Status: typeof states.Status = states.Status
+
+/**
  * @since 0.1.0
  * @category models
  */
-export type Status =
-  | "pending"
-  | "approving"
-  | "delivering"
-  | "delivered"
-  | "rejected"
-  | "failed"
-  | "expired"
-  | "in-doubt"
+export type Status = typeof Status.Type
+
+/**
+ * The one table of legal moves: from each status, the statuses a proposal
+ * may move to (frozen). Every store moves a proposal only along it (the SQL
+ * stores' conditional `UPDATE`s leave only the states it lists for the move,
+ * the memory store refuses any other with `AlreadyDecided`), and the final
+ * statuses have no move at all. A store of your own checks its moves against
+ * it; the store contract tests (`packages/sql/test/transitionsContract.ts`)
+ * try every store method from every status.
+ *
+ * @example
+ * import { Proposal } from "@graded/core"
+ * const next = Proposal.transitions["in-doubt"] // ["approving", "delivered", "failed"]
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export const transitions: { readonly [S in Status]: ReadonlyArray<Status> } = states.transitions
+
+/**
+ * Whether a proposal in `status` is still open: a human or a delivery has yet
+ * to act on it (`pending`, `approving`, `delivering`, `in-doubt`). A run
+ * waits on its open proposals.
+ *
+ * @since 0.2.0
+ * @category predicates
+ */
+export const isOpen: (status: Status) => boolean = states.isOpen
+
+/**
+ * Whether `status` is final (`delivered`, `rejected`, `failed`, `expired`):
+ * no call moves a proposal out of it.
+ *
+ * @since 0.2.0
+ * @category predicates
+ */
+export const isFinal: (status: Status) => boolean = states.isFinal
 
 /**
  * Who decided a proposal and when (an ISO timestamp), whether they edited the

@@ -13,7 +13,8 @@ import * as Printable from "./Printable.js"
 import { deadlines } from "./internal/deadlines.js"
 import { mayDecide } from "./internal/authority.js"
 import { unguarded } from "./internal/memoryStores.js"
-import type { Decided, New, Outcome, Proposal, Status } from "./Proposal.js"
+import type { Decided, New, Outcome, Proposal } from "./Proposal.js"
+import { mayMove, Status } from "./internal/proposalStatus.js"
 import { sealed } from "./internal/seal.js"
 
 /**
@@ -183,19 +184,25 @@ export declare namespace ProposalStore {
 }
 
 /**
- * The states each outcome of `settle` may leave: the rule every store
- * follows, in one place.
+ * The states each outcome of `settle` may leave: every state a claim began
+ * (`approving`, `delivering`, `in-doubt`; never `pending`, which `claim`,
+ * `reject` and `expire` leave) from which `Proposal.transitions` allows the
+ * move. The rule every store follows, in one place.
  *
  * @since 0.1.0
  * @category models
  */
-export const settleFrom: { readonly [S in Outcome["status"]]: ReadonlyArray<Status> } = {
-  pending: ["approving"],
-  rejected: ["approving"],
-  failed: ["approving", "delivering", "in-doubt"],
-  delivered: ["delivering", "in-doubt"],
-  "in-doubt": ["approving", "delivering"]
-}
+export const settleFrom: { readonly [S in Outcome["status"]]: ReadonlyArray<Status> } = (() => {
+  const from = (outcome: Outcome["status"]) =>
+    Object.freeze(Status.literals.filter((status) => status !== "pending" && mayMove(status, outcome)))
+  return Object.freeze({
+    pending: from("pending"),
+    rejected: from("rejected"),
+    failed: from("failed"),
+    delivered: from("delivered"),
+    "in-doubt": from("in-doubt")
+  })
+})()
 
 /**
  * Why an approval whose lease passed before its delivery was recorded went
@@ -355,6 +362,9 @@ export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () =
     expiries.set(proposal.id, proposal.status === "pending" ? proposal.expiresAt : undefined)
     return proposal
   }
+  // A move `Proposal.transitions` does not list is refused, whatever a method asked (a renewal stays where it is).
+  const legal = (before: Proposal, after: Proposal) =>
+    after.status === before.status || mayMove(before.status, after.status)
   // Each operation checks and updates in one synchronous step: the runtime
   // cannot switch fibers inside it, so two approvals never both claim one
   // proposal.
@@ -363,7 +373,7 @@ export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () =
       const proposal = proposals.get(id)
       if (proposal === undefined) return Either.left(new NotFound({ id }))
       const updated = from.includes(proposal.status) ? update(proposal) : undefined
-      if (updated === undefined) {
+      if (updated === undefined || !legal(proposal, updated)) {
         return Either.left(
           new AlreadyDecided({ id, status: proposal.status, by: proposal.decision?.by, at: proposal.decision?.at })
         )
@@ -478,17 +488,17 @@ export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () =
         for (const id of expiries.takeUntil((until) => until <= now)) lapsed.push(proposals.get(id)!)
         // In the order the proposals were added, as a scan of them all would find them.
         lapsed.sort((a, b) => order(a.id) - order(b.id))
-        return lapsed.map((proposal) =>
+        return lapsed.flatMap((proposal) => {
           // A retry (its key recorded already) that lapsed is in doubt as before.
-          proposal.status === "approving" && proposal.deliveryKey === undefined
-            ? put({ ...without(proposal, "decision", "leaseUntil"), status: "pending" })
+          const next: Proposal = proposal.status === "approving" && proposal.deliveryKey === undefined
+            ? { ...without(proposal, "decision", "leaseUntil"), status: "pending" }
             : proposal.status === "pending"
-            ? put({
+            ? {
               ...proposal,
               status: "expired",
               decision: { by: "graded", at: now, edited: false, reason: expiredReason(proposal) }
-            })
-            : put({
+            }
+            : {
               ...without(proposal, "leaseUntil"),
               status: "in-doubt",
               decision: {
@@ -497,8 +507,9 @@ export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () =
                 edited: proposal.decision?.edited ?? false,
                 reason: leaseEnded(proposal)
               }
-            })
-        )
+            }
+          return legal(proposal, next) ? [put(next)] : []
+        })
       }),
     reject: (id, decision) => move(id, ["pending"], (proposal) => ({ ...proposal, status: "rejected", decision })),
     settle: (id, outcome, from) =>

@@ -12,6 +12,7 @@ import { auditContract } from "./auditContract.js"
 import { createDatabase, freePort, postgres, startPglite } from "./databases.js"
 import { runStoreContract } from "./runStoreContract.js"
 import { sharedQueue, storeContract } from "./storeContract.js"
+import { transitionsContract } from "./transitionsContract.js"
 
 const cleanup: Array<() => Promise<void>> = []
 afterAll(async () => {
@@ -28,6 +29,7 @@ const suite = (name: string, skip: boolean, start: () => Promise<{ url: string; 
     })
     const subjects = postgres(name, () => url)
     storeContract(subjects.store)
+    transitionsContract(subjects.store)
     auditContract(subjects.audit)
     runStoreContract(subjects.runs)
     fallbackContract(subjects.fallback)

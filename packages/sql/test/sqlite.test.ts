@@ -20,6 +20,7 @@ import { durably, transactional } from "../src/internal/transaction.js"
 import { sqlite, tempDir } from "./databases.js"
 import { runStoreContract } from "./runStoreContract.js"
 import { proposing, sharedQueue, storeContract } from "./storeContract.js"
+import { transitionsContract } from "./transitionsContract.js"
 
 const execFileAsync = promisify(execFile)
 const child = fileURLToPath(new URL("sqliteProcess.ts", import.meta.url))
@@ -28,6 +29,7 @@ const readonlyChild = fileURLToPath(new URL("sqliteReadonlyProcess.ts", import.m
 const root = fileURLToPath(new URL("../../..", import.meta.url))
 
 storeContract(sqlite.store)
+transitionsContract(sqlite.store)
 auditContract(sqlite.audit)
 runStoreContract(sqlite.runs)
 fallbackContract(sqlite.fallback)

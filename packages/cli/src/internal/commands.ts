@@ -320,8 +320,10 @@ const proposalLines = (proposal: Proposal.Proposal): ReadonlyArray<string> => [
   }`
 ]
 
-// Proposals a human acts on: those pending a decision, and deliveries in doubt.
-const open = ["pending", "in-doubt"] as const
+// Proposals a human acts on, each listed in a section of its own: those
+// pending a decision, and deliveries in doubt. (Approving and delivering ones
+// are open too, but a process is acting on them.)
+const open = ["pending", "in-doubt"] as const satisfies ReadonlyArray<Proposal.Status>
 
 // Settles first what a process that died left half way, as an app does on
 // start (`Proposal.recover`, audited as there): a delivery whose lease passed
@@ -484,7 +486,7 @@ const openOf = (run: RunStore.Run) =>
     ),
     (found) =>
       found.flatMap((proposal) =>
-        Option.isSome(proposal) && ["pending", "approving", "delivering", "in-doubt"].includes(proposal.value.status)
+        Option.isSome(proposal) && Proposal.isOpen(proposal.value.status)
           ? [proposal.value]
           : []
       )

@@ -18,6 +18,7 @@ import { failureOf } from "./registry.js"
 import { refuse } from "./refuse.js"
 import { inSchema, isSend } from "./tool.js"
 import { jsonIssue } from "./jsonData.js"
+import { isOpen } from "./proposalStatus.js"
 import { proposalStoreHere, runStoreHere, transaction } from "./services.js"
 import { sealed } from "./seal.js"
 
@@ -144,9 +145,6 @@ const optionsOf = (toolkit: AnyToolkit, state: State): Agent.RunOptions => ({
  * human rejected it.
  */
 export const byGraded = "graded"
-
-// A proposal a human has not settled yet: the run waits on it.
-const openStatuses: ReadonlySet<Proposal["status"]> = new Set(["pending", "approving", "delivering", "in-doubt"])
 
 // What the model is told of a decided proposal; undefined while it is open.
 const decided = (toolkit: AnyToolkit, call: ToolCall, proposal: Proposal): Agent.Outcome | undefined => {
@@ -497,7 +495,7 @@ export const resume = (
         run.state.turn.outcomes.flatMap((outcome) => "proposal" in outcome ? [outcome.proposal] : []),
         (proposal) => Effect.orDie(proposals.get(proposal))
       )
-      const undecided = open.filter((proposal) => openStatuses.has(proposal.status))
+      const undecided = open.filter((proposal) => isOpen(proposal.status))
       if (undecided.length > 0) {
         return { status: "waiting", runId: id, pending: undecided } satisfies Outcome as Outcome
       }

@@ -1,5 +1,6 @@
 // The proposal store on a SqlClient. Every transition is one conditional
-// UPDATE ... WHERE status = <the state it leaves> ... RETURNING: the database
+// UPDATE ... WHERE status IN (<the states it leaves, as Proposal.transitions
+// allows>) ... RETURNING: the database
 // lets one of two racing processes through, the other's UPDATE matches no row,
 // and only then is the row read, to say why (NotFound or AlreadyDecided). No
 // transition reads a row and then writes it unconditionally.
@@ -19,16 +20,7 @@ const Row = Schema.Struct({
   title: Schema.String,
   input: Schema.NullOr(Schema.String),
   payload: Schema.NullOr(Schema.String),
-  status: Schema.Literal(
-    "pending",
-    "approving",
-    "delivering",
-    "delivered",
-    "rejected",
-    "failed",
-    "expired",
-    "in-doubt"
-  ),
+  status: Proposal.Status,
   proposed_at: Schema.String,
   actor: Schema.NullOr(Schema.String),
   trace_id: Schema.NullOr(Schema.String),
@@ -112,21 +104,29 @@ export const make: Effect.Effect<ProposalStore.ProposalStore.Service, never, Sql
       Effect.map(rows(statement), (found): Proposal.Proposal | undefined => found[0])
     const read = (seq: number) => first(sql`SELECT * FROM graded_proposals WHERE seq = ${seq}`)
 
+    // Moves the row from one of `from` to `to` (staying where it is, without `to`) with one conditional UPDATE
+    // that sets `set` where `also` holds too. It leaves only the states of `from` that `Proposal.transitions`
+    // lets move to `to`: a move the table does not list matches no row, and is refused.
     const transition = (
       id: string,
-      from: Proposal.Status | ReadonlyArray<Proposal.Status>,
-      update: (seq: number) => Statement<object>,
+      move: { readonly from: ReadonlyArray<Proposal.Status>; readonly to?: Proposal.Status },
+      set: Statement<object>,
+      also?: Statement<object>,
       // Why a row still in a state it leaves did not move (a pending one past its expiry).
       stuck?: (found: Proposal.Proposal) => Effect.Effect<never, ProposalStore.AlreadyDecided> | undefined
     ): Effect.Effect<Proposal.Proposal, ProposalStore.NotFound | ProposalStore.AlreadyDecided> => {
-      const states: ReadonlyArray<Proposal.Status> = typeof from === "string" ? [from] : from
+      const { from, to } = move
+      const states = to === undefined ? from : from.filter((status) => Proposal.transitions[status].includes(to))
       const seq = seqOf(id)
       if (seq === undefined) return Effect.fail(new ProposalStore.NotFound({ id }))
+      const update = sql`UPDATE graded_proposals SET ${to === undefined ? sql`` : sql`status = ${to}, `}${set}
+        WHERE seq = ${seq} AND status IN ${sql.in(states.length > 0 ? states : ["(none)"])} ${also ?? sql``}
+        RETURNING *`
       const attempt = (left: number): Effect.Effect<
         Proposal.Proposal,
         ProposalStore.NotFound | ProposalStore.AlreadyDecided
       > =>
-        Effect.flatMap(first(update(seq)), (updated) => {
+        Effect.flatMap(first(update), (updated) => {
           if (updated !== undefined) return Effect.succeed(updated)
           return Effect.flatMap(read(seq), (found) => {
             if (found === undefined) return Effect.fail(new ProposalStore.NotFound({ id }))
@@ -202,14 +202,11 @@ export const make: Effect.Effect<ProposalStore.ProposalStore.Service, never, Sql
       claim: (id, by, leaseUntil) =>
         Effect.flatMap(Clock.currentTimeMillis, (millis) => {
           const at = iso(millis)
-          const decision = decided({ by, at, edited: false })
           return transition(
             id,
-            "pending",
-            (seq) =>
-              sql`UPDATE graded_proposals SET status = 'approving', ${decision}, lease_until = ${leaseUntil ?? null}
-              WHERE seq = ${seq} AND status = 'pending' AND (expires_at IS NULL OR expires_at > ${at})
-              RETURNING *`,
+            { from: ["pending"], to: "approving" },
+            sql`${decided({ by, at, edited: false })}, lease_until = ${leaseUntil ?? null}`,
+            sql`AND (expires_at IS NULL OR expires_at > ${at})`,
             // Pending but past its expiry: it expires now, and says so.
             (found) =>
               found.status === "pending" && found.expiresAt !== undefined && found.expiresAt <= at
@@ -222,19 +219,15 @@ export const make: Effect.Effect<ProposalStore.ProposalStore.Service, never, Sql
         }),
 
       retry: (id, by, leaseUntil) =>
-        Effect.flatMap(Clock.currentTimeMillis, (millis) => {
-          const decision = decided({ by, at: iso(millis), edited: false })
-          return transition(id, "in-doubt", (seq) =>
-            sql`UPDATE graded_proposals SET status = 'approving', ${decision}, lease_until = ${leaseUntil}
-              WHERE seq = ${seq} AND status = 'in-doubt'
-              RETURNING *`)
-        }),
+        Effect.flatMap(Clock.currentTimeMillis, (millis) =>
+          transition(
+            id,
+            { from: ["in-doubt"], to: "approving" },
+            sql`${decided({ by, at: iso(millis), edited: false })}, lease_until = ${leaseUntil}`
+          )),
 
       renew: (id, leaseUntil) =>
-        transition(id, ["approving", "delivering"], (seq) =>
-          sql`UPDATE graded_proposals SET lease_until = ${leaseUntil}
-            WHERE seq = ${seq} AND status IN ('approving', 'delivering')
-            RETURNING *`),
+        transition(id, { from: ["approving", "delivering"] }, sql`lease_until = ${leaseUntil}`),
 
       // The status moves first (the one conditional UPDATE decides), then the
       // delivery is recorded under its unique key; the tool runs only after
@@ -246,15 +239,15 @@ export const make: Effect.Effect<ProposalStore.ProposalStore.Service, never, Sql
         durably(sql)(Effect.gen(function*() {
           const what = approved === undefined ? sql`` :
             sql`, approved = ${toJson(approved.payload)}, edited = ${approved.edited ? 1 : 0}`
-          const moved = yield* transition(id, "approving", (seq) =>
-            sql`UPDATE graded_proposals
-              SET status = 'delivering', delivery_key = COALESCE(delivery_key, ${key}), lease_until = ${leaseUntil}${what}
-              WHERE seq = ${seq} AND status = 'approving'
-                ${holder === undefined ? sql`` : sql`AND decided_by = ${holder.by} AND decided_at = ${holder.at}`}
-                AND NOT EXISTS (SELECT 1 FROM graded_deliveries
-                  WHERE graded_deliveries.key = COALESCE(graded_proposals.delivery_key, ${key})
-                    AND graded_deliveries.proposal <> ${id})
-              RETURNING *`)
+          const moved = yield* transition(
+            id,
+            { from: ["approving"], to: "delivering" },
+            sql`delivery_key = COALESCE(delivery_key, ${key}), lease_until = ${leaseUntil}${what}`,
+            sql`${holder === undefined ? sql`` : sql`AND decided_by = ${holder.by} AND decided_at = ${holder.at}`}
+              AND NOT EXISTS (SELECT 1 FROM graded_deliveries
+                WHERE graded_deliveries.key = COALESCE(graded_proposals.delivery_key, ${key})
+                  AND graded_deliveries.proposal <> ${id})`
+          )
           const startedAt = yield* Effect.map(Clock.currentTimeMillis, iso)
           const recorded = yield* sql`INSERT INTO graded_deliveries
               (key, proposal, tool, started_by, started_at, attempts)
@@ -286,10 +279,14 @@ export const make: Effect.Effect<ProposalStore.ProposalStore.Service, never, Sql
             const unchanged = sql`seq = ${seq} AND status = ${proposal.status}
               AND lease_until IS NOT DISTINCT FROM ${proposal.leaseUntil ?? null}
               AND decided_at IS NOT DISTINCT FROM ${proposal.decision?.at ?? null}`
-            const done = proposal.status === "pending"
+            // A retry (its key recorded already) that lapsed is in doubt as before.
+            const to = proposal.status === "pending" ? "expired"
+              : proposal.status === "approving" && proposal.deliveryKey === undefined ? "pending"
+              : "in-doubt"
+            if (!Proposal.transitions[proposal.status].includes(to)) continue
+            const done = to === "expired"
               ? yield* expireOne(proposal, now)
-              // A retry (its key recorded already) that lapsed is in doubt as before.
-              : proposal.status === "approving" && proposal.deliveryKey === undefined
+              : to === "pending"
               ? yield* first(sql`UPDATE graded_proposals
                   SET status = 'pending', lease_until = NULL, decided_by = NULL, decided_at = NULL, edited = NULL,
                     reason = NULL
@@ -305,27 +302,23 @@ export const make: Effect.Effect<ProposalStore.ProposalStore.Service, never, Sql
           return moved
         }),
 
-      reject: (id, decision) =>
-        transition(id, "pending", (seq) =>
-          sql`UPDATE graded_proposals SET status = 'rejected', ${decided(decision)}
-            WHERE seq = ${seq} AND status = 'pending'
-            RETURNING *`),
+      reject: (id, decision) => transition(id, { from: ["pending"], to: "rejected" }, decided(decision)),
 
-      settle: (id, outcome, only) => {
-        const from = ProposalStore.settleFrom[outcome.status].filter((status) =>
-          only === undefined || only.includes(status)
-        )
-        return transition(id, from, (seq) => {
-          const set = outcome.status === "pending"
-            ? sql`status = 'pending', decided_by = NULL, decided_at = NULL, edited = NULL, reason = NULL`
+      settle: (id, outcome, only) =>
+        transition(
+          id,
+          {
+            from: ProposalStore.settleFrom[outcome.status].filter((status) =>
+              only === undefined || only.includes(status)
+            ),
+            to: outcome.status
+          },
+          outcome.status === "pending"
+            ? sql`decided_by = NULL, decided_at = NULL, edited = NULL, reason = NULL, lease_until = NULL`
             : outcome.status === "delivered"
-            ? sql`status = 'delivered', ${decided(outcome.decision)}, output = ${toJson(outcome.output)}`
-            : sql`status = ${outcome.status}, ${decided(outcome.decision)}`
-          return sql`UPDATE graded_proposals SET ${set}, lease_until = NULL
-            WHERE seq = ${seq} AND status IN ${sql.in(from.length > 0 ? from : ["(none)"])}
-            RETURNING *`
-        })
-      }
+            ? sql`${decided(outcome.decision)}, output = ${toJson(outcome.output)}, lease_until = NULL`
+            : sql`${decided(outcome.decision)}, lease_until = NULL`
+        )
     }))
   }
 )
