@@ -16,13 +16,16 @@ import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { NodeFileSystem } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql/SqlClient"
+import { LibsqlClient } from "@effect/sql-libsql"
+import { PgClient } from "@effect/sql-pg"
 import { Audit, Invocation } from "@graded/core"
 import { Sql } from "@graded/sql"
-import { Context, Effect, Exit, Layer, Scope } from "effect"
+import { Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { execFileSync } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { pathToFileURL } from "node:url"
 
 // One tool call's worth of entries, a send a human approved, and a refusal.
 const events: ReadonlyArray<Audit.Event> = [
@@ -68,6 +71,7 @@ const sample = async (audit: Context.Context<Audit.Audit>, fibers: number, milli
   return { perSecond: recorded / ((performance.now() - started) / 1000), recorded }
 }
 
+// Counted with a client of the bench's own: `Sql.sqlite` and `Sql.postgres` keep theirs.
 const countRows = (layer: Layer.Layer<SqlClient, unknown>) => () =>
   Effect.runPromise(Effect.scoped(Effect.gen(function*() {
     const sql = Context.get(yield* Layer.build(layer), SqlClient)
@@ -109,19 +113,21 @@ export const measureAudit = async (
     {
       name: "SQLite file (`Sql.sqlite`)",
       layer: Sql.sqlite({ filename: sqlite }),
-      stored: countRows(Sql.sqlite({ filename: sqlite }))
+      stored: countRows(LibsqlClient.layer({ url: pathToFileURL(sqlite).href }))
     },
     {
       name: "PostgreSQL: PGlite's wire server on 127.0.0.1 (`Sql.postgres`)",
       layer: Sql.postgres({ url: pgliteUrl }),
-      stored: countRows(Sql.postgres({ url: pgliteUrl }))
+      stored: countRows(PgClient.layer({ url: Redacted.make(pgliteUrl) }))
     }
   ]
   const real = process.env.GRADED_PG_URL
   if (real !== undefined && real !== "") {
     // Its own table: the audit of whatever else uses this database is left alone.
     await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-      const sql = Context.get(yield* Layer.build(Sql.postgres({ url: real })), SqlClient)
+      // Migrated first (the table may not exist yet), then cleared with the bench's own client.
+      yield* Layer.build(Sql.postgres({ url: real }))
+      const sql = Context.get(yield* Layer.build(PgClient.layer({ url: Redacted.make(real) })), SqlClient)
       yield* sql`DELETE FROM graded_audit WHERE actor = 'agent:bench'`
     })))
     sinks.push({
@@ -129,7 +135,7 @@ export const measureAudit = async (
       layer: Sql.postgres({ url: real }),
       stored: () =>
         Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-          const sql = Context.get(yield* Layer.build(Sql.postgres({ url: real })), SqlClient)
+          const sql = Context.get(yield* Layer.build(PgClient.layer({ url: Redacted.make(real) })), SqlClient)
           const [row] = yield* sql<{ readonly n: unknown }>`SELECT count(*) AS n FROM graded_audit
             WHERE actor = 'agent:bench'`
           return Number(row?.n)

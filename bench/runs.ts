@@ -34,6 +34,7 @@
 import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import * as SqlClient from "@effect/sql/SqlClient"
+import { LibsqlClient } from "@effect/sql-libsql"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, ManagedRuntime, Redacted, Schema } from "effect"
 import {
@@ -54,7 +55,7 @@ import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
+import { fileURLToPath, pathToFileURL } from "node:url"
 import { memoryBefore } from "./runsBefore.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -297,8 +298,9 @@ for (let r = 0; r < deepRepetitions; r++) {
   shallowCard.push(few.card)
   deepCard.push(many.card)
 }
-// What one commit costs on this file system: the floor under every write.
-const commit = await sqlite.runtime.runPromise(
+// What one commit costs on this file system: the floor under every write,
+// on a connection of the bench's own (`Sql.sqlite` keeps its connection).
+const commit = await Effect.runPromise(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     yield* sql`CREATE TABLE bench_commit (x TEXT)`
@@ -309,7 +311,7 @@ const commit = await sqlite.runtime.runPromise(
       times.push(performance.now() - start)
     }
     return median(times)
-  }).pipe(Effect.provide(Sql.sqlite({ filename: path.join(tmp, "runs.db") })))
+  }).pipe(Effect.provide(LibsqlClient.layer({ url: pathToFileURL(path.join(tmp, "runs.db")).href })))
 )
 const stateBytes = await sqlite.runtime.runPromise(Effect.gen(function*() {
   const runs = yield* RunStore.RunStore

@@ -2,8 +2,9 @@ import { execFile } from "node:child_process"
 import { existsSync, mkdtempSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
+import { fileURLToPath, pathToFileURL } from "node:url"
 import * as SqlClient from "@effect/sql/SqlClient"
+import { LibsqlClient } from "@effect/sql-libsql"
 import { Effect, TestClock, TestContext } from "effect"
 import { Proposal, Runs, ScriptedModel } from "@graded/core"
 import { Sql, SqlAudit } from "@graded/sql"
@@ -72,6 +73,7 @@ const store = () => {
   // The same crash, then its lease set in the past, as 16 minutes later: the
   // row is what the dead process left once its lease has passed, and no
   // process has recovered it yet.
+  // Set with a client of the test's own: Sql.sqlite keeps its connection.
   const crashedLeasePassed = async (id: string) => {
     const crashed = await graded(["decide", id, "approve"], "a\n", undefined, { GRADED_TEST_CRASH: "1" })
     expect(crashed.signal).toBe("SIGKILL")
@@ -81,7 +83,7 @@ const store = () => {
         (sql) =>
           sql`UPDATE graded_proposals SET lease_until = '2000-01-01T00:00:00.000Z'
           WHERE seq = ${Number(id.slice(2))} AND status = 'delivering'`
-      ).pipe(Effect.provide(sqlite))
+      ).pipe(Effect.provide(LibsqlClient.layer({ url: pathToFileURL(env.GRADED_TEST_DB).href })))
     )
     expect((await stored(id)).status).toBe("delivering")
   }

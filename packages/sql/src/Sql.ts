@@ -10,10 +10,13 @@
  *   many machines. A start while the server does not answer tries again, for
  *   up to a minute (`connectTimeout`), then fails with `Sql.Unavailable`.
  * - `Sql.layer`: the same on a `SqlClient` you provide (another driver's
- *   settings, a pool you share); SQLite and PostgreSQL only.
+ *   settings); SQLite and PostgreSQL only.
  *
- * Each layer also provides its `SqlClient`, so `SqlAudit.entries` and your own
- * queries run on the same database.
+ * `Sql.sqlite` and `Sql.postgres` keep the client they open to graded: they
+ * provide no `SqlClient`, so a tool that asks for one is not handed the
+ * client that writes graded's tables (the proposals a human decides, the
+ * audit). `SqlAudit.entries` and the other reads run on what each layer
+ * provides; give your own queries a client of their own.
  *
  * @since 0.1.0
  */
@@ -23,6 +26,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Duration, Layer, Redacted, Schema } from "effect"
 import { type Audit, Invocation, type ProposalStore, type RunStore } from "@graded/core"
 import type { Fallback } from "@graded/policy"
+import * as database from "./internal/database.js"
 import * as postgresClient from "./internal/postgres.js"
 import * as sqliteClient from "./internal/sqlite.js"
 import * as SqlAudit from "./SqlAudit.js"
@@ -31,18 +35,29 @@ import * as SqlMigrations from "./SqlMigrations.js"
 import * as SqlProposalStore from "./SqlProposalStore.js"
 import * as SqlRunStore from "./SqlRunStore.js"
 
-type Provided = ProposalStore.ProposalStore | RunStore.RunStore | Audit.Audit | Fallback.Store
+type Provided =
+  | ProposalStore.ProposalStore
+  | RunStore.RunStore
+  | Audit.Audit
+  | Fallback.Store
+  | database.GradedDatabase
 
 /**
  * Migrates the database of the `SqlClient` in context, then provides the
- * proposal store, the run store, the audit sink and the fallback store on it.
+ * proposal store, the run store, the audit sink and the fallback store on it
+ * (and `SqlAudit.entries` and the other reads).
+ *
+ * Every service that holds this client can write graded's tables: approve a
+ * proposal row, delete audit rows. Provide it to this layer only
+ * (`Layer.provide`, not `Layer.provideMerge`) and give your own queries, and
+ * your tools, a client (a pool) of their own.
  *
  * @example
  * import { PgClient } from "@effect/sql-pg"
  * import { Duration, Layer, Redacted } from "effect"
  * import { Sql } from "@graded/sql"
- * // PostgreSQL with settings of your own:
- * const durable = Sql.layer.pipe(Layer.provideMerge(PgClient.layer({
+ * // PostgreSQL with settings of your own, its client kept to graded:
+ * const durable = Sql.layer.pipe(Layer.provide(PgClient.layer({
  *   url: Redacted.make("postgres://graded@db.internal/graded"),
  *   ssl: true,
  *   connectTimeout: Duration.seconds(10)
@@ -55,7 +70,8 @@ export const layer: Layer.Layer<Provided, SqlError | MigrationError, SqlClient.S
   SqlProposalStore.layer,
   SqlRunStore.layer,
   SqlAudit.layer,
-  SqlFallbackStore.layer
+  SqlFallbackStore.layer,
+  database.layer
 ).pipe(
   Layer.provide(Layer.effectDiscard(SqlMigrations.run))
 )
@@ -88,7 +104,8 @@ export interface SqliteOptions {
  * refuses fails with a `SqlError` naming SQLite's code and message and the
  * file (`SQLite refused the write: SQLITE_READONLY (attempt to write a
  * readonly database) on graded.db`); the connection that met it is replaced,
- * so the next statement works once the file does.
+ * so the next statement works once the file does. It provides no `SqlClient`:
+ * the connection is graded's.
  *
  * @example
  * import { Effect } from "effect"
@@ -101,8 +118,8 @@ export interface SqliteOptions {
  */
 export const sqlite = (
   options: SqliteOptions
-): Layer.Layer<Provided | SqlClient.SqlClient, SqlError | MigrationError> =>
-  Invocation.seal(layer.pipe(Layer.provideMerge(sqliteClient.layer(options.filename, options.synchronous))))
+): Layer.Layer<Provided, SqlError | MigrationError> =>
+  Invocation.seal(layer.pipe(Layer.provide(sqliteClient.layer(options.filename, options.synchronous))))
 
 /**
  * Where `Sql.postgres` connects.
@@ -168,7 +185,7 @@ export class Unavailable extends Schema.TaggedError<Unavailable>()("@graded/sql/
  * A start while the server does not answer (it is restarting, its container
  * is still coming up) tries again, with growing waits, for up to
  * `connectTimeout`, logging each failed try, then fails with
- * `Sql.Unavailable`.
+ * `Sql.Unavailable`. It provides no `SqlClient`: the pool is graded's.
  *
  * @example
  * import { Effect, Redacted } from "effect"
@@ -182,7 +199,7 @@ export class Unavailable extends Schema.TaggedError<Unavailable>()("@graded/sql/
  */
 export const postgres = (
   options: PostgresOptions
-): Layer.Layer<Provided | SqlClient.SqlClient, Unavailable | MigrationError> =>
+): Layer.Layer<Provided, Unavailable | MigrationError> =>
   Invocation.seal(postgresClient.layer(
     {
       url: Redacted.isRedacted(options.url) ? options.url : Redacted.make(options.url),

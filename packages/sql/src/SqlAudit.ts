@@ -9,8 +9,9 @@
  * (what a human was asked and decided on one run, what was delivered and
  * refused), `refusals` (every refusal, or those of one gate) and
  * `confirmedBy` (every approval one person gave, and the deliveries it
- * allowed). `open` reads a database without migrating it, for a tool that
- * only looks, such as `graded audit --sqlite`.
+ * allowed). They read graded's database where `Sql.sqlite`, `Sql.postgres`
+ * or `Sql.layer` is provided, or where `open` is: it reads a database without
+ * migrating it, for a tool that only looks, such as `graded audit --sqlite`.
  *
  * Like every sink, it never fails the call it records: an entry the database
  * refuses is dropped with a warning in the log, and the tool call goes on.
@@ -20,8 +21,9 @@
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Context, Duration, Effect, Layer, type Redacted, Schedule, Schema } from "effect"
-import { Audit, Invocation } from "@graded/core"
+import { Audit, Invocation, ToolError } from "@graded/core"
 import * as internal from "./internal/audit.js"
+import * as database from "./internal/database.js"
 import * as outbox from "./internal/forward.js"
 
 /**
@@ -97,8 +99,8 @@ export const layer: Layer.Layer<Audit.Audit, never, SqlClient.SqlClient> = Layer
  */
 export const entries = (
   filter?: Filter
-): Effect.Effect<ReadonlyArray<Audit.Entry>, SqlError | CorruptRow, SqlClient.SqlClient> =>
-  internal.read(filter, corrupt)
+): Effect.Effect<ReadonlyArray<Audit.Entry>, SqlError | CorruptRow, database.GradedDatabase> =>
+  database.use(internal.read(filter, corrupt))
 
 /**
  * One run's entries (one trace id), in the order they were written.
@@ -117,7 +119,7 @@ export const entries = (
  */
 export const trace = (
   traceId: string
-): Effect.Effect<ReadonlyArray<Audit.Entry>, SqlError | CorruptRow, SqlClient.SqlClient> => entries({ traceId })
+): Effect.Effect<ReadonlyArray<Audit.Entry>, SqlError | CorruptRow, database.GradedDatabase> => entries({ traceId })
 
 /**
  * Every decision on one run (one trace id), in the order it happened: what a
@@ -139,8 +141,8 @@ export const trace = (
  */
 export const decisions = (
   traceId: string
-): Effect.Effect<ReadonlyArray<Audit.Entry>, SqlError | CorruptRow, SqlClient.SqlClient> =>
-  internal.decisions(traceId, corrupt)
+): Effect.Effect<ReadonlyArray<Audit.Entry>, SqlError | CorruptRow, database.GradedDatabase> =>
+  database.use(internal.decisions(traceId, corrupt))
 
 /**
  * Which refusals `refusals` reads: those of one gate (`"autonomous"`,
@@ -170,8 +172,8 @@ export interface RefusalFilter {
  */
 export const refusals = (
   filter: RefusalFilter = {}
-): Effect.Effect<ReadonlyArray<Audit.Entry>, SqlError | CorruptRow, SqlClient.SqlClient> =>
-  internal.refusals(filter.gate, corrupt)
+): Effect.Effect<ReadonlyArray<Audit.Entry>, SqlError | CorruptRow, database.GradedDatabase> =>
+  database.use(internal.refusals(filter.gate, corrupt))
 
 /**
  * Everything one person confirmed: each approval they gave (edited or not,
@@ -190,8 +192,8 @@ export const refusals = (
  */
 export const confirmedBy = (
   by: string
-): Effect.Effect<ReadonlyArray<Audit.Entry>, SqlError | CorruptRow, SqlClient.SqlClient> =>
-  internal.confirmedBy(by, corrupt)
+): Effect.Effect<ReadonlyArray<Audit.Entry>, SqlError | CorruptRow, database.GradedDatabase> =>
+  database.use(internal.confirmedBy(by, corrupt))
 
 /**
  * A database to read the audit from: a SQLite file (`{ sqlite: "graded.db" }`)
@@ -223,11 +225,12 @@ export class Unreadable extends Schema.TaggedError<Unreadable>()("@graded/sql/Sq
 }
 
 /**
- * A `SqlClient` on a database graded wrote its audit to, only to read it
- * (`entries`, `decisions`, ...): unlike `Sql.sqlite` it makes no file and
- * migrates nothing. It fails with `Unreadable` when the file is missing, the
- * server does not answer, or the database holds no `graded_audit` table (or
- * one an older @graded/sql made and nothing has migrated since).
+ * A database graded wrote its audit to, opened only to read it (`entries`,
+ * `decisions`, ...): unlike `Sql.sqlite` it makes no file and migrates
+ * nothing, and it provides no `SqlClient`. It fails with `Unreadable` when
+ * the file is missing, the server does not answer, or the database holds no
+ * `graded_audit` table (or one an older @graded/sql made and nothing has
+ * migrated since).
  *
  * @example
  * import { Effect } from "effect"
@@ -237,8 +240,12 @@ export class Unreadable extends Schema.TaggedError<Unreadable>()("@graded/sql/Sq
  * @since 0.1.0
  * @category layers
  */
-export const open = (source: Source): Layer.Layer<SqlClient.SqlClient, Unreadable> =>
-  Invocation.seal(internal.open(source, (database, reason) => new Unreadable({ database, reason })))
+export const open = (source: Source): Layer.Layer<database.GradedDatabase, Unreadable> =>
+  Invocation.seal(
+    database.layer.pipe(
+      Layer.provide(internal.open(source, (database, reason) => new Unreadable({ database, reason })))
+    )
+  )
 
 /**
  * A sink that entries were forwarded to did not store them all (its
@@ -277,6 +284,21 @@ const sinkName = (options: ForwardOptions) =>
     ? Effect.dieMessage(`SqlAudit.forward: a sink's name is 1 to 200 characters, got ${options.sink.length}`)
     : Effect.succeed(options.sink)
 
+// Marking entries forwarded is the app's: a tool's own code, or a model's
+// run, that reaches the database through the layer the app provided could
+// mark what no sink stored, and that sink would never get it.
+const mayForward = Effect.flatMap(
+  Invocation.decisionRefusal,
+  (refusal) =>
+    refusal === undefined ? Effect.void : Effect.die(
+      new ToolError.Refused({
+        tool: "SqlAudit.forward",
+        gate: refusal === ToolError.autonomousReason ? "autonomous" : "grade",
+        reason: "only the app's own code forwards the audit, not a tool's own code or a model's run"
+      })
+    )
+)
+
 const issueOf = (cause: unknown): string =>
   (cause instanceof Error ? cause.message : String(cause)).split("\n")[0]!.slice(0, 500)
 
@@ -290,7 +312,9 @@ const issueOf = (cause: unknown): string =>
  * with `writeBatch` (`Audit.jsonl`) gets each pass in one call and fails it
  * unless all were stored; a sink with `write` only drops what it drops.
  * Entries written inside a step's transaction are forwarded only once it
- * commits: a step rolled back leaves nothing in the other sink.
+ * commits: a step rolled back leaves nothing in the other sink. A tool's own
+ * code, or a model's run, that calls it is refused (`ToolError.Refused`, a
+ * defect): it would mark forwarded what the sink never got.
  *
  * @example
  * import { NodeFileSystem } from "@effect/platform-node"
@@ -308,15 +332,15 @@ const issueOf = (cause: unknown): string =>
 export const forward = (
   options: ForwardOptions,
   to: Audit.Audit.Service
-): Effect.Effect<number, SqlError | CorruptRow | ForwardFailed, SqlClient.SqlClient> =>
-  Effect.flatMap(sinkName(options), (sink) =>
-    outbox.forward(
+): Effect.Effect<number, SqlError | CorruptRow | ForwardFailed, database.GradedDatabase> =>
+  Effect.flatMap(Effect.zipRight(mayForward, sinkName(options)), (sink) =>
+    database.use(outbox.forward(
       sink,
       to,
       options.limit ?? defaultForwardLimit,
       corrupt,
       (cause) => new ForwardFailed({ sink, issue: issueOf(cause) })
-    ).pipe(
+    )).pipe(
       // A sink whose write died stored nothing this pass can vouch for.
       Effect.catchAllDefect((defect) => Effect.fail(new ForwardFailed({ sink, issue: issueOf(defect) })))
     ))
@@ -350,7 +374,7 @@ export const forwarding = <E, R>(
     readonly to: Layer.Layer<Audit.Audit, E, R>
     readonly every?: Duration.DurationInput | undefined
   }
-): Layer.Layer<never, E, R | SqlClient.SqlClient> =>
+): Layer.Layer<never, E, R | database.GradedDatabase> =>
   Layer.scopedDiscard(Effect.gen(function*() {
     const to = Context.get(yield* Layer.build(options.to), Audit.Audit)
     const limit = options.limit ?? defaultForwardLimit
@@ -372,3 +396,4 @@ export const forwarding = <E, R>(
 // fiber, and a tool's code that finds one must not rewrite it in place.
 Invocation.seal(make)
 Invocation.seal(layer)
+Invocation.seal(mayForward)

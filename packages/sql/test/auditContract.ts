@@ -1,18 +1,17 @@
 // The SQL audit sink, checked the same way on each database: what is recorded
 // reads back decoded and equal, in order, whoever wrote it; queries select by
 // the columns; and a database that fails never fails the call it records.
-import type * as SqlClient from "@effect/sql/SqlClient"
-import { SqlClient as SqlClientTag } from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Layer, Logger, LogLevel, type Scope, TestClock } from "effect"
 import { Audit, HumanConfirm, Invocation, Registry } from "@graded/core"
 import { SqlAudit } from "@graded/sql"
 import { makeDesk } from "../../core/test/supportDesk.js"
+import { type GradedDatabase, storeClient } from "./storeClient.js"
 
-type Services = Audit.Audit | SqlClient.SqlClient
+type Services = Audit.Audit | GradedDatabase
 
 export interface AuditDatabase {
-  /** The sink and the SqlClient of a new connection pool to this database. */
+  /** The sink and graded's database, on a new connection pool to it. */
   readonly open: Effect.Effect<Context.Context<Services>, unknown, Scope.Scope>
   /** Where `SqlAudit.open` finds it. */
   readonly source: SqlAudit.Source
@@ -192,7 +191,7 @@ export const auditContract = (subject: AuditSubject) =>
             Effect.provide(layer)
           )
           expect(desk.effects.delivered).toHaveLength(3)
-          const run = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) => Effect.provide(effect, context)
+          const run = <A, E>(effect: Effect.Effect<A, E, GradedDatabase>) => Effect.provide(effect, context)
           const decisionTypes = ["confirm-requested", "decided", "delivered", "refused"]
 
           const onRun1 = yield* run(SqlAudit.decisions("t-1"))
@@ -247,7 +246,7 @@ export const auditContract = (subject: AuditSubject) =>
         yield* Audit.record({ type: "refused", tool: "x", gate: "autonomous", reason: "r" }).pipe(
           Effect.provide(layer)
         )
-        const sql = Context.get(context, SqlClientTag)
+        const sql = storeClient(context)
         const source = database.source
         expect(yield* SqlAudit.refusals({ gate: "autonomous" }).pipe(Effect.provide(SqlAudit.open(source))))
           .toEqual(entries)
@@ -260,7 +259,7 @@ export const auditContract = (subject: AuditSubject) =>
     withDatabase("a row that is not an audit entry is named, not trusted", (_, context) =>
       Effect.gen(function*() {
         yield* Audit.record({ type: "answered", rounds: 1 }).pipe(Effect.provide(recording(context).layer))
-        const sql = Context.get(context, SqlClientTag)
+        const sql = storeClient(context)
         yield* sql`INSERT INTO graded_audit (at, type, autonomous, entry) VALUES ('x', 'answered', 0, ${
           JSON.stringify({ type: "answered", rounds: "many" })
         })`
@@ -291,7 +290,7 @@ export const auditContract = (subject: AuditSubject) =>
 
     withDatabase("a failing database does not fail the call it records; the lost entry is logged", (_, context) =>
       Effect.gen(function*() {
-        const sql = Context.get(context, SqlClientTag)
+        const sql = storeClient(context)
         yield* sql`DROP TABLE graded_audit`
         const logged: Array<string> = []
         const logger = Logger.make(({ logLevel, message }) =>

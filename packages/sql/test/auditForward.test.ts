@@ -4,14 +4,14 @@
 // a row numbered before another but committed after it is not passed over.
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { NodeFileSystem } from "@effect/platform-node"
-import { SqlClient } from "@effect/sql/SqlClient"
-import { Context, Deferred, Effect, Fiber, Layer, type Scope } from "effect"
+import { Deferred, Effect, Fiber, Layer, type Scope } from "effect"
 import { Audit } from "@graded/core"
 import { Sql, SqlAudit } from "@graded/sql"
 import * as path from "node:path"
 import { createDatabase, postgres, startPglite, tempDir } from "./databases.js"
+import { type GradedDatabase, storeClient } from "./storeClient.js"
 
-type Db = Layer.Layer<Audit.Audit | SqlClient, unknown>
+type Db = Layer.Layer<Audit.Audit | GradedDatabase, unknown>
 
 const event = (tool: string): Audit.Event => ({ type: "called", tool, input: {} })
 
@@ -36,7 +36,7 @@ const suite = (name: string, open: () => Effect.Effect<Db, unknown, Scope.Scope>
     it.scoped("forwards what committed, once, in order, each with its id; a step rolled back, never", () =>
       Effect.gen(function*() {
         const db = yield* Effect.map(open(), Layer.build).pipe(Effect.flatten)
-        const sql = Context.get(db, SqlClient)
+        const sql = storeClient(db)
         yield* Effect.gen(function*() {
           yield* Audit.record(event("a"))
           yield* sql.withTransaction(Effect.zipRight(Audit.record(event("b")), Audit.record(event("c"))))
@@ -117,7 +117,7 @@ describe.skipIf(serverUrl === undefined)("PostgreSQL server (GRADED_PG_URL)", ()
         (created) => Effect.promise(() => created.drop())
       )
       const db = yield* Layer.build(Sql.postgres({ url: database.url, maxConnections: 4 }))
-      const sql = Context.get(db, SqlClient)
+      const sql = storeClient(db)
       const written = yield* Deferred.make<void>()
       const go = yield* Deferred.make<void>()
       // A step that numbers its row, then holds its transaction open.

@@ -18,6 +18,7 @@ import type { AuditSubject } from "./auditContract.js"
 import { type RunSubject, sqlDatabase } from "./runStoreContract.js"
 import type { Subject } from "./storeContract.js"
 import type { FallbackSubject } from "../../policy/test/fallbackContract.js"
+import type { GradedDatabase } from "./storeClient.js"
 
 export const tempDir = Effect.acquireRelease(
   Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "graded-sql-"))),
@@ -29,7 +30,7 @@ const subjects = (
   layer: Effect.Effect<
     {
       readonly layer: Layer.Layer<
-        ProposalStore.ProposalStore | RunStore.RunStore | Audit.Audit | Fallback.Store | SqlClient,
+        ProposalStore.ProposalStore | RunStore.RunStore | Audit.Audit | Fallback.Store | GradedDatabase,
         unknown
       >
       readonly source: SqlAudit.Source

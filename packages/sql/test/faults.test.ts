@@ -8,13 +8,13 @@
 // approved, no audit entry missing, and the model asked again at most for
 // the one answer that died before it was stored.
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { SqlClient } from "@effect/sql/SqlClient"
-import { Context, Effect, Layer, type Scope } from "effect"
+import { Effect, Layer, type Scope } from "effect"
 import { Audit, Proposal, ProposalStore, RunStore } from "@graded/core"
 import { Sql, SqlAudit } from "@graded/sql"
 import * as path from "node:path"
 import { createDatabase, startPglite, tempDir } from "./databases.js"
 import { check, drive, makeScenario, plan, type Plan, runId } from "./faults.js"
+import { type GradedDatabase, storeClient } from "./storeClient.js"
 
 type Opened = Layer.Layer<ProposalStore.ProposalStore | RunStore.RunStore | Audit.Audit, unknown>
 
@@ -28,7 +28,7 @@ interface Database {
   }, unknown>
 }
 
-const sqlTrail = (layer: Layer.Layer<ProposalStore.ProposalStore | RunStore.RunStore | SqlClient, unknown>) =>
+const sqlTrail = (layer: Layer.Layer<ProposalStore.ProposalStore | RunStore.RunStore | GradedDatabase, unknown>) =>
   Effect.scoped(
     Effect.gen(function*() {
       const runs = yield* RunStore.RunStore
@@ -122,7 +122,7 @@ describe("faults at every write of a durable run", () => {
         const url = server!.url
         await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
           const context = yield* Layer.build(Sql.postgres({ url }))
-          const sql = Context.get(context, SqlClient)
+          const sql = storeClient(context)
           yield* sql`DELETE FROM graded_audit`
           yield* sql`DELETE FROM graded_deliveries`
           yield* sql`DELETE FROM graded_proposals`

@@ -19,7 +19,6 @@
 // half a second, which buys more kills for the same time.
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Random } from "effect"
-import type { SqlClient } from "@effect/sql/SqlClient"
 import { type Audit, Proposal, type ProposalStore, RunStore } from "@graded/core"
 import { Sql, SqlAudit } from "@graded/sql"
 import { type ChildProcess, spawn } from "node:child_process"
@@ -30,6 +29,7 @@ import { fileURLToPath } from "node:url"
 import { createDatabase, tempDir } from "./databases.js"
 import { check, type Findings } from "./killRandomChecks.js"
 import { type Decision, type Delivery, readLines } from "./ledgerDesk.js"
+import type { GradedDatabase } from "./storeClient.js"
 
 const script = fileURLToPath(new URL("killRandomProcess.ts", import.meta.url))
 const root = fileURLToPath(new URL("../../..", import.meta.url))
@@ -100,7 +100,7 @@ interface Child {
 // The store the children are given (a SQLite file or a PostgreSQL URL), its layer, and its files to keep on a failure.
 interface Opened {
   readonly store: string
-  readonly layer: Layer.Layer<ProposalStore.ProposalStore | RunStore.RunStore | Audit.Audit | SqlClient, unknown>
+  readonly layer: Layer.Layer<ProposalStore.ProposalStore | RunStore.RunStore | Audit.Audit | GradedDatabase, unknown>
   readonly files: ReadonlyArray<string>
 }
 

@@ -13,6 +13,7 @@ import { createDatabase, freePort, postgres, startPglite } from "./databases.js"
 import { runStoreContract } from "./runStoreContract.js"
 import { sharedQueue, storeContract } from "./storeContract.js"
 import { transitionsContract } from "./transitionsContract.js"
+import { storeClient } from "./storeClient.js"
 
 const cleanup: Array<() => Promise<void>> = []
 afterAll(async () => {
@@ -38,7 +39,7 @@ const suite = (name: string, skip: boolean, start: () => Promise<{ url: string; 
       it.scoped("makes its tables, records its migrations apart from the app's, and migrates once", () =>
         Effect.gen(function*() {
           yield* subjects.reset
-          const sql = Context.get(yield* Layer.build(Sql.postgres({ url })), SqlClient)
+          const sql = storeClient(yield* Layer.build(Sql.postgres({ url })))
           const tables = yield* sql<{ table_name: string }>`SELECT table_name FROM information_schema.tables
             WHERE table_schema = current_schema() AND table_name LIKE 'graded_%' ORDER BY table_name`
           expect(tables.map((t) => t.table_name)).toEqual([
@@ -170,7 +171,7 @@ describe("Sql.postgres started while the server is down", () => {
         )
         const context = yield* Fiber.join(starting)
         expect(yield* Context.get(context, ProposalStore.ProposalStore).list()).toEqual([])
-        const sql = Context.get(context, SqlClient)
+        const sql = storeClient(context)
         expect(yield* SqlMigrations.run.pipe(Effect.provideService(SqlClient, sql))).toEqual([])
         expect(logged[0]).toMatch(
           new RegExp(

@@ -4,7 +4,8 @@
 // process would (a scripted HumanConfirm approving each), several at once.
 // Prints, as JSON, the ids it delivered, the ids it lost (with the error's
 // tag and the status it found) and anything else that went wrong.
-import { Effect, Either } from "effect"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Either, Layer, Redacted } from "effect"
 import { HumanConfirm, Invocation, Proposal, ProposalStore } from "@graded/core"
 import { Sql } from "@graded/sql"
 import * as fs from "node:fs"
@@ -46,7 +47,11 @@ const program = Effect.gen(function*() {
   return { won, lost, errors }
 })
 
-Effect.runPromise(program.pipe(Effect.provide(Sql.postgres({ url: url! })))).then(
+// The outbox's deliver writes with a pool of its own, as an app's own
+// queries do: Sql.postgres keeps its pool to graded.
+const app = Layer.merge(Sql.postgres({ url: url! }), PgClient.layer({ url: Redacted.make(url!), maxConnections: 2 }))
+
+Effect.runPromise(program.pipe(Effect.provide(app))).then(
   (result) => {
     console.log(JSON.stringify(result))
     process.exit(0)

@@ -10,7 +10,7 @@
 // GRADED_PG_URL names (.ci/run starts one).
 import { SqlClient } from "@effect/sql/SqlClient"
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { Proposal, Runs, ScriptedModel } from "@graded/core"
 import { Sql, SqlAudit } from "@graded/sql"
 import { spawn } from "node:child_process"
@@ -19,6 +19,7 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { createDatabase, startPglite, tempDir } from "./databases.js"
 import { createOutbox, outbox } from "./outbox.js"
+import { storeClient } from "./storeClient.js"
 
 const child = fileURLToPath(new URL("postgresProcess.ts", import.meta.url))
 const root = fileURLToPath(new URL("../../..", import.meta.url))
@@ -72,8 +73,8 @@ const suite = (
           cleanup.push(started.stop)
           const url = started.url
           const context = yield* Layer.build(Sql.postgres({ url }))
-          const sql = Context.get(context, SqlClient)
-          yield* createOutbox.pipe(Effect.provide(context))
+          const sql = storeClient(context)
+          yield* createOutbox.pipe(Effect.provideService(SqlClient, sql))
 
           // The runs: each model turn asks for four sends, which wait for a human.
           const runs = count / 4
@@ -84,7 +85,9 @@ const suite = (
                 Effect.provide(ScriptedModel.layer([
                   calls(...Array.from({ length: 4 }, (_, j) => call("outbox.send", { text: `run-${i} call-${j}` })))
                 ])),
-                Effect.provide(context)
+                Effect.provide(context),
+                // What the toolkit's deliver writes with (the process's own pool in postgresProcess.ts).
+                Effect.provideService(SqlClient, sql)
               ),
             { concurrency: 8 }
           )

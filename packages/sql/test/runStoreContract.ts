@@ -3,7 +3,6 @@
 // on each: a run waits, humans decide through other pools ("processes"), and
 // the run goes on from its stored state. Each test gets an empty database of
 // its own; `open` connects a new pool to it (for memory, the same stores).
-import { SqlClient } from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Context, Effect, Either, Exit, Layer, type Scope, TestClock } from "effect"
 import {
@@ -19,6 +18,7 @@ import {
 } from "@graded/core"
 import { SqlAudit } from "@graded/sql"
 import { makeDesk } from "../../core/test/supportDesk.js"
+import { type GradedDatabase, storeClient } from "./storeClient.js"
 
 type Store = RunStore.RunStore.Service
 type Services = RunStore.RunStore | ProposalStore.ProposalStore | Audit.Audit
@@ -52,10 +52,10 @@ export const memory: RunSubject = {
 
 /** A SQL database as a subject, given a layer that opens a new pool on it (and migrates it). */
 export const sqlDatabase = (
-  layer: Layer.Layer<Services | SqlClient, unknown>
+  layer: Layer.Layer<Services | GradedDatabase, unknown>
 ): RunDatabase => {
   const open = Layer.build(layer)
-  const sql = Effect.map(open, Context.get(SqlClient))
+  const sql = Effect.map(open, storeClient)
   return {
     open,
     audit: Effect.flatMap(open, (context) => SqlAudit.entries().pipe(Effect.provide(context))),

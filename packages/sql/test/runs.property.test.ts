@@ -34,7 +34,6 @@
 import { afterAll, beforeAll, describe, it } from "@effect/vitest"
 import { Effect, Exit, FastCheck as fc, Layer, Scope } from "effect"
 import { Agent, Audit, Guard, Invocation, Proposal, ProposalStore, Runs, RunStore } from "@graded/core"
-import type { SqlClient } from "@effect/sql/SqlClient"
 import { Sql, SqlAudit } from "@graded/sql"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -56,6 +55,7 @@ import {
   type Scenario,
   untrustedTools
 } from "./propertyDesk.js"
+import type { GradedDatabase } from "./storeClient.js"
 
 const envNumber = (name: string) => {
   const value = process.env[name]
@@ -86,7 +86,7 @@ const memory = Effect.gen(function*() {
 })
 
 // A SQL database shared by every scenario: each has a run and a trace of its own.
-const onSql = (name: string, open: () => Layer.Layer<Stores | SqlClient, unknown>): Database => ({
+const onSql = (name: string, open: () => Layer.Layer<Stores | GradedDatabase, unknown>): Database => ({
   name,
   process: open,
   trail: (traceId) => Effect.scoped(Effect.provide(SqlAudit.trace(traceId), open()))

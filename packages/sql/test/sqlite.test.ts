@@ -21,6 +21,7 @@ import { sqlite, tempDir } from "./databases.js"
 import { runStoreContract } from "./runStoreContract.js"
 import { proposing, sharedQueue, storeContract } from "./storeContract.js"
 import { transitionsContract } from "./transitionsContract.js"
+import { storeClient } from "./storeClient.js"
 
 const execFileAsync = promisify(execFile)
 const child = fileURLToPath(new URL("sqliteProcess.ts", import.meta.url))
@@ -40,7 +41,7 @@ describe("Sql.sqlite", () => {
       const filename = path.join(yield* tempDir, "app.db")
       const context = yield* Layer.build(Sql.sqlite({ filename }))
       expect(fs.existsSync(filename)).toBe(true)
-      const sql = Context.get(context, SqlClient)
+      const sql = storeClient(context)
       const tables = yield* sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`
       expect(tables.map((t) => t.name)).toEqual(
         expect.arrayContaining([
@@ -160,7 +161,7 @@ describe("Sql.sqlite", () => {
     Effect.gen(function*() {
       const filename = path.join(yield* tempDir, "app.db")
       const store = Context.get(yield* Layer.build(Sql.sqlite({ filename })), ProposalStore.ProposalStore)
-      const other = Context.get(yield* Layer.build(Sql.sqlite({ filename })), SqlClient)
+      const other = storeClient(yield* Layer.build(Sql.sqlite({ filename })))
       const { propose } = proposing()
       const id = yield* propose(store, "hi")
       const locked = yield* Deferred.make<void>()
@@ -319,7 +320,7 @@ describe("Sql.sqlite", () => {
       const levels = (options: { synchronous?: "normal" | "full" }) =>
         Effect.scoped(Effect.gen(function*() {
           const context = yield* Layer.build(Sql.sqlite({ filename: path.join(dir, "app.db"), ...options }))
-          const sql = Context.get(context, SqlClient)
+          const sql = storeClient(context)
           return {
             outside: yield* level(sql),
             transaction: yield* transactional(sql)(level(sql)),
@@ -353,7 +354,7 @@ describe("Sql.sqlite", () => {
   it.scoped("a statement SQLite refuses fails with SQLite's code and message and the file; the next one runs", () =>
     Effect.gen(function*() {
       const filename = path.join(yield* tempDir, "app.db")
-      const sql = Context.get(yield* Layer.build(Sql.sqlite({ filename })), SqlClient)
+      const sql = storeClient(yield* Layer.build(Sql.sqlite({ filename })))
       const refused = <A, E extends { readonly message: string }>(effect: Effect.Effect<A, E>) =>
         Effect.map(Effect.flip(effect), (error) => error.message)
       const write = (at: string | null) =>

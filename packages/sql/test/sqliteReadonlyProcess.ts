@@ -4,15 +4,15 @@
 // begins a transaction, then readable and begins another; and prints what
 // each step answered as it goes, one JSON line `[step, answer]` a step: "ok"
 // (or what it read) or the error's message.
-import { SqlClient } from "@effect/sql/SqlClient"
 import { Effect, Either } from "effect"
 import { Sql } from "@graded/sql"
 import * as fs from "node:fs"
+import { currentStoreClient } from "./storeClient.js"
 
 const [filename] = process.argv.slice(2)
 
 const program = Effect.gen(function*() {
-  const sql = yield* SqlClient
+  const sql = yield* currentStoreClient
   const write = (at: string) =>
     sql`INSERT INTO graded_audit (at, type, autonomous, entry) VALUES (${at}, 'answered', 0, '{}')`
   const outcome = <A>(effect: Effect.Effect<A, { readonly message: string }>) =>

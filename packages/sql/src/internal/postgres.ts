@@ -77,7 +77,7 @@ export const layer = <ROut, E>(
   options: Options,
   migrated: Layer.Layer<ROut, SqlError | MigrationError, SqlClient.SqlClient>,
   unavailable: (failure: Failure) => E
-): Layer.Layer<ROut | PgClient.PgClient | SqlClient.SqlClient, E | MigrationError> =>
+): Layer.Layer<ROut, E | MigrationError> =>
   Layer.scopedContext(Effect.gen(function*() {
     const outer = yield* Effect.scope
     const host = hostOf(Redacted.value(options.url))
@@ -97,15 +97,15 @@ export const layer = <ROut, E>(
           Layer.buildWithScope(client, scope),
           (error) => ({ stage: "connect" as const, error })
         )
-        const provided = yield* Layer.buildWithScope(Layer.provide(migrated, Layer.succeedContext(connected)), scope)
+        // Only what `migrated` provides: the pool stays graded's (Sql.ts).
+        return yield* Layer.buildWithScope(Layer.provide(migrated, Layer.succeedContext(connected)), scope)
           .pipe(Effect.mapError((error) => ({ stage: "migrate" as const, error })))
-        return Context.merge(connected, provided)
       }).pipe(Effect.onError((cause) => Scope.close(scope, Exit.failCause(cause))))
     })
     const loop = (
       tries: number,
       wait: number
-    ): Effect.Effect<Context.Context<ROut | PgClient.PgClient | SqlClient.SqlClient>, E | MigrationError> =>
+    ): Effect.Effect<Context.Context<ROut>, E | MigrationError> =>
       Effect.catchAll(attempt, (failed) =>
         Effect.gen(function*() {
           if (failed.error._tag !== "SqlError") return yield* Effect.fail(failed.error)
