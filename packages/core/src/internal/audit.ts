@@ -119,49 +119,6 @@ export const stamped = (stamp: Stamp, event: Event): Entry => {
   return "tool" in event ? label(entry, event.tool, stamp.labels) : entry
 }
 
-// The two entries of every call, made as one object each: the same keys in
-// the same order as `stamped` gives them.
-export const calledEntry = (stamp: Stamp, tool: string, input: unknown, openWorld: boolean): Entry =>
-  label(
-    openWorld
-      ? {
-        type: "called",
-        tool,
-        input,
-        openWorld: true,
-        at: isoTime(stamp.clock.unsafeCurrentTimeMillis()),
-        traceId: stamp.traceId,
-        actor: stamp.actor,
-        autonomous: stamp.autonomous
-      }
-      : {
-        type: "called",
-        tool,
-        input,
-        at: isoTime(stamp.clock.unsafeCurrentTimeMillis()),
-        traceId: stamp.traceId,
-        actor: stamp.actor,
-        autonomous: stamp.autonomous
-      },
-    tool,
-    stamp.labels
-  )
-
-export const completedEntry = (stamp: Stamp, tool: string, chars: number): Entry =>
-  label(
-    {
-      type: "completed",
-      tool,
-      chars,
-      at: isoTime(stamp.clock.unsafeCurrentTimeMillis()),
-      traceId: stamp.traceId,
-      actor: stamp.actor,
-      autonomous: stamp.autonomous
-    },
-    tool,
-    stamp.labels
-  )
-
 // Records into `sink`, stamped with the fiber's invocation context and clock;
 // `undefined` when the sink discards, so callers skip the work. The registry
 // binds one per call rather than reading the fiber for every entry.

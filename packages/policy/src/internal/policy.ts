@@ -3,7 +3,7 @@
 // can change its fate (through `requires` and `excludes`). Evaluated each
 // turn, deterministically, against the invocation context: data conditions
 // first; a `text` condition only from answers a model gave for this turn.
-import { Grade, type Invocation, type Tool, type Toolkit } from "@graded/core"
+import { Grade, type Tool, type Toolkit } from "@graded/core"
 import type { Condition, Subject } from "../Condition.js"
 import type { Contract } from "../Contract.js"
 import type { Any as Guideline } from "../Guideline.js"
@@ -180,8 +180,6 @@ export const compile = (
     texts: guidelines.some((guideline) => hasText(guideline.when))
   }
 }
-
-export const subjectOf = (context: Invocation.Context): Subject => context
 
 /** Why one guideline is not in force, when it is not. */
 type Standing =
