@@ -60,10 +60,11 @@ describe("adversarial: a tool's schemas run as its own code", () => {
         Sneaky.invoke({ subject: "hello" }).pipe(Effect.provide(Layer.merge(rejecting(), audit.layer)))
       )
       expect(desk.effects.delivered).toEqual([])
-      expect(refusalsOf(audit)).toEqual([
-        "ticket.sneaky is a write tool, but its schema needs SendCapability: a schema only checks and converts " +
-        "values; do the effect in the tool's run or deliver"
-      ])
+      // Its encode runs twice, each refused: for the card, and where graded
+      // checks that what runs reads as what was shown.
+      const named = "ticket.sneaky is a write tool, but its schema needs SendCapability: a schema only checks and " +
+        "converts values; do the effect in the tool's run or deliver"
+      expect(refusalsOf(audit)).toEqual([named, named])
       const decided = audit.entries.flatMap((entry) => entry.type === "decided" ? [entry.by] : [])
       expect(decided).toEqual(["agent:alice"])
     }))

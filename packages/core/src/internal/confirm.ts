@@ -12,10 +12,11 @@ import { type ConfirmError, InvalidEdit, issueOf, parseOptions, Refused, Rejecte
 import { mayCause, type Tainted } from "./authority.js"
 import * as rules from "./autoApprove.js"
 import { mintConfirmed, type Request } from "./capability.js"
-import { jsonError, jsonIssue } from "./jsonData.js"
+import { firstDifference, jsonError, jsonIssue } from "./jsonData.js"
 import { refuse } from "./refuse.js"
 import { cannotCopy, copyOf, frozenData } from "./seal.js"
 import { inSchema } from "./tool.js"
+import type { SchemaCode } from "./toolState.js"
 
 // The payload's JSON Schema, for UIs that build an edit form; made once.
 const jsonSchemas = new WeakMap<object, unknown>()
@@ -31,6 +32,27 @@ const jsonSchemaOf = (schema: Schema.Schema<any, any>): unknown => {
   }
   return jsonSchemas.get(schema)
 }
+
+/**
+ * Where `decoded`, encoded again with `schema`, differs from `seen` (what a
+ * person saw or typed), as a reason; undefined when it reads the same. A
+ * schema whose decode does not give back what its encode shows (a transform
+ * that is not its own inverse) would show a person one value and run another.
+ */
+export const drift = (
+  schemaCode: SchemaCode,
+  schema: Schema.Schema<any, unknown>,
+  seen: unknown,
+  decoded: unknown
+): Effect.Effect<string | undefined> =>
+  schemaCode(Schema.encode(schema)(decoded)).pipe(
+    Effect.map((again) => {
+      const at = firstDifference(again, seen)
+      return at === undefined ? undefined
+        : `what it decodes to would show differently at ${at}: the schema's decode does not give back what its encode shows`
+    }),
+    Effect.catchAll((error) => Effect.succeed(`what it decodes to does not encode back: ${issueOf(error)}`))
+  )
 
 // The rules of a layer, by the tool each approves.
 type Rules = rules.Index
@@ -82,6 +104,8 @@ export const confirmWith =
       // on the copy, so what is checked is what is shown.
       const notJson = jsonIssue(shown)
       if (notJson !== undefined) return yield* refuse(unshowable(notJson))
+      const driftOf = (seen: unknown, decoded: unknown): Effect.Effect<string | undefined> =>
+        drift(schemaCode, request.schema, seen, decoded)
       // Decoded from a copy of its own: a field a schema decodes as it is (a
       // Date, `Schema.Unknown`) is then no object the audit entry or the UI
       // holds, so changing theirs while the human reads changes nothing
@@ -90,6 +114,11 @@ export const confirmWith =
         Effect.map(frozenData),
         Effect.mapError((error) => unshowable(`what is shown does not decode back: ${issueOf(error)}`))
       )
+      // What runs must read as what is shown: a schema whose decode does not
+      // give back what its encode showed (a transform that is not its own
+      // inverse) would show the human one value and deliver another.
+      const drifted = yield* driftOf(shown, payload)
+      if (drifted !== undefined) return yield* refuse(unshowable(drifted))
       frozenData(shown)
       const revalidate = (given: unknown) => {
         // The UI's edit, copied once: the UI keeps no hold on what runs.
@@ -102,9 +131,15 @@ export const confirmWith =
           )
         }
         const notJson = jsonError(request.schema, edited)
-        return notJson !== undefined
-          ? Effect.fail(notJson)
-          : Effect.map(schemaCode(Schema.decodeUnknown(request.schema, parseOptions)(edited)), frozenData)
+        if (notJson !== undefined) return Effect.fail(notJson)
+        return Effect.flatMap(
+          Effect.map(schemaCode(Schema.decodeUnknown(request.schema, parseOptions)(edited)), frozenData),
+          (decoded) =>
+            Effect.flatMap(driftOf(edited, decoded), (drifted) =>
+              drifted === undefined ? Effect.succeed(decoded) : Effect.fail(
+                new ParseResult.ParseError({ issue: new ParseResult.Type(request.schema.ast, given, drifted) })
+              ))
+        )
       }
       yield* Audit.record({ type: "confirm-requested", tool, grade: request.grade, payload: shown })
       const rule = auto.size === 0 ? undefined : yield* rules.firstMatch(auto, request, shown, context)
@@ -127,7 +162,8 @@ export const confirmWith =
         actor: context.actor,
         traceId: context.traceId,
         schema: jsonSchemaOf(request.schema),
-        check: (edited) => Effect.mapError(Effect.asVoid(revalidate(edited)), issueOf)
+        check: (edited) =>
+          Effect.mapError(Effect.asVoid(revalidate(edited)), issueOf)
       })
       if (decision._tag === "Reject") {
         yield* Audit.record({
@@ -160,7 +196,9 @@ export const confirmWith =
             reason: issueOf(error)
           })
         ),
-        Effect.mapError((error) => InvalidEdit.fromParseError(tool, decision.by, error))
+        Effect.mapError((error) =>
+          InvalidEdit.fromParseError(tool, decision.by, error)
+        )
       )
       yield* Audit.record({ type: "decided", tool, by: decision.by, decision: "approved", edited: true })
       return mintConfirmed(request.tool, {

@@ -18,6 +18,7 @@ import { failureOf } from "./registry.js"
 import { sealed } from "./seal.js"
 import { causeLine, proposalStoreHere, runStoreIfAny, transaction } from "./services.js"
 import { confirmerOf, inSchema, isSend } from "./tool.js"
+import { drift } from "./confirm.js"
 
 /** Proposal.payloadToConfirm. */
 export const payloadToConfirm = (proposal: Proposal): unknown =>
@@ -212,7 +213,14 @@ const decideStored = (
             })
           )
         ),
-        (payload) => confirm(payload, { beforeEffect, idempotencyKey: key })
+        (payload) =>
+          // What the store shows (the card, `graded pending`) must be what runs.
+          Effect.flatMap(drift(inSchema(tool), schema, asked, payload), (drifted) =>
+            drifted === undefined
+              ? confirm(payload, { beforeEffect, idempotencyKey: key })
+              : Effect.fail(
+                new Refused({ tool: tool.name, gate: "proposal", reason: `the stored payload: ${drifted}` })
+              ))
       ),
       () => interrupted
     ))

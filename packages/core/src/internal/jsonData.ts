@@ -156,3 +156,50 @@ export const plainCopy = (value: unknown, depth = 1): unknown => {
   }
   return copy
 }
+
+const keyPath = (path: string, key: string | number): string =>
+  typeof key === "number" ? `${path}[${key}]`
+    : /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}`
+    : `${path}[${JSON.stringify(key)}]`
+
+/**
+ * Where `a` and `b`, two values of JSON's kinds, first differ (`$.to`,
+ * `$.lines[2]`), or undefined when they hold the same: what a payload decodes
+ * to, encoded again, against what was shown. Anything not plain data, or
+ * nested past `maxDepth`, differs where it is.
+ */
+export const firstDifference = (a: unknown, b: unknown, path = "$", depth = 1): string | undefined => {
+  if (Object.is(a, b)) return undefined
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null || depth > maxDepth) return path
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return path
+    for (let i = 0; i < a.length; i++) {
+      const found = firstDifference(a[i], b[i], keyPath(path, i), depth + 1)
+      if (found !== undefined) return found
+    }
+    return undefined
+  }
+  // Dates compare by the instant they hold (a `DateFromSelf` field is shown as one).
+  if (a instanceof Date || b instanceof Date) {
+    return a instanceof Date && b instanceof Date && Object.is(a.getTime(), b.getTime()) ? undefined : path
+  }
+  const plain = (value: object) => {
+    const prototype = Object.getPrototypeOf(value)
+    return prototype === Object.prototype || prototype === null
+  }
+  if (!plain(a) || !plain(b)) return path
+  const keys = Object.keys(a)
+  const other = Object.keys(b)
+  for (const key of other) if (!Object.hasOwn(a, key)) return keyPath(path, key)
+  for (const key of keys) {
+    if (!Object.hasOwn(b, key)) return keyPath(path, key)
+    const found = firstDifference(
+      (a as Record<string, unknown>)[key],
+      (b as Record<string, unknown>)[key],
+      keyPath(path, key),
+      depth + 1
+    )
+    if (found !== undefined) return found
+  }
+  return undefined
+}
