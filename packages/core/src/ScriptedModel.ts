@@ -85,13 +85,21 @@ const scripted = (turns: ReadonlyArray<Turn>): LanguageModel.Service => {
   // (or two tests) number their calls alike. A turn scripted malformed on
   // purpose goes to the loop as it is.
   const unnumbered = (call: unknown) => typeof call === "object" && call !== null && (call as ToolCall).id === ""
-  const numbered = (response: Response): Response =>
+  const numbering = (response: Response): Response =>
     Array.isArray(response?.toolCalls) && response.toolCalls.some(unnumbered)
       ? {
         ...response,
         toolCalls: response.toolCalls.map((call) => unnumbered(call) ? { ...call, id: `call_${++callIds}` } : call)
       }
       : response
+  // One that cannot be read (a getter that throws) too.
+  const numbered = (response: Response): Response => {
+    try {
+      return numbering(response)
+    } catch {
+      return response
+    }
+  }
   return {
     generate: (request) =>
       Effect.suspend(() => {

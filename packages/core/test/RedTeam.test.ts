@@ -175,7 +175,33 @@ describe("red team: a model turn that is not what its type says", () => {
       text: undefined,
       toolCalls: [{ id: "c1", name: { toString: "x" }, arguments: "{}" }]
     }],
-    ["usage that is a string", { text: "fine", toolCalls: [], usage: "lots" }]
+    ["usage that is a string", { text: "fine", toolCalls: [], usage: "lots" }],
+    // Issue 35, item 6: an in-process adapter's turn whose getter throws crashed the loop.
+    ["toolCalls is a getter that throws", {
+      text: undefined,
+      get toolCalls(): never {
+        throw new Error("boom")
+      }
+    }],
+    ["a call whose arguments getter throws", {
+      text: undefined,
+      toolCalls: [{
+        id: "c1",
+        name: "kb__search",
+        get arguments(): never {
+          throw new Error("boom")
+        }
+      }]
+    }],
+    ["usage whose tokens getter throws", {
+      text: "fine",
+      toolCalls: [],
+      usage: {
+        get inputTokens(): never {
+          throw new Error("boom")
+        }
+      }
+    }]
   ]
   for (const [name, turn] of turns) {
     it.effect(`${name}: a structured refusal or a ModelError, never a defect`, () =>

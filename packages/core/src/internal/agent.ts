@@ -20,7 +20,7 @@ import { withoutCapabilities } from "./capability.js"
 import * as Registry from "./registry.js"
 import { admitAll, guardsHere } from "./guard.js"
 import { currentRef } from "./authority.js"
-import { jsonIssue } from "./jsonData.js"
+import { jsonIssue, plainCopy } from "./jsonData.js"
 import { modelHere } from "./services.js"
 
 export const defaultMaxRounds = 4
@@ -152,7 +152,19 @@ const asJson = (value: unknown): string | undefined => {
   }
 }
 
+// A turn is read once, as a copy: an in-process adapter's getter that throws
+// (or answers differently the second time) makes a malformed turn, not a defect.
 const checkTurn = (response: unknown, round: number): Either.Either<Checked, ModelError> => {
+  try {
+    return readTurn(plainCopy(response), round)
+  } catch {
+    return Either.left(
+      new ModelError({ reason: "malformed-response", detail: "the model's turn is malformed: reading it threw" })
+    )
+  }
+}
+
+const readTurn = (response: unknown, round: number): Either.Either<Checked, ModelError> => {
   const turn = decodeTurn(response)
   if (Either.isLeft(turn)) {
     return Either.left(
