@@ -11,8 +11,7 @@
 // (White-box: proposals are minted as Tool.proposal and Runs mint them.)
 import { describe, expect, it } from "@effect/vitest"
 import { Clock, Context, Effect, Either, FastCheck as fc, Layer, TestClock } from "effect"
-import type { Proposal } from "@graded/core"
-import { ProposalStore } from "@graded/core"
+import { Proposal, ProposalStore } from "@graded/core"
 import { isProposalRecord, mintProposal } from "../src/internal/capability.js"
 import { deadlines } from "../src/internal/deadlines.js"
 
@@ -204,16 +203,7 @@ const who = fc.constantFrom("agent:alice", "agent:bob")
 const minute = fc.integer({ min: 0, max: 60 })
 const runId = fc.option(fc.constantFrom("r-1", "r-2", "r-3"), { nil: undefined, freq: 4 })
 const traceId = fc.option(fc.constantFrom("t-1", "t-2"), { nil: undefined, freq: 4 })
-const status = fc.constantFrom<Proposal.Status>(
-  "pending",
-  "approving",
-  "delivering",
-  "delivered",
-  "rejected",
-  "failed",
-  "expired",
-  "in-doubt"
-)
+const status = fc.constantFrom(...Proposal.Status.literals)
 const decision = fc.record({ by: who, at: minute.map(at), edited: fc.boolean() })
 const addExpiring = (expires: fc.Arbitrary<number>) =>
   fc.record({

@@ -972,16 +972,7 @@ type Op =
   | { readonly op: "expire"; readonly now: number }
   | { readonly op: "tick" }
 
-const status = fc.constantFrom<Proposal.Status>(
-  "pending",
-  "approving",
-  "delivering",
-  "delivered",
-  "rejected",
-  "failed",
-  "expired",
-  "in-doubt"
-)
+const status = fc.constantFrom(...Proposal.Status.literals)
 const add = fc.record({
   op: fc.constant("add" as const),
   text,
