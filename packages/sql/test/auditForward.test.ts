@@ -4,14 +4,14 @@
 // a row numbered before another but committed after it is not passed over.
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { NodeFileSystem } from "@effect/platform-node"
-import { Deferred, Effect, Fiber, Layer, type Scope } from "effect"
-import { Audit } from "@graded/core"
+import { Context, Deferred, Effect, Fiber, Layer, type Scope } from "effect"
+import { Audit, RunStore } from "@graded/core"
 import { Sql, SqlAudit } from "@graded/sql"
 import * as path from "node:path"
 import { createDatabase, postgres, startPglite, tempDir } from "./databases.js"
 import { type GradedDatabase, storeClient } from "./storeClient.js"
 
-type Db = Layer.Layer<Audit.Audit | GradedDatabase, unknown>
+type Db = Layer.Layer<Audit.Audit | GradedDatabase | RunStore.RunStore, unknown>
 
 const event = (tool: string): Audit.Event => ({ type: "called", tool, input: {} })
 
@@ -33,6 +33,24 @@ const tools = (entries: ReadonlyArray<Audit.Entry>) => entries.map((entry) => "t
 
 const suite = (name: string, open: () => Effect.Effect<Db, unknown, Scope.Scope>) =>
   describe(name, () => {
+    it.scoped("a step's entries commit with it; a nested step rolled back takes its own entries, not the outer's", () =>
+      Effect.gen(function*() {
+        const db = yield* Effect.map(open(), Layer.build).pipe(Effect.flatten)
+        // The stores' transaction, as a run's step takes it.
+        const step = Context.get(db, RunStore.RunStore).withTransaction!
+        yield* step(Effect.gen(function*() {
+          yield* Audit.record(event("outer"))
+          yield* Effect.ignore(step(Effect.zipRight(Audit.record(event("undone")), Effect.fail("no"))))
+          yield* step(Audit.record(event("nested")))
+          yield* Audit.record(event("after"))
+        })).pipe(Effect.provide(db))
+        yield* Effect.ignore(step(Effect.zipRight(Audit.record(event("rolled back")), Effect.fail("no"))))
+          .pipe(Effect.provide(db))
+        const { got, sink } = keeping()
+        yield* SqlAudit.forward({ sink: "copy" }, sink).pipe(Effect.provide(db))
+        expect(tools(got)).toEqual(["outer", "nested", "after"])
+      }))
+
     it.scoped("forwards what committed, once, in order, each with its id; a step rolled back, never", () =>
       Effect.gen(function*() {
         const db = yield* Effect.map(open(), Layer.build).pipe(Effect.flatten)

@@ -272,12 +272,13 @@ const go = (
     const renewed = Effect.map(Clock.currentTimeMillis, (millis) => iso(millis + leaseMillis))
     const base2: State = { ...base, turn: undefined, answered: undefined }
 
-    // The turn waits on `open`: saved with the audit entry that says so.
+    // The turn waits on `open`: saved with the audit entry that says so (in
+    // the caller's transaction).
     const wait = (turn: NonNullable<State["turn"]>, open: ReadonlyArray<string>) =>
-      atomically(Effect.zipRight(
+      Effect.zipRight(
         save("waiting", toState(codec, state, base2, turn)),
         Audit.record({ type: "run", run: held.id, status: "waiting", proposals: open })
-      ))
+      )
     const waiting = (open: ReadonlyArray<Proposal>) =>
       ({ status: "waiting", runId: held.id, pending: open }) satisfies Outcome as Outcome
 
@@ -307,7 +308,7 @@ const go = (
         }
       }
       if (open.length > 0) {
-        yield* Invocation.within({ traceId: held.traceId })(wait(turn, open.map((proposal) => proposal.id)))
+        yield* Invocation.within({ traceId: held.traceId })(atomically(wait(turn, open.map((proposal) => proposal.id))))
         return waiting(open)
       }
       for (const [index, call] of turn.calls.entries()) Agent.settle(state, call, outcomes[index]!)
@@ -362,7 +363,8 @@ const go = (
       if (end._tag === "Waiting") {
         // The turn's proposals, the run waiting on them and the audit of
         // both: one transaction, so no proposal stands without its run.
-        const ids = yield* atomically(Effect.gen(function*() {
+        const added = yield* atomically(Effect.gen(function*() {
+          const made: Array<Proposal> = []
           const outcomes: Array<Agent.Outcome | { readonly proposal: string }> = []
           for (const outcome of end.turn.outcomes) {
             if (!("draft" in outcome)) {
@@ -371,6 +373,7 @@ const go = (
             }
             const proposal = yield* proposals.add(outcome.draft as New)
             yield* Audit.record({ type: "proposed", tool: outcome.tool, proposal: proposal.id })
+            made.push(proposal)
             outcomes.push({ proposal: proposal.id })
           }
           const open = outcomes.flatMap((outcome) => "proposal" in outcome ? [outcome.proposal] : [])
@@ -379,9 +382,10 @@ const go = (
             outcomes: outcomes.map((outcome) => storedOutcome(codec, outcome))
           } as NonNullable<State["turn"]>
           yield* wait(turn, open)
-          return open
+          return made
         }))
-        return waiting(yield* Effect.forEach(ids, (id) => Effect.orDie(proposals.get(id))))
+        // As added: nothing decides a proposal before its transaction commits.
+        return waiting(added)
       }
       const ended = { status: "finished" as const, stopped: end.stopped, answer: end.answer }
       yield* atomically(Effect.zipRight(

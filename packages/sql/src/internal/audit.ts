@@ -18,7 +18,7 @@ import * as path from "node:path"
 import { pathToFileURL } from "node:url"
 import type { Filter, Source } from "../SqlAudit.js"
 import { toJson } from "./json.js"
-import { inTransaction } from "./transaction.js"
+import { currentTransaction } from "./transaction.js"
 
 // The columns a query selects on; what reads back is the JSON.
 const columns = (entry: Audit.Entry) => ({
@@ -89,24 +89,36 @@ export const make: Effect.Effect<Audit.Audit.Service, never, SqlClient.SqlClient
         )
       )
     })
+  const writeRows = (rows: ReadonlyArray<ReadonlyArray<unknown>>) =>
+    Effect.asVoid(insert(rows as ReadonlyArray<ReturnType<typeof values>>))
   return Object.freeze<Audit.Audit.Service>({
     write: (entry) =>
-      Effect.flatMap(
-        FiberRef.get(inTransaction),
-        (within) =>
-          Effect.suspend(() => within ? insert([values(entry)]) : grouped(values(entry))).pipe(
-            // A sink never fails the call it records: a database that refuses the
-            // row (or a value JSON cannot write) costs the entry, said in the log.
-            // Inside a transition's transaction the step fails instead, and
-            // nothing of it is kept: no state change stands without its entry.
-            Effect.catchAllCause((cause) =>
-              within ? Effect.failCause(cause).pipe(Effect.orDie) : Effect.logWarning(
-                "@graded/sql: an audit entry was not stored",
-                cause
-              ).pipe(Effect.annotateLogs({ type: entry.type, traceId: entry.traceId ?? "" }))
+      Effect.flatMap(FiberRef.get(currentTransaction), (open) => {
+        // Inside a transition's transaction (on this database): the row waits
+        // on it and is written as it commits; a row that cannot be written
+        // fails the step, and nothing of it is kept: no state change stands
+        // without its entry.
+        if (open !== undefined && open.sql === sql) {
+          return Effect.try({ try: () => values(entry), catch: (cause) => cause }).pipe(
+            Effect.flatMap((row) =>
+              Effect.sync(() => {
+                open.flush ??= writeRows
+                open.rows.push(row)
+              })
+            ),
+            Effect.orDie
+          )
+        }
+        // A sink never fails the call it records: a database that refuses the
+        // row (or a value JSON cannot write) costs the entry, said in the log.
+        return Effect.suspend(() => grouped(values(entry))).pipe(
+          Effect.catchAllCause((cause) =>
+            Effect.logWarning("@graded/sql: an audit entry was not stored", cause).pipe(
+              Effect.annotateLogs({ type: entry.type, traceId: entry.traceId ?? "" })
             )
           )
-      )
+        )
+      })
   })
 })
 

@@ -3,13 +3,26 @@
 // entries of the step commit together or not at all. Inside one, the audit
 // sink fails the step rather than drop its entry: a transition whose entry
 // cannot be written does not happen.
+// The step's audit rows wait on the transaction and go in one statement just
+// before it commits: a step writes several entries, and a statement costs
+// more than a row.
 // Who may import this: the stores (proposalStore.ts, runStore.ts) and the sink (audit.ts).
 import type * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
 import { Effect, FiberRef } from "effect"
 
-/** Whether the current fiber writes inside a transaction graded began. */
-export const inTransaction: FiberRef.FiberRef<boolean> = FiberRef.unsafeMake(false)
+/** A transaction graded began in this fiber: its database and the audit rows it will write. */
+export interface Open {
+  readonly sql: SqlClient.SqlClient
+  readonly rows: Array<ReadonlyArray<unknown>>
+  /** Writes `rows` (one statement): set by the audit sink of the same database. */
+  flush?: ((rows: ReadonlyArray<ReadonlyArray<unknown>>) => Effect.Effect<void, unknown>) | undefined
+}
+
+/** The transaction the current fiber writes inside, if graded began one. */
+export const currentTransaction: FiberRef.FiberRef<Open | undefined> = FiberRef.unsafeMake<Open | undefined>(
+  undefined
+)
 
 /**
  * Whether the transaction begun in this fiber must be on disk when it
@@ -23,8 +36,28 @@ export const durableCommit: FiberRef.FiberRef<boolean> = FiberRef.unsafeMake(fal
 export const durably = (sql: SqlClient.SqlClient) => <A, E, R>(self: Effect.Effect<A, E, R>) =>
   Effect.locally(transactional(sql)(self), durableCommit, true)
 
+// The audit rows written before the transaction commits.
+const flushed = (open: Open) =>
+  Effect.suspend(() => {
+    const rows = open.rows.splice(0)
+    return rows.length === 0 || open.flush === undefined ? Effect.void : Effect.orDie(open.flush(rows))
+  })
+
 export const transactional = (sql: SqlClient.SqlClient) => <A, E, R>(self: Effect.Effect<A, E, R>) =>
-  sql.withTransaction(Effect.locally(self, inTransaction, true)).pipe(
+  Effect.flatMap(FiberRef.get(currentTransaction), (outer) => {
+    // Nested in one of this database's: a savepoint, whose rows the outer
+    // transaction writes (and forgets if the savepoint rolls back).
+    if (outer !== undefined && outer.sql === sql) {
+      const mark = outer.rows.length
+      return sql.withTransaction(self).pipe(
+        Effect.onError(() => Effect.sync(() => outer.rows.splice(mark)))
+      )
+    }
+    const open: Open = { sql, rows: [] }
+    return sql.withTransaction(
+      Effect.locally(Effect.tap(self, () => flushed(open)), currentTransaction, open)
+    )
+  }).pipe(
     // Beginning or committing failed: the database's answer, a defect of the step.
     Effect.catchIf((error): error is SqlError => error instanceof SqlError, (error) => Effect.die(error))
   ) as Effect.Effect<A, E, R>
