@@ -226,7 +226,7 @@ const stores = await openStores()
 // timed ones measure of a path the JIT has barely seen.
 const cold = { card: [] as Array<number>, resume: [] as Array<number> }
 for (const store of stores) {
-  const warmup = store.name === "memory" ? memoryWarmup : 3
+  const warmup = store.name === "memory" ? memoryWarmup : Number(process.env.BENCH_RUNS_DB_WARMUP ?? 3)
   for (let i = 0; i < warmup; i++) {
     const one = await lifecycle(store, 1)
     if (store.name === "memory" && i >= 3 && i < 18) {

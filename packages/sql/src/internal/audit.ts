@@ -49,10 +49,25 @@ interface Waiting {
 
 export const make: Effect.Effect<Audit.Audit.Service, never, SqlClient.SqlClient> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  // The statement's text for a number of rows, made once: a fragment per
+  // value would be compiled again for every batch.
+  const placeholder = sql.onDialectOrElse({ pg: () => (n: number) => `$${n}`, orElse: () => () => "?" })
+  const texts = new Map<number, string>()
+  const textFor = (count: number) => {
+    let text = texts.get(count)
+    if (text === undefined) {
+      const tuples = Array.from(
+        { length: count },
+        (_, row) => `(${Array.from({ length: 10 }, (_, column) => placeholder(row * 10 + column + 1)).join(", ")})`
+      )
+      text = `INSERT INTO graded_audit (at, type, tool, gate, trace_id, actor, autonomous, decided_by, decision, entry)
+      VALUES ${tuples.join(", ")}`
+      if (texts.size < 64) texts.set(count, text)
+    }
+    return text
+  }
   const insert = (rows: ReadonlyArray<ReturnType<typeof values>>) =>
-    sql`INSERT INTO graded_audit
-      (at, type, tool, gate, trace_id, actor, autonomous, decided_by, decision, entry)
-      VALUES ${sql.csv(rows.map((row) => sql`(${sql.csv(row.map((value) => sql`${value}`))})`))}`.withoutTransform
+    sql.unsafe(textFor(rows.length), rows.flat()).withoutTransform
   // Group commit: entries written at the same time outside a transaction go
   // in one statement (one commit). The writer that takes the permit writes
   // every entry waiting, its own among them; a writer whose entry was written
