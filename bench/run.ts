@@ -253,7 +253,7 @@ ${policySection(policy)}
   guardrails and approval checks around it.
 - **@effect/ai**: \`toolkit.handle(name, params)\` of a toolkit built with \`toLayer(handlers)\`: decode, run, encode.
 `
-// The supervised-runs section is bench:runs' own (it needs databases and a
+// The supervised-runs and runs-per-second sections are bench:runs' own (they need databases and a
 // minute), the MCP section bench:mcp's (it spawns servers): kept as they
 // were when this page is rewritten.
 const kept = (heading: string) => {
@@ -261,6 +261,6 @@ const kept = (heading: string) => {
   const end = start === -1 ? -1 : previous.indexOf("\n## ", start + 1)
   return start === -1 ? "" : previous.slice(start, end === -1 ? undefined : end).trimEnd()
 }
-const ownSections = ["## Supervised runs", "## MCP"].map(kept).filter((section) => section !== "")
+const ownSections = ["## Supervised runs", "## Runs per second", "## MCP"].map(kept).filter((section) => section !== "")
 writeFileSync(page, [doc.trimEnd(), ...ownSections].join("\n\n") + "\n")
 console.log("wrote docs/PERFORMANCE.md")
