@@ -225,8 +225,10 @@ export interface ToolConstructor {
 /**
  * Options of `Proposal.tool`: `maxPendingPerTrace` (default 10) is how many
  * proposals one run (one trace id) may have waiting for a human at once; past
- * it the proposal tool refuses, so a model cannot flood the human's page;
- * `expireAfter` bounds how long a proposal waits for a decision.
+ * it the proposal tool refuses, so a model cannot flood the human's page
+ * (counted in the store's transaction with the new proposal, so proposals
+ * made at once cannot all pass); `expireAfter` bounds how long a proposal
+ * waits for a decision.
  *
  * @since 0.1.0
  * @category models

@@ -777,6 +777,30 @@ export const storeContract = (subject: Subject) =>
     )
 
     withStore(
+      "a run's cap holds for proposals made at once, from two pools: counted and added in one transaction",
+      (store, database) =>
+        Effect.gen(function*() {
+          const other = yield* database.open
+          const desk = makeDesk()
+          const capped = Registry.make(Toolkit.make(Tool.proposal(desk.SendReply, { maxPendingPerTrace: 10 })))
+          const results = yield* Effect.forEach(
+            Array.from({ length: 100 }, (_, i) => i),
+            (i) =>
+              capped.invoke("chat.sendMessage.propose", { text: `flood ${i}` }, {
+                autonomous: true,
+                traceId: "t-flood"
+              }).pipe(Effect.provideService(ProposalStore.ProposalStore, i % 2 === 0 ? store : other)),
+            { concurrency: "unbounded" }
+          )
+          expect(results.filter((result) => result.ok)).toHaveLength(10)
+          expect(results.filter((result) => !result.ok).map((result) => result.gate)).toEqual(
+            Array.from({ length: 90 }, () => "proposal")
+          )
+          expect(yield* store.list({ status: "pending", traceId: "t-flood" })).toHaveLength(10)
+        })
+    )
+
+    withStore(
       "Proposal.approve end to end: delivers once; fifty approvals from two pools deliver once",
       (store, database) =>
         Effect.gen(function*() {

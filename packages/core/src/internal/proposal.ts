@@ -10,7 +10,7 @@ import { refuse } from "./refuse.js"
 import { mintProposal } from "./capability.js"
 import type { Confirmable } from "../Grade.js"
 import { isSend, makeRead } from "./tool.js"
-import { proposalStoreHere } from "./services.js"
+import { proposalStoreHere, transaction } from "./services.js"
 
 export const Proposed = Schema.Struct({
   proposal: Schema.String,
@@ -48,22 +48,6 @@ export const make = (
       Effect.gen(function*() {
         const store = yield* proposalStoreHere
         const context = yield* Invocation.current
-        // One run may not flood the human's queue. Its own pending proposals
-        // only (the store's index or SQL's); checked again here, since a store
-        // written before the `traceId` filter returns every pending one.
-        if (context.traceId !== undefined) {
-          const pending = yield* store.list({ status: "pending", traceId: context.traceId })
-          const mine = pending.filter((proposal) => proposal.traceId === context.traceId).length
-          if (mine >= maxPending) {
-            return yield* refuse(
-              new Refused({
-                tool: `${tool.name}.propose`,
-                gate: "proposal",
-                reason: `this run has ${mine} proposals waiting for a human already; at most ${maxPending} wait at once`
-              })
-            )
-          }
-        }
         const now = yield* Clock.currentTimeMillis
         const encodedInput = yield* encodeInput(input).pipe(Effect.mapError(invalid))
         // A send's payload is prepared now, so the human approves exactly what
@@ -84,7 +68,7 @@ export const make = (
             new Refused({ tool: `${tool.name}.propose`, gate: "proposal", reason: `it cannot be stored: ${notJson}` })
           )
         }
-        const proposal = yield* store.add(mintProposal({
+        const draft = mintProposal({
           tool: tool.name,
           grade: tool.grade as Confirmable,
           title: tool.title,
@@ -94,8 +78,35 @@ export const make = (
           actor: context.actor,
           traceId: context.traceId,
           ...(expireAfter !== undefined ? { expiresAt: new Date(now + expireAfter).toISOString() } : {})
+        })
+        // One run may not flood the human's queue: its own pending proposals
+        // counted and the new one added in one transaction of the store (a
+        // SQL store serializes a trace's count there), so proposals made at
+        // once cannot all pass a count none of them is in yet. Counted again
+        // here, since a store written before the `traceId` filter returns
+        // every pending one.
+        const added = yield* transaction(store)(Effect.gen(function*() {
+          if (context.traceId !== undefined) {
+            const pending = yield* store.list({ status: "pending", traceId: context.traceId })
+            const mine = pending.filter((proposal) => proposal.traceId === context.traceId).length
+            if (mine >= maxPending) return { waiting: mine }
+          }
+          const proposal = yield* store.add(draft)
+          yield* Audit.record({ type: "proposed", tool: tool.name, proposal: proposal.id })
+          return { proposal }
         }))
-        yield* Audit.record({ type: "proposed", tool: tool.name, proposal: proposal.id })
+        // Refused once the transaction is over, so that the refusal's audit entry stays.
+        if ("waiting" in added) {
+          return yield* refuse(
+            new Refused({
+              tool: `${tool.name}.propose`,
+              gate: "proposal",
+              reason:
+                `this run has ${added.waiting} proposals waiting for a human already; at most ${maxPending} wait at once`
+            })
+          )
+        }
+        const { proposal } = added
         return {
           proposal: proposal.id,
           status: "pending" as const,

@@ -7,10 +7,10 @@
 // Who may import this: SqlProposalStore.ts only.
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { Statement } from "@effect/sql/Statement"
-import { Clock, Effect, Schema } from "effect"
+import { Clock, Effect, FiberRef, Schema } from "effect"
 import { Proposal, ProposalStore, Invocation } from "@graded/core"
 import { fromJson, toJson } from "./json.js"
-import { durably, transactional } from "./transaction.js"
+import { currentTransaction, durably, transactional } from "./transaction.js"
 
 const Row = Schema.Struct({
   // A number from SQLite, digits from PostgreSQL's BIGINT.
@@ -156,6 +156,11 @@ export const make: Effect.Effect<ProposalStore.ProposalStore.Service, never, Sql
     const decided = ({ at, by, edited, reason }: Proposal.Decided) =>
       sql`decided_by = ${by}, decided_at = ${at}, edited = ${edited ? 1 : 0}, reason = ${reason ?? null}`
 
+    const lockTrace = (traceId: string) =>
+      sql.onDialectOrElse({
+        pg: () => Effect.orDie(sql`SELECT pg_advisory_xact_lock(hashtext(${traceId}))`),
+        orElse: () => Effect.void
+      })
     const withTransaction = transactional(sql)
     return ProposalStore.guardDecisions(Object.freeze<ProposalStore.ProposalStore.Service>({
       withTransaction,
@@ -194,8 +199,20 @@ export const make: Effect.Effect<ProposalStore.ProposalStore.Service, never, Sql
           ...(filter?.runId !== undefined ? [sql`run_id = ${filter.runId}`] : []),
           ...(filter?.traceId !== undefined ? [sql`trace_id = ${filter.traceId}`] : [])
         ]
-        return rows(
+        const select = rows(
           sql`SELECT * FROM graded_proposals ${where.length === 0 ? sql`` : sql`WHERE ${sql.and(where)}`} ORDER BY seq`
+        )
+        const traceId = filter?.traceId
+        if (traceId === undefined) return select
+        // A trace's proposals listed inside a transaction (Proposal.tool
+        // counts a trace's pending ones and adds one): on PostgreSQL, whose
+        // transactions do not see each other's inserts, the trace is locked
+        // until the transaction ends, so two such counts of one trace run one
+        // after the other. A SQLite transaction holds the file's write lock
+        // from its BEGIN.
+        return Effect.flatMap(
+          FiberRef.get(currentTransaction),
+          (open) => open?.sql === sql ? Effect.zipRight(lockTrace(traceId), select) : select
         )
       },
 
