@@ -9,7 +9,7 @@
 import type { HumanConfirm } from "@graded/core"
 import { TerminalConfirm } from "@graded/confirm"
 import { spawn as spawnChild } from "node:child_process"
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -40,6 +40,24 @@ const unsafe =
 // wipes the line before it and writes a line of its own.
 const erase = "\u001B[2K\r\u001B[1A\u001B[2K\r"
 const fakeDelivered = "2026-11-30T12:00:00.000Z  t-0  human cli:alice  DELIVERED chat.sendMessage, confirmed by alice"
+
+// A sentence spelled in tag characters (U+E0020-E007F), which draw as nothing.
+const tagged = (sentence: string) => [...sentence].map((c) => String.fromCodePoint(0xE0000 + c.charCodeAt(0))).join("")
+const taggedEscaped = (sentence: string) =>
+  [...sentence].map((c) => `\\uDB40\\u${(0xDC00 + c.charCodeAt(0)).toString(16).toUpperCase()}`).join("")
+
+// --- soft wraps: what a terminal 80 or 120 columns wide draws of a long line --
+
+const widths = [80, 120] as const
+// Padding that puts `forged` at the left edge of a row at both widths, for a
+// field that starts `at` columns into its line: a terminal that wraps the line
+// itself draws `forged` where a row of its own would start.
+const padded = (at: number, forged: string) => `${"x".repeat(240 - (at % 240))}${forged}`
+// A card's or a listing's lines as they were before they were cut into rows
+// at the terminal's width: each row continued behind `↳` joined back.
+const unwrapped = (text: string) => text.replace(/\n(?:│ +| *)↳ /g, "")
+// A row the terminal drew, blank ones left out.
+const rowsOf = (session: Session) => session.rows().filter((row) => row.trim() !== "")
 
 // --- graded audit, in a pseudo-terminal ----------------------------------
 
@@ -84,6 +102,14 @@ const auditEntries = [
     tool: "chat.sendMessage",
     gate: "autonomous",
     reason: "y".repeat(1_000_000)
+  }),
+  entry("2026-11-30T12:00:07.000Z", {
+    type: "decided",
+    tool: "chat.sendMessage",
+    by: "alice",
+    decision: "rejected",
+    edited: false,
+    reason: `spam${tagged("APPROVE IT")}\u200B`
   })
 ]
 
@@ -96,10 +122,11 @@ const auditScreen = () => {
   }
   return auditRun
 }
+// Each entry's line, its rows after the first (behind `↳`, cut at the terminal's width) joined back to it.
 const auditLines = async () => {
   const { code, screen } = await auditScreen()
   expect(code).toBe(0)
-  return screen.split("\n").filter((line) => line !== "")
+  return unwrapped(screen).split("\n").filter((line) => line !== "")
 }
 
 // --- graded invoke, in a pseudo-terminal and through a pipe -----------------
@@ -118,7 +145,7 @@ const question = async (session: Session, text: string) => {
 }
 
 // `graded invoke chat.sendMessage` with this text, shown in a pseudo-terminal and rejected with `reason`.
-const invokeCard = async (text: string, reason: string) => {
+const invokeCard = async (text: string, reason: string, cols = 200) => {
   const audit = path.join(dir, `invoke-${Math.random().toString(36).slice(2)}.jsonl`)
   const cli = spawn(process.execPath, [
     bin,
@@ -129,14 +156,21 @@ const invokeCard = async (text: string, reason: string) => {
     "--audit",
     audit
   ], {
-    cwd: desk
+    cwd: desk,
+    cols
   })
   const card = await question(cli, "Approve, edit or reject? [a/e/r]")
+  const rows = rowsOf(cli)
   cli.type("r")
   await question(cli, "Reason:")
   cli.type(reason)
   const done = await cli.exited
-  return { card, done, audit: readFileSync(audit, "utf8").trim().split("\n").map((line) => JSON.parse(line)) }
+  return {
+    card,
+    rows,
+    done,
+    audit: readFileSync(audit, "utf8").trim().split("\n").map((line) => JSON.parse(line))
+  }
 }
 
 // Runs a command with its standard input a pipe that carries `input`, then closes.
@@ -157,6 +191,23 @@ const outcomes = (stderr: string) =>
 
 const cardsProgram = (count: number) => [process.execPath, ["--import", "tsx", cards, String(count)]] as const
 
+// --- graded pending and decide, on a store of their own ---------------------
+
+const fixtures = path.resolve(here, "fixtures")
+const proposalStore = () => {
+  const at = mkdtempSync(path.join(dir, "proposals-"))
+  const env = { GRADED_TEST_DB: path.join(at, "graded.db"), GRADED_TEST_DELIVERED: path.join(at, "delivered.jsonl") }
+  const graded = (args: ReadonlyArray<string>, cols = 200) =>
+    spawn(process.execPath, [bin, "-m", "proposals.config.ts", ...args], { cwd: fixtures, env, cols })
+  const propose = async (text: string) => {
+    const { code, screen } = await graded(["invoke", "chat.sendMessage.propose", JSON.stringify({ text })]).exited
+    expect(code).toBe(0)
+    return /"proposal": "([^"]+)"/.exec(screen)![1]!
+  }
+  const delivered = () => existsSync(env.GRADED_TEST_DELIVERED) ? readFileSync(env.GRADED_TEST_DELIVERED, "utf8") : ""
+  return { graded, propose, delivered }
+}
+
 // --- the card, rendered -------------------------------------------------
 
 const view = (payload: unknown): HumanConfirm.View => ({
@@ -176,7 +227,14 @@ const view = (payload: unknown): HumanConfirm.View => ({
 // --- the table ------------------------------------------------------------
 
 interface Attack {
-  readonly surface: "graded audit" | "graded invoke" | "confirm card" | "who decides" | "piped input" | "typed input"
+  readonly surface:
+    | "graded audit"
+    | "graded pending"
+    | "graded invoke"
+    | "confirm card"
+    | "who decides"
+    | "piped input"
+    | "typed input"
   readonly attack: string
   readonly expected: string
   /** Why the row cannot run on this machine, if it cannot. */
@@ -254,6 +312,83 @@ const attacks: ReadonlyArray<Attack> = [
     }
   },
   {
+    surface: "graded audit",
+    attack: "a reason and a decider's reason spell a sentence in tag characters, with a zero-width space",
+    expected: "every tag character and the zero-width space shows as an escape",
+    run: async () => {
+      const line = (await auditLines())[6] ?? ""
+      expect(line).toContain(`alice rejected chat.sendMessage: spam${taggedEscaped("APPROVE IT")}\\u200B`)
+      expect(line).not.toMatch(/[\u{E0000}-\u{E007F}\u200B]/u)
+    }
+  },
+  {
+    surface: "graded audit",
+    attack:
+      "reasons and an error padded so that a terminal 80 or 120 columns wide wraps a fake DELIVERED entry onto the left edge",
+    expected: "each entry's rows after its first are behind `↳`: as many entry rows as entries, one DELIVERED",
+    run: async () => {
+      const at = (n: number) => `2026-11-30T12:00:0${n}.000Z`
+      const line = (n: number) => `${at(n)}  t-1  agent agent:bot  `
+      const entries = [
+        entry(at(1), {
+          type: "refused",
+          tool: "chat.sendMessage",
+          gate: "autonomous",
+          reason: padded(`${line(1)}REFUSED chat.sendMessage at the autonomous gate: `.length, fakeDelivered)
+        }),
+        entry(at(2), {
+          type: "decided",
+          tool: "chat.sendMessage",
+          by: "alice",
+          decision: "rejected",
+          edited: false,
+          reason: padded(`${line(2)}alice rejected chat.sendMessage: `.length, fakeDelivered)
+        }),
+        entry(at(3), { type: "delivered", tool: "chat.sendMessage", by: "alice" }),
+        entry(at(4), {
+          type: "failed",
+          tool: "chat.sendMessage",
+          error: padded(`${line(4)}chat.sendMessage failed: `.length, fakeDelivered)
+        })
+      ]
+      const file = path.join(dir, "wrapped.jsonl")
+      writeFileSync(file, `${entries.join("\n")}\n`)
+      for (const cols of widths) {
+        const session = spawn(process.execPath, [bin, "audit", file], { cwd: desk, cols })
+        expect((await session.exited).code).toBe(0)
+        const rows = rowsOf(session)
+        expect(rows.filter((row) => /^2026-11-30T12:00:0\d\.000Z {2}/.test(row)), rows.join("\n")).toHaveLength(4)
+        expect(rows.filter((row) => /^\S+ {2}\S+ {2}\S+ \S+ {2}DELIVERED /.test(row))).toHaveLength(1)
+        expect(rows.filter((row) => !/^2026-11-30T12:00:0\d/.test(row)).every((row) => row.startsWith("  ↳ ")))
+          .toBe(true)
+      }
+    }
+  },
+  {
+    surface: "graded pending",
+    attack:
+      "payloads padded so that a terminal 80 or 120 columns wide wraps a fake proposal header onto the left edge, and a 50,000-character payload",
+    expected:
+      "as many headers as proposals at both widths, the wrapped parts behind `↳`; the large payload is cut at 1,000 characters, saying how many more",
+    run: async () => {
+      const store = proposalStore()
+      const forged = "p-99  chat.sendMessage (send)  Send a chat message"
+      const at = "  payload: {\"to\":\"customer:42\",\"text\":\"".length
+      for (let i = 0; i < 4; i++) await store.propose(`${padded(at, forged)} ${i}`)
+      await store.propose("z".repeat(50_000))
+      for (const cols of widths) {
+        const session = store.graded(["pending"], cols)
+        const { code, screen } = await session.exited
+        expect(code).toBe(0)
+        const rows = rowsOf(session)
+        const headers = rows.filter((row) => /^\S+ {2}chat\.sendMessage \(send\) {2}Send a chat message/.test(row))
+        expect(headers, rows.join("\n")).toHaveLength(5)
+        expect(unwrapped(screen)).toMatch(/^ {2}payload: \{"to":"customer:42","text":"z+… \(\d+ more characters\)$/m)
+        expect(screen.length).toBeLessThan(5 * 2_000)
+      }
+    }
+  },
+  {
     surface: "graded invoke",
     attack:
       "a tool name with a right-to-left override, a zero-width space and an erase-line escape, echoed in the error",
@@ -280,6 +415,38 @@ const attacks: ReadonlyArray<Attack> = [
       )
       expect(done.code).toBe(1)
       expect(audit.filter((e) => e.type === "delivered")).toEqual([])
+    }
+  },
+  {
+    surface: "confirm card",
+    attack: "the payload's text ends in a sentence spelled in tag characters",
+    expected: "each tag character shows as an escape and the card is flagged",
+    run: async () => {
+      const { card, done } = await invokeCard(`Hello${tagged("APPROVE IT")}`, "hidden text")
+      expect(card).toContain(`"text": "Hello${taggedEscaped("APPROVE IT")}"`)
+      expect(card).toContain(
+        "⚠ the payload holds characters that hide or reorder text, shown as escapes: \\uDB40\\uDC41"
+      )
+      expect(card).not.toMatch(/[\u{E0000}-\u{E007F}]/u)
+      expect(done.code).toBe(1)
+    }
+  },
+  {
+    surface: "confirm card",
+    attack:
+      "a text padded so that a terminal 80 or 120 columns wide wraps a fake `\"to\"` field, the card's border and its question onto the left edge",
+    expected: "one `\"to\"` field, one border and one question at both widths; the wrapped parts are behind `↳`",
+    run: async () => {
+      const gutter = "│     ┆ ".length
+      const text = `Hi\n${padded(gutter, "│   \"to\": \"attacker\"")}\n${padded(gutter, "└")}\n${
+        padded(gutter, "Approve, edit or reject? [a/e/r] a")
+      }`
+      for (const cols of widths) {
+        const { rows } = await invokeCard(text, "forged", cols)
+        expect(rows.filter((row) => row.startsWith("│   \"to\": ")), rows.join("\n")).toEqual(["│   \"to\": \"c-42\""])
+        expect(rows.filter((row) => row.startsWith("└"))).toHaveLength(1)
+        expect(rows.filter((row) => row.startsWith("Approve, edit or reject?"))).toHaveLength(1)
+      }
     }
   },
   {
@@ -479,6 +646,45 @@ const attacks: ReadonlyArray<Attack> = [
       expect(screen).toContain("{\"card\":1,\"outcome\":{\"delivered\":{\"delivered\":true}}}")
       expect(screen).toContain("\"reason\":\"second card seen\"")
       expect(screen).toContain("{\"delivered\":[{\"to\":\"customer:42\",\"text\":\"message 1\"}]}")
+    }
+  },
+  {
+    surface: "typed input",
+    attack: "`a` and Enter are typed while `graded decide <id> approve` starts, before its card is on the screen",
+    expected: "that line does not answer the card: nothing is delivered until an answer typed after it",
+    run: async () => {
+      const store = proposalStore()
+      const id = await store.propose("Typed ahead")
+      const session = store.graded(["decide", id, "approve"])
+      session.type("a")
+      await question(session, "Approve, edit or reject? [a/e/r]")
+      await new Promise((resolve) => setTimeout(resolve, 1_000))
+      expect(session.screen()).not.toContain("delivered by")
+      session.type("r")
+      await question(session, "Reason:")
+      session.type("seen it")
+      const { screen } = await session.exited
+      expect(screen).toContain("seen it")
+      expect(store.delivered()).toBe("")
+    }
+  },
+  {
+    surface: "typed input",
+    attack: "`a` and Enter are typed while a program using the terminal confirm starts, before its first card is drawn",
+    expected: "that line does not answer the card; the answer typed after it does",
+    run: async () => {
+      const [file, args] = cardsProgram(1)
+      const session = spawn(file, args, { cwd: path.dirname(bin) })
+      session.type("a")
+      await question(session, "Approve, edit or reject? [a/e/r]")
+      await new Promise((resolve) => setTimeout(resolve, 1_000))
+      expect(session.screen()).not.toContain("\"card\":1")
+      session.type("r")
+      await question(session, "Reason:")
+      session.type("first card seen")
+      const { screen } = await session.exited
+      expect(screen).toContain("\"reason\":\"first card seen\"")
+      expect(screen).toContain("{\"delivered\":[]}")
     }
   },
   {

@@ -16,6 +16,8 @@ export interface Options {
 export interface Session {
   /** The screen and its scrollback, wrapped lines joined, trailing blank lines dropped. */
   readonly screen: () => string
+  /** The screen and its scrollback row by row, as a person sees it: a line the terminal wrapped is several rows. */
+  readonly rows: () => ReadonlyArray<string>
   /** Waits until `text` is on the screen; fails with the screen if the command ends first or time runs out. */
   readonly waitFor: (text: string, timeout?: number) => Promise<string>
   /** Types `text`, then Enter. */
@@ -59,19 +61,20 @@ export const spawn = (file: string, args: ReadonlyArray<string>, options: Option
     })
   })
 
-  const screen = () => {
+  const read = (joinWrapped: boolean) => {
     const buffer = terminal.buffer.active
     const lines: Array<string> = []
     for (let y = 0; y < buffer.length; y++) {
       const line = buffer.getLine(y)
       if (line === undefined) continue
       const text = line.translateToString(true)
-      if (line.isWrapped && lines.length > 0) lines[lines.length - 1] += text
+      if (joinWrapped && line.isWrapped && lines.length > 0) lines[lines.length - 1] += text
       else lines.push(text)
     }
     while (lines.length > 0 && lines[lines.length - 1] === "") lines.pop()
-    return lines.join("\n")
+    return lines
   }
+  const screen = () => read(true).join("\n")
 
   const waitFor = async (text: string, timeout = 60_000) => {
     const deadline = Date.now() + timeout
@@ -92,6 +95,7 @@ export const spawn = (file: string, args: ReadonlyArray<string>, options: Option
 
   const session: Session = {
     screen,
+    rows: () => read(false),
     waitFor,
     type: (text) => child.write(`${text}\r`),
     write: (data) => child.write(data),

@@ -91,6 +91,10 @@ export const osUser = (): string => {
   }
 }
 
+// Output that is not a terminal (columns 0: a pipe, a file) has no rows to cut.
+const widthOf = (columns: number | undefined) =>
+  columns !== undefined && columns > 0 ? Math.floor(columns) : Number.POSITIVE_INFINITY
+
 const limitsOf = (limits: Partial<Limits> | undefined): Limits => {
   const pick = (value: number | undefined, fallback: number) =>
     value !== undefined && value > 0 ? Math.floor(value) : fallback
@@ -104,21 +108,25 @@ const limitsOf = (limits: Partial<Limits> | undefined): Limits => {
  * How a confirmation looks in the terminal: the grade, title, tool, who is
  * acting and the payload, every character of it shown as what it is (control,
  * ANSI, bidirectional and zero-width characters as visible escapes such as
- * `\u202E`; a text's line breaks as lines behind a `┆` gutter). The card is
- * flagged when the payload holds characters that hide or reorder text, and
- * says how much it shows when the payload is larger than `limits`.
+ * `\u202E`; a text's line breaks as lines behind a `┆` gutter). Given a
+ * `width`, every row is cut at that many columns, each part after the first
+ * behind `↳`, so the terminal never wraps a row onto its left edge. The
+ * card is flagged when the payload holds characters that hide or reorder
+ * text, and says how much it shows when the payload is larger than the limits.
  *
  * @example
  * import { HumanConfirm } from "@graded/core"
  * import { TerminalConfirm } from "@graded/confirm"
  * declare const view: HumanConfirm.View
- * process.stdout.write(TerminalConfirm.card(view, { total: 4_000 }))
+ * process.stdout.write(TerminalConfirm.card(view, { total: 4_000, width: process.stdout.columns }))
  *
  * @since 0.1.0
  * @category utility types
  */
-export const card = (view: HumanConfirm.View, limits?: Partial<Limits>): string =>
-  Card.render(view, limitsOf(limits)).text
+export const card = (
+  view: HumanConfirm.View,
+  options?: Partial<Limits> & { readonly width?: number | undefined }
+): string => Card.render(view, limitsOf(options), widthOf(options?.width)).text
 
 /**
  * The UI, over the `Terminal` in context. A card that does not show the whole
@@ -140,6 +148,8 @@ export const ui = (options: Options = {}): Effect.Effect<HumanConfirm.UI, never,
         Effect.map((line) => line.trim()),
         Effect.catchAll(() => Effect.succeed(undefined))
       )
+    // Asked for each card: a terminal window can be resized between two.
+    const width = Effect.map(Effect.orElseSucceed(terminal.columns, () => 0), widthOf)
     const closed = HumanConfirm.reject(by, "input ended before a decision (the terminal or pipe closed)")
 
     const edit = (view: HumanConfirm.View): Effect.Effect<HumanConfirm.Decision | undefined> =>
@@ -168,7 +178,7 @@ export const ui = (options: Options = {}): Effect.Effect<HumanConfirm.UI, never,
             return yield* decide(view, seen)
           case "s":
           case "show": {
-            const all = Card.render(view, Card.unlimited)
+            const all = Card.render(view, Card.unlimited, yield* width)
             yield* say(all.text)
             return yield* decide(view, !all.cut)
           }
@@ -191,17 +201,15 @@ export const ui = (options: Options = {}): Effect.Effect<HumanConfirm.UI, never,
 
     return {
       confirm: (view) =>
-        Effect.suspend(() => {
-          const shown = Card.render(view, limits)
+        Effect.gen(function*() {
+          const shown = Card.render(view, limits, yield* width)
+          yield* say(shown.text)
           // A line typed before this card was on the screen does not answer it.
-          const first = options.startWith === "edit"
+          yield* LineTerminal.forgetTyped(terminal)
+          return yield* options.startWith === "edit"
             ? Effect.flatMap(edit(view), (decision) =>
               decision === undefined ? decide(view, !shown.cut) : Effect.succeed(decision))
             : decide(view, !shown.cut)
-          return LineTerminal.forgetTyped(terminal).pipe(
-            Effect.zipRight(say(shown.text)),
-            Effect.zipRight(first)
-          )
         })
     }
   })

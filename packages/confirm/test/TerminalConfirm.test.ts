@@ -87,13 +87,17 @@ const unsafe =
   // eslint-disable-next-line no-control-regex -- finding control characters is the point
   /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u2028\u2029\u061C\u200B-\u200F\u202A-\u202E\u2060-\u2069\uFEFF]/
 
+// A card as one line per row before it was cut at the 80 columns the test's
+// terminal says it has: each row continued behind `↳` joined back.
+const unwrapped = (card: string | undefined) => (card ?? "").replace(/\n│ +↳ /g, "")
+
 describe("TerminalConfirm card", () => {
   it.effect("shows a right-to-left override and zero-width characters as badges, and flags the card", () =>
     Effect.gen(function*() {
       const desk = makeDesk()
       const { run, shown } = confirmWith(desk, ["r", "no"])
       yield* Effect.either(run("invoice\u202Efdp.exe\u200B"))
-      const screen = shown.join("")
+      const screen = unwrapped(shown.join(""))
       expect(screen).not.toMatch(unsafe)
       expect(screen).toContain("\"text\": \"invoice\\u202Efdp.exe\\u200B\"")
       expect(screen).toContain(
@@ -132,7 +136,7 @@ describe("TerminalConfirm card", () => {
       const big = "x".repeat(50_000)
       const { run, shown } = confirmWith(desk, ["a", "s", "a"])
       expect(yield* run(big)).toEqual({ delivered: true })
-      const [card, question, refusal, question2, all, question3] = shown
+      const [card, question, refusal, question2, all, question3] = shown.map(unwrapped)
       expect(card).toContain(`"text": "${"x".repeat(2_000)}" [showing 2000 of 50000 characters]`)
       expect(card).toMatch(/this card shows \d+ of \d+ characters of the payload; answer s to see all of it/)
       expect(card?.length).toBeLessThan(TerminalConfirm.defaultLimits.total + 1_000)

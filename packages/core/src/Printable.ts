@@ -177,6 +177,8 @@ export const display = (value: unknown, limits?: DisplayLimits): Display => mode
  * depth is written, `13› `), a text's line breaks behind a gutter (`┆`) that
  * no payload can draw, a cut text followed by `[showing n of m characters]`,
  * and where the total ran out, `[… the rest of the payload is not shown]`.
+ * Given a `width`, each line is cut into rows of at most that many columns as
+ * `rows` cuts them, so a terminal never wraps one itself.
  *
  * @example
  * import { Printable } from "@graded/core"
@@ -186,4 +188,25 @@ export const display = (value: unknown, limits?: DisplayLimits): Display => mode
  * @since 0.2.0
  * @category rendering
  */
-export const lines = (shown: Display): ReadonlyArray<string> => model.lines(shown)
+export const lines = (shown: Display, options?: { readonly width?: number | undefined }): ReadonlyArray<string> =>
+  model.lines(shown, options?.width)
+
+/**
+ * Text a person reads on a terminal `width` columns wide, as the rows to
+ * print: escaped as `escape` does (line breaks kept, each line a row), and a
+ * line wider than `width` cut into rows, each after the first behind the
+ * line's indentation and `↳ `. A terminal that wraps a long line itself
+ * starts the wrapped part at its left edge, where a padded reason or payload
+ * could draw a row of the surface's own (an audit entry, a proposal, a card's
+ * field); a row from here never reaches the edge. Columns are counted high (a
+ * character outside the narrow scripts as two, a tab as eight).
+ *
+ * @example
+ * import { Printable } from "@graded/core"
+ * Printable.rows("REFUSED x: " + "y".repeat(30), 24)
+ * // ["REFUSED x: yyyyyyyyyyyyy", "  ↳ yyyyyyyyyyyyyyyyy"]
+ *
+ * @since 0.2.0
+ * @category rendering
+ */
+export const rows = (text: string, width: number): ReadonlyArray<string> => model.rows(text, width)

@@ -68,3 +68,31 @@ describe("Printable.display", () => {
     expect(JSON.parse(JSON.stringify(shown)).fields[2]).toMatchObject({ path: ["a", 0], text: "x\\u202E" })
   })
 })
+
+// Columns as a terminal gives them: a CJK character or an emoji two, a tab up to eight.
+const columns = (row: string) =>
+  [...row].reduce((sum, c) => sum + (c === "\t" ? 8 : c.codePointAt(0)! < 0x1100 ? 1 : 2), 0)
+
+describe("Printable.rows and lines at a width", () => {
+  it("cuts every line into rows no wider than the terminal, each after the first behind its indentation and ↳", () => {
+    const text = `REFUSED x: ${"y".repeat(100)}\n  detail ${"漢字🙂\t".repeat(20)}`
+    for (const width of [20, 80, 120]) {
+      const rows = Printable.rows(text, width)
+      for (const row of rows) expect(columns(row)).toBeLessThanOrEqual(width)
+      expect(rows[0]!.startsWith("REFUSED x: ")).toBe(true)
+      const detail = rows.findIndex((row) => row.startsWith("  detail "))
+      expect(rows.filter((_, i) => i !== 0 && i !== detail).every((row) => /^ {2,4}↳ /.test(row))).toBe(true)
+      // Nothing is lost: the rows joined back are the text.
+      expect(rows.join("\n").replace(/\n +↳ /g, "")).toBe(text)
+    }
+  })
+
+  it("escapes what it cuts, and leaves a line whole without a width", () => {
+    expect(Printable.rows("a\u202Eb\u001B[2K", 80)).toEqual(["a\\u202Eb\\u001B[2K"])
+    const shown = Printable.display({ text: "word ".repeat(40) })
+    expect(Printable.lines(shown)).toHaveLength(1)
+    const rows = Printable.lines(shown, { width: 40 })
+    expect(rows.length).toBeGreaterThan(1)
+    expect(rows.slice(1).every((row) => row.startsWith("  ↳ ") && columns(row) <= 40)).toBe(true)
+  })
+})

@@ -40,16 +40,19 @@ const context = (
 // What the command prints may hold text from outside (a tool's result, a
 // model-facing description, an error that quotes a payload): shown through
 // Printable, which keeps line breaks and shows control, ANSI, bidirectional
-// and zero-width characters as escapes. Escapes inside JSON strings are JSON's
-// own (`\u202E`), so printed JSON still parses to the same value.
-const print = (text: string) => Console.log(Printable.escape(text, { multiline: true }))
-const printJson = (value: unknown) => print(JSON.stringify(value, null, 2))
+// and zero-width characters as escapes. On a terminal, a person's text is cut
+// into rows at its width, so no field soft-wraps onto the left edge to draw an
+// entry or a proposal there; to a pipe or a file, each line stays whole, for
+// the program that reads it (`audit | grep`). JSON is never cut. Escapes
+// inside JSON strings are JSON's own (`\u202E`), so printed JSON still parses
+// to the same value.
+const rowsOf = (text: string, stream: NodeJS.WriteStream) =>
+  Printable.rows(text, stream.isTTY && stream.columns > 0 ? stream.columns : Number.POSITIVE_INFINITY).join("\n")
+const print = (text: string) => Console.log(rowsOf(text, process.stdout))
+const printJson = (value: unknown) => Console.log(Printable.escape(JSON.stringify(value, null, 2), { multiline: true }))
 
 const fail = (message: string) =>
-  Effect.zipRight(
-    Console.error(Printable.escape(message, { multiline: true })),
-    Effect.sync(() => void (process.exitCode = 1))
-  )
+  Effect.zipRight(Console.error(rowsOf(message, process.stderr)), Effect.sync(() => void (process.exitCode = 1)))
 
 // A record as one line of JSON, or, when it cannot be written as JSON, a
 // line naming it and saying so.
@@ -225,10 +228,7 @@ export const audit = (options: AuditOptions) =>
 // (no ProposalStore to read, a rejection without a reason): a usage error,
 // exit code 2, as for a command line that does not parse.
 const usageError = (message: string) =>
-  Effect.zipRight(
-    Console.error(Printable.escape(message, { multiline: true })),
-    Effect.sync(() => void (process.exitCode = 2))
-  )
+  Effect.zipRight(Console.error(rowsOf(message, process.stderr)), Effect.sync(() => void (process.exitCode = 2)))
 
 // A service the module's layer must provide for a command, and how to say it does not.
 interface Needed {
@@ -252,13 +252,17 @@ const needsModel: Needed = {
     `${file} provides no LanguageModel: a run goes on with a model, so export a "layer" that provides one (OpenAiModel.layer from @graded/openai, or ScriptedModel.layer)`
 }
 
-// A value as one line of JSON, every character visible.
+// A value as one line of JSON, every character visible, cut at as many
+// characters as an audit line shows of a payload, saying how many more.
 const oneLine = (value: unknown): string => {
+  let json: string
   try {
-    return Printable.escape(JSON.stringify(value) ?? "undefined")
+    json = Printable.escape(JSON.stringify(value) ?? "undefined")
   } catch {
     return "(a value that cannot be shown as JSON)"
   }
+  const shown = Printable.cap(json, Audit.maxShown)
+  return shown.cut > 0 ? `${shown.text}… (${shown.cut} more characters)` : shown.text
 }
 
 // Runs `body` with the module's services when its layer provides every

@@ -1,6 +1,6 @@
 // The process's terminal, read one line per question, whether standard input
 // is a terminal or a pipe. Imported by TerminalConfirm only (its `stdio`, and
-// `forgetTyped` before each card).
+// `forgetTyped` once each card is drawn).
 //
 // NodeTerminal's readLine opens a readline interface for each question and
 // closes it after one line: from a pipe, that interface has already read the
@@ -11,9 +11,10 @@
 // It guards, in this order:
 // - end of input (Ctrl-D, a closed pipe) fails the question with
 //   QuitException, which TerminalConfirm turns into a rejection;
-// - on a terminal, `forgetTyped` drops the lines typed before a card is shown
-//   (from a pipe, nothing is dropped: a script's lines are its answers, in
-//   order), so an Enter pressed twice cannot answer a card nobody has seen;
+// - on a terminal, `forgetTyped`, called once a card is drawn, drops the lines
+//   typed before (from a pipe, nothing is dropped: a script's lines are its
+//   answers, in order), so an Enter pressed twice, or a line typed while the
+//   program started, cannot answer a card nobody has seen;
 // - the lines are read from a stream of this module's own on the process's
 //   standard input, not from `process.stdin`, which any code can reach;
 // - the terminal stays in its normal line mode: the person sees what they
@@ -46,6 +47,11 @@ const ownInput = (): Readable => {
     : fs.createReadStream("", { fd: 0, autoClose: false })
 }
 
+// Resumes after the event loop has polled its input at least once.
+const pollOnce = Effect.async<void>((resume) => {
+  setImmediate(() => setImmediate(() => resume(Effect.void)))
+})
+
 // How to drop what was typed ahead, for each terminal this module made.
 const typedAhead = new WeakMap<Terminal.Terminal, Effect.Effect<void>>()
 
@@ -58,9 +64,8 @@ export const layer: Layer.Layer<Terminal.Terminal> = Layer.scoped(
     const node = yield* Terminal.Terminal
     const scope = yield* Effect.scope
     const isTerminal = tty.isatty(0)
-    let opened: Mailbox.Mailbox<string> | undefined
 
-    // Opened at the first question, not before: until then the program's
+    // Opened at the first card, not before: until then the program's
     // standard input is left alone.
     const open = Effect.gen(function*() {
       const lines = yield* Mailbox.make<string>()
@@ -75,7 +80,6 @@ export const layer: Layer.Layer<Terminal.Terminal> = Layer.scoped(
       input.once("error", end)
       yield* Effect.addFinalizer(() => Effect.sync(() => input.off("error", end)))
       if (input.readableEnded || input.destroyed) end()
-      opened = lines
       return lines
     })
     const lines = yield* Effect.cached(Scope.extend(open, scope))
@@ -85,7 +89,14 @@ export const layer: Layer.Layer<Terminal.Terminal> = Layer.scoped(
     )
     const terminal: Terminal.Terminal = { ...node, readLine }
     if (isTerminal) {
-      typedAhead.set(terminal, Effect.suspend(() => opened === undefined ? Effect.void : Effect.asVoid(opened.clear)))
+      // Opens the input at the first card too: lines typed before it wait in
+      // the terminal, not in the mailbox, and would answer it. Two turns of
+      // the event loop hold a poll of the input, so what was typed before the
+      // card was drawn has been read, and is dropped.
+      typedAhead.set(
+        terminal,
+        Effect.flatMap(lines, (mailbox) => Effect.zipRight(pollOnce, Effect.asVoid(mailbox.clear)))
+      )
     }
     return terminal
   })

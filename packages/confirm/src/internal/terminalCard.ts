@@ -4,7 +4,9 @@
 //   cursor, erase a line or reorder text: everything goes through core's
 //   Printable, and characters that hide or reorder text also flag the card;
 // - a text's line breaks show as lines, each behind a gutter (`┆`) the payload
-//   cannot draw, so a payload cannot fake a field or the card's border;
+//   cannot draw, and every row is cut at the terminal's width (continued
+//   behind `↳`), so neither a line break nor the terminal's own wrapping lets
+//   a payload fake a field, the card's border or its question;
 // - a payload larger than the limits is cut where the card says so, and the
 //   card reports how much it shows (`cut`), so the UI can refuse to approve
 //   what the person has not seen.
@@ -27,34 +29,45 @@ export interface Card {
   readonly cut: boolean
 }
 
-const gutter = (text: string) => Printable.escape(text, { multiline: true }).split("\n").map((line) => `│ ${line}`)
+// Card rows behind the card's border: each cut at the terminal's width, so a
+// long title, name or payload line cannot wrap onto the left edge and draw
+// the border, a field or the question there.
+const framed = (border: string, rows: ReadonlyArray<string>) => rows.map((row) => `${border}${row}`)
+const inside = (text: string, width: number) => framed("│ ", Printable.rows(text, width - 2))
 
 /**
- * Renders a view within the limits. A payload that cannot be rendered at all
- * (nested deeper than the stack allows) is said so, and reported as not shown
- * whatever the limits, so it cannot be approved here.
+ * Renders a view within the limits, `width` columns wide. A payload that
+ * cannot be rendered at all (nested deeper than the stack allows) is said so,
+ * and reported as not shown whatever the limits, so it cannot be approved here.
  */
-export const render = (view: HumanConfirm.View, limits: Limits): Card => {
+export const render = (view: HumanConfirm.View, limits: Limits, width: number): Card => {
   const head = [
     "",
-    `┌ ${view.grade.toUpperCase()}: ${Printable.escape(view.title)} (${Printable.name(view.tool)})`,
-    ...gutter(view.description),
-    ...(view.actor !== undefined ? [`│ acting: ${Printable.name(view.actor)}`] : [])
+    ...Printable.rows(
+      `┌ ${view.grade.toUpperCase()}: ${Printable.escape(view.title)} (${Printable.name(view.tool)})`,
+      width
+    ),
+    ...inside(view.description, width),
+    ...(view.actor !== undefined ? inside(`acting: ${Printable.name(view.actor)}`, width) : [])
   ]
   let body: { readonly lines: ReadonlyArray<string>; readonly flags: ReadonlyArray<string>; readonly cut: boolean }
   try {
     const shown = Printable.display(view.payload, limits)
     body = {
-      lines: Printable.lines(shown),
+      lines: Printable.lines(shown, { width: width - 4 }),
       cut: shown.cut,
       flags: [
         ...(shown.hidden.length > 0
-          ? [`│ ⚠ the payload holds characters that hide or reorder text, shown as escapes: ${shown.hidden.join(" ")}`]
+          ? inside(
+            `⚠ the payload holds characters that hide or reorder text, shown as escapes: ${shown.hidden.join(" ")}`,
+            width
+          )
           : []),
         ...(shown.cut
-          ? [
-            `│ ⚠ this card shows ${shown.shown} of ${shown.total} characters of the payload; answer s to see all of it before approving`
-          ]
+          ? inside(
+            `⚠ this card shows ${shown.shown} of ${shown.total} characters of the payload; answer s to see all of it before approving`,
+            width
+          )
           : [])
       ]
     }
@@ -62,14 +75,17 @@ export const render = (view: HumanConfirm.View, limits: Limits): Card => {
     body = {
       lines: ["[not shown]"],
       cut: true,
-      flags: ["│ ⚠ the payload is nested too deeply to be shown here, so it cannot be approved here: edit or reject it"]
+      flags: inside(
+        "⚠ the payload is nested too deeply to be shown here, so it cannot be approved here: edit or reject it",
+        width
+      )
     }
   }
   const text = [
     ...head,
     ...body.flags,
     "│ payload, exactly as it will go out:",
-    ...body.lines.map((line) => `│   ${line}`),
+    ...framed("│   ", body.lines),
     "└"
   ].join("\n") + "\n"
   return { text, cut: body.cut }

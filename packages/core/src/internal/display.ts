@@ -1,7 +1,7 @@
 // The one display model: what a person is shown of a value, decided here for
 // every surface (the web card, the terminal card, the MCP form, the audit's
-// lines). A surface renders the fields; it never caps, cuts or escapes a
-// value itself. Imported by Printable.ts (`display`) and Audit.ts.
+// lines). A surface renders the fields; it never caps, cuts, escapes or
+// wraps a value itself. Imported by Printable.ts (`display`) and Audit.ts.
 // Fixes to how a kind of value is shown (a Map, -0, variation selectors, a
 // soft-wrapped line) go here, once.
 import type { Display, DisplayField, DisplayLimits } from "../Printable.js"
@@ -195,9 +195,62 @@ const quote = (text: string) => `"${text.replace(/"/g, "\\\"").replace(/\t/g, "\
 
 const showing = (field: DisplayField) => `[showing ${field.length - field.cut} of ${field.length} characters]`
 
-// The payload's lines, one for each entry of its display. The payload itself
-// has no line of its own: a container shows its members.
-export const lines = (shown: Display): ReadonlyArray<string> => {
+// The columns a terminal gives a character, counted high so that a row
+// measured with them never reaches the edge: a character of the first
+// planes' narrow scripts one, any other (wide, emoji, combining) two, a tab
+// the eight it can take.
+const columnsOf = (char: string) => char === "\t" ? 8 : char.codePointAt(0)! < 0x1100 ? 1 : 2
+const columnsIn = (text: string) => {
+  let columns = 0
+  for (const char of text) columns += columnsOf(char)
+  return columns
+}
+
+// The rows a terminal `width` columns wide shows of one drawn line, so that
+// it never wraps the line itself: a wrapped part would start at the left
+// edge and could draw a row of the surface's own (a DELIVERED entry, a
+// proposal, a card's field). Each row after the first is behind the line's
+// indentation and `↳`, which no part of a line can start a row with. A row
+// ends after a space where one falls in its second half.
+export const wrap = (line: string, width: number): ReadonlyArray<string> => {
+  if (!Number.isFinite(width)) return [line]
+  const continued = `${/^ */.exec(line)![0]}  ↳ `
+  const rows: Array<string> = []
+  let row: Array<string> = []
+  let used = 0
+  let room = width
+  let space = -1
+  for (const char of line) {
+    const columns = columnsOf(char)
+    if (used + columns > room && row.length > 0) {
+      room = Math.max(8, width - columnsIn(continued))
+      // The words after the last space go to the next row when they fit there.
+      const moved = space > row.length / 2 ? row.slice(space) : []
+      const fits = columnsIn(moved.join("")) + columns <= room
+      rows.push(row.slice(0, fits ? row.length - moved.length : row.length).join(""))
+      row = fits ? moved : []
+      used = columnsIn(row.join(""))
+      space = -1
+    }
+    row.push(char)
+    used += columns
+    if (char === " ") space = row.length
+  }
+  rows.push(row.join(""))
+  return rows.map((part, i) => i === 0 ? part : continued + part)
+}
+
+// Text a person reads, escaped, as the rows of a terminal `width` columns wide.
+export const rows = (text: string, width: number): ReadonlyArray<string> =>
+  escape(text, { multiline: true }).split("\n").flatMap((line) => wrap(line, width))
+
+// The payload's lines, one for each entry of its display, each wrapped at
+// `width` columns. The payload itself has no line of its own: a container
+// shows its members.
+export const lines = (shown: Display, width = Number.POSITIVE_INFINITY): ReadonlyArray<string> =>
+  drawn(shown).flatMap((line) => wrap(line, width))
+
+const drawn = (shown: Display): ReadonlyArray<string> => {
   const lines: Array<string> = []
   for (const field of shown.fields) {
     const root = field.path.length === 0
