@@ -262,7 +262,9 @@ const invalid = (id: unknown, problem: string): InvalidRule =>
  * decoded input of that call (a copy; changing it changes nothing), `context`
  * the invocation context of the confirmation. Anything else it answers, or a
  * throw, is no match: the next rule is tried, then the human is asked. A call
- * it approves is audited as decided by `rule:<id>`. A send tool (or a read
+ * it approves is audited as decided by `rule:<id>`. A predicate that reads a
+ * fact of `context.facts` that was never recorded approves nothing, whatever
+ * it answers: absent is not "not frozen". A send tool (or a read
  * tool) does not compile: a send always asks a human.
  *
  * @example
