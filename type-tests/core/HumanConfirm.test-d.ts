@@ -1,7 +1,7 @@
 import { Effect, type Layer, Schema } from "effect"
 import { expectError, expectType } from "tsd"
 import { HumanConfirm, type Invocation, type SendCapability, Tool, type WriteCapability } from "@graded/core"
-import { KbSearch, SendReply, SubmitTicket } from "./fixtures.js"
+import { KbSearch, SendReply, SubmitTicket, support } from "./fixtures.js"
 
 const ui = HumanConfirm.scripted([])
 
@@ -26,6 +26,17 @@ declare const anyTool: Tool.Any
 
 // error: HumanConfirm.autoApprove takes one write tool: a tool typed as Tool.Any (its name and grade unknown to the compiler) is a
 expectError(HumanConfirm.autoApprove("any", anyTool, () => true))
+
+// Rejected: a tool found by name (toolkit.get), which may be undefined and is
+// typed as any tool of the toolkit. graded's message leads the diagnostic.
+
+// error: ^HumanConfirm.autoApprove takes one write tool: this one may be undefined (toolkit.get finds a tool by name
+expectError(HumanConfirm.autoApprove("by-name", support.get("ticket.submit"), () => true))
+
+// The send's message leads too, not "No overload matches this call".
+
+// error: ^is not assignable to parameter of type '"HumanConfirm.autoApprove takes one write tool: chat.sendMessage is a send tool
+expectError(HumanConfirm.autoApprove("replies-again", SendReply, () => true))
 
 // A tool of type never (two tools merged) fits any parameter, so the compiler
 // cannot refuse it here; autoApprove throws InvalidRule for it (autoApprove.test.ts).

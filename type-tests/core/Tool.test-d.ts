@@ -1,4 +1,4 @@
-import { Effect, Schema } from "effect"
+import { Data, Effect, Schema } from "effect"
 import { expectError, expectType } from "tsd"
 import {
   HumanConfirm,
@@ -179,3 +179,40 @@ expectType<`${string}.search`>(
     run: () => Effect.succeed("x")
   }).name
 )
+
+// failureMessages are keyed by the tool's declared failures: a key that names
+// none of them (a typo) would never be shown, and does not compile.
+class CustomerNotFound extends Data.TaggedError("CustomerNotFound")<{}> {}
+const lookup = (): Effect.Effect<{ readonly name: string }, CustomerNotFound> => Effect.fail(new CustomerNotFound())
+
+// error: 'CustomerNotFund' does not exist in type 'FailureMessages<CustomerNotFound>'. Did you mean to write 'CustomerNotFound'?
+expectError(Tool.read("crm.lookup", {
+  title: "Look up a customer",
+  description: "Find a customer.",
+  input: Schema.Struct({ id: Schema.String }),
+  output: Schema.Struct({ name: Schema.String }),
+  failureMessages: { CustomerNotFund: "No customer has that id." },
+  run: lookup
+}))
+
+// The same with the failures read off a run written in place, after the keys.
+
+// error: 'Unknown' does not exist in type 'FailureMessages<CustomerNotFound>'
+expectError(Tool.write("crm.rename", {
+  title: "Rename a customer",
+  description: "Rename a customer.",
+  input: Schema.Struct({ id: Schema.String }),
+  output: Schema.Struct({ name: Schema.String }),
+  failureMessages: { Unknown: "No customer has that id." },
+  run: ({ id }) => id === "" ? Effect.fail(new CustomerNotFound()) : Effect.succeed({ name: id })
+}))
+
+// A key for each declared failure compiles, and so does leaving one out.
+Tool.read("crm.lookup", {
+  title: "Look up a customer",
+  description: "Find a customer.",
+  input: Schema.Struct({ id: Schema.String }),
+  output: Schema.Struct({ name: Schema.String }),
+  failureMessages: { CustomerNotFound: "No customer has that id." },
+  run: lookup
+})

@@ -23,6 +23,9 @@ export const guidelines = [
     when: Condition.role(roles.officer),
     tools: ["transfer.send"]
   }),
+  // Holds with the account never looked up: a forbid over a fact never
+  // recorded stands, so the transfer waits for the lookup (and the transfer's
+  // own code checks the lookup was of the account the money leaves).
   Guideline.make("frozen-accounts", {
     description: "No money leaves a frozen account, whoever asks.",
     when: Condition.equals("facts.account.frozen", true),
@@ -59,7 +62,7 @@ export const contracts = (desk: Desk) => [
     ],
     failures: ["UnknownCustomer", "NotLookedUp"]
   }),
-  Contract.make(desk.tools.Transfer, { failures: ["UnknownCustomer", "InsufficientFunds"] })
+  Contract.make(desk.tools.Transfer, { failures: ["UnknownCustomer", "NotLookedUp", "InsufficientFunds"] })
 ]
 
 /** The UI layer's rule: a low-priority ticket is filed without asking; a high-priority one asks. */

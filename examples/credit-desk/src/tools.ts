@@ -172,13 +172,20 @@ export const makeTools = (bank: Bank) => {
     sideEffects: ["moves money out of the customer's account"],
     failureMessages: {
       UnknownCustomer: "There is no customer with that number.",
+      NotLookedUp: "Look up this customer's account first: a transfer needs to know whether it is frozen.",
       InsufficientFunds: "The account does not hold enough money for this transfer."
     },
+    // The policy's frozen-account rule reads the fact account.frozen: it is
+    // about this account only if this account was the last one looked up.
     prepare: (input) =>
-      Effect.flatMap(
-        find(bank, input.customer),
-        (found) => found.balance < input.amount ? Effect.fail(new InsufficientFunds()) : Effect.succeed(input)
-      ),
+      Effect.gen(function*() {
+        const { facts } = yield* Invocation.current
+        if (facts?.[channelFacts.customer] !== input.customer) {
+          return yield* Effect.fail(new NotLookedUp({ customer: input.customer }))
+        }
+        const found = yield* find(bank, input.customer)
+        return found.balance < input.amount ? yield* Effect.fail(new InsufficientFunds()) : input
+      }),
     deliver: ({ payload }) => Effect.sync(() => (bank.transfers.push(payload), { done: true }))
   })
 

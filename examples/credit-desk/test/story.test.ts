@@ -14,7 +14,8 @@ const tsx = path.resolve(here, "../../../node_modules/.bin/tsx")
 const policyLines = [
   // The same conversation, two roles, two tool sets.
   "[agent:alice] offered: kb.search, account.balance, ticket.submit\n",
-  "[officer:ravi] offered: kb.search, account.balance, credit.score, ticket.submit, transfer.send\n",
+  // No account looked up yet: transfer.send waits for the lookup (the frozen-account rule fails closed).
+  "[officer:ravi] offered: kb.search, account.balance, credit.score, ticket.submit\n",
   "left out credit.score [policy:role]: credit.score needs guideline credit-scores (role = \"credit-officer\"): " +
   "role = \"credit-officer\" does not hold (role is \"support\")",
   // The support agent naming the credit score: refused by the loop, and at the console by the policy.

@@ -94,6 +94,8 @@ export interface Common {
   readonly maxBodyBytes?: number | undefined
   /** Default 20,000 (`defaultMaxChars`): the most characters a card shows of each field and of the payload. */
   readonly maxChars?: number | undefined
+  /** Proposals from a store, shown as cards beside live confirmations. */
+  readonly proposals?: Proposals<Toolkit.Any> | undefined
 }
 
 /**
@@ -148,7 +150,36 @@ export interface SingleUser {
  * @since 0.1.0
  * @category models
  */
-export type Options = Common & (SignedIn | Users | SingleUser)
+export type Options = Common & (SignedIn | Users | SingleUser | SayWhoDecides)
+
+/**
+ * What options that give no way to tell who decides are told: the reason of
+ * their `Misconfigured`, and the name of `SayWhoDecides`' one property.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type NoDecider =
+  "say who decides: give authenticate (your sign-in), users (one token per person) or singleUser: true (one person holds the page's token and names themself)"
+
+const noDecider: NoDecider =
+  "say who decides: give authenticate (your sign-in), users (one token per person) or singleUser: true (one person holds the page's token and names themself)"
+
+/**
+ * What options that give no way to tell who decides are missing, by name:
+ * no value has this member's one required property (of type `never`), so it
+ * admits nothing, and the compiler's message for `{ port }` names what to
+ * give rather than "Property 'users' is missing".
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type SayWhoDecides = { readonly [K in NoDecider]: never } & {
+  readonly authenticate?: undefined
+  readonly users?: undefined
+  readonly singleUser?: undefined
+  readonly token?: undefined
+}
 
 /**
  * The default body limit: 1 MiB.
@@ -272,8 +303,7 @@ const who = (options: Options): Effect.Effect<Guard.Who, Misconfigured> => {
   if (given.length === 0) {
     return new Misconfigured({
       option: "authenticate",
-      reason:
-        "say who decides: give authenticate (your sign-in), users (one token per person) or singleUser: true (one person holds the page's token and names themself)"
+      reason: noDecider
     })
   }
   if (given.length > 1) {
@@ -322,7 +352,7 @@ const who = (options: Options): Effect.Effect<Guard.Who, Misconfigured> => {
  * @since 0.1.0
  * @category constructors
  */
-export const make = <const O extends Options & { readonly proposals?: Proposals<Toolkit.Any> | undefined }>(
+export const make = <const O extends Options>(
   options: O
 ): Effect.Effect<
   { readonly ui: HumanConfirm.UI; readonly server: Server },
@@ -407,7 +437,7 @@ const withoutToken = (server: Server): Server =>
  * @since 0.1.0
  * @category layers
  */
-export const layer = <const O extends Options & { readonly proposals?: Proposals<Toolkit.Any> | undefined }>(
+export const layer = <const O extends Options>(
   options: O
 ): Layer.Layer<WriteCapability | SendCapability | WebConfirm, ServeError | Misconfigured, Needs<O>> =>
   Invocation.seal(Layer.unwrapScoped(

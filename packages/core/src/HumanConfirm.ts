@@ -190,11 +190,22 @@ type Label<N extends string> = string extends N
   ? "a tool typed as Tool.Any (its name and grade unknown to the compiler)"
   : N
 
+/**
+ * The compile error for a tool that may be `undefined`, such as what
+ * `toolkit.get(name)` returns: a rule is made for one tool object.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export type MaybeUndefinedTool =
+  "HumanConfirm.autoApprove takes one write tool: this one may be undefined (toolkit.get finds a tool by name when the program runs, typed as any tool of the toolkit): pass the write tool itself"
+
 // Each tool of T (one, or a union of tools) that is not a write, by the
 // grade it may not have.
-type Offense<T> = T extends Tool.Any ? [T["grade"]] extends [never] ? AutoApproveViolation<Label<T["name"]>, "never">
-  : [T["grade"]] extends ["write"] ? never
-  : AutoApproveViolation<Label<T["name"]>, Exclude<T["grade"], "write">>
+type Offense<T> = T extends undefined ? MaybeUndefinedTool
+  : T extends Tool.Any ? [T["grade"]] extends [never] ? AutoApproveViolation<Label<T["name"]>, "never">
+    : [T["grade"]] extends ["write"] ? never
+    : AutoApproveViolation<Label<T["name"]>, Exclude<T["grade"], "write">>
   : never
 
 /**
@@ -204,7 +215,10 @@ type Offense<T> = T extends Tool.Any ? [T["grade"]] extends [never] ? AutoApprov
  * @since 0.2.0
  * @category utility types
  */
-export type WriteOnly<T> = [Offense<T>] extends [never] ? T : Offense<T>
+export type WriteOnly<T> = [Offense<T>] extends [never] ? T
+  // `T & WriteTool` is never for a tool that is not a write, and lets code
+  // generic in a write tool pass its own `T`.
+  : Offense<T> | (T & WriteTool)
 
 /**
  * A write tool, for constraints: what `HumanConfirm.autoApprove` takes.
@@ -215,24 +229,18 @@ export type WriteOnly<T> = [Offense<T>] extends [never] ? T : Offense<T>
 export interface WriteTool extends Tool.Tool<string, "write", any, any, any, any> {}
 
 /**
- * The type of `HumanConfirm.autoApprove`. The first signature takes a write
- * tool (code generic in the tool, such as a guideline that builds a rule,
- * calls this one); the second exists for its compile error, naming a tool
- * that is not a write and its grade.
+ * The type of `HumanConfirm.autoApprove`: one signature, so that a tool that
+ * is not a write (or may be undefined) is refused with graded's message,
+ * naming the tool and its grade, rather than "No overload matches this call".
  *
  * @since 0.2.0
  * @category models
  */
 export interface AutoApproveConstructor {
-  <const T extends WriteTool>(
-    id: string,
-    tool: T,
-    approves: (input: Tool.Input<T>, context: Invocation.Context) => boolean
-  ): AutoApprove
-  <const T extends Tool.Any>(
+  <const T extends Tool.Any | undefined>(
     id: string,
     tool: WriteOnly<T>,
-    approves: (input: Tool.Input<T>, context: Invocation.Context) => boolean
+    approves: (input: Tool.Input<NonNullable<T>>, context: Invocation.Context) => boolean
   ): AutoApprove
 }
 
@@ -262,7 +270,9 @@ const invalid = (id: unknown, problem: string): InvalidRule =>
  * decoded input of that call (a copy; changing it changes nothing), `context`
  * the invocation context of the confirmation. Anything else it answers, or a
  * throw, is no match: the next rule is tried, then the human is asked. A call
- * it approves is audited as decided by `rule:<id>`. A send tool (or a read
+ * it approves is audited as decided by `rule:<id>`. A predicate that reads a
+ * fact of `context.facts` that was never recorded approves nothing, whatever
+ * it answers: absent is not "not frozen". A send tool (or a read
  * tool) does not compile: a send always asks a human.
  *
  * @example

@@ -334,17 +334,38 @@ export type Honest<Name extends string, G extends Grade_.Grade, Part extends str
 // ---------------------------------------------------------------------------
 
 /**
+ * The error tags of a tool's declared failures (its `E`): what
+ * `failureMessages` may be keyed by.
+ *
+ * @since 0.2.0
+ * @category utility types
+ */
+export type FailureTag<E> = E extends { readonly _tag: infer T extends string } ? T : never
+
+/**
+ * `failureMessages` as a definition may give it: a fixed text for each of the
+ * tool's declared failures, by its tag. A key that names no failure the tool
+ * declares (a typo) does not compile: it would never be shown.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+// NoInfer: the failures are the ones `run` declares, never read off these keys.
+export type FailureMessages<E> = { readonly [K in FailureTag<NoInfer<E>>]?: string }
+
+/**
  * What `Tool.read` takes: the options, input and output schemas, and a `run`
  * that does not compile if it needs a built-in capability.
  *
  * @since 0.1.0
  * @category models
  */
-export interface ReadDefinition<Name extends string, I, IE, O, OE, E, R> extends Options {
+export interface ReadDefinition<Name extends string, I, IE, O, OE, E, R> extends Omit<Options, "failureMessages"> {
   readonly input: Schema.Schema<I, IE>
   readonly output: Schema.Schema<O, OE>
   readonly run: Honest<Name, "read", "run", R, (input: I) => Effect<O, E, R>>
   readonly facts?: Facts<O> | undefined
+  readonly failureMessages?: FailureMessages<E> | undefined
 }
 
 /**
@@ -368,11 +389,12 @@ export interface Delivery {
  * @since 0.1.0
  * @category models
  */
-export interface WriteDefinition<Name extends string, I, IE, O, OE, E, R> extends Options {
+export interface WriteDefinition<Name extends string, I, IE, O, OE, E, R> extends Omit<Options, "failureMessages"> {
   readonly input: Schema.Schema<I, IE>
   readonly output: Schema.Schema<O, OE>
   readonly run: Honest<Name, "write", "run", R, (input: I, delivery: Delivery) => Effect<O, E, R>>
   readonly facts?: Facts<O> | undefined
+  readonly failureMessages?: FailureMessages<E> | undefined
 }
 
 /**
@@ -382,7 +404,9 @@ export interface WriteDefinition<Name extends string, I, IE, O, OE, E, R> extend
  * @since 0.1.0
  * @category models
  */
-export interface SendDefinition<Name extends string, I, IE, P, PE, O, OE, E1, R1, E2, R2> extends Options {
+export interface SendDefinition<Name extends string, I, IE, P, PE, O, OE, E1, R1, E2, R2>
+  extends Omit<Options, "failureMessages">
+{
   readonly input: Schema.Schema<I, IE>
   /** The schema of the prepared payload; an edit by the human is decoded with it. */
   readonly payload: Schema.Schema<P, PE>
@@ -390,6 +414,7 @@ export interface SendDefinition<Name extends string, I, IE, P, PE, O, OE, E1, R1
   readonly prepare: Honest<Name, "send", "prepare", R1, (input: I) => Effect<P, E1, R1>>
   readonly deliver: (confirmed: Confirmed<P, Name>) => Effect<O, E2, R2>
   readonly facts?: Facts<O> | undefined
+  readonly failureMessages?: FailureMessages<E1 | E2> | undefined
 }
 
 /**

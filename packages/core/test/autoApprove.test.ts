@@ -210,6 +210,37 @@ describe("HumanConfirm.autoApprove", () => {
       expect(ui.seen.map((view) => view.payload)).toEqual([{ subject: "b", priority: "high" }])
     }))
 
+  it.effect("a rule that reads a fact never recorded approves nothing: the human is asked", () =>
+    Effect.gen(function*() {
+      const { FileTicket, filed } = makeHelpDesk()
+      const logged: Array<string> = []
+      // Meant as "unless the account is frozen"; with no account looked up the
+      // fact is absent, and absent is not "not frozen".
+      const unlessFrozen = HumanConfirm.autoApprove(
+        "unless-frozen",
+        FileTicket,
+        (_, context) => context.facts?.["account.frozen"] !== true
+      )
+      const ui = HumanConfirm.scripted([HumanConfirm.reject("agent:alice", "frozen or not, I was asked")])
+      const layer = HumanConfirm.layer(ui, { autoApprove: [unlessFrozen] })
+      const asked = (facts: Invocation.Context["facts"]) =>
+        FileTicket.invoke({ subject: "Refund", priority: "low" }).pipe(
+          Invocation.within(facts === undefined ? {} : { facts }),
+          Effect.provide(layer),
+          Effect.provide(Logger.replace(
+            Logger.defaultLogger,
+            Logger.make(({ logLevel, message }) => logged.push(`${logLevel.label}: ${String(message)}`))
+          ))
+        )
+      yield* Effect.flip(asked(undefined))
+      yield* asked({ "account.frozen": false })
+      expect(ui.seen).toHaveLength(1)
+      expect(filed).toHaveLength(1)
+      expect(logged).toEqual([
+        "WARN: HumanConfirm: rule unless-frozen read a fact never recorded (account.frozen); the human is asked about ticket.file"
+      ])
+    }))
+
   it.effect("what runs is the exact payload the rule was asked about: a predicate that changes its input changes nothing", () =>
     Effect.gen(function*() {
       const { FileTicket, filed } = makeHelpDesk()

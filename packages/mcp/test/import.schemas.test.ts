@@ -187,6 +187,50 @@ describe("McpImport: a listing that never ends", () => {
     }))
 })
 
+describe("McpImport: a foreign pattern runs in linear time", () => {
+  const catastrophic: SdkTool = {
+    name: "lookup",
+    inputSchema: {
+      type: "object",
+      properties: { code: { type: "string", pattern: "^(a+)+$" } },
+      // A key is matched against this; 30 x's match nothing, so it is one too many.
+      patternProperties: { "^(x+x+)+y$": { type: "number" } },
+      additionalProperties: false,
+      required: ["code"]
+    }
+  }
+
+  it.effect("a pattern that backtracks catastrophically checks 30 a's and a '!' at once: invalid input, nothing sent", () =>
+    Effect.gen(function*() {
+      const f = yield* Effect.promise(() => foreign([catastrophic]))
+      const registry = Registry.make(Toolkit.readOnly(yield* McpImport.toolkit(f.client, { lookup: "read" })))
+      const started = performance.now()
+      const refused = yield* registry.invoke("mcp.lookup", { code: "a".repeat(30) + "!" })
+      const keyRefused = yield* registry.invoke("mcp.lookup", { code: "aaa", ["x".repeat(30)]: 1 })
+      const elapsed = performance.now() - started
+      expect(refused).toMatchObject({ ok: false, code: "invalid-input" })
+      expect(keyRefused).toMatchObject({ ok: false, code: "invalid-input" })
+      expect(elapsed).toBeLessThan(250)
+      expect(yield* registry.invoke("mcp.lookup", { code: "aaa" })).toMatchObject({ ok: true })
+      expect(f.received.map((call) => call.args)).toEqual([{ code: "aaa" }])
+    }))
+
+  it.effect("a pattern that needs backtracking (a lookahead, a back-reference): the tool is refused, naming the pattern", () =>
+    Effect.gen(function*() {
+      const f = yield* Effect.promise(() =>
+        foreign([search, {
+          name: "evil",
+          inputSchema: { type: "object", properties: { a: { type: "string", pattern: "^(?=a)(a)\\1$" } } }
+        }])
+      )
+      const toolkit = yield* McpImport.toolkit(f.client, { search: "read" }, { namespace: "h" })
+      expect(toolkit.get("h.evil")).toBeUndefined()
+      expect(McpImport.skipped(toolkit)[0]?.reason).toContain(
+        `the pattern "^(?=a)(a)\\\\1$" is not a regular expression graded runs in linear time`
+      )
+    }))
+})
+
 describe("McpImport: a schema that names itself ($id) is checked as itself", () => {
   const strict = (id: string): SdkTool["inputSchema"] => ({
     type: "object",

@@ -17,6 +17,7 @@ import * as Fallback from "./Fallback.js"
 import type * as Guideline from "./Guideline.js"
 import { type FallbackGate, make as makeGuard } from "./internal/guard.js"
 import * as internal from "./internal/policy.js"
+import { openOnAbsentFacts } from "./internal/absentFact.js"
 import * as review_ from "./internal/review.js"
 import * as state from "./internal/state.js"
 import type * as Manifest from "./Manifest.js"
@@ -169,7 +170,10 @@ export const make = <const G extends ReadonlyArray<Guideline.Any>, T extends Too
   options: Options<T>
 ): Policy<T> => {
   const reviewOptions = options.review === false ? {} : options.review ?? {}
-  const findings = review_.reviewToolkit(options.toolkit, { ...reviewOptions, contracts: options.contracts })
+  const findings = Object.freeze([
+    ...review_.reviewToolkit(options.toolkit, { ...reviewOptions, contracts: options.contracts }),
+    ...openOnAbsentFacts(guidelines as ReadonlyArray<Guideline.Any>, options.toolkit, options.declared)
+  ])
   const enforced = options.review === false ? [] : findings
   const compiled = internal.compile(guidelines as ReadonlyArray<Guideline.Any>, {
     ...options,
@@ -205,8 +209,10 @@ export const isPolicy = (u: unknown): u is Policy<Toolkit.Any> => state.isPolicy
 
 /**
  * The four-question review of the policy's tools (`Review.run` with its
- * contracts and review options): each finding names the tool and the
- * question. A tool with a finding is not offered outside a test tenant,
+ * contracts and review options), and question 5 over its guidelines: a
+ * guideline that authorizes a write or send and can hold while a fact its
+ * condition reads was never recorded (the fact does not guard the tool
+ * there). Each finding names the tool and the question. A tool with a finding is not offered outside a test tenant,
  * unless the policy was made with `review: false`.
  *
  * @since 0.1.0

@@ -13,8 +13,10 @@ import type { Contract } from "./Contract.js"
 import * as internal from "./internal/review.js"
 
 /**
- * The four questions, by number: 1 excess input, 2 precondition not
- * evaluable, 3 side effect not audited, 4 failure without a fixed message.
+ * The questions, by number: 1 excess input, 2 precondition not
+ * evaluable, 3 side effect not audited, 4 failure without a fixed message,
+ * and, asked of a policy's guidelines by `Policy.review`, 5 guard open on an
+ * absent fact.
  *
  * @since 0.1.0
  * @category models

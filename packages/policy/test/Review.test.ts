@@ -446,3 +446,41 @@ describe("Review.plan: a composed contract, reviewed as a whole", () => {
     expect(() => Review.plan(LoanApplication, toolkit, { steps: [] })).toThrow("name its steps, in order")
   })
 })
+
+describe("Policy.review question 5: a guard open on an absent fact", () => {
+  const transfers = (when: Condition.Condition) =>
+    Policy.make([
+      ...guidelines.filter((guideline) => guideline.id !== "transfers"),
+      Guideline.make("transfers", { description: "Transfers.", when, tools: ["transfer.send"] })
+    ], { toolkit: makeDesk().toolkit, contracts: contracts(makeDesk()) })
+
+  it("flags a guideline that authorizes a send while the fact it reads was never recorded, and turns the send off", () => {
+    const policy = transfers(
+      Condition.or(Condition.role("manager"), Condition.equals("facts.account.frozen", false))
+    )
+    expect(Policy.review(policy)).toEqual([expect.objectContaining({
+      tool: "transfer.send",
+      question: 5,
+      title: "guard open on an absent fact",
+      message: expect.stringMatching(
+        /guideline transfers authorizes transfer.send .* with facts.account.frozen never recorded, in role = "manager"/
+      )
+    })])
+    const looked = { role: "manager", facts: { "account.frozen": false } }
+    expect(Policy.evaluate(policy, looked).left.get("transfer.send")).toMatchObject({ kind: "review" })
+  })
+
+  it("passes \"unless frozen\" written as the fact recorded false, and a forbid over the fact", () => {
+    const policy = transfers(Condition.and(Condition.role("manager"), Condition.equals("facts.account.frozen", false)))
+    expect(Policy.review(policy)).toEqual([])
+    // Unknown is not false: `not frozen` authorizes nothing until the account is looked up.
+    const negated = transfers(
+      Condition.and(Condition.role("manager"), Condition.not(Condition.equals("facts.account.frozen", true)))
+    )
+    expect(Policy.review(negated)).toEqual([])
+    expect(Policy.evaluate(negated, { role: "manager" }).offered).not.toContain("transfer.send")
+    expect(Policy.evaluate(negated, { role: "manager", facts: { "account.frozen": false } }).offered).toContain(
+      "transfer.send"
+    )
+  })
+})

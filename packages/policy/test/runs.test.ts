@@ -31,7 +31,12 @@ describe("Policy and durable runs", () => {
         toolkit: desk.toolkit,
         prompt: "Check c-1's score and move 500 to savings.",
         runId: "run-1",
-        context: { actor: "agent:bot", role: "credit-officer", consents: ["credit-check"] }
+        context: {
+          actor: "agent:bot",
+          role: "credit-officer",
+          consents: ["credit-check"],
+          facts: { "account.frozen": false }
+        }
       }).pipe(
         Effect.provide(ScriptedModel.layer([
           calls(call("credit.score", { customer: "c-1" }), call("transfer.send", { to: "savings", amount: 500 }))
@@ -44,7 +49,7 @@ describe("Policy and durable runs", () => {
       const stored = yield* Effect.flatMap(RunStore.RunStore, (runs) => runs.get("run-1")).pipe(Effect.provide(kept))
       expect(stored.state.facts).toEqual({ "credit.band": "good" })
       yield* Proposal.approve(desk.toolkit, started.pending[0]!.id).pipe(
-        Invocation.within({ actor: "agent:alice", role: "credit-officer" }),
+        Invocation.within({ actor: "agent:alice", role: "credit-officer", facts: { "account.frozen": false } }),
         Effect.provide(HumanConfirm.layer(HumanConfirm.scripted([HumanConfirm.approve("agent:alice")]))),
         Effect.provide(Policy.layer(policy)),
         Effect.provide(kept)

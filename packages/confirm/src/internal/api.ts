@@ -19,6 +19,7 @@ import { listed, shownInFull } from "./cards.js"
 import { type Guard, TooLarge } from "./guard.js"
 import { page } from "./page.js"
 import type { Decision, Proposals, Resolution } from "./proposals.js"
+import { isReserved, reservedReason } from "./reservedNames.js"
 
 // Text from people and payloads goes back escaped, so a status line cannot hide or reorder what it says.
 const json = (status: number, body: unknown) =>
@@ -123,23 +124,13 @@ const body = <A, I>(limit: number, schema: Schema.Schema<A, I> = Body as any) =>
     return Schema.decodeUnknown(schema)(parsed)
   })
 
-// The deciders graded writes itself: an auto-approval rule, an MCP client's
-// form, this server (a timeout, a close). A name typed on the page must not
-// read as one of them in the audit.
-const reserved = (name: string) => name === "web-confirm" || name.startsWith("rule:") || name.startsWith("mcp:")
-
 /** Who decides: the caller the guard named, or in single-user mode the body's `by`. */
 const decider = (given: { readonly by?: unknown }) =>
   Effect.flatMap(Caller, (caller) => {
     if (caller !== undefined) return Effect.succeed(caller)
     const claimed = typeof given.by === "string" ? given.by.trim() : ""
     if (claimed === "") return new BadBody({ reason: who })
-    if (reserved(claimed)) {
-      return new BadBody({
-        reason: `by: "web-confirm" and names starting "rule:" or "mcp:" are the ones graded records for its own ` +
-          `deciders; type your own name`
-      })
-    }
+    if (isReserved(claimed)) return new BadBody({ reason: reservedReason })
     return Effect.succeed(Printable.name(claimed))
   })
 

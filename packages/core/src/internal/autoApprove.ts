@@ -57,27 +57,49 @@ export const firstMatch = (
     const candidates = index.get(request.tool)
     if (candidates === undefined) return Effect.succeed(undefined)
     const decode = Schema.decodeUnknownEither(request.schema)
-    const seen = Object.freeze({ ...context })
     const failures: Array<string> = []
     for (const rule of candidates) {
       const copy = decode(shown)
       if (Either.isLeft(copy)) break
+      const facts = watchedFacts(context.facts)
       let answer: unknown
       try {
-        answer = rule.approves(copy.right, seen)
+        answer = rule.approves(copy.right, Object.freeze({ ...context, facts: facts.view }))
       } catch (error) {
         failures.push(`rule ${rule.id} threw (${error instanceof Error ? error.message : String(error)})`)
         continue
       }
+      if (facts.absent.size > 0) {
+        failures.push(`rule ${rule.id} read a fact never recorded (${[...facts.absent].join(", ")})`)
+        continue
+      }
       if (answer === true) return Effect.succeed(rule)
     }
-    // A rule that throws is a bug in the UI layer's code: said in the log, and
-    // the human decides as if it had not matched.
+    // A rule that throws, or asks for a fact nobody recorded, is said in the
+    // log, and the human decides as if it had not matched.
     return failures.length === 0 ? Effect.succeed(undefined) : Effect.as(
       Effect.logWarning(`HumanConfirm: ${failures.join("; ")}; the human is asked about ${request.tool.name}`),
       undefined
     )
   })
+
+// The facts a predicate reads, always an object (so `facts?.[k]` goes through
+// it), noting each name asked for that was never recorded. A plain predicate
+// sees an absent fact as `undefined`, and `facts["account.frozen"] !== true`
+// would pass for an account never looked up: a rule that read one fails closed.
+const watchedFacts = (facts: Context["facts"]) => {
+  const absent = new Set<string>()
+  const recorded: Record<string, unknown> = Object.freeze(Object.assign(Object.create(null), facts))
+  const note = (key: string | symbol) => {
+    if (typeof key === "string" && !Object.hasOwn(recorded, key)) absent.add(key)
+  }
+  const view = new Proxy(recorded, {
+    get: (target, key) => (note(key), Reflect.get(target, key)),
+    has: (target, key) => (note(key), Reflect.has(target, key)),
+    getOwnPropertyDescriptor: (target, key) => (note(key), Reflect.getOwnPropertyDescriptor(target, key))
+  }) as NonNullable<Context["facts"]>
+  return { view, absent }
+}
 
 /** The decider of a call a rule approved (HumanConfirm.ruleBy). */
 export const ruleBy = <const Id extends string>(id: Id): `rule:${Id}` => `rule:${id}`

@@ -49,7 +49,14 @@ const Proto = {
 const erase = <A, I>(schema: Schema.Schema<A, I>): Schema.Schema<A, unknown> =>
   frozenSchema(schema) as unknown as Schema.Schema<A, unknown>
 
-const options = (definition: Options & { readonly facts?: Facts<any> | undefined }) => ({
+// `failureMessages` is typed by the tool's failures where it is written
+// (Tool.FailureMessages); the tool keeps it as text by tag.
+const options = (
+  definition: Omit<Options, "failureMessages"> & {
+    readonly facts?: Facts<any> | undefined
+    readonly failureMessages?: { readonly [tag: string]: string | undefined } | undefined
+  }
+) => ({
   title: definition.title,
   description: definition.description,
   features: definition.features,
@@ -60,7 +67,7 @@ const options = (definition: Options & { readonly facts?: Facts<any> | undefined
   openWorld: definition.openWorld,
   destructive: definition.destructive,
   untrusted: definition.untrusted,
-  failureMessages: definition.failureMessages,
+  failureMessages: definition.failureMessages as Options["failureMessages"],
   limits: definition.limits
 })
 

@@ -3,10 +3,11 @@
 // as claims and never change a grade.
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
-import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv-provider.js"
+import type { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv-provider.js"
 import type { JsonSchemaType } from "@modelcontextprotocol/sdk/validation/types.js"
 import { Effect, Either, ParseResult, Schema } from "effect"
 import { Grade, Tool, Toolkit, Wire } from "@graded/core"
+import { foreignValidator } from "./linearPatterns.js"
 
 // ---------------------------------------------------------------------------
 // Errors
@@ -184,7 +185,7 @@ export type Compile = (schema: unknown) => Either.Either<Compiled, string>
  * no schema (of another server, or of an earlier listing) is taken for it.
  */
 export const makeCompiler = (): Compile => {
-  const shared = new AjvJsonSchemaValidator()
+  const shared = foreignValidator()
   const compiled = new WeakMap<object, Either.Either<Compiled, string>>()
   return (schema) => {
     if (!isObject(schema)) return Either.left("the schema is not a JSON object")
@@ -200,7 +201,7 @@ const compileWith = (shared: AjvJsonSchemaValidator, schema: Json): Either.Eithe
   const { named, tooDeep } = survey(schema, maxSchemaDepth)
   if (tooDeep) return Either.left(`the schema nests deeper than ${maxSchemaDepth} levels`)
   try {
-    const validate = (named ? new AjvJsonSchemaValidator() : shared).getValidator(schema as JsonSchemaType)
+    const validate = (named ? foreignValidator() : shared).getValidator(schema as JsonSchemaType)
     const check = (value: unknown): string | undefined => {
       try {
         const verdict = validate(value)
@@ -212,7 +213,8 @@ const compileWith = (shared: AjvJsonSchemaValidator, schema: Json): Either.Eithe
     const refined = convert(schema).pipe(Schema.filter((value) => check(value), { jsonSchema: {} }))
     return Either.right({ check, schema: refined })
   } catch (error) {
-    // AJV refuses it: an unknown type, a $ref it cannot resolve, a pattern that is no regular expression.
+    // AJV refuses it: an unknown type, a $ref it cannot resolve, a pattern that is no regular expression
+    // or one that needs backtracking (foreignValidator).
     return Either.left(messageOf(error))
   }
 }

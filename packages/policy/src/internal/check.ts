@@ -23,7 +23,7 @@ const scalars = (field: string, value: unknown): ReadonlyArray<Scalar> | undefin
 }
 
 /** The declared vocabulary as closed domains by path. */
-const domains = (declared: Declared | undefined): Map<string, ReadonlySet<Scalar>> => {
+export const domains = (declared: Declared | undefined): Map<string, ReadonlySet<Scalar>> => {
   const found = new Map<string, ReadonlySet<Scalar>>()
   if (declared === undefined) return found
   if (typeof declared !== "object" || declared === null) throw new InvalidDeclared("vocabulary", "must be an object")

@@ -91,16 +91,37 @@ export const valueAt = (subject: Subject, path: Path): unknown => {
   return value
 }
 
+// Three-valued (Kleene): a comparison over a fact never recorded, or an input
+// field not given, is unknown, and so is its negation. Unknown never holds:
+// it authorizes nothing, and it never lifts a forbid (policy.ts). A context
+// field the app left unset (`role`, `page`, ...) is a value the app chose:
+// it compares as equal to nothing.
+export type Truth = "true" | "false" | "unknown"
+
 interface Evaluation {
   readonly holds: boolean
+  readonly truth: Truth
+  /** Where it is false, or unknown: the leaf (or `not`) that decided it. */
   readonly failed?: Condition | undefined
 }
 
-const yes: Evaluation = { holds: true }
-const no = (failed: Condition): Evaluation => ({ holds: false, failed })
+const yes: Evaluation = { holds: true, truth: "true" }
+const no = (failed: Condition): Evaluation => ({ holds: false, truth: "false", failed })
+const unknown = (failed: Condition): Evaluation => ({ holds: false, truth: "unknown", failed })
 
 const isScalar = (value: unknown): value is Scalar =>
   typeof value === "string" || typeof value === "number" || typeof value === "boolean"
+
+const recorded = (path: Path): boolean => path.startsWith("facts.") || path.startsWith("input.")
+
+const compare = (
+  condition: Condition & { readonly path: Path },
+  subject: Subject,
+  test: (value: unknown) => boolean
+) => {
+  const value = valueAt(subject, condition.path)
+  return value === undefined && recorded(condition.path) ? unknown(condition) : test(value) ? yes : no(condition)
+}
 
 export const evaluate = (
   condition: Condition,
@@ -110,36 +131,36 @@ export const evaluate = (
   switch (condition.op) {
     case "always":
       return yes
-    case "equals": {
-      const value = valueAt(subject, condition.path)
-      return isScalar(value) && value === condition.value ? yes : no(condition)
-    }
-    case "in": {
-      const value = valueAt(subject, condition.path)
-      return isScalar(value) && condition.values.includes(value) ? yes : no(condition)
-    }
-    case "has": {
-      const value = valueAt(subject, condition.path)
-      return Array.isArray(value) && value.includes(condition.value) ? yes : no(condition)
-    }
+    case "equals":
+      return compare(condition, subject, (value) => isScalar(value) && value === condition.value)
+    case "in":
+      return compare(condition, subject, (value) => isScalar(value) && condition.values.includes(value))
+    case "has":
+      return compare(condition, subject, (value) => Array.isArray(value) && value.includes(condition.value))
     case "and": {
+      let open: Evaluation | undefined
       for (const part of condition.all) {
         const result = evaluate(part, subject, matchText)
-        if (!result.holds) return result
+        if (result.truth === "false") return result
+        if (result.truth === "unknown") open ??= result
       }
-      return yes
+      return open ?? yes
     }
     case "or": {
+      let open: Evaluation | undefined
       let first: Evaluation | undefined
       for (const part of condition.any) {
         const result = evaluate(part, subject, matchText)
         if (result.holds) return yes
+        if (result.truth === "unknown") open ??= result
         first ??= result
       }
-      return first ?? no(condition)
+      return open ?? first ?? no(condition)
     }
-    case "not":
-      return evaluate(condition.condition, subject, matchText).holds ? no(condition) : yes
+    case "not": {
+      const inner = evaluate(condition.condition, subject, matchText)
+      return inner.truth === "unknown" ? inner : inner.holds ? no(condition) : yes
+    }
     case "text":
       return matchText !== undefined && matchText(condition.text) === true ? yes : no(condition)
   }

@@ -188,6 +188,8 @@ type Standing =
     readonly active: false
     readonly kind: Kind
     readonly why: string
+    /** The fact it reads that was never recorded: it authorizes nothing, and its forbids stand. */
+    readonly unknown?: string
   }
 
 const kindOf = (failed: Condition | undefined): Kind => {
@@ -249,7 +251,14 @@ export const standings = (
           active: true,
           via: hasText(guideline.when) && !evaluate(guideline.when, subject, undefined).holds ? "model" : "data"
         }
-        : { active: false, kind: kindOf(result.failed), why: whyNot(result.failed, subject) }
+        : {
+          active: false,
+          kind: kindOf(result.failed),
+          why: whyNot(result.failed, subject),
+          ...(result.truth === "unknown" && result.failed !== undefined && "path" in result.failed
+            ? { unknown: result.failed.path }
+            : {})
+        }
       own.set(guideline.id, standing)
     }
     return standing
@@ -265,13 +274,19 @@ export const standings = (
     }
     visiting.add(guideline.id)
     let standing = ownStanding(guideline)
-    if (standing.active) {
+    if (standing.active || standing.unknown !== undefined) {
       for (const id of guideline.requires) {
-        const required = compiled.byId.get(id)!
-        if (!matchOf(required).active) {
-          standing = { active: false, kind: "dependency", why: `it requires guideline ${id}, which did not match` }
+        const required = matchOf(compiled.byId.get(id)!)
+        if (required.active) continue
+        if (required.unknown === undefined) {
+          // A requirement that does not match settles it, whatever the unknown fact.
+          standing = standing.active
+            ? { active: false, kind: "dependency", why: `it requires guideline ${id}, which did not match` }
+            : { active: false, kind: standing.kind, why: standing.why }
           break
         }
+        // A requirement that reads a fact never recorded leaves this one unknown too.
+        if (standing.active) standing = { ...required, why: `it requires guideline ${id}: ${required.why}` }
       }
     }
     visiting.delete(guideline.id)
@@ -309,6 +324,12 @@ export const standings = (
 const isTestTenant = (compiled: Compiled, subject: Subject) =>
   subject.tenant !== undefined && compiled.testTenants.has(subject.tenant)
 
+// A forbid that stands because a fact it reads was never recorded says so.
+const unknownWhy = (standing: Standing | undefined): string =>
+  standing !== undefined && !standing.active && standing.unknown !== undefined
+    ? `: ${standing.unknown} was never recorded, and a forbid stands until it is`
+    : ""
+
 /** One tool's fate, given the standings of its relevant guidelines. */
 const fate = (
   tool: Tool.Any,
@@ -321,7 +342,12 @@ const fate = (
   const authorizers = compiled.authorizers.get(name)!
   const forbidders = compiled.forbidders.get(name)!
   const authorizing = authorizers.filter(isActive)
-  const forbidding = forbidders.filter(isActive)
+  // Fail closed: a forbid whose condition reads a fact never recorded stands
+  // over what is authorized (what is not is refused as not authorized).
+  const forbidding = forbidders.filter((guideline) => {
+    const s = standing.get(guideline.id)
+    return s !== undefined && (s.active || authorizing.length > 0 && s.unknown !== undefined)
+  })
   const needed = authorizers.map((guideline) => guideline.id)
   if (forbidding.length > 0) {
     const top = forbidding[0]!
@@ -330,10 +356,14 @@ const fate = (
         ? {
           kind: "overshadowed",
           reason: `${name} is authorized by guideline ${authorizing[0]!.id} but overshadowed by guideline ${top.id} ` +
-            `(priority ${top.priority}), which forbids it`,
+            `(priority ${top.priority}), which forbids it${unknownWhy(standing.get(top.id))}`,
           needed
         }
-        : { kind: "forbidden", reason: `guideline ${top.id} forbids ${name} here`, needed }
+        : {
+          kind: "forbidden",
+          reason: `guideline ${top.id} forbids ${name} here${unknownWhy(standing.get(top.id))}`,
+          needed
+        }
     }
   }
   const testTenant = isTestTenant(compiled, subject)

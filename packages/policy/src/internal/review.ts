@@ -13,13 +13,14 @@ import type { Condition } from "../Condition.js"
 import type { Contract } from "../Contract.js"
 import { hasText, paths } from "./condition.js"
 
-export type Question = 1 | 2 | 3 | 4
+export type Question = 1 | 2 | 3 | 4 | 5
 
 export const titles = {
   1: "excess input",
   2: "precondition not evaluable",
   3: "side effect not audited",
-  4: "failure without a fixed message"
+  4: "failure without a fixed message",
+  5: "guard open on an absent fact"
 } as const
 
 export type Title = (typeof titles)[Question]
