@@ -6,11 +6,12 @@ import { Effect, Exit, Scope } from "effect"
 import { mkdirSync } from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { type Browser, chromium, type Page } from "playwright-core"
+import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { HumanConfirm, Invocation, Proposal } from "@graded/core"
 import { WebConfirm } from "@graded/confirm"
 import type * as Chromium from "./chromium.js"
+import { launch } from "./launch.js"
 import { makeDesk } from "../../core/test/supportDesk.js"
 import { makeMailer } from "./proposalPage.js"
 
@@ -24,22 +25,6 @@ let browser: Browser
 let scope: Scope.CloseableScope
 let server: WebConfirm.Server
 let ui: HumanConfirm.UI
-
-const launch = (chosen: Chromium.Browser) =>
-  chromium.launch({
-    executablePath: chosen.executablePath,
-    env: { ...process.env, ...chosen.env },
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync"
-    ]
-  })
 
 beforeAll(async () => {
   scope = Effect.runSync(Scope.make())
