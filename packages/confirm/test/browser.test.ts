@@ -6,16 +6,20 @@ import { Effect, Exit, Scope } from "effect"
 import { mkdirSync } from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { type Browser, chromium, type Page } from "playwright-core"
+import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { HumanConfirm, Invocation, Proposal } from "@graded/core"
 import { WebConfirm } from "@graded/confirm"
 import type * as Chromium from "./chromium.js"
+import { launch } from "./launch.js"
 import { makeDesk } from "../../core/test/supportDesk.js"
 import { makeMailer } from "./proposalPage.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const artifacts = path.resolve(here, "../../../.artifacts")
+// The screenshots docs/confirm.md shows, from the first browser.
+const images = path.resolve(here, "../../../docs/images")
+mkdirSync(images, { recursive: true })
 mkdirSync(artifacts, { recursive: true })
 
 const browsers: ReadonlyArray<Chromium.Browser> = inject("browsers")
@@ -24,22 +28,6 @@ let browser: Browser
 let scope: Scope.CloseableScope
 let server: WebConfirm.Server
 let ui: HumanConfirm.UI
-
-const launch = (chosen: Chromium.Browser) =>
-  chromium.launch({
-    executablePath: chosen.executablePath,
-    env: { ...process.env, ...chosen.env },
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync"
-    ]
-  })
 
 beforeAll(async () => {
   scope = Effect.runSync(Scope.make())
@@ -98,7 +86,8 @@ for (const chosen of browsers) {
         await pending.getByRole("button", { name: "Edit" }).click()
         await pending.locator("input[name=text]").fill("Hello Mei, your invoice is fixed")
         await pending.getByRole("button", { name: "Approve edited" }).click()
-        await pending.locator(".status", { hasText: "Approved with an edit by alice." }).waitFor()
+        await pending.page().locator("section.card.decided .status", { hasText: "Approved with an edit by alice." })
+          .waitFor()
         await page.screenshot({ path: path.join(artifacts, `${shot(chosen)}confirm-edited.png`), fullPage: true })
         const outcome = await result
         expect(outcome._tag).toBe("Right")
@@ -122,7 +111,9 @@ for (const chosen of browsers) {
         await pending.getByRole("button", { name: "Reject" }).click()
         await pending.locator("input[name=reason]").fill("we never ask that")
         await pending.getByRole("button", { name: "Reject with this reason" }).click()
-        await pending.locator(".status", { hasText: "Rejected by alice: we never ask that" }).waitFor()
+        await pending.page().locator("section.card.decided .status", {
+          hasText: "Rejected by alice: we never ask that"
+        }).waitFor()
         await page.screenshot({ path: path.join(artifacts, `${shot(chosen)}confirm-rejected.png`), fullPage: true })
         const outcome = await result
         expect(outcome._tag === "Left" && outcome.left).toMatchObject({
@@ -162,6 +153,75 @@ for (const chosen of browsers) {
         await page.screenshot({ path: path.join(artifacts, `${shot(chosen)}confirm-no-token.png`), fullPage: true })
         await page.close()
       }, 60_000)
+    })
+
+    describe("each state, at a desktop and a phone width", () => {
+      for (const [device, width] of [["desktop", 1280], ["phone", 390]] as const) {
+        const picture = (page: Page, name: string) =>
+          page.screenshot({
+            path: chosen === browsers[0]
+              ? path.join(images, `confirm-${device}-${name}.png`)
+              : path.join(artifacts, `${shot(chosen)}confirm-${device}-${name}.png`),
+            fullPage: true
+          })
+
+        it(`${device}: a name is required, Edit keeps lines, Cancel backs out, Reject and Approve decide`, async () => {
+          const desk = makeDesk()
+          const text = "Hello Mei,\n\nyour invoice is fixd."
+          const result = send(desk, text)
+          const page = await browser.newPage({ viewport: { width, height: 800 } })
+          await page.goto(server.url)
+          await page.evaluate(() => (globalThis as any).localStorage.clear())
+          await page.reload()
+          const pending = card(page, "invoice is fixd")
+          await pending.waitFor()
+          // The header fits the screen, and holds no stray label.
+          expect(await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth))
+            .toBeLessThanOrEqual(
+              width
+            )
+          expect(await page.locator("header").textContent()).not.toContain("Deciding as")
+          await picture(page, "pending")
+          // No name, no decision: nobody is recorded as a placeholder.
+          expect(await page.locator("#by").inputValue()).toBe("")
+          await pending.getByRole("button", { name: "Approve" }).click()
+          await pending.locator(".status.error", { hasText: "Type your name" }).waitFor()
+          await page.fill("#by", "alice")
+          await page.dispatchEvent("#by", "change")
+          // Edit: a text with line breaks is a textarea, and keeps them; Cancel gives the card back.
+          await pending.getByRole("button", { name: "Edit" }).click()
+          const area = pending.locator("textarea[name=text]")
+          expect(await area.inputValue()).toBe(text)
+          await picture(page, "edit")
+          await pending.getByRole("button", { name: "Cancel" }).click()
+          expect(await pending.locator("form").count()).toBe(0)
+          await pending.getByRole("button", { name: "Reject" }).click()
+          await pending.locator("input[name=reason]").fill("not yet")
+          await picture(page, "reject")
+          await pending.getByRole("button", { name: "Cancel" }).click()
+          expect(await pending.locator("form").count()).toBe(0)
+          await pending.getByRole("button", { name: "Edit" }).click()
+          await area.fill("Hello Mei,\n\nyour invoice is fixed.")
+          await pending.getByRole("button", { name: "Approve edited" }).click()
+          const decided = page.locator("section.card.decided", { hasText: "Approved with an edit by alice." })
+          await decided.waitFor()
+          await picture(page, "approved")
+          expect((await result)._tag).toBe("Right")
+          expect(desk.effects.delivered).toEqual([{ to: "customer:42", text: "Hello Mei,\n\nyour invoice is fixed." }])
+          // A decided card keeps its record only: no payload, no form, no buttons.
+          expect(await decided.locator("pre, form, button, textarea, input").count()).toBe(0)
+          const rejected = send(desk, "Please pay twice")
+          const second = card(page, "Please pay twice")
+          await second.waitFor()
+          await second.getByRole("button", { name: "Reject" }).click()
+          await second.locator("input[name=reason]").fill("we never ask that")
+          await second.getByRole("button", { name: "Reject with this reason" }).click()
+          await page.locator("section.card.decided", { hasText: "Rejected by alice: we never ask that" }).waitFor()
+          await picture(page, "rejected")
+          expect((await rejected)._tag).toBe("Left")
+          await page.close()
+        }, 60_000)
+      }
     })
 
     describe("what the person sees is what runs", () => {
@@ -215,7 +275,8 @@ for (const chosen of browsers) {
           expect(await pending.locator("form .flag").isVisible()).toBe(false)
           expect(await preview.textContent()).toContain("\"text\": \"Your file: invoice.pdf is attached\"")
           await pending.getByRole("button", { name: "Approve edited" }).click()
-          await pending.locator(".status", { hasText: "Approved with an edit by alice." }).waitFor()
+          await pending.page().locator("section.card.decided .status", { hasText: "Approved with an edit by alice." })
+            .waitFor()
           expect((await result)._tag).toBe("Right")
           expect(desk.effects.delivered).toEqual([{ to: "customer:42", text: "Your file: invoice.pdf is attached" }])
           await page.close()
@@ -242,7 +303,8 @@ for (const chosen of browsers) {
         await pending.getByRole("button", { name: "Reject" }).click()
         await pending.locator("input[name=reason]").fill("too long to read")
         await pending.getByRole("button", { name: "Reject with this reason" }).click()
-        await pending.locator(".status", { hasText: "Rejected by alice: too long to read" }).waitFor()
+        await pending.page().locator("section.card.decided .status", { hasText: "Rejected by alice: too long to read" })
+          .waitFor()
         expect(await result).toMatchObject({ _tag: "Left", left: { reason: "too long to read" } })
         expect(desk.effects.delivered).toEqual([])
         await page.close()
@@ -263,7 +325,7 @@ for (const chosen of browsers) {
         await page.locator("#who", { hasText: "Deciding as alice (signed in)" }).waitFor()
         expect(await page.locator("#by").isVisible()).toBe(false)
         await pending.getByRole("button", { name: "Approve" }).click()
-        await pending.locator(".status", { hasText: "Approved by alice." }).waitFor()
+        await pending.page().locator("section.card.decided .status", { hasText: "Approved by alice." }).waitFor()
         expect((await result)._tag).toBe("Right")
         expect(made.server.decided()).toMatchObject([{ by: "alice", decision: "approved" }])
         await page.close()
@@ -294,12 +356,29 @@ for (const chosen of browsers) {
         )
         const tab = await browser.newPage()
         await tab.goto(page.url)
+        await tab.fill("#by", "alice")
+        await tab.dispatchEvent("#by", "change")
         const proposal = tab.locator("section.card.proposal", { hasText: "Proposed by a model" })
         await proposal.waitFor()
         expect(await proposal.locator("h2").textContent()).toContain("Proposed: Send a chat message")
+        // Drawn like a live card: the tool's description, and its edit form one field per property.
+        expect(await proposal.textContent()).toContain(desk.SendReply.description)
+        await proposal.getByRole("button", { name: "Edit" }).click()
+        expect(
+          await proposal.locator("form input, form textarea").evaluateAll((fields) =>
+            fields.map((field) => (field as any).name)
+          )
+        ).toEqual(["to", "text"])
+        for (const [device, width] of [["desktop", 1280], ["phone", 390]] as const) {
+          await tab.setViewportSize({ width, height: 800 })
+          if (chosen === browsers[0]) {
+            await tab.screenshot({ path: path.join(images, `confirm-${device}-proposal.png`), fullPage: true })
+          }
+        }
+        await proposal.getByRole("button", { name: "Cancel" }).click()
         await tab.screenshot({ path: path.join(artifacts, `${shot(chosen)}confirm-proposal.png`), fullPage: true })
         await proposal.getByRole("button", { name: "Approve" }).click()
-        await proposal.locator(".status", { hasText: "Approved by web-user." }).waitFor()
+        await proposal.page().locator("section.card.decided .status", { hasText: "Approved by alice." }).waitFor()
         expect(desk.effects.delivered).toEqual([{ to: "customer:42", text: "Proposed by a model" }])
         const again = await tab.evaluate(async ({ token }) => {
           const listed = await (await fetch("/api/requests", { headers: { authorization: `Bearer ${token}` } }))
@@ -350,9 +429,9 @@ for (const chosen of browsers) {
           await longCard.getByRole("button", { name: "Mark done" }).click()
           await longCard.locator("input[name=note]").fill("seen in the outbox")
           await longCard.getByRole("button", { name: "Mark done with this note" }).click()
-          await longCard.locator(".status", { hasText: "Marked done by alice." }).waitFor()
+          await longCard.page().locator("section.card.decided .status", { hasText: "Marked done by alice." }).waitFor()
           await shortCard.getByRole("button", { name: "Retry" }).click()
-          await shortCard.locator(".status", { hasText: "Retried by alice" }).waitFor()
+          await shortCard.page().locator("section.card.decided .status", { hasText: "Retried by alice" }).waitFor()
           expect(mailer.state.sent).toEqual([{
             payload: { to: "customer:42", text: "Your refund is on its way." },
             key: stoppedShort.deliveryKey

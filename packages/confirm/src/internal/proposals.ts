@@ -16,7 +16,7 @@
 // Every decision runs as the person who made it (`Invocation.within`), so the
 // store and the audit name them.
 // Imported by internal/api.ts only.
-import { Clock, Effect, Schema } from "effect"
+import { Clock, Effect, JSONSchema, Schema } from "effect"
 import { HumanConfirm, Invocation, Printable, Proposal, ProposalStore, type Toolkit } from "@graded/core"
 import { type Display, display, type Listed, type PartlyShown, shownInFull } from "./cards.js"
 import { secret } from "./guard.js"
@@ -170,6 +170,22 @@ const delivery = (card: Shown) =>
 const kindOf = (status: Shown["status"]) => status === "pending" ? "proposal" : "in-doubt"
 
 export const make = (toolkit: Toolkit.Any, maxChars: number): Proposals => {
+  // The payload's JSON Schema, as a live card has it, so the edit form is one field per property.
+  const schemas = new Map<string, unknown>()
+  const schemaOf = (name: string): unknown => {
+    if (!schemas.has(name)) {
+      // Only a write or a send has a payload schema, and only those are proposed.
+      const tool = toolkit.get(name) as { readonly payload?: Schema.Schema<any, any> } | undefined
+      let made: unknown
+      try {
+        made = tool?.payload === undefined ? undefined : JSONSchema.make(tool.payload)
+      } catch {
+        made = undefined
+      }
+      schemas.set(name, made)
+    }
+    return schemas.get(name)
+  }
   // The first listing of a proposal in a status is what the page renders (it
   // never redraws a card), so that is what an approval or a retry must match.
   const shown = new Map<string, Shown>()
@@ -193,7 +209,7 @@ export const make = (toolkit: Toolkit.Any, maxChars: number): Proposals => {
             proposal.decision?.by ?? "someone"
           }). Check the outside system for its delivery key: if it went out, mark it done; if not, retry it ` +
             `(it goes out with the same key).`
-          : `A model proposed this ${proposal.grade}; nothing happens unless you approve it.`,
+          : toolkit.get(proposal.tool)?.description ?? "",
         actor: proposal.actor,
         payload
       }, maxChars)
@@ -209,7 +225,7 @@ export const make = (toolkit: Toolkit.Any, maxChars: number): Proposals => {
       csrf: card.csrf,
       createdAt: proposal.proposedAt,
       grade: proposal.grade,
-      schema: undefined,
+      schema: schemaOf(proposal.tool),
       runId: label(proposal.runId),
       expiresAt: proposal.expiresAt,
       deliveryKey: label(proposal.deliveryKey),
