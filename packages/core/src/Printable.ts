@@ -15,6 +15,21 @@ import * as model from "./internal/display.js"
 import { checkName } from "./Wire.js"
 
 /**
+ * The characters `escape` shows as escapes in text with line breaks, as a
+ * regular expression's source (use it with the `u` flag): for a page's own
+ * script, which marks them where they stand and so marks what the server
+ * flags. An emoji's own presentation selector (❤️) is not among them.
+ *
+ * @example
+ * import { Printable } from "@graded/core"
+ * new RegExp(Printable.escapedSource, "gu").test("a\u200Bb") // true
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const escapedSource: string = characters.escapedSource
+
+/**
  * The characters of `text` that reorder or hide what is shown (bidirectional
  * controls, zero-width characters), as visible escapes (`\u202E`), once each
  * in the order found; empty when there are none. A confirm UI flags a card

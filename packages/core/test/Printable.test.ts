@@ -2,6 +2,19 @@ import { describe, expect, it } from "@effect/vitest"
 import { Printable } from "@graded/core"
 
 describe("Printable", () => {
+  it("an emoji's own presentation selector is drawn, not flagged; a sentence in variation selectors is", () => {
+    expect(Printable.hidden("Thanks \u2764\uFE0F")).toEqual([])
+    expect(Printable.escape("Thanks \u2764\uFE0F")).toBe("Thanks \u2764\uFE0F")
+    // A second selector, one after a letter, and the 256 that can spell a hidden sentence.
+    expect(Printable.hidden("\u2764\uFE0F\uFE0F")).toEqual(["\\uFE0F"])
+    expect(Printable.hidden("ok\uFE0F")).toEqual(["\\uFE0F"])
+    const sentence = "hi" + [0xfe01, 0xe0101, 0xe0142, 0xfe0e].map((code) => String.fromCodePoint(code)).join("")
+    expect(Printable.hidden(sentence)).toHaveLength(4)
+    expect(Printable.escape(sentence)).toBe("hi\\uFE01\\uDB40\\uDD01\\uDB40\\uDD42\\uFE0E")
+    // The page's script marks with the very same pattern.
+    expect("a\u2764\uFE0F\u200Bb\u0007".match(new RegExp(Printable.escapedSource, "gu"))).toEqual(["\u200B", "\u0007"])
+  })
+
   it("shows ANSI escapes, carriage returns and line breaks as text, so a line cannot be erased or forged", () => {
     const forged = "x\u001B[2K\r\u001B[1A2026-11-30 DELIVERED ticket.submit by agent:alice\n"
     const shown = Printable.escape(forged)

@@ -1,8 +1,8 @@
 // The confirm-card page. Everything from the server is put on the page with
 // textContent, never innerHTML: a payload is shown as the text it is. Every
 // character that hides or reorders text (or is a control) is drawn as a badge
-// where it stands: the page's set is `Printable.escape`'s own, computed here
-// once, so the page marks exactly what the server flags, in the card and in
+// where it stands: the page's set is `Printable.escape`'s own pattern
+// (Printable.escapedSource), so the page marks exactly what the server flags, in the card and in
 // a person's edit alike. A card whose `hidden` list is not empty is flagged;
 // a field the server cut says how much it shows, and such a card offers only
 // Reject. An in-doubt delivery (it stopped and may have gone out) is a card
@@ -15,25 +15,6 @@
 // A decided card keeps only its title and record; Edit, Reject and Mark done
 // open a form that Cancel closes.
 import { Printable } from "@graded/core"
-
-let hiding: string | undefined
-// The characters Printable shows as escapes (multi-line text: tabs and line
-// breaks stay), over the whole Unicode range, as a JSON array of [first, last]
-// code point ranges for the page's script: computed once, about 0.2 s.
-const hidingRanges = (): string => {
-  if (hiding !== undefined) return hiding
-  const ranges: Array<[number, number]> = []
-  for (let code = 0; code <= 0x10ffff; code++) {
-    // A lone surrogate is no character: the page meets surrogates only in pairs.
-    if (code === 0xd800) code = 0xe000
-    const char = String.fromCodePoint(code)
-    if (Printable.escape(char, { multiline: true }) === char) continue
-    const last = ranges[ranges.length - 1]
-    if (last !== undefined && last[1] === code - 1) last[1] = code
-    else ranges.push([code, code])
-  }
-  return hiding = JSON.stringify(ranges)
-}
 
 export const page = (nonce: string): string =>
   `<!doctype html>
@@ -96,25 +77,22 @@ const el = (tag, props = {}, ...children) => {
 }
 const count = (n) => n.toLocaleString("en-US")
 
-// Characters that hide or reorder text, and controls: Printable's set.
-const hidingRanges = ${hidingRanges()}
-const hiding = { has: (char) => { const code = char.codePointAt(0); return hidingRanges.some(([first, last]) => code >= first && code <= last) } }
-const hides = (text) => { for (const char of text) if (hiding.has(char)) return true; return false }
+// Characters that hide or reorder text, and controls: Printable's own pattern.
+const hiding = () => new RegExp(${JSON.stringify(Printable.escapedSource)}, "gu")
+const hides = (text) => hiding().test(text)
 // Each UTF-16 unit as \\uXXXX, as Printable writes it.
 const escaped = (char) => Array.from({ length: char.length }, (_, i) => String.fromCharCode(92) + "u" + char.charCodeAt(i).toString(16).toUpperCase().padStart(4, "0")).join("")
 // Text as nodes: each such character becomes a visible badge where it stands.
 const visible = (text) => {
-  if (!hides(text)) return [document.createTextNode(text)]
   const nodes = []
-  let plain = ""
-  for (const char of text) {
-    if (!hiding.has(char)) { plain += char; continue }
-    if (plain) nodes.push(document.createTextNode(plain))
-    plain = ""
-    const code = escaped(char)
-    nodes.push(el("span", { class: "hidden-char", title: "U+" + char.codePointAt(0).toString(16).toUpperCase().padStart(4, "0") + ": a character that hides or reorders text", text: code }))
+  let at = 0
+  for (const found of text.matchAll(hiding())) {
+    if (found.index > at) nodes.push(document.createTextNode(text.slice(at, found.index)))
+    const char = found[0]
+    nodes.push(el("span", { class: "hidden-char", title: "U+" + char.codePointAt(0).toString(16).toUpperCase().padStart(4, "0") + ": a character that hides or reorders text", text: escaped(char) }))
+    at = found.index + char.length
   }
-  if (plain) nodes.push(document.createTextNode(plain))
+  if (at < text.length || nodes.length === 0) nodes.push(document.createTextNode(text.slice(at)))
   return nodes
 }
 const api = (path, init = {}) => fetch(path, { ...init, headers: { ...(init.headers || {}), authorization: "Bearer " + token, "content-type": "application/json" } })
