@@ -1,32 +1,64 @@
 import { availableParallelism } from "node:os"
-import { defineConfig } from "vitest/config"
+import { configDefaults, defineConfig } from "vitest/config"
 
-// Tuned so that a green suite exits 0 on a busy 2-core machine, and a red one still fails:
-// - forks: each test file in its own child process (the terminal tests load a native module);
-//   one worker fewer than the cores, so the main process that collects results keeps a core.
-// - A worker blocked by a long synchronous test (a compile through the TypeScript API, a
-//   property run) cannot read the main process's answer to its own progress report, and
-//   birpc's fixed 60 s timeout then fails the run with `Timeout calling "onTaskUpdate"`
-//   although every test passed. patches/vitest@3.2.7.patch makes that timeout
-//   VITEST_WORKER_RPC_TIMEOUT; test results still travel the same channel, so nothing that
-//   fails is hidden, and a worker whose main process dies is ended with it all the same.
-// - Hooks (a browser's launch, a server's start) and closing the workers get the time a test gets.
+// Two projects, both run by `pnpm test`:
+// - unit: the library in one process, tests in worker threads that keep their
+//   modules between files (Effect and graded load once per worker, not once per
+//   file); what a file changes globally it puts back.
+// - system: what needs a process of its own (a pseudo-terminal's native module,
+//   child processes killed with -9, browsers, databases, the documentation's
+//   commands), each file in a child process.
+// `pnpm test:unit` / `pnpm test:system` run one; `pnpm vitest run <path>` one area.
+//
+// A worker blocked by a long synchronous test (a compile through the TypeScript
+// API, a property run) cannot answer the main process, and birpc's fixed 60 s
+// timeout would fail a green run with `Timeout calling "onTaskUpdate"`:
+// patches/vitest@3.2.7.patch makes that timeout VITEST_WORKER_RPC_TIMEOUT; test
+// results still travel the same channel, so nothing that fails is hidden.
+const workers = Math.max(2, availableParallelism())
+
+export const system = [
+  "packages/cli/test/**/*.test.ts",
+  "packages/sql/test/**/*.test.ts",
+  "packages/confirm/test/browser.test.ts",
+  "packages/confirm/test/hiddenCharacters.test.ts",
+  "packages/mcp/test/connect.test.ts",
+  "packages/mcp/test/elicit.test.ts",
+  "packages/mcp/test/layer.test.ts",
+  "packages/mcp/test/serve.test.ts",
+  "examples/*/test/**/*.test.ts",
+  "test/**/*.test.ts"
+]
+
 export default defineConfig({
   test: {
-    include: [
-      "packages/*/test/**/*.test.ts",
-      "examples/*/test/**/*.test.ts",
-      "type-tests/**/*.test.ts",
-      "test/**/*.test.ts"
-    ],
-    // Picks the browsers for the browser tests once per run, before any worker starts.
-    globalSetup: ["packages/confirm/test/chromium.ts"],
-    pool: "forks",
-    maxWorkers: Math.max(1, availableParallelism() - 1),
-    minWorkers: 1,
     env: { VITEST_WORKER_RPC_TIMEOUT: String(15 * 60_000) },
     testTimeout: 60_000,
     hookTimeout: 60_000,
-    teardownTimeout: 60_000
+    teardownTimeout: 60_000,
+    maxWorkers: workers,
+    minWorkers: 1,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "unit",
+          include: ["packages/*/test/**/*.test.ts", "type-tests/**/*.test.ts"],
+          exclude: [...configDefaults.exclude, ...system],
+          pool: "threads",
+          isolate: false
+        }
+      },
+      {
+        extends: true,
+        test: {
+          name: "system",
+          include: system,
+          // Picks the browsers once per run; builds the programs tests start as processes.
+          globalSetup: ["packages/confirm/test/chromium.ts", "test/built.ts"],
+          pool: "forks"
+        }
+      }
+    ]
   }
 })

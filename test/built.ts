@@ -1,0 +1,103 @@
+// The programs the tests start as child processes (a process killed with -9,
+// an MCP server on stdio, a second process racing the first), built once per
+// run into JavaScript: through tsx every start compiles and resolves graded's
+// TypeScript again, about 6 CPU-seconds; built, it starts in under one.
+//
+// vitest's globalSetup (in the main process, before any worker starts) bundles
+// every entry below in one esbuild pass, so the entries share one copy of each
+// module (a CLI and the config module it loads agree on what a Toolkit is).
+// Native modules and the packages that load them stay outside the bundle,
+// imported by their absolute path, as node would find them from the source.
+// `import.meta.url` keeps naming the source file, so a program still finds the
+// fixtures beside it. Tests get a program's path with `built(entry)`.
+//
+// The command as a user runs it (bin/graded.mjs through tsx) keeps its own
+// smoke tests; these programs are what the tests need a process for.
+import { mkdirSync, readFileSync, rmSync } from "node:fs"
+import { createRequire } from "node:module"
+import * as path from "node:path"
+import { fileURLToPath, pathToFileURL } from "node:url"
+import { inject } from "vitest"
+import type { TestProject } from "vitest/node"
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    builtPrograms: string
+  }
+}
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
+
+/** Every program a test starts, as paths from the repository's root. */
+export const entries: ReadonlyArray<string> = [
+  "packages/cli/src/main.ts"
+]
+
+// Kept outside the bundle: native addons (and what requires them by a computed path).
+const outside = /^(libsql|@libsql\/|@lydell\/node-pty|@electric-sql\/)/
+
+interface PluginBuild {
+  readonly onResolve: (
+    options: { readonly filter: RegExp },
+    callback: (args: { path: string; kind: string; resolveDir: string; pluginData?: unknown }) => Promise<unknown>
+  ) => void
+  readonly onLoad: (
+    options: { readonly filter: RegExp },
+    callback: (args: { path: string }) => { contents: string; loader: string } | undefined
+  ) => void
+  readonly resolve: (
+    path: string,
+    options: { kind: string; resolveDir: string; pluginData?: unknown }
+  ) => Promise<{ path: string; errors: ReadonlyArray<unknown> }>
+}
+interface Esbuild {
+  readonly build: (options: Record<string, unknown>) => Promise<unknown>
+}
+
+const plugin = {
+  name: "graded-test-programs",
+  setup: (build: PluginBuild) => {
+    build.onResolve({ filter: outside }, async (args) => {
+      if (args.pluginData === "outside") return undefined
+      const found = await build.resolve(args.path, { ...args, pluginData: "outside" })
+      return found.errors.length > 0 ? { errors: found.errors } : { path: found.path, external: true }
+    })
+    build.onLoad({ filter: /\.[cm]?ts$/ }, (args) => {
+      if (args.path.includes(`${path.sep}node_modules${path.sep}`)) return undefined
+      const url = JSON.stringify(pathToFileURL(args.path).href)
+      const contents = readFileSync(args.path, "utf8").replaceAll("import.meta.url", url)
+      return { contents, loader: "ts" }
+    })
+  }
+}
+
+/** vitest's globalSetup: builds every entry, and tells the workers where. */
+export default async function setup(project: TestProject): Promise<void> {
+  const out = path.join(root, "node_modules", ".cache", "graded-test-programs")
+  rmSync(out, { recursive: true, force: true })
+  mkdirSync(out, { recursive: true })
+  // esbuild comes with tsx, which the repository already depends on.
+  const esbuild = createRequire(createRequire(import.meta.url).resolve("tsx/package.json"))("esbuild") as Esbuild
+  await esbuild.build({
+    entryPoints: entries.map((entry) => path.join(root, entry)),
+    outbase: root,
+    outdir: out,
+    outExtension: { ".js": ".mjs" },
+    bundle: true,
+    splitting: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    logLevel: "error",
+    // A CommonJS package bundled into ESM may still call require.
+    banner: { js: "import { createRequire as __gradedRequire } from \"node:module\"; const require = __gradedRequire(import.meta.url);" },
+    plugins: [plugin]
+  })
+  project.provide("builtPrograms", out)
+}
+
+/** The built program for `entry` (a path from the repository's root, as listed in `entries`). */
+export const built = (entry: string): string => {
+  if (!entries.includes(entry)) throw new Error(`${entry} is not among the programs test/built.ts builds`)
+  return path.join(inject("builtPrograms"), entry.replace(/\.[cm]?ts$/, ".mjs"))
+}
