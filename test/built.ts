@@ -90,7 +90,10 @@ export default async function setup(project: TestProject): Promise<void> {
     target: "node20",
     logLevel: "error",
     // A CommonJS package bundled into ESM may still call require.
-    banner: { js: "import { createRequire as __gradedRequire } from \"node:module\"; const require = __gradedRequire(import.meta.url);" },
+    banner: {
+      js:
+        "import { createRequire as __gradedRequire } from \"node:module\"; const require = __gradedRequire(import.meta.url);"
+    },
     plugins: [plugin]
   })
   project.provide("builtPrograms", out)
