@@ -25,7 +25,11 @@ const out = path.join(root, "node_modules", ".cache", "graded-test-programs")
 
 /** Every program a test starts, as paths from the repository's root. */
 export const entries: ReadonlyArray<string> = [
-  "packages/cli/src/main.ts"
+  "packages/cli/src/main.ts",
+  "packages/mcp/test/fixtures/exitEarly.ts",
+  "packages/mcp/test/fixtures/foreignStdio.ts",
+  "packages/mcp/test/fixtures/serveLayerStdio.ts",
+  "packages/mcp/test/fixtures/serveStdio.ts"
 ]
 
 // Kept outside the bundle: native addons (and what requires them by a computed path).

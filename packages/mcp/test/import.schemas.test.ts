@@ -193,24 +193,26 @@ describe("McpImport: a foreign pattern runs in linear time", () => {
     inputSchema: {
       type: "object",
       properties: { code: { type: "string", pattern: "^(a+)+$" } },
-      // A key is matched against this; 30 x's match nothing, so it is one too many.
+      // A key is matched against this; 40 x's match nothing, so it is one too many.
       patternProperties: { "^(x+x+)+y$": { type: "number" } },
       additionalProperties: false,
       required: ["code"]
     }
   }
 
-  it.effect("a pattern that backtracks catastrophically checks 30 a's and a '!' at once: invalid input, nothing sent", () =>
+  it.effect("a pattern that backtracks catastrophically checks 40 a's and a '!' at once: invalid input, nothing sent", () =>
     Effect.gen(function*() {
       const f = yield* Effect.promise(() => foreign([catastrophic]))
       const registry = Registry.make(Toolkit.readOnly(yield* McpImport.toolkit(f.client, { lookup: "read" })))
       const started = performance.now()
-      const refused = yield* registry.invoke("mcp.lookup", { code: "a".repeat(30) + "!" })
-      const keyRefused = yield* registry.invoke("mcp.lookup", { code: "aaa", ["x".repeat(30)]: 1 })
+      const refused = yield* registry.invoke("mcp.lookup", { code: "a".repeat(40) + "!" })
+      const keyRefused = yield* registry.invoke("mcp.lookup", { code: "aaa", ["x".repeat(40)]: 1 })
       const elapsed = performance.now() - started
       expect(refused).toMatchObject({ ok: false, code: "invalid-input" })
       expect(keyRefused).toMatchObject({ ok: false, code: "invalid-input" })
-      expect(elapsed).toBeLessThan(250)
+      // A backtracking engine needs hours for 40 a's, a linear one milliseconds:
+      // the bound tells them apart even where a busy machine stretches time a hundredfold.
+      expect(elapsed).toBeLessThan(10_000)
       expect(yield* registry.invoke("mcp.lookup", { code: "aaa" })).toMatchObject({ ok: true })
       expect(f.received.map((call) => call.args)).toEqual([{ code: "aaa" }])
     }))
@@ -357,35 +359,39 @@ describe("McpImport.live: a hostile listing", () => {
       expect(yield* Toolkit.readOnly(yield* live.toolkit).get("h.search")!.invoke({ query: "q" })).toBe("ok")
     }))
 
-  it.live("a server flooding list_changed: what 1,000 refreshes compiled is let go once the scope closes", () =>
-    Effect.gen(function*() {
-      v8.setFlagsFromString("--expose-gc")
-      const collect: unknown = vm.runInNewContext("gc")
-      const gc = () => {
-        if (typeof collect === "function") collect()
-      }
-      const wide: SdkTool = {
-        name: "wide",
-        inputSchema: {
-          type: "object",
-          properties: Object.fromEntries(
-            Array.from({ length: 20 }, (_, i) => [`f${i}`, { type: "string", description: "x".repeat(200) }])
-          )
+  it.live(
+    "a server flooding list_changed: what 1,000 refreshes compiled is let go once the scope closes",
+    () =>
+      Effect.gen(function*() {
+        v8.setFlagsFromString("--expose-gc")
+        const collect: unknown = vm.runInNewContext("gc")
+        const gc = () => {
+          if (typeof collect === "function") collect()
         }
-      }
-      const f = yield* Effect.promise(() => foreign([wide]))
-      gc()
-      const before = process.memoryUsage().heapUsed
-      yield* Effect.scoped(Effect.gen(function*() {
-        const live = yield* McpImport.live(f.client, { wide: "read" }, { namespace: "w" })
-        for (let i = 0; i < 1_000; i++) {
-          // Each listing is new JSON from the wire, as a real server's is.
-          f.listing = [structuredClone(wide)]
-          yield* live.refresh
+        const wide: SdkTool = {
+          name: "wide",
+          inputSchema: {
+            type: "object",
+            properties: Object.fromEntries(
+              Array.from({ length: 20 }, (_, i) => [`f${i}`, { type: "string", description: "x".repeat(200) }])
+            )
+          }
         }
-      }))
-      gc()
-      const retained = (process.memoryUsage().heapUsed - before) / 1e6
-      expect(retained, `${retained.toFixed(1)} MB still held after the live import's scope closed`).toBeLessThan(15)
-    }))
+        const f = yield* Effect.promise(() => foreign([wide]))
+        gc()
+        const before = process.memoryUsage().heapUsed
+        yield* Effect.scoped(Effect.gen(function*() {
+          const live = yield* McpImport.live(f.client, { wide: "read" }, { namespace: "w" })
+          for (let i = 0; i < 1_000; i++) {
+            // Each listing is new JSON from the wire, as a real server's is.
+            f.listing = [structuredClone(wide)]
+            yield* live.refresh
+          }
+        }))
+        gc()
+        const retained = (process.memoryUsage().heapUsed - before) / 1e6
+        expect(retained, `${retained.toFixed(1)} MB still held after the live import's scope closed`).toBeLessThan(15)
+      }), // A thousand compilations, seconds of CPU that a loaded machine stretches: the bound only catches a hang.
+    300_000
+  )
 })
