@@ -25,6 +25,11 @@ const out = path.join(root, "node_modules", ".cache", "graded-test-programs")
 
 /** Every program a test starts, as paths from the repository's root. */
 export const entries: ReadonlyArray<string> = [
+  "examples/credit-desk/src/main.ts",
+  "examples/mcp/src/main.ts",
+  "examples/quickstart/src/main.ts",
+  "examples/support-desk/src/main.ts",
+  "examples/support-desk/src/web.ts",
   "packages/cli/src/main.ts",
   "packages/mcp/test/fixtures/exitEarly.ts",
   "packages/mcp/test/fixtures/foreignStdio.ts",
