@@ -26,8 +26,14 @@ export const system = [
   "packages/mcp/test/elicit.test.ts",
   "packages/mcp/test/layer.test.ts",
   "packages/mcp/test/serve.test.ts",
-  "examples/*/test/**/*.test.ts",
-  "test/**/*.test.ts"
+  // The demos in processes of their own; the examples' other tests are unit tests.
+  "examples/credit-desk/test/story.test.ts",
+  "examples/mcp/test/demo.test.ts",
+  "examples/quickstart/test/readme.test.ts",
+  "examples/support-desk/test/supervised.test.ts",
+  "examples/support-desk/test/web.test.ts",
+  // The documented commands, each in a shell; the other checks of test/ are unit tests.
+  "test/docs.test.ts"
 ]
 
 export default defineConfig({
@@ -43,7 +49,12 @@ export default defineConfig({
         extends: true,
         test: {
           name: "unit",
-          include: ["packages/*/test/**/*.test.ts", "type-tests/**/*.test.ts"],
+          include: [
+            "packages/*/test/**/*.test.ts",
+            "examples/*/test/**/*.test.ts",
+            "test/**/*.test.ts",
+            "type-tests/**/*.test.ts"
+          ],
           exclude: [...configDefaults.exclude, ...system],
           pool: "threads",
           isolate: false

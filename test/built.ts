@@ -17,20 +17,24 @@ import { mkdirSync, readFileSync, rmSync } from "node:fs"
 import { createRequire } from "node:module"
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
-import { inject } from "vitest"
-import type { TestProject } from "vitest/node"
-
-declare module "vitest" {
-  export interface ProvidedContext {
-    builtPrograms: string
-  }
-}
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
+// One fixed place, known to the setup and the workers alike: importing vitest's
+// `inject` here would load vitest's runtime into the globalSetup, which fails.
+const out = path.join(root, "node_modules", ".cache", "graded-test-programs")
 
 /** Every program a test starts, as paths from the repository's root. */
 export const entries: ReadonlyArray<string> = [
-  "packages/cli/src/main.ts"
+  "examples/credit-desk/src/main.ts",
+  "examples/mcp/src/main.ts",
+  "examples/quickstart/src/main.ts",
+  "examples/support-desk/src/main.ts",
+  "examples/support-desk/src/web.ts",
+  "packages/cli/src/main.ts",
+  "packages/mcp/test/fixtures/exitEarly.ts",
+  "packages/mcp/test/fixtures/foreignStdio.ts",
+  "packages/mcp/test/fixtures/serveLayerStdio.ts",
+  "packages/mcp/test/fixtures/serveStdio.ts"
 ]
 
 // Kept outside the bundle: native addons (and what requires them by a computed path).
@@ -59,7 +63,11 @@ const plugin = {
   setup: (build: PluginBuild) => {
     build.onResolve({ filter: outside }, async (args) => {
       if (args.pluginData === "outside") return undefined
-      const found = await build.resolve(args.path, { ...args, pluginData: "outside" })
+      const found = await build.resolve(args.path, {
+        kind: args.kind,
+        resolveDir: args.resolveDir,
+        pluginData: "outside"
+      })
       return found.errors.length > 0 ? { errors: found.errors } : { path: found.path, external: true }
     })
     build.onLoad({ filter: /\.[cm]?ts$/ }, (args) => {
@@ -71,9 +79,8 @@ const plugin = {
   }
 }
 
-/** vitest's globalSetup: builds every entry, and tells the workers where. */
-export default async function setup(project: TestProject): Promise<void> {
-  const out = path.join(root, "node_modules", ".cache", "graded-test-programs")
+/** vitest's globalSetup: builds every entry. */
+export default async function setup(): Promise<void> {
   rmSync(out, { recursive: true, force: true })
   mkdirSync(out, { recursive: true })
   // esbuild comes with tsx, which the repository already depends on.
@@ -96,11 +103,10 @@ export default async function setup(project: TestProject): Promise<void> {
     },
     plugins: [plugin]
   })
-  project.provide("builtPrograms", out)
 }
 
 /** The built program for `entry` (a path from the repository's root, as listed in `entries`). */
 export const built = (entry: string): string => {
   if (!entries.includes(entry)) throw new Error(`${entry} is not among the programs test/built.ts builds`)
-  return path.join(inject("builtPrograms"), entry.replace(/\.[cm]?ts$/, ".mjs"))
+  return path.join(out, entry.replace(/\.[cm]?ts$/, ".mjs"))
 }

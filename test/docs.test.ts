@@ -8,6 +8,12 @@
 // Every documented line must have an entry below, and every entry a line: a
 // new command in the docs fails here until it says what it should do. The
 // few that cannot run here say why, and show as skipped.
+//
+// The blocks share no files or ids (each works in a folder of its own or
+// leaves nothing behind), so they run two at a time, as a reader with two
+// terminals would; the lines of a block run in order. A block that installs
+// (`pnpm install`) runs first and alone: every other block runs from what it
+// installs.
 import { execFile } from "node:child_process"
 import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -205,18 +211,63 @@ const runAsked = async (command: string, cwd: string, asks: string, answers: Rea
     await session.waitFor(asks, 240_000)
     session.type(answer)
   }
+  // As execFile's timeout does for the other lines: a line that never ends fails, with its screen.
+  const limit = setTimeout(() => session.kill(), 300_000)
   const { code, screen } = await session.exited
+  clearTimeout(limit)
   return { code, output: plain(screen), cwd: existsSync(where) ? readFileSync(where, "utf8").trim() : cwd }
 }
+
+type Result = { readonly code: number | null; readonly output: string; readonly cwd: string }
+
+/** Each documented line's result, to come: a line's test waits for it while the blocks run on. */
+const results = new Map(documented.map((block) => [
+  block,
+  block.commands.map(() => {
+    let settle: (result: Promise<Result>) => void = () => {}
+    const result = new Promise<Result>((resolve) => (settle = resolve))
+    result.catch(() => {}) // a line that throws fails its own test
+    return { result, settle }
+  })
+]))
+
+/** Runs a block's lines in order from the top of the clone, each from where the last one left the shell. */
+const runBlock = async (block: Block) => {
+  let cwd = root
+  for (const [index, command] of block.commands.entries()) {
+    const expected = expectations[command]
+    if (expected === undefined || "notRun" in expected) continue
+    const result = expected.answers === undefined
+      ? run(command, cwd)
+      : runAsked(command, cwd, expected.asks, expected.answers)
+    results.get(block)![index]!.settle(result)
+    cwd = await result.then((done) => done.cwd, () => cwd)
+  }
+}
+
+const installs = (block: Block) => block.commands.some((command) => /\bpnpm(@\S+)? install\b/.test(command))
+
+/** The blocks that install, alone; then the others, two at a time. Settles once every line has run. */
+const runAll = async () => {
+  for (const block of documented.filter(installs)) await runBlock(block)
+  const queue = documented.filter((block) => !installs(block))
+  const lane = async () => {
+    for (let block = queue.shift(); block !== undefined; block = queue.shift()) await runBlock(block)
+  }
+  await Promise.all([lane(), lane()])
+}
+let running = Promise.resolve()
 
 beforeAll(() => {
   for (const file of leftBehind) {
     const full = path.join(root, file)
     if (existsSync(full)) renameSync(full, `${full}.before-docs-test`)
   }
+  running = runAll()
 })
 
-afterAll(() => {
+afterAll(async () => {
+  await running
   killAll()
   for (const file of leftBehind) {
     const full = path.join(root, file)
@@ -224,7 +275,7 @@ afterAll(() => {
     if (existsSync(`${full}.before-docs-test`)) renameSync(`${full}.before-docs-test`, full)
   }
   rmSync(scratch, { recursive: true, force: true })
-})
+}, 1_800_000)
 
 describe("the documented commands", () => {
   it("are found: README.md and docs/cli.md show some", () => {
@@ -243,23 +294,20 @@ describe("the documented commands", () => {
 for (const block of documented) {
   // Each block starts where a reader starts: at the top of a clone.
   describe(`${block.file}, the block at line ${block.line}`, () => {
-    let cwd = root
-    for (const command of block.commands) {
+    for (const [index, command] of block.commands.entries()) {
       const expected = expectations[command]
       if (expected === undefined) continue
       if ("notRun" in expected) {
         it.skip(`${command.replace(/\s+/g, " ")} (not run: ${expected.notRun})`, () => {})
         continue
       }
+      // The bound is the whole run's: a line waits for its block's turn, and each line has its own 300 s.
       it(command.replace(/\s+/g, " "), async () => {
-        const result = expected.answers === undefined
-          ? await run(command, cwd)
-          : await runAsked(command, cwd, expected.asks, expected.answers)
-        cwd = result.cwd
+        const result = await results.get(block)![index]!.result
         expect(result.code, result.output).toBe(expected.exit)
         if ("endsIn" in expected) expect(result.cwd).toBe(path.join(root, expected.endsIn))
         else expect(result.output.split("\n").some((line) => line.includes(expected.prints)), result.output).toBe(true)
-      }, 300_000)
+      }, 1_800_000)
     }
   })
 }

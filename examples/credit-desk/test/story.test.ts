@@ -1,12 +1,8 @@
 import { spawn } from "node:child_process"
-import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { built } from "../../../test/built.js"
 import { run } from "../src/story.js"
-
-const here = path.dirname(fileURLToPath(import.meta.url))
-const tsx = path.resolve(here, "../../../node_modules/.bin/tsx")
 
 // What the story must show, each a line it prints. Every one of these is a
 // refusal or a decision the policy makes: without the policy layer, none is
@@ -34,7 +30,8 @@ describe("pnpm demo:credit", () => {
   it(
     "runs with no API key and tells the story: two roles, a refusal audited with its guideline, a confirmed transfer, a ticket approved by rule, one action on two channels",
     async () => {
-      const child = spawn(tsx, [path.resolve(here, "../src/main.ts")], {
+      // The demo in its own process, built (`pnpm demo:credit` itself, through tsx, is test/docs.test.ts's).
+      const child = spawn(process.execPath, [built("examples/credit-desk/src/main.ts")], {
         stdio: ["ignore", "pipe", "pipe"],
         env: { ...process.env, OPENAI_API_KEY: "" }
       })

@@ -1,16 +1,13 @@
 import { spawn } from "node:child_process"
-import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
+import { built } from "../../../test/built.js"
 
-const here = path.dirname(fileURLToPath(import.meta.url))
-const tsx = path.resolve(here, "../../../node_modules/.bin/tsx")
-
-// The demo as `pnpm demo:mcp` runs it: its own process, which spawns the
-// server as another and talks to it with the SDK's Client over stdio.
+// The demo in its own process (built; `pnpm demo:mcp` itself, through tsx, is
+// test/docs.test.ts's), which spawns the server as another and talks to it
+// with the SDK's Client over stdio.
 const demo = () =>
   new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
-    const child = spawn(tsx, [path.resolve(here, "../src/main.ts")], { stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(process.execPath, [built("examples/mcp/src/main.ts")], { stdio: ["ignore", "pipe", "pipe"] })
     let out = ""
     let err = ""
     child.stdout.on("data", (chunk) => (out += chunk))

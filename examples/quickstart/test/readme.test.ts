@@ -1,5 +1,7 @@
 import { readFileSync } from "node:fs"
+import { execFileSync } from "node:child_process"
 import { describe, expect, it } from "vitest"
+import { built } from "../../../test/built.js"
 
 const read = (path: string) => readFileSync(new URL(path, import.meta.url), "utf8")
 
@@ -15,10 +17,9 @@ describe("README", () => {
 })
 
 describe("quickstart", () => {
-  it("runs: the agent answers and the confirmed reply is sent", async () => {
-    const { execFileSync } = await import("node:child_process")
-    const tsx = new URL("../../../node_modules/.bin/tsx", import.meta.url).pathname
-    const output = execFileSync(tsx, [new URL("../src/main.ts", import.meta.url).pathname], { encoding: "utf8" })
+  it("runs: the agent answers and the confirmed reply is sent", () => {
+    // Its own process, built: the README's own commands run in test/docs.test.ts.
+    const output = execFileSync(process.execPath, [built("examples/quickstart/src/main.ts")], { encoding: "utf8" })
     expect(output).toContain("See 'Changing the VAT number'. { sent: true }")
     expect(output).toContain("sending Billing > Settings > Tax ID.")
   })

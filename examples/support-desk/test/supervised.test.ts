@@ -1,5 +1,5 @@
-// `pnpm demo`'s last part, run as `pnpm demo` runs it (tsx, src/main.ts, a
-// process of its own): a supervised run waits for Alice in a SQLite file, the
+// `pnpm demo`'s last part, src/main.ts in a process of its own (built; `pnpm
+// demo` itself, through tsx, is test/docs.test.ts's): a supervised run waits for Alice in a SQLite file, the
 // app restarts as a second process, Alice edits and approves the reply there,
 // and the run finishes. The story is read from what the demo prints: which
 // process printed what, what the customer's chat holds, and what the database
@@ -7,19 +7,21 @@
 import { execFile } from "node:child_process"
 import { existsSync } from "node:fs"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
+import { built } from "../../../test/built.js"
 import { draft, edited, runId } from "../src/supervised.js"
-
-const here = path.dirname(fileURLToPath(import.meta.url))
-const tsx = path.resolve(here, "../node_modules/.bin/tsx")
 
 const demo = () =>
   new Promise<{ code: number | null; out: string }>((resolve) => {
     // No OPENAI_API_KEY: the scripted model, whatever the machine has set.
     const env = { ...process.env, OPENAI_API_KEY: "" }
-    execFile(tsx, [path.resolve(here, "../src/main.ts")], { env, timeout: 120_000 }, (error, stdout, stderr) =>
-      resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : null, out: stdout + stderr }))
+    execFile(
+      process.execPath,
+      [built("examples/support-desk/src/main.ts")],
+      { env, timeout: 120_000 },
+      (error, stdout, stderr) =>
+        resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : null, out: stdout + stderr })
+    )
   })
 
 describe("pnpm demo, the supervised run", () => {

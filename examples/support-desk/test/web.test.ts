@@ -1,18 +1,14 @@
 import { spawn } from "node:child_process"
-import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
+import { built } from "../../../test/built.js"
 import { draft, runId } from "../src/supervised.js"
-
-const here = path.dirname(fileURLToPath(import.meta.url))
-const tsx = path.resolve(here, "../../../node_modules/.bin/tsx")
 
 describe("pnpm demo:web", () => {
   it(
     "prints each person's confirm page, sends once a person approves there (recorded as who signed in); then the supervised run waits, the restarted app shows its card, and an edit there finishes it",
     async () => {
-      // Its own process group, so the restarted app it starts ends with it.
-      const child = spawn(tsx, [path.resolve(here, "../src/web.ts")], {
+      // Its own process group, so the restarted app it starts ends with it; built (`pnpm demo:web` is tsx src/web.ts).
+      const child = spawn(process.execPath, [built("examples/support-desk/src/web.ts")], {
         stdio: ["ignore", "pipe", "pipe"],
         detached: true,
         env: { ...process.env, OPENAI_API_KEY: "" }

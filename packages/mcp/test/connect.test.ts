@@ -14,16 +14,16 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import { Effect, Fiber, Layer, Queue } from "effect"
 import { Agent, Audit, HumanConfirm, Registry, ScriptedModel, Toolkit } from "@graded/core"
 import { McpImport } from "@graded/mcp"
+import { built } from "../../../test/built.js"
 import { makeForeign } from "./fixtures/foreign.js"
 
 const { call, calls, text } = ScriptedModel
 
-const fixture = fileURLToPath(new URL("./fixtures/foreignStdio.ts", import.meta.url))
-const exitEarly = fileURLToPath(new URL("./fixtures/exitEarly.ts", import.meta.url))
+const fixture = built("packages/mcp/test/fixtures/foreignStdio.ts")
+const exitEarly = built("packages/mcp/test/fixtures/exitEarly.ts")
 
 const newLog = () => join(mkdtempSync(join(tmpdir(), "graded-connect-")), "calls.log")
 
@@ -31,8 +31,7 @@ const newLog = () => join(mkdtempSync(join(tmpdir(), "graded-connect-")), "calls
 const seen = (log: string): ReadonlyArray<string> =>
   existsSync(log) ? readFileSync(log, "utf8").split("\n").filter((line) => line !== "") : []
 
-const spawnForeign = (log: string) =>
-  McpImport.stdio({ command: process.execPath, args: ["--import", "tsx", fixture, log] })
+const spawnForeign = (log: string) => McpImport.stdio({ command: process.execPath, args: [fixture, log] })
 
 const grades = { search: "read", delete_repo: "write", stall: "read", pid: "read" } as const
 
@@ -157,7 +156,7 @@ describe("McpImport.stdio: a foreign server spawned as a child process", () => {
 
       const exited = yield* Effect.flip(Effect.scoped(McpImport.stdio({
         command: process.execPath,
-        args: ["--import", "tsx", exitEarly]
+        args: [exitEarly]
       })))
       expect(exited).toMatchObject({ reason: "exited" })
       expect(exited.detail).toContain("foreign: missing configuration file")

@@ -1,4 +1,3 @@
-import { fileURLToPath } from "node:url"
 import { mkdtempSync, readFileSync, existsSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -16,6 +15,7 @@ import {
   type ElicitResult
 } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Layer, Schema } from "effect"
+import { built } from "../../../test/built.js"
 import { makeDesk } from "./fixtures/desk.js"
 
 type Form = Extract<ElicitRequest["params"], { requestedSchema: unknown }>
@@ -458,7 +458,7 @@ describe("the form over real transports", () => {
   })
 
   it("stdio, a real process: an edited write is delivered as edited; a declined send and an invalid edit are not", async () => {
-    const script = fileURLToPath(new URL("./fixtures/serveStdio.ts", import.meta.url))
+    const script = built("packages/mcp/test/fixtures/serveStdio.ts")
     const log = join(mkdtempSync(join(tmpdir(), "graded-mcp-")), "effects.log")
     const answers: Array<ElicitResult> = [
       { action: "accept", content: { "graded/decision": "approve", subject: "edited over stdio" } },
@@ -468,7 +468,7 @@ describe("the form over real transports", () => {
     ]
     const { client } = clientWith(() => answers.shift()!)
     await client.connect(
-      new StdioClientTransport({ command: process.execPath, args: ["--import", "tsx", script, log], stderr: "pipe" })
+      new StdioClientTransport({ command: process.execPath, args: [script, log], stderr: "pipe" })
     )
     try {
       const write = await client.callTool({ name: "ticket__submit", arguments: { subject: "s" } })

@@ -210,7 +210,10 @@ describe("McpImport: a foreign pattern runs in linear time", () => {
       const elapsed = performance.now() - started
       expect(refused).toMatchObject({ ok: false, code: "invalid-input" })
       expect(keyRefused).toMatchObject({ ok: false, code: "invalid-input" })
-      expect(elapsed).toBeLessThan(250)
+      // A backtracking engine needs half a minute for these (still seconds on a
+      // machine several times faster), a linear one milliseconds: the bound tells
+      // them apart on a machine busy enough to stretch the milliseconds twentyfold.
+      expect(elapsed).toBeLessThan(5_000)
       expect(yield* registry.invoke("mcp.lookup", { code: "aaa" })).toMatchObject({ ok: true })
       expect(f.received.map((call) => call.args)).toEqual([{ code: "aaa" }])
     }))
@@ -357,35 +360,39 @@ describe("McpImport.live: a hostile listing", () => {
       expect(yield* Toolkit.readOnly(yield* live.toolkit).get("h.search")!.invoke({ query: "q" })).toBe("ok")
     }))
 
-  it.live("a server flooding list_changed: what 1,000 refreshes compiled is let go once the scope closes", () =>
-    Effect.gen(function*() {
-      v8.setFlagsFromString("--expose-gc")
-      const collect: unknown = vm.runInNewContext("gc")
-      const gc = () => {
-        if (typeof collect === "function") collect()
-      }
-      const wide: SdkTool = {
-        name: "wide",
-        inputSchema: {
-          type: "object",
-          properties: Object.fromEntries(
-            Array.from({ length: 20 }, (_, i) => [`f${i}`, { type: "string", description: "x".repeat(200) }])
-          )
+  it.live(
+    "a server flooding list_changed: what 1,000 refreshes compiled is let go once the scope closes",
+    () =>
+      Effect.gen(function*() {
+        v8.setFlagsFromString("--expose-gc")
+        const collect: unknown = vm.runInNewContext("gc")
+        const gc = () => {
+          if (typeof collect === "function") collect()
         }
-      }
-      const f = yield* Effect.promise(() => foreign([wide]))
-      gc()
-      const before = process.memoryUsage().heapUsed
-      yield* Effect.scoped(Effect.gen(function*() {
-        const live = yield* McpImport.live(f.client, { wide: "read" }, { namespace: "w" })
-        for (let i = 0; i < 1_000; i++) {
-          // Each listing is new JSON from the wire, as a real server's is.
-          f.listing = [structuredClone(wide)]
-          yield* live.refresh
+        const wide: SdkTool = {
+          name: "wide",
+          inputSchema: {
+            type: "object",
+            properties: Object.fromEntries(
+              Array.from({ length: 20 }, (_, i) => [`f${i}`, { type: "string", description: "x".repeat(200) }])
+            )
+          }
         }
-      }))
-      gc()
-      const retained = (process.memoryUsage().heapUsed - before) / 1e6
-      expect(retained, `${retained.toFixed(1)} MB still held after the live import's scope closed`).toBeLessThan(15)
-    }))
+        const f = yield* Effect.promise(() => foreign([wide]))
+        gc()
+        const before = process.memoryUsage().heapUsed
+        yield* Effect.scoped(Effect.gen(function*() {
+          const live = yield* McpImport.live(f.client, { wide: "read" }, { namespace: "w" })
+          for (let i = 0; i < 1_000; i++) {
+            // Each listing is new JSON from the wire, as a real server's is.
+            f.listing = [structuredClone(wide)]
+            yield* live.refresh
+          }
+        }))
+        gc()
+        const retained = (process.memoryUsage().heapUsed - before) / 1e6
+        expect(retained, `${retained.toFixed(1)} MB still held after the live import's scope closed`).toBeLessThan(15)
+      }), // A thousand compilations, seconds of CPU that a loaded machine stretches: the bound only catches a hang.
+    300_000
+  )
 })

@@ -1,7 +1,6 @@
 import { existsSync, mkdtempSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "@effect/vitest"
 import { Proposal, ProposalStore } from "@graded/core"
 import { McpServe } from "@graded/mcp"
@@ -9,6 +8,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
+import { built } from "../../../test/built.js"
 import { makeDesk } from "./fixtures/desk.js"
 import { waitForExit } from "./fixtures/process.js"
 
@@ -84,13 +84,13 @@ describe("McpServe.layerHttp", () => {
 })
 
 describe("McpServe.layerStdio in a real process", () => {
-  const script = fileURLToPath(new URL("./fixtures/serveLayerStdio.ts", import.meta.url))
+  const script = built("packages/mcp/test/fixtures/serveLayerStdio.ts")
 
   it("a launched layer serves the spawned session; closing its scope closes the server and lets the process end", async () => {
     const log = join(mkdtempSync(join(tmpdir(), "graded-mcp-layer-")), "effects.log")
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: ["--import", "tsx", script, log],
+      args: [script, log],
       stderr: "pipe"
     })
     const client = new Client({ name: "stdio-layer-test", version: "1.0.0" })

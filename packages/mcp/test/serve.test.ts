@@ -2,7 +2,6 @@ import { existsSync, mkdtempSync, readFileSync } from "node:fs"
 import { request as httpRequest } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "@effect/vitest"
 import { Audit, Guard, HumanConfirm, Proposal, ProposalStore, Registry, Tool, Toolkit } from "@graded/core"
 import { McpServe } from "@graded/mcp"
@@ -12,6 +11,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Layer, Schema, type Scope } from "effect"
+import { built } from "../../../test/built.js"
 import { makeDesk } from "./fixtures/desk.js"
 import { waitForExit } from "./fixtures/process.js"
 
@@ -333,13 +333,13 @@ describe("McpServe over the SDK's in-memory transport", () => {
 })
 
 describe("McpServe.stdio in a real process", () => {
-  const script = fileURLToPath(new URL("./fixtures/serveStdio.ts", import.meta.url))
+  const script = built("packages/mcp/test/fixtures/serveStdio.ts")
 
   it("a spawned server lists, runs a read, records a write and a send without running them, and exits when stdin closes", async () => {
     const log = join(mkdtempSync(join(tmpdir(), "graded-mcp-")), "effects.log")
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: ["--import", "tsx", script, log],
+      args: [script, log],
       stderr: "pipe"
     })
     const client = new Client({ name: "stdio-test", version: "1.0.0" })
