@@ -18,7 +18,14 @@ import { configDefaults, defineConfig } from "vitest/config"
 const workers = Math.max(2, availableParallelism())
 
 export const system = [
-  "packages/cli/test/**/*.test.ts",
+  // The CLI's files that start processes or a pseudo-terminal; the others run it in process (unit).
+  "packages/cli/test/RedTeam.terminal.test.ts",
+  "packages/cli/test/decide.race.test.ts",
+  "packages/cli/test/listings.hostile.test.ts",
+  "packages/cli/test/mcp.test.ts",
+  "packages/cli/test/proposals.test.ts",
+  "packages/cli/test/smoke.test.ts",
+  "packages/cli/test/terminal.test.ts",
   "packages/sql/test/**/*.test.ts",
   "packages/confirm/test/browser.test.ts",
   "packages/confirm/test/hiddenCharacters.test.ts",

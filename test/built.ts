@@ -31,6 +31,13 @@ export const entries: ReadonlyArray<string> = [
   "examples/support-desk/src/main.ts",
   "examples/support-desk/src/web.ts",
   "packages/cli/src/main.ts",
+  // The modules the built CLI loads (plain node cannot import TypeScript), and a program of cards.
+  "examples/support-desk/src/graded.config.ts",
+  "packages/cli/test/fixtures/cards.ts",
+  "packages/cli/test/fixtures/hostile.config.ts",
+  "packages/cli/test/fixtures/mcp.config.ts",
+  "packages/cli/test/fixtures/mcp-policy.config.ts",
+  "packages/cli/test/fixtures/proposals.config.ts",
   "packages/mcp/test/fixtures/exitEarly.ts",
   "packages/mcp/test/fixtures/foreignStdio.ts",
   "packages/mcp/test/fixtures/serveLayerStdio.ts",

@@ -14,17 +14,19 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, describe, expect, it } from "vitest"
+import { built } from "../../../test/built.js"
 import { redTeam } from "../../../test/redTeam.js"
 import { killAll, type Session, spawn } from "./pty.js"
 
 const report = redTeam("terminal and CLI")
 
 const here = path.dirname(fileURLToPath(import.meta.url))
-const bin = path.resolve(here, "../bin/graded.mjs")
-const cards = path.resolve(here, "fixtures/cards.ts")
+// The built command, modules and card program: plain node runs them, with no compile at each start.
+const bin = built("packages/cli/src/main.ts")
+const cards = built("packages/cli/test/fixtures/cards.ts")
 const desk = path.resolve(here, "../../../examples/support-desk")
 const dir = mkdtempSync(path.join(os.tmpdir(), "graded-redteam-"))
-const m = ["-m", "src/graded.config.ts"]
+const m = ["-m", built("examples/support-desk/src/graded.config.ts")]
 
 afterAll(() => {
   killAll()
@@ -189,7 +191,7 @@ const piped = (file: string, args: ReadonlyArray<string>, input: string, cwd: st
 const outcomes = (stderr: string) =>
   stderr.split("\n").filter((line) => line.startsWith("{")).map((line) => JSON.parse(line))
 
-const cardsProgram = (count: number) => [process.execPath, ["--import", "tsx", cards, String(count)]] as const
+const cardsProgram = (count: number) => [process.execPath, [cards, String(count)]] as const
 
 // --- graded pending and decide, on a store of their own ---------------------
 
@@ -198,7 +200,11 @@ const proposalStore = () => {
   const at = mkdtempSync(path.join(dir, "proposals-"))
   const env = { GRADED_TEST_DB: path.join(at, "graded.db"), GRADED_TEST_DELIVERED: path.join(at, "delivered.jsonl") }
   const graded = (args: ReadonlyArray<string>, cols = 200) =>
-    spawn(process.execPath, [bin, "-m", "proposals.config.ts", ...args], { cwd: fixtures, env, cols })
+    spawn(process.execPath, [bin, "-m", built("packages/cli/test/fixtures/proposals.config.ts"), ...args], {
+      cwd: fixtures,
+      env,
+      cols
+    })
   const propose = async (text: string) => {
     const { code, screen } = await graded(["invoke", "chat.sendMessage.propose", JSON.stringify({ text })]).exited
     expect(code).toBe(0)
@@ -484,7 +490,7 @@ const attacks: ReadonlyArray<Attack> = [
     run: async () => {
       const big = "x".repeat(50_000)
       const [file, args] = cardsProgram(1)
-      const blind = await piped(file, [...args, "--text", big], "a\n", path.dirname(bin))
+      const blind = await piped(file, [...args, "--text", big], "a\n", here)
       expect(blind.out).toContain("[showing 2000 of 50000 characters]")
       expect(blind.out).toContain("Show all, edit or reject? [s/e/r]")
       expect(blind.out).toContain("This card does not show the whole payload")
@@ -499,7 +505,7 @@ const attacks: ReadonlyArray<Attack> = [
         },
         { delivered: [] }
       ])
-      const looked = await piped(file, [...args, "--text", big], "s\na\n", path.dirname(bin))
+      const looked = await piped(file, [...args, "--text", big], "s\na\n", here)
       expect(looked.out).toContain(big)
       expect(outcomes(looked.err).at(-1)).toEqual({ delivered: [{ to: "customer:42", text: big }] })
     }
@@ -510,7 +516,7 @@ const attacks: ReadonlyArray<Attack> = [
     expected: "the card reads its own stream on the process's standard input: the emitted line answers nothing",
     run: async () => {
       const [file, args] = cardsProgram(1)
-      const child = spawnChild(file, [...args, "--poke"], { cwd: path.dirname(bin) })
+      const child = spawnChild(file, [...args, "--poke"], { cwd: here })
       let out = ""
       let err = ""
       child.stderr.on("data", (chunk) => void (err += chunk))
@@ -606,7 +612,7 @@ const attacks: ReadonlyArray<Attack> = [
     run: async () => {
       const [file, args] = cardsProgram(4)
       const edit = JSON.stringify({ to: "customer:42", text: "edited" })
-      const run = await piped(file, args, `a\ne\n${edit}\nr\nnot this one\n`, path.dirname(bin))
+      const run = await piped(file, args, `a\ne\n${edit}\nr\nnot this one\n`, here)
       const me = os.userInfo().username
       expect(outcomes(run.err)).toEqual([
         { card: 1, outcome: { delivered: { delivered: true } } },
@@ -631,7 +637,7 @@ const attacks: ReadonlyArray<Attack> = [
       "that line does not answer a card that was not on the screen; the card waits for an answer typed after it",
     run: async () => {
       const [file, args] = cardsProgram(2)
-      const session = spawn(file, [...args, "--delay", "1500"], { cwd: path.dirname(bin) })
+      const session = spawn(file, [...args, "--delay", "1500"], { cwd: here })
       await question(session, "Approve, edit or reject? [a/e/r]")
       session.type("a")
       await session.waitFor("{\"card\":1,")
@@ -674,7 +680,7 @@ const attacks: ReadonlyArray<Attack> = [
     expected: "that line does not answer the card; the answer typed after it does",
     run: async () => {
       const [file, args] = cardsProgram(1)
-      const session = spawn(file, args, { cwd: path.dirname(bin) })
+      const session = spawn(file, args, { cwd: here })
       session.type("a")
       await question(session, "Approve, edit or reject? [a/e/r]")
       await new Promise((resolve) => setTimeout(resolve, 1_000))
@@ -693,7 +699,7 @@ const attacks: ReadonlyArray<Attack> = [
     expected: "the card is rejected because input ended; nothing is sent",
     run: async () => {
       const [file, args] = cardsProgram(1)
-      const session = spawn(file, args, { cwd: path.dirname(bin) })
+      const session = spawn(file, args, { cwd: here })
       await session.waitFor("[a/e/r]")
       session.write("\u0004")
       const { screen } = await session.exited

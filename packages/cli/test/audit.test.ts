@@ -1,7 +1,7 @@
 // `graded audit` on a database: a SQLite file that SqlAudit wrote (through
-// Sql.sqlite, as an app does), read by the command in its own process, whole
-// or through one of SqlAudit's three queries; and what it says when it cannot.
-import { execFile } from "node:child_process"
+// Sql.sqlite, as an app does), read by the command (run in this process,
+// inProcess.ts) through a connection of its own, whole or through one of
+// SqlAudit's three queries; and what it says when it cannot.
 import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
@@ -11,22 +11,11 @@ import { Audit, HumanConfirm, Invocation, Registry } from "@graded/core"
 import { Sql } from "@graded/sql"
 import { describe, expect, it } from "vitest"
 import { makeDesk } from "../../core/test/supportDesk.js"
+import { graded as run } from "./inProcess.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
-const bin = path.resolve(here, "../bin/graded.mjs")
 
-const graded = (...args: Array<string>) =>
-  new Promise<{ out: string; err: string; code: number | null }>((resolve) => {
-    const child = execFile(
-      process.execPath,
-      [bin, "audit", ...args],
-      { cwd: here, encoding: "utf8", timeout: 120_000 },
-      (error, out, err) => {
-        resolve({ out, err, code: error === null ? 0 : typeof error.code === "number" ? error.code : null })
-      }
-    )
-    child.stdin?.end()
-  })
+const graded = (...args: Array<string>) => run(["audit", ...args], { cwd: here })
 
 // What an app leaves in its database: Alice approves a message (edited) on run
 // t-1, Bob rejects one; a model is refused a write on t-2; and an entry whose
@@ -61,7 +50,7 @@ const written = async () => {
   return filename
 }
 
-describe("graded audit on SQL", { timeout: 240_000 }, () => {
+describe("graded audit on SQL", () => {
   it("reads what SqlAudit wrote, whole or by run, gate and person who confirmed; every field escaped", async () => {
     const db = await written()
     const [all, run, gate, alice, bob] = await Promise.all([

@@ -1,35 +1,22 @@
-import { execFile } from "node:child_process"
+// The command line, run in this process (inProcess.ts) on the support desk
+// example; smoke.test.ts starts it as a user does.
 import { mkdtempSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
+import { graded as run } from "./inProcess.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
-const bin = path.resolve(here, "../bin/graded.mjs")
 const desk = path.resolve(here, "../../../examples/support-desk")
 
-// Asynchronous on purpose: a worker blocked in spawnSync cannot answer vitest,
-// and on a busy machine each start of the command takes seconds.
-const graded = (...args: Array<string>) =>
-  new Promise<{ out: string; err: string; code: number | null }>((resolve) => {
-    const child = execFile(
-      process.execPath,
-      [bin, ...args],
-      { cwd: desk, encoding: "utf8", timeout: 120_000 },
-      (error, out, err) => {
-        resolve({ out, err, code: error === null ? 0 : typeof error.code === "number" ? error.code : null })
-      }
-    )
-    child.stdin?.end()
-  })
+const graded = (...args: Array<string>) => run(args, { cwd: desk })
 const m = ["-m", "src/graded.config.ts"]
 // @effect/cli colors its help even in a pipe.
 // eslint-disable-next-line no-control-regex -- \u001b starts the ANSI color codes it strips
 const plain = (text: string) => text.replace(/\u001b\[[0-9;]*m/g, "")
 
-// Each test starts the command a few times; on a busy machine a start takes seconds.
-describe("graded", { timeout: 240_000 }, () => {
+describe("graded", () => {
   it("list: each tool with whether it is offered and why not", async () => {
     const { code, out } = await graded("list", ...m, "--autonomous")
     expect(code).toBe(0)

@@ -4,10 +4,13 @@ import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
+import { built } from "../../../test/built.js"
 
+// Real processes, each with its own connection to one SQLite file: the race is between them.
 const here = path.dirname(fileURLToPath(import.meta.url))
-const bin = path.resolve(here, "../bin/graded.mjs")
 const fixtures = path.resolve(here, "fixtures")
+const main = built("packages/cli/src/main.ts")
+const config = built("packages/cli/test/fixtures/proposals.config.ts")
 
 const store = () => {
   const dir = mkdtempSync(path.join(tmpdir(), "graded-race-"))
@@ -20,7 +23,7 @@ const store = () => {
     new Promise<{ out: string; err: string; code: number | null }>((resolve) => {
       const child = execFile(
         process.execPath,
-        [bin, "-m", "proposals.config.ts", ...args],
+        [main, "-m", config, ...args],
         { cwd: fixtures, env, encoding: "utf8", timeout: 120_000 },
         (error, out, err) =>
           resolve({ out, err, code: error === null ? 0 : typeof error.code === "number" ? error.code : null })

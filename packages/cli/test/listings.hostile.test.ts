@@ -4,11 +4,13 @@
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, describe, expect, it } from "vitest"
+import { built } from "../../../test/built.js"
 import { killAll, spawn } from "./pty.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
-const bin = path.resolve(here, "../bin/graded.mjs")
-const m = ["-m", "hostile.config.ts"]
+// The built command and module: plain node runs them, with no compile at each start.
+const bin = built("packages/cli/src/main.ts")
+const m = ["-m", built("packages/cli/test/fixtures/hostile.config.ts")]
 
 afterAll(() => killAll())
 

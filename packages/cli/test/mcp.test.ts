@@ -1,8 +1,9 @@
-// `graded mcp serve` in real processes: an SDK client spawns the command
-// (stdio) or connects to it (HTTP); the proposals its writes and sends record
-// land in a SQLite file that `graded pending` and `graded decide`, each its
-// own process, read and decide.
-import { type ChildProcess, execFile, spawn } from "node:child_process"
+// `graded mcp serve` in real processes (the built command): an SDK client
+// spawns it (stdio) or connects to it (HTTP); the proposals its writes and
+// sends record land in a SQLite file that `graded pending` and `graded
+// decide`, run in the test's process (inProcess.ts), read and decide while
+// the server still runs.
+import { type ChildProcess, spawn } from "node:child_process"
 import { existsSync, mkdtempSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
@@ -15,30 +16,27 @@ import { Effect } from "effect"
 import { Proposal } from "@graded/core"
 import { Sql } from "@graded/sql"
 import { describe, expect, it } from "vitest"
+import { built } from "../../../test/built.js"
 import { initialize, listTools, post } from "../../mcp/test/fixtures/rawHttp.js"
+import { graded as run, useEnv } from "./inProcess.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
-const bin = path.resolve(here, "../bin/graded.mjs")
 const fixtures = path.resolve(here, "fixtures")
+const main = built("packages/cli/src/main.ts")
+// A server process loads the built module: plain node cannot import TypeScript.
+const config = (module: string) => built(`packages/cli/test/fixtures/${module}`)
 
 const setup = () => {
   const dir = mkdtempSync(path.join(tmpdir(), "graded-mcp-cli-"))
-  const env: Record<string, string> = {
-    ...process.env as Record<string, string>,
+  const files = {
     GRADED_TEST_DB: path.join(dir, "graded.db"),
     GRADED_TEST_DELIVERED: path.join(dir, "delivered.jsonl")
   }
+  // The servers get them at start; fixtures/mcp.config.ts reads them here as each command runs, until the test ends.
+  useEnv(files)
+  const env: Record<string, string> = { ...process.env as Record<string, string>, ...files }
   const graded = (args: ReadonlyArray<string>, input = "", module = "mcp.config.ts") =>
-    new Promise<{ out: string; err: string; code: number | null }>((resolve) => {
-      const child = execFile(
-        process.execPath,
-        [bin, "-m", module, ...args],
-        { cwd: fixtures, env, encoding: "utf8", timeout: 120_000 },
-        (error, out, err) =>
-          resolve({ out, err, code: error === null ? 0 : typeof error.code === "number" ? error.code : null })
-      )
-      child.stdin?.end(input)
-    })
+    run(["-m", module, ...args], { cwd: fixtures, input })
   const delivered = (): Array<unknown> =>
     existsSync(env.GRADED_TEST_DELIVERED!)
       ? readFileSync(env.GRADED_TEST_DELIVERED!, "utf8").trim().split("\n").map((line) => JSON.parse(line))
@@ -49,7 +47,7 @@ const setup = () => {
   const spawned = async (module = "mcp.config.ts", extra: ReadonlyArray<string> = []) => {
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: [bin, "-m", module, "mcp", "serve", ...extra],
+      args: [main, "-m", config(module), "mcp", "serve", ...extra],
       cwd: fixtures,
       env,
       stderr: "pipe"
@@ -86,7 +84,7 @@ const waitForExit = async (pid: number) => {
 
 type Structured = { readonly proposal: string; readonly requiresConfirm: boolean; readonly status: string }
 
-// Each test starts the command a few times; on a busy machine a start takes seconds.
+// A server starts in under a second of CPU; on a busy machine it takes longer.
 describe("graded mcp serve", { timeout: 240_000 }, () => {
   it("a client's write and send over stdio become proposals that graded pending lists and graded decide decides", async () => {
     const { delivered, graded, spawned, stored } = setup()
@@ -144,7 +142,7 @@ describe("graded mcp serve", { timeout: 240_000 }, () => {
       expect(delivered()).toEqual([{ delivered: { to: "customer:42", text: "Hello" } }])
       expect((await stored(write.proposal)).status).toBe("rejected")
       expect((await graded(["pending", "--json"])).out.trim()).toBe("")
-      expect(stderr()).toContain("graded mcp serve: mcp.config.ts over stdio")
+      expect(stderr()).toContain(`graded mcp serve: ${config("mcp.config.ts")} over stdio`)
     } finally {
       await client.close()
     }
@@ -153,7 +151,7 @@ describe("graded mcp serve", { timeout: 240_000 }, () => {
 
   it("over stdio, stdout carries only the protocol, and the end of input ends the server with exit code 0", async () => {
     const { env } = setup()
-    const child = spawn(process.execPath, [bin, "-m", "mcp.config.ts", "mcp", "serve"], { cwd: fixtures, env })
+    const child = spawn(process.execPath, [main, "-m", config("mcp.config.ts"), "mcp", "serve"], { cwd: fixtures, env })
     let out = ""
     let err = ""
     child.stdout.on("data", (chunk: Buffer) => void (out += chunk.toString()))
@@ -185,7 +183,7 @@ describe("graded mcp serve", { timeout: 240_000 }, () => {
   it("--http prints the endpoint on stderr, serves there, and SIGTERM or SIGINT closes it with exit code 0", async () => {
     const { env, graded } = setup()
     for (const signal of ["SIGTERM", "SIGINT"] as const) {
-      const child = spawn(process.execPath, [bin, "-m", "mcp.config.ts", "mcp", "serve", "--http", "0"], {
+      const child = spawn(process.execPath, [main, "-m", config("mcp.config.ts"), "mcp", "serve", "--http", "0"], {
         cwd: fixtures,
         env
       })
@@ -220,7 +218,19 @@ describe("graded mcp serve", { timeout: 240_000 }, () => {
     const { env } = setup()
     const child = spawn(
       process.execPath,
-      [bin, "-m", "mcp.config.ts", "mcp", "serve", "--http", "0", "--max-sessions", "1", "--idle-timeout", "1 second"],
+      [
+        main,
+        "-m",
+        config("mcp.config.ts"),
+        "mcp",
+        "serve",
+        "--http",
+        "0",
+        "--max-sessions",
+        "1",
+        "--idle-timeout",
+        "1 second"
+      ],
       { cwd: fixtures, env }
     )
     let err = ""
@@ -255,7 +265,7 @@ describe("graded mcp serve", { timeout: 240_000 }, () => {
     const { env, graded } = setup()
     const child = spawn(
       process.execPath,
-      [bin, "-m", "mcp.config.ts", "mcp", "serve", "--http", "0", "--host", "0.0.0.0"],
+      [main, "-m", config("mcp.config.ts"), "mcp", "serve", "--http", "0", "--host", "0.0.0.0"],
       { cwd: fixtures, env }
     )
     let err = ""

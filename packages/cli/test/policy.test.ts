@@ -1,32 +1,19 @@
-// `graded manifest` and `graded review`, run as the real command on the
-// modules in fixtures/: a policy that passes the four questions and one two
+// `graded manifest` and `graded review`, the command line run in this process
+// (inProcess.ts) on the modules in fixtures/: a policy that passes the four questions and one two
 // of whose tools fail them.
-import { execFile } from "node:child_process"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
 import { Manifest, Policy } from "@graded/policy"
 import { clean, withFlaws } from "./fixtures/policyDesk.js"
+import { graded as run } from "./inProcess.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
-const bin = path.resolve(here, "../bin/graded.mjs")
 const fixtures = path.resolve(here, "fixtures")
 
-// Asynchronous on purpose: a worker blocked in spawnSync cannot answer vitest.
-const graded = (...args: Array<string>) =>
-  new Promise<{ out: string; err: string; code: number | null }>((resolve) => {
-    const child = execFile(
-      process.execPath,
-      [bin, ...args],
-      { cwd: fixtures, encoding: "utf8", timeout: 120_000 },
-      (error, out, err) => {
-        resolve({ out, err, code: error === null ? 0 : typeof error.code === "number" ? error.code : null })
-      }
-    )
-    child.stdin?.end()
-  })
+const graded = (...args: Array<string>) => run(args, { cwd: fixtures })
 
-describe("graded manifest and graded review", { timeout: 240_000 }, () => {
+describe("graded manifest and graded review", () => {
   it("manifest: a table of every tool; --json prints exactly Manifest.json of the module's policy", async () => {
     const [table, json] = await Promise.all([
       graded("-m", "policy-flawed.config.ts", "manifest"),

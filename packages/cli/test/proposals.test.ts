@@ -1,3 +1,7 @@
+// `graded pending` and `graded decide` on one SQLite file, the command line run
+// in this process (inProcess.ts), each run with a connection of its own: a
+// proposal recorded by one is listed and decided by the next, as after a
+// restart. A delivery whose process dies is a real process, killed.
 import { execFile } from "node:child_process"
 import { existsSync, mkdtempSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -9,37 +13,41 @@ import { Effect, TestClock, TestContext } from "effect"
 import { Proposal, Runs, ScriptedModel } from "@graded/core"
 import { Sql, SqlAudit } from "@graded/sql"
 import { describe, expect, it } from "vitest"
+import { built } from "../../../test/built.js"
 import { toolkit } from "./fixtures/proposals.config.js"
+import { graded as run, useEnv } from "./inProcess.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
-const bin = path.resolve(here, "../bin/graded.mjs")
 const fixtures = path.resolve(here, "fixtures")
 
-// Each call is its own process on one SQLite file: a proposal recorded by one
-// is listed and decided by the next, as after a restart.
 const store = () => {
   const dir = mkdtempSync(path.join(tmpdir(), "graded-proposals-"))
   const env = {
-    ...process.env,
     GRADED_TEST_DB: path.join(dir, "graded.db"),
     GRADED_TEST_DELIVERED: path.join(dir, "delivered.jsonl")
   }
-  const graded = (args: ReadonlyArray<string>, input = "", module = "proposals.config.ts", extra = {}) =>
-    new Promise<{ out: string; err: string; code: number | null; signal: string | null }>((resolve) => {
+  // fixtures/proposals.config.ts reads them as each command runs: this test's files, until it ends.
+  useEnv(env)
+  const graded = (args: ReadonlyArray<string>, input = "", module = "proposals.config.ts") =>
+    run(["-m", module, ...args], { cwd: fixtures, input })
+  // `decide approve` in a process of its own (the built command), killed
+  // (SIGKILL, no cleanup) once the delivery went out, before it is settled.
+  const approveAndDie = (id: string) =>
+    new Promise<string | null>((resolve) => {
       const child = execFile(
         process.execPath,
-        [bin, "-m", module, ...args],
-        { cwd: fixtures, env: { ...env, ...extra }, encoding: "utf8", timeout: 120_000 },
-        (error, out, err) => {
-          resolve({
-            out,
-            err,
-            code: error === null ? 0 : typeof error.code === "number" ? error.code : null,
-            signal: error?.signal ?? null
-          })
-        }
+        [
+          built("packages/cli/src/main.ts"),
+          "-m",
+          built("packages/cli/test/fixtures/proposals.config.ts"),
+          "decide",
+          id,
+          "approve"
+        ],
+        { cwd: fixtures, env: { ...process.env, ...env, GRADED_TEST_CRASH: "1" }, timeout: 120_000 },
+        (error) => resolve(error?.signal ?? null)
       )
-      child.stdin?.end(input)
+      child.stdin?.end("a\n")
     })
   const delivered = (): Array<unknown> =>
     existsSync(env.GRADED_TEST_DELIVERED)
@@ -59,8 +67,7 @@ const store = () => {
   // then, once its lease has passed (16 minutes later on the clock),
   // `Proposal.recover` from another process marks it in doubt.
   const crashWhileDelivering = async (id: string) => {
-    const crashed = await graded(["decide", id, "approve"], "a\n", undefined, { GRADED_TEST_CRASH: "1" })
-    expect(crashed.signal).toBe("SIGKILL")
+    expect(await approveAndDie(id)).toBe("SIGKILL")
     expect((await stored(id)).status).toBe("delivering")
     const moved = await Effect.runPromise(
       Effect.gen(function*() {
@@ -75,8 +82,7 @@ const store = () => {
   // process has recovered it yet.
   // Set with a client of the test's own: Sql.sqlite keeps its connection.
   const crashedLeasePassed = async (id: string) => {
-    const crashed = await graded(["decide", id, "approve"], "a\n", undefined, { GRADED_TEST_CRASH: "1" })
-    expect(crashed.signal).toBe("SIGKILL")
+    expect(await approveAndDie(id)).toBe("SIGKILL")
     await Effect.runPromise(
       Effect.flatMap(
         SqlClient.SqlClient,
@@ -91,7 +97,7 @@ const store = () => {
   return { graded, delivered, propose, stored, crashWhileDelivering, crashedLeasePassed, audited, sqlite }
 }
 
-// Each test starts the command a few times; on a busy machine a start takes seconds.
+// A test that kills a process starts the built command: under a second of CPU, longer on a busy machine.
 describe("graded pending and decide", { timeout: 240_000 }, () => {
   it("pending lists what a proposal tool recorded in another process", async () => {
     const { graded, propose } = store()
@@ -207,8 +213,7 @@ describe("graded pending and decide", { timeout: 240_000 }, () => {
       expect(back.code).toBe(0)
       expect(back.out).toContain("Approve, edit or reject? [a/e/r]")
       expect(delivered()[1]).toMatchObject({ payload: { text: "As it is" } })
-    },
-    600_000
+    }
   )
 
   it(
@@ -271,8 +276,7 @@ describe("graded pending and decide", { timeout: 240_000 }, () => {
       const retryWithReason = await graded(["decide", waiting, "retry", "--reason", "x"])
       expect(retryWithReason.code).toBe(2)
       expect(delivered()).toHaveLength(2)
-    },
-    600_000
+    }
   )
 
   it(
@@ -304,8 +308,7 @@ describe("graded pending and decide", { timeout: 240_000 }, () => {
       const entries = await audited()
       expect(entries).toContainEqual(expect.objectContaining({ type: "in-doubt", action: "surfaced", proposal: id }))
       expect(entries).toContainEqual(expect.objectContaining({ type: "refused", gate: "expiry" }))
-    },
-    600_000
+    }
   )
 
   it("decide done marks an in-doubt delivery delivered, with who and the note; a second done is refused", async () => {
@@ -325,7 +328,7 @@ describe("graded pending and decide", { timeout: 240_000 }, () => {
     expect(delivered()).toHaveLength(1)
     const pending = await graded(["pending"])
     expect(pending.out.trim()).toBe("No proposal is pending.")
-  }, 600_000)
+  })
 
   it(
     "forged ids: an id with control characters, or shaped like SQL, is an unknown proposal, shown escaped",
@@ -347,12 +350,11 @@ describe("graded pending and decide", { timeout: 240_000 }, () => {
       expect(sql.err).toContain("There is no proposal")
       expect((await stored(id)).status).toBe("pending")
       expect(delivered()).toEqual([])
-    },
-    600_000
+    }
   )
 })
 
-describe("graded runs across processes, on the SQLite file the app shares", { timeout: 240_000 }, () => {
+describe("graded runs beside the app, on the SQLite file the app shares", { timeout: 240_000 }, () => {
   it("the app's waiting run is listed by another process, decided there, and finishes when the app resumes it", async () => {
     const { delivered, graded, sqlite } = store()
     // The app: starts a run on the shared file; its send waits as a proposal.
@@ -366,13 +368,13 @@ describe("graded runs across processes, on the SQLite file the app shares", { ti
     )
     expect(started.status).toBe("waiting")
     const id = started.status === "waiting" ? started.pending[0]!.id : ""
-    // Another process: `graded runs` reads the same file.
+    // The command, through a connection of its own: `graded runs` reads the same file.
     const listed = await graded(["runs"])
     expect(listed.code).toBe(0)
     expect(listed.out).toContain("run-shell-1")
     expect(listed.out).toContain("waiting")
     expect(listed.out).toContain(id)
-    // A third: the person at the keyboard approves the run's proposal.
+    // Then the person at the keyboard approves the run's proposal.
     const approved = await graded(["decide", id, "approve"], "a\n")
     expect(approved.code).toBe(0)
     expect(delivered()).toMatchObject([{ payload: { to: "customer:42", text: "On its way" } }])
@@ -405,5 +407,5 @@ describe("graded runs across processes, on the SQLite file the app shares", { ti
     const listed = await graded(["runs"])
     expect(listed.code).toBe(0)
     expect(listed.out).toContain(`waits on ${id}  chat.sendMessage (send)  in-doubt`)
-  }, 600_000)
+  })
 })

@@ -1,55 +1,24 @@
 // `graded runs`, `resume` and `cancel`, run in this process through the real
-// command line (`Cli.run`), against one RunStore.memory and ProposalStore.memory
+// command line (inProcess.ts), against one RunStore.memory and ProposalStore.memory
 // that the fixture module builds once: @graded/sql has no run store on this
 // commit, so a run cannot yet be shared between processes. The human's
 // decisions are made as an app makes them, with `Proposal.approve` under a
 // HumanConfirm.
-import { NodeContext } from "@effect/platform-node"
-import { ValidationError } from "@effect/cli"
 import { Effect } from "effect"
 import { HumanConfirm, Invocation, Proposal, Runs, RunStore } from "@graded/core"
-import { mkdtempSync } from "node:fs"
-import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest"
-import { Cli } from "../src/index.js"
+import { describe, expect, it } from "vitest"
 import { delivered, layer, toolkit } from "./fixtures/runs.config.js"
+import { graded as cli } from "./inProcess.js"
 
 const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "fixtures")
-// proposals.config.ts (loaded below for its lack of a RunStore) opens this SQLite file.
-process.env.GRADED_TEST_DB = path.join(mkdtempSync(path.join(tmpdir(), "graded-runs-")), "graded.db")
-
-let out: Array<string> = []
-let err: Array<string> = []
-beforeEach(() => {
-  out = []
-  err = []
-  vi.spyOn(console, "log").mockImplementation((...args: Array<unknown>) => void out.push(args.join(" ")))
-  vi.spyOn(console, "error").mockImplementation((...args: Array<unknown>) => void err.push(args.join(" ")))
-  process.exitCode = undefined
-})
-afterEach(() => {
-  vi.restoreAllMocks()
-  process.exitCode = undefined
-})
 
 // One command line, as `graded -m <module> ...args` would run it; what it
-// printed and its exit code.
+// printed (without the last line break) and its exit code.
 const graded = async (args: ReadonlyArray<string>, module = "runs.config.ts", by = "cli:alice") => {
-  out = []
-  err = []
-  process.exitCode = undefined
-  await Effect.runPromise(
-    Cli.run(["node", "graded", "-m", path.join(fixtures, module), ...args], { by }).pipe(
-      // As bin/graded.mjs does: a command line that does not parse is exit code 2.
-      Effect.catchIf(ValidationError.isValidationError, () => Effect.sync(() => void (process.exitCode = 2))),
-      Effect.provide(NodeContext.layer)
-    )
-  )
-  const code = process.exitCode ?? 0
-  process.exitCode = undefined
-  return { out: out.join("\n"), err: err.join("\n"), code }
+  const ran = await cli(["-m", module, ...args], { cwd: fixtures, by })
+  return { ...ran, out: ran.out.replace(/\n$/, ""), err: ran.err.replace(/\n$/, "") }
 }
 
 const start = (runId: string, prompt: string) =>
@@ -194,20 +163,12 @@ describe("graded runs, resume and cancel", { timeout: 60_000 }, () => {
     const proposal = started.status === "waiting" ? started.pending[0]!.id : ""
     // The app runs the command as a person named alice, but from code a model
     // triggered: the fiber is autonomous, and saying `by` does not lift that.
-    const asModel = async (args: ReadonlyArray<string>) => {
-      out = []
-      err = []
-      process.exitCode = undefined
-      await Effect.runPromise(
-        Cli.run(["node", "graded", "-m", path.join(fixtures, "runs.config.ts"), ...args], { by: "sso:alice" }).pipe(
-          Effect.provide(NodeContext.layer),
-          Invocation.within({ autonomous: true, actor: "agent:desk" })
-        )
-      )
-      const code = process.exitCode ?? 0
-      process.exitCode = undefined
-      return { out: out.join("\n"), err: err.join("\n"), code }
-    }
+    const asModel = (args: ReadonlyArray<string>) =>
+      cli(["-m", "runs.config.ts", ...args], {
+        cwd: fixtures,
+        by: "sso:alice",
+        within: { autonomous: true, actor: "agent:desk" }
+      })
     for (
       const args of [
         ["decide", proposal, "approve"],

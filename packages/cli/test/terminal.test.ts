@@ -6,10 +6,13 @@ import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, describe, expect, it } from "vitest"
+import { built } from "../../../test/built.js"
 import { killAll, spawn } from "./pty.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
-const bin = path.resolve(here, "../bin/graded.mjs")
+// The built command and module: plain node runs them, with no compile at each start.
+const bin = built("packages/cli/src/main.ts")
+const config = built("examples/support-desk/src/graded.config.ts")
 const desk = path.resolve(here, "../../../examples/support-desk")
 const dir = mkdtempSync(path.join(tmpdir(), "graded-cli-"))
 
@@ -42,7 +45,7 @@ describe("graded invoke in a terminal", () => {
       "chat.sendMessage",
       "{\"text\":\"Hello Mei\"}",
       "-m",
-      "src/graded.config.ts",
+      config,
       "--audit",
       audit
     )
@@ -72,7 +75,7 @@ describe("graded invoke in a terminal", () => {
       "chat.sendMessage",
       "{\"text\":\"Helo\"}",
       "-m",
-      "src/graded.config.ts",
+      config,
       "--audit",
       audit
     )
@@ -94,7 +97,7 @@ describe("graded invoke in a terminal", () => {
       "chat.sendMessage",
       "{\"text\":\"Hi\"}",
       "-m",
-      "src/graded.config.ts",
+      config,
       "--audit",
       audit
     )
@@ -115,7 +118,7 @@ describe("graded invoke in a terminal", () => {
       "chat.sendMessage",
       "{\"text\":\"Hi\"}",
       "-m",
-      "src/graded.config.ts",
+      config,
       "--audit",
       audit
     )

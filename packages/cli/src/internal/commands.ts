@@ -17,6 +17,7 @@ import { TerminalConfirm } from "@graded/confirm"
 import { SqlAudit } from "@graded/sql"
 import type { Config } from "../Cli.js"
 import { load } from "./load.js"
+import { ConfirmTerminal, exitWith } from "./process.js"
 
 // Who is at the keyboard: the actor of every invocation, the HumanTrigger and
 // the decider of every confirmation. The operating-system user unless the app
@@ -51,8 +52,7 @@ const rowsOf = (text: string, stream: NodeJS.WriteStream) =>
 const print = (text: string) => Console.log(rowsOf(text, process.stdout))
 const printJson = (value: unknown) => Console.log(Printable.escape(JSON.stringify(value, null, 2), { multiline: true }))
 
-const fail = (message: string) =>
-  Effect.zipRight(Console.error(rowsOf(message, process.stderr)), Effect.sync(() => void (process.exitCode = 1)))
+const fail = (message: string) => Effect.zipRight(Console.error(rowsOf(message, process.stderr)), exitWith(1))
 
 // A record as one line of JSON, or, when it cannot be written as JSON, a
 // line naming it and saying so.
@@ -85,7 +85,10 @@ const humanServices = (
 ) =>
   Layer.mergeAll(
     config.layer ?? Layer.empty,
-    TerminalConfirm.layer({ by: who, startWith }).pipe(Layer.provide(TerminalConfirm.stdio)),
+    Layer.unwrapEffect(
+      Effect.map(ConfirmTerminal, (terminal) =>
+        TerminalConfirm.layer({ by: who, startWith }).pipe(Layer.provide(terminal)))
+    ),
     HumanConfirm.trigger({ by: who, via: "cli" }),
     auditLayer(file)
   )
@@ -144,7 +147,7 @@ export const invoke = (options: {
     )
     if (Exit.isFailure(exit)) return yield* fail(`${options.name} failed unexpectedly: ${firstLine(exit.cause)}`)
     yield* printJson(exit.value)
-    if (!exit.value.ok) process.exitCode = 1
+    if (!exit.value.ok) yield* exitWith(1)
   }).pipe(Effect.catchAll((error) => fail(error.message)))
 
 export const plan = (options: { module: string; audit: Option.Option<string>; name: string; input: string }) =>
@@ -227,8 +230,7 @@ export const audit = (options: AuditOptions) =>
 // A command line that parses but asks for something the command cannot do
 // (no ProposalStore to read, a rejection without a reason): a usage error,
 // exit code 2, as for a command line that does not parse.
-const usageError = (message: string) =>
-  Effect.zipRight(Console.error(rowsOf(message, process.stderr)), Effect.sync(() => void (process.exitCode = 2)))
+const usageError = (message: string) => Effect.zipRight(Console.error(rowsOf(message, process.stderr)), exitWith(2))
 
 // A service the module's layer must provide for a command, and how to say it does not.
 interface Needed {

@@ -6,6 +6,7 @@ import { Policy } from "@graded/policy"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
 import type { Config } from "../Cli.js"
+import { WorkingDirectory } from "./process.js"
 
 export class ConfigError extends Data.TaggedError("@graded/cli/ConfigError")<{ readonly message: string }> {}
 
@@ -29,7 +30,7 @@ const mcpProblem = (mcp: unknown): string | undefined => {
 
 export const load = (file: string): Effect.Effect<Config, ConfigError> =>
   Effect.gen(function*() {
-    const resolved = path.resolve(process.cwd(), file)
+    const resolved = path.resolve((yield* WorkingDirectory)(), file)
     const module = yield* Effect.tryPromise({
       try: () => import(pathToFileURL(resolved).href) as Promise<Record<string, unknown>>,
       catch: (error) => new ConfigError({ message: `Cannot load ${file}: ${String(error)}` })

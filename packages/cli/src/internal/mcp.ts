@@ -12,6 +12,7 @@ import { McpServe } from "@graded/mcp"
 import { Policy } from "@graded/policy"
 import { messageOf, Person } from "./commands.js"
 import { load } from "./load.js"
+import { exitWith } from "./process.js"
 
 export interface ServeOptions {
   readonly module: string
@@ -24,8 +25,6 @@ export interface ServeOptions {
 }
 
 const say = (message: string) => Console.error(Printable.escape(message, { multiline: true }))
-
-const exitWith = (code: number) => Effect.sync(() => void (process.exitCode = code))
 
 const fail = (message: string) => Effect.zipRight(say(message), exitWith(1))
 

@@ -5,12 +5,11 @@ import { Printable } from "@graded/core"
 import { Check, Manifest, Policy, Review } from "@graded/policy"
 import type { Config } from "../Cli.js"
 import { load } from "./load.js"
+import { exitWith } from "./process.js"
 
 // Tool names are checked by core, but tags, side effects and messages are the
 // module's own text: shown through Printable, as everything else the command prints.
 const print = (text: string) => Console.log(Printable.escape(text, { multiline: true }))
-
-const exitWith = (code: number) => Effect.sync(() => void (process.exitCode = code))
 
 const fail = (message: string, code: number) =>
   Effect.zipRight(Console.error(Printable.escape(message)), exitWith(code))

@@ -1,0 +1,136 @@
+// `graded` run in the test's own process, for the tests where a process of
+// its own adds nothing: the same program bin/graded.mjs runs
+// (internal/program.ts: `Cli.run`, a command line that does not parse is exit
+// code 2), and what it printed on standard output and error and its exit code,
+// as a child process's. A module named with -m is found from `cwd`; the lines
+// of `input` answer the cards, as lines piped into standard input do, and its
+// end rejects the open question, as a closed pipe does. Starting the command
+// through tsx costs seconds of CPU; this, none.
+// The command as a user starts it keeps its own tests: smoke.test.ts, and the
+// files that need a process (terminals, crashes, races, servers).
+import { Terminal } from "@effect/platform"
+import { NodeContext } from "@effect/platform-node"
+import { Cause, Console, Effect, Exit, Layer } from "effect"
+import { Invocation } from "@graded/core"
+import { Console as NodeConsole } from "node:console"
+import { Writable } from "node:stream"
+import { onTestFinished } from "vitest"
+import { program } from "../src/internal/program.js"
+import { ConfirmTerminal, ExitCode, WorkingDirectory } from "../src/internal/process.js"
+
+export interface Options {
+  /** Where the command runs: a module named with -m is found from here. */
+  readonly cwd: string
+  /** What a script would pipe into standard input: the answers to the cards, a line each. */
+  readonly input?: string | undefined
+  /** The person at the keyboard (`Cli.run`'s `by`); by default, cli:<the operating-system user>. */
+  readonly by?: string | undefined
+  /** The invocation the command runs inside: an app's, as when it runs `Cli.run` from a tool's code. */
+  readonly within?: Partial<Invocation.Context> | undefined
+}
+
+export interface Ran {
+  readonly out: string
+  readonly err: string
+  readonly code: number
+}
+
+// A stream that keeps what is written to it.
+const captured = () => {
+  let text = ""
+  const stream = new Writable({
+    write: (chunk, _encoding, done) => {
+      text += String(chunk)
+      done()
+    }
+  })
+  return { stream, text: () => text }
+}
+
+// Effect's Console over a node Console that writes to the captured streams:
+// formatted as console.log formats what the command prints on a pipe.
+const consoleOf = (node: globalThis.Console): Console.Console => ({
+  [Console.TypeId]: Console.TypeId,
+  unsafe: node,
+  assert: (condition, ...args) => Effect.sync(() => node.assert(condition, ...args)),
+  clear: Effect.sync(() => node.clear()),
+  count: (label) => Effect.sync(() => node.count(label)),
+  countReset: (label) => Effect.sync(() => node.countReset(label)),
+  debug: (...args) => Effect.sync(() => node.debug(...args)),
+  dir: (item, options) => Effect.sync(() => node.dir(item, options)),
+  dirxml: (...args) => Effect.sync(() => node.dirxml(...args)),
+  error: (...args) => Effect.sync(() => node.error(...args)),
+  group: (options) =>
+    Effect.sync(() => options?.collapsed === true ? node.groupCollapsed(options.label) : node.group(options?.label)),
+  groupEnd: Effect.sync(() => node.groupEnd()),
+  info: (...args) => Effect.sync(() => node.info(...args)),
+  log: (...args) => Effect.sync(() => node.log(...args)),
+  table: (data, properties) => Effect.sync(() => node.table(data, properties)),
+  time: (label) => Effect.sync(() => node.time(label)),
+  timeEnd: (label) => Effect.sync(() => node.timeEnd(label)),
+  timeLog: (label, ...args) => Effect.sync(() => node.timeLog(label, ...args)),
+  trace: (...args) => Effect.sync(() => node.trace(...args)),
+  warn: (...args) => Effect.sync(() => node.warn(...args))
+})
+
+// A terminal whose input is a pipe carrying `input`: one line per question,
+// then end of input; what it displays goes to standard output, in order with
+// what the command logs.
+const pipedTerminal = (input: string, out: Writable): Terminal.Terminal => {
+  const lines = input.split(/\r?\n/)
+  if (lines.at(-1) === "") lines.pop()
+  return {
+    columns: Effect.succeed(0),
+    rows: Effect.succeed(0),
+    isTTY: Effect.succeed(false),
+    readInput: Effect.dieMessage("a pipe has no keys to read"),
+    readLine: Effect.suspend(() => {
+      const line = lines.shift()
+      return line === undefined ? Effect.fail(new Terminal.QuitException()) : Effect.succeed(line)
+    }),
+    display: (text) => Effect.sync(() => void out.write(text))
+  }
+}
+
+/** Runs `graded ...args` here, as `node bin/graded.mjs ...args` would run in `cwd`. */
+export const graded = async (args: ReadonlyArray<string>, options: Options): Promise<Ran> => {
+  const out = captured()
+  const err = captured()
+  const node = new NodeConsole({ stdout: out.stream, stderr: err.stream, colorMode: false })
+  let code = 0
+  const exit = await Effect.runPromiseExit(
+    program(["node", "graded", ...args], { by: options.by }).pipe(
+      Invocation.within(options.within ?? {}),
+      Effect.provideService(WorkingDirectory, () => options.cwd),
+      Effect.provideService(
+        ConfirmTerminal,
+        Layer.succeed(Terminal.Terminal, pipedTerminal(options.input ?? "", out.stream))
+      ),
+      Effect.provideService(ExitCode, (set) => void (code = set)),
+      Effect.withConsole(consoleOf(node)),
+      Effect.provide(NodeContext.layer)
+    )
+  )
+  // What NodeRuntime.runMain does with a failure the command did not handle: report it, exit code 1.
+  if (Exit.isFailure(exit)) {
+    node.error(Cause.pretty(exit.cause))
+    code = 1
+  }
+  return { out: out.text(), err: err.text(), code }
+}
+
+/**
+ * Sets environment variables a fixture module reads as each command runs
+ * (which SQLite file, where deliveries are noted), until the running test
+ * ends: the tests of a file run one at a time, and each names its own files.
+ */
+export const useEnv = (env: Record<string, string>): void => {
+  const before = Object.fromEntries(Object.keys(env).map((key) => [key, process.env[key]]))
+  Object.assign(process.env, env)
+  onTestFinished(() => {
+    for (const [key, value] of Object.entries(before)) {
+      if (value === undefined) delete process.env[key]
+      else process.env[key] = value
+    }
+  })
+}
