@@ -6,28 +6,16 @@
 // own ("No overload matches this call"). It also proves that nothing outside
 // expectError fails.
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import ts from "typescript"
 import { describe, expect, it } from "vitest"
-
-const here = path.dirname(fileURLToPath(import.meta.url))
+import { compile, here } from "./program.js"
+import { describeScale, scaleCase } from "./scale.js"
 
 interface Case {
   readonly line: number
   readonly pin: string | undefined
   readonly start: number
   readonly end: number
-}
-
-const compile = () => {
-  const config = ts.getParsedCommandLineOfConfigFile(path.join(here, "tsconfig.json"), {}, {
-    ...ts.sys,
-    onUnRecoverableConfigFileDiagnostic: (diagnostic) => {
-      throw new Error(ts.flattenDiagnosticMessageText(diagnostic.messageText, "\n"))
-    }
-  })
-  if (config === undefined) throw new Error("type-tests/tsconfig.json could not be read")
-  return ts.createProgram(config.fileNames, config.options)
 }
 
 const casesOf = (file: ts.SourceFile): Array<Case> => {
@@ -52,7 +40,10 @@ const casesOf = (file: ts.SourceFile): Array<Case> => {
   return cases
 }
 
-const program = compile()
+// One program for these and the scale case (type-tests/program.ts).
+const compiled = compile(scaleCase)
+const { diagnosticsOf, program } = compiled
+describeScale(compiled)
 const files = program.getSourceFiles().filter((file) => file.fileName.endsWith(".test-d.ts"))
 
 describe("type-test messages", () => {
@@ -62,7 +53,7 @@ describe("type-test messages", () => {
 
   for (const file of files) {
     const name = path.relative(here, file.fileName)
-    const diagnostics = program.getSemanticDiagnostics(file).concat(program.getSyntacticDiagnostics(file))
+    const diagnostics = diagnosticsOf(file)
     const cases = casesOf(file)
 
     describe(name, () => {

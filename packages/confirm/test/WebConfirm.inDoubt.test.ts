@@ -4,7 +4,7 @@
 // proposal shows the run waiting on it; an expired one is not offered and
 // cannot be decided.
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Layer } from "effect"
+import { Effect, Fiber, Layer, TestClock } from "effect"
 import { Audit, HumanConfirm, Invocation, Proposal, ProposalStore, Runs, RunStore, ScriptedModel } from "@graded/core"
 import { WebConfirm } from "@graded/confirm"
 import { client, makeMailer } from "./proposalPage.js"
@@ -217,13 +217,14 @@ describe("WebConfirm: supervised runs and expiry", () => {
       expect(mailer.state.sent.map((sent) => sent.payload.text)).toEqual(["Done!"])
     }).pipe(Effect.provide(ProposalStore.memory)))
 
-  it.scopedLive("an expired proposal is not offered, and deciding it anyway is 409 expired; nothing is sent", () =>
+  // On the TestClock: the card is listed before it expires however slow the machine.
+  it.scoped("an expired proposal is not offered, and deciding it anyway is 409 expired; nothing is sent", () =>
     Effect.gen(function*() {
       const { as, mailer } = yield* serving()
-      const id = yield* mailer.propose("Only for a minute", { expireAfter: "300 millis" })
+      const id = yield* mailer.propose("Only for a minute", { expireAfter: "1 minute" })
       const [card] = yield* as(alice).cards
       expect(card).toMatchObject({ id, expiresAt: (yield* Proposal.get(id)).expiresAt })
-      yield* Effect.sleep("400 millis")
+      yield* TestClock.adjust("61 seconds")
       // Before any listing has recovered it, the store still says pending: the page refuses it anyway.
       for (const body of [{ action: "approve" }, { action: "edit", payload: card.payload }, { action: "reject" }]) {
         const answer = yield* as(alice).decide(card, body)

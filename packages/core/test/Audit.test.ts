@@ -4,6 +4,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, FastCheck as fc, Layer, ManagedRuntime, Schema } from "effect"
 import { Agent, Audit, Printable, Registry, ScriptedModel, Tool, Toolkit } from "@graded/core"
 import { makeDesk } from "./supportDesk.js"
+import { propertyRuns } from "../../../test/propertyRuns.js"
 
 describe("Audit.jsonl", () => {
   it.scoped("writes one valid JSON line per entry, even from many fibers at once", () =>
@@ -181,7 +182,7 @@ describe("Audit.describe", () => {
       }),
       fc.record({ type: fc.constant("round-limit" as const), rounds: fc.integer(), pending: fc.array(hostile) })
     )
-    fc.assert(fc.property(event, (entry) => !unsafe.test(Audit.describe(entry))), { numRuns: 2_000 })
+    fc.assert(fc.property(event, (entry) => !unsafe.test(Audit.describe(entry))), { numRuns: propertyRuns(300) })
   })
 
   it("never throws, whatever the payload holds", () => {

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "@effect/vitest"
+import { afterEach, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Schema } from "effect"
 import { Bridge, HumanConfirm, Plan, Registry, ScriptedModel } from "@graded/core"
 import { makeDesk } from "./supportDesk.js"
@@ -24,6 +24,11 @@ const setup = (decisions: Parameters<typeof HumanConfirm.scripted>[0] = []) => {
 }
 
 describe("Bridge", () => {
+  // expose puts the bridge on globalThis: taken off again, as other files share this worker's globals.
+  afterEach(() => {
+    delete (globalThis as Record<string, unknown>).__gradedTest
+  })
+
   it("sits on globalThis and lists what is offered", async () => {
     const { bridge } = setup()
     expect((globalThis as Record<string, unknown>).__gradedTest).toBe(bridge)

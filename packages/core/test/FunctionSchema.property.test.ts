@@ -7,6 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc, Schema } from "effect"
 import { fastStrict } from "../src/internal/fastSchema.js"
 import { general } from "../src/internal/functionSchema.js"
+import { propertyRuns } from "../../../test/propertyRuns.js"
 
 type Any = Schema.Schema<any, any>
 
@@ -84,12 +85,13 @@ describe("function schemas: the fast path and the general path agree", () => {
         expect(slow.violations).toEqual([])
         expect(JSON.stringify(fast)).toBe(JSON.stringify(slow.parameters))
       }),
-      { numRuns: 1000 }
+      { numRuns: propertyRuns(150) }
     )
   })
 
   it("mixed with other shapes, the fast path either declines or agrees", () => {
     let declined = 0
+    const runs = propertyRuns(150)
     fc.assert(
       fc.property(
         root(fc.oneof(supported, other, fc.tuple(supported, other).map(([a, b]) => Schema.Struct({ a, b })))),
@@ -99,9 +101,10 @@ describe("function schemas: the fast path and the general path agree", () => {
           expect(JSON.stringify(fast)).toBe(JSON.stringify(general(schema).parameters))
         }
       ),
-      { numRuns: 1000 }
+      { numRuns: runs }
     )
-    expect(declined).toBeGreaterThan(100)
+    // At least one case in ten is left to the general path.
+    expect(declined).toBeGreaterThan(runs / 10)
   })
 
   it("nesting deeper than strict mode allows is left to the general path, which says so", () => {

@@ -14,6 +14,7 @@ import { Clock, Context, Effect, Either, FastCheck as fc, Layer, TestClock } fro
 import { Proposal, ProposalStore } from "@graded/core"
 import { isProposalRecord, mintProposal } from "../src/internal/capability.js"
 import { deadlines } from "../src/internal/deadlines.js"
+import { propertyRuns } from "../../../test/propertyRuns.js"
 
 // ProposalStore.memory as it was before its indexes: every list, delivery
 // and expiry read every proposal.
@@ -415,12 +416,14 @@ const sideBySide = (ops: ReadonlyArray<Op>) =>
 describe("ProposalStore.memory", () => {
   it.scoped("answers every call as the store that scanned every proposal did, over random sequences of calls", () =>
     Effect.gen(function*() {
-      for (const ops of [...examples, ...fc.sample(sequence, { numRuns: 300, seed: 18 })]) yield* sideBySide(ops)
+      for (const ops of [...examples, ...fc.sample(sequence, { numRuns: propertyRuns(60), seed: 18 })]) {
+        yield* sideBySide(ops)
+      }
     }))
 
   it.scoped("answers as the scanning store over long sequences on many proposals", () =>
     Effect.gen(function*() {
-      for (const ops of fc.sample(longSequence, { numRuns: 12, seed: 18 })) yield* sideBySide(ops)
+      for (const ops of fc.sample(longSequence, { numRuns: propertyRuns(3), seed: 18 })) yield* sideBySide(ops)
     }))
 })
 
@@ -458,7 +461,7 @@ describe("the memory store's deadlines", () => {
           expect(heap.takeUntil((until) => until < one.now).sort()).toEqual(want.sort())
         }
       }),
-      { numRuns: 100, seed: 18 }
+      { numRuns: propertyRuns(25), seed: 18 }
     )
   })
 })

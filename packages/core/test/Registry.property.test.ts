@@ -1,4 +1,4 @@
-// Ten thousand random invocations: random names (real ones, near misses,
+// Random invocations (a thousand; GRADED_PROPERTY_SCALE times more in CI): random names (real ones, near misses,
 // garbage), random JSON inputs, random contexts, random human decisions. No
 // exception escapes, every answer is a valid ToolResult, and nothing writes or
 // sends in a context a model is driving.
@@ -6,6 +6,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, FastCheck as fc, Layer, Schema } from "effect"
 import { HumanConfirm, ProposalStore, Registry, Tool, Toolkit } from "@graded/core"
 import { makeDesk } from "./supportDesk.js"
+import { propertyRuns } from "../../../test/propertyRuns.js"
 
 const isToolResult = Schema.is(Registry.ToolResult)
 
@@ -111,6 +112,7 @@ describe("Registry under random invocations", () => {
   it("never throws, always answers a ToolResult, never writes or sends for a model", async () => {
     const { desk, registry } = setup()
     let runs = 0
+    const count = propertyRuns(1_000)
     await fc.assert(
       fc.asyncProperty(names, inputs, contexts, decisions, async (name, input, context, decision) => {
         runs++
@@ -129,9 +131,9 @@ describe("Registry under random invocations", () => {
           expect(ui.seen).toEqual([])
         }
       }),
-      { numRuns: 10_000 }
+      { numRuns: count }
     )
-    expect(runs).toBeGreaterThanOrEqual(10_000)
+    expect(runs).toBeGreaterThanOrEqual(count)
     // The run exercised both sides: humans did write and send.
     expect(desk.effects.submitted.length + desk.effects.delivered.length).toBeGreaterThan(0)
   }, 240_000)

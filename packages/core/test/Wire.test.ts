@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
 import { Wire } from "@graded/core"
+import { propertyRuns } from "../../../test/propertyRuns.js"
 
 const segment = fc.stringMatching(/^[A-Za-z0-9]{1,6}(?:[-_][A-Za-z0-9]{1,6}){0,2}$/)
 const validName = fc.array(segment, { minLength: 2, maxLength: 4 }).map((parts) => parts.join("."))
@@ -19,7 +20,7 @@ describe("Wire", () => {
         expect(Wire.fromWire(wire)).toBe(name)
         if (wire.length <= Wire.maxWireLength) expect(wire).toMatch(Wire.wirePattern)
       }),
-      { numRuns: 2000 }
+      { numRuns: propertyRuns(500) }
     )
   })
 
@@ -28,7 +29,7 @@ describe("Wire", () => {
       fc.property(validName, validName, (a, b) => {
         if (a !== b) expect(Wire.toWire(a)).not.toBe(Wire.toWire(b))
       }),
-      { numRuns: 2000 }
+      { numRuns: propertyRuns(500) }
     )
   })
 

@@ -48,6 +48,8 @@ const connectClient = (
 const rejection = (promise: () => Promise<unknown>) =>
   Effect.promise(() => promise().then(() => undefined, (error: unknown) => error))
 
+// Real time: the server's idle sweep runs on a real timer. Timeouts of a
+// second leave room for a busy machine between a client's own requests.
 const sleep = (millis: number) => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, millis)))
 
 describe("McpServe.http: maxSessions", () => {
@@ -132,7 +134,7 @@ describe("McpServe.http: idleTimeout", () => {
   it.scopedLive("a client that leaves without ending its session: closed once idle", () => {
     const desk = makeDesk()
     return Effect.gen(function*() {
-      const { url } = yield* McpServe.http(desk.registry, { idleTimeout: "300 millis" })
+      const { url } = yield* McpServe.http(desk.registry, { idleTimeout: Duration.seconds(1) })
       const client = new Client({ name: "leaver", version: "1.0.0" })
       const transport = new StreamableHTTPClientTransport(new URL(url))
       yield* Effect.promise(() => client.connect(transport))
@@ -140,7 +142,7 @@ describe("McpServe.http: idleTimeout", () => {
       const session = transport.sessionId!
       // Closing the client drops its connections (its GET stream) without a DELETE.
       yield* Effect.promise(() => client.close())
-      yield* sleep(1_500)
+      yield* sleep(3_000)
       expect((yield* Effect.promise(() => post(url, listTools, session))).status).toBe(404)
     }).pipe(Effect.provide(ProposalStore.memory))
   }, 30_000)
@@ -156,11 +158,11 @@ describe("McpServe.http: idleTimeout", () => {
       run: () => Effect.as(Effect.promise(() => released), { done: true })
     })
     return Effect.gen(function*() {
-      const { url } = yield* McpServe.http(Registry.make(Toolkit.make(Slow)), { idleTimeout: Duration.millis(300) })
+      const { url } = yield* McpServe.http(Registry.make(Toolkit.make(Slow)), { idleTimeout: Duration.seconds(1) })
       const { client, transport } = yield* connectClient(url, { stream: false })
       const call = client.callTool({ name: "slow__report", arguments: {} }, undefined, { timeout: 20_000 })
-      // Five timeouts with the call in flight and nothing else from the client.
-      yield* sleep(1_500)
+      // Three timeouts with the call in flight and nothing else from the client.
+      yield* sleep(3_000)
       release()
       const result = yield* Effect.promise(() => call)
       expect(result.structuredContent).toEqual({ done: true })
@@ -174,13 +176,13 @@ describe("McpServe.http: idleTimeout", () => {
   it.scopedLive("a write waiting on the human's late answer in the form is not closed: the answer decides it", () => {
     const desk = makeDesk()
     return Effect.gen(function*() {
-      const { url } = yield* McpServe.http(desk.registry, { idleTimeout: Duration.millis(300) })
+      const { url } = yield* McpServe.http(desk.registry, { idleTimeout: Duration.seconds(1) })
       // Its GET stream open: the form travels there (and so do the server's other requests).
       const { client } = yield* connectClient(url, {
-        // The human takes five timeouts to approve.
+        // The human takes three timeouts to approve.
         answer: () =>
           new Promise((resolve) =>
-            setTimeout(() => resolve({ action: "accept", content: { [McpServe.decisionField]: "approve" } }), 1_500)
+            setTimeout(() => resolve({ action: "accept", content: { [McpServe.decisionField]: "approve" } }), 3_000)
           )
       })
       const approved = yield* Effect.promise(() =>
