@@ -13,24 +13,25 @@
 //
 // The command as a user runs it (bin/graded.mjs through tsx) keeps its own
 // smoke tests; these programs are what the tests need a process for.
-import { mkdirSync, readFileSync, rmSync } from "node:fs"
+import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs"
 import { createRequire } from "node:module"
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
-import { inject } from "vitest"
-import type { TestProject } from "vitest/node"
-
-declare module "vitest" {
-  export interface ProvidedContext {
-    builtPrograms: string
-  }
-}
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
+// A fixed place rather than vitest's provide/inject: importing "vitest" from a
+// globalSetup module throws ("failed to access its internal state").
+const out = path.join(root, "node_modules", ".cache", "graded-test-programs")
 
 /** Every program a test starts, as paths from the repository's root. */
 export const entries: ReadonlyArray<string> = [
-  "packages/cli/src/main.ts"
+  "packages/cli/src/main.ts",
+  "packages/sql/test/crashProcess.ts",
+  "packages/sql/test/fallbackProcess.ts",
+  "packages/sql/test/killRandomProcess.ts",
+  "packages/sql/test/postgresProcess.ts",
+  "packages/sql/test/sqliteProcess.ts",
+  "packages/sql/test/sqliteReadonlyProcess.ts"
 ]
 
 // Kept outside the bundle: native addons (and what requires them by a computed path).
@@ -59,7 +60,11 @@ const plugin = {
   setup: (build: PluginBuild) => {
     build.onResolve({ filter: outside }, async (args) => {
       if (args.pluginData === "outside") return undefined
-      const found = await build.resolve(args.path, { ...args, pluginData: "outside" })
+      const found = await build.resolve(args.path, {
+        kind: args.kind,
+        resolveDir: args.resolveDir,
+        pluginData: "outside"
+      })
       return found.errors.length > 0 ? { errors: found.errors } : { path: found.path, external: true }
     })
     build.onLoad({ filter: /\.[cm]?ts$/ }, (args) => {
@@ -71,9 +76,8 @@ const plugin = {
   }
 }
 
-/** vitest's globalSetup: builds every entry, and tells the workers where. */
-export default async function setup(project: TestProject): Promise<void> {
-  const out = path.join(root, "node_modules", ".cache", "graded-test-programs")
+/** vitest's globalSetup: builds every entry. */
+export default async function setup(): Promise<void> {
   rmSync(out, { recursive: true, force: true })
   mkdirSync(out, { recursive: true })
   // esbuild comes with tsx, which the repository already depends on.
@@ -90,14 +94,20 @@ export default async function setup(project: TestProject): Promise<void> {
     target: "node20",
     logLevel: "error",
     // A CommonJS package bundled into ESM may still call require.
-    banner: { js: "import { createRequire as __gradedRequire } from \"node:module\"; const require = __gradedRequire(import.meta.url);" },
+    banner: {
+      js:
+        "import { createRequire as __gradedRequire } from \"node:module\"; const require = __gradedRequire(import.meta.url);"
+    },
     plugins: [plugin]
   })
-  project.provide("builtPrograms", out)
 }
 
 /** The built program for `entry` (a path from the repository's root, as listed in `entries`). */
 export const built = (entry: string): string => {
   if (!entries.includes(entry)) throw new Error(`${entry} is not among the programs test/built.ts builds`)
-  return path.join(inject("builtPrograms"), entry.replace(/\.[cm]?ts$/, ".mjs"))
+  const program = path.join(out, entry.replace(/\.[cm]?ts$/, ".mjs"))
+  if (!existsSync(program)) {
+    throw new Error(`${program} is missing: test/built.ts builds it as the system project's globalSetup`)
+  }
+  return program
 }
