@@ -13,7 +13,7 @@
 //
 // The command as a user runs it (bin/graded.mjs through tsx) keeps its own
 // smoke tests; these programs are what the tests need a process for.
-import { mkdirSync, readFileSync, rmSync } from "node:fs"
+import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs"
 import { createRequire } from "node:module"
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
@@ -41,7 +41,13 @@ export const entries: ReadonlyArray<string> = [
   "packages/mcp/test/fixtures/exitEarly.ts",
   "packages/mcp/test/fixtures/foreignStdio.ts",
   "packages/mcp/test/fixtures/serveLayerStdio.ts",
-  "packages/mcp/test/fixtures/serveStdio.ts"
+  "packages/mcp/test/fixtures/serveStdio.ts",
+  "packages/sql/test/crashProcess.ts",
+  "packages/sql/test/fallbackProcess.ts",
+  "packages/sql/test/killRandomProcess.ts",
+  "packages/sql/test/postgresProcess.ts",
+  "packages/sql/test/sqliteProcess.ts",
+  "packages/sql/test/sqliteReadonlyProcess.ts"
 ]
 
 // Kept outside the bundle: native addons (and what requires them by a computed path).
@@ -115,5 +121,9 @@ export default async function setup(): Promise<void> {
 /** The built program for `entry` (a path from the repository's root, as listed in `entries`). */
 export const built = (entry: string): string => {
   if (!entries.includes(entry)) throw new Error(`${entry} is not among the programs test/built.ts builds`)
-  return path.join(out, entry.replace(/\.[cm]?ts$/, ".mjs"))
+  const program = path.join(out, entry.replace(/\.[cm]?ts$/, ".mjs"))
+  if (!existsSync(program)) {
+    throw new Error(`${program} is missing: test/built.ts builds it as the system project's globalSetup`)
+  }
+  return program
 }

@@ -1,4 +1,4 @@
-// Crashes with real processes on one SQLite file: a child process (tsx) runs
+// Crashes with real processes on one SQLite file: a child process (built by test/built.ts) runs
 // part of the work and is killed with SIGKILL where the test wants it dead;
 // then this process, as the app restarted (a new pool on the file, nothing
 // kept in memory), recovers and goes on. The "outside system" is a file each
@@ -12,14 +12,14 @@ import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { built } from "../../../test/built.js"
 import { tempDir } from "./databases.js"
 import { makeOutsideDesk, sent } from "./outsideDesk.js"
 
-const script = fileURLToPath(new URL("crashProcess.ts", import.meta.url))
 const root = fileURLToPath(new URL("../../..", import.meta.url))
 const { call, calls, text } = ScriptedModel
 
-// Generous: a child's start (tsx compiling, libsql loading) is slow on a loaded machine.
+// Generous: a child's start (loading graded and libsql) is slow on a loaded machine.
 const patience = 90_000
 const timeout = 4 * patience
 
@@ -32,7 +32,7 @@ interface Child {
 const spawnChild = (...args: ReadonlyArray<string>) =>
   Effect.acquireRelease(
     Effect.sync((): Child => {
-      const child = spawn(process.execPath, ["--import", "tsx", script, ...args], {
+      const child = spawn(process.execPath, [built("packages/sql/test/crashProcess.ts"), ...args], {
         cwd: root,
         stdio: ["ignore", "pipe", "pipe"]
       })

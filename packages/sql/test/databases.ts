@@ -10,10 +10,13 @@ import { Context, Effect, Layer, Redacted, type Scope } from "effect"
 import { type Audit, ProposalStore, type RunStore } from "@graded/core"
 import { Fallback } from "@graded/policy"
 import { Sql, type SqlAudit } from "@graded/sql"
+import { createHash } from "node:crypto"
 import * as fs from "node:fs"
+import { createRequire } from "node:module"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
+import { fileURLToPath } from "node:url"
 import type { AuditSubject } from "./auditContract.js"
 import { type RunSubject, sqlDatabase } from "./runStoreContract.js"
 import type { Subject } from "./storeContract.js"
@@ -96,7 +99,7 @@ export const postgres = (name: string, url: () => string) => {
  * another connection's Parse cannot replace the statement a Bind is for.
  */
 export const startPglite = async (port = 0) => {
-  const db = await PGlite.create()
+  const db = await freshPglite()
   // Every pool the tests open at once (up to 10 connections each) must fit.
   const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port, maxConnections: 200 })
   await server.start()
@@ -107,6 +110,32 @@ export const startPglite = async (port = 0) => {
       await db.close()
     }
   }
+}
+
+// PGlite's first start runs initdb in WebAssembly, about 5 CPU-seconds; a start
+// that loads the data directory a first start made takes about 1. So the first
+// start keeps its fresh data directory (before any statement of a test) under
+// node_modules/.cache, named by the PGlite it came from, and later starts, in
+// this run and the next, each load it into a database of their own.
+const pgliteModule = createRequire(import.meta.url).resolve("@electric-sql/pglite")
+const freshDataDir = fileURLToPath(
+  new URL(
+    `../../../node_modules/.cache/graded-pglite/${
+      createHash("sha256").update(pgliteModule).digest("hex").slice(0, 16)
+    }.tar`,
+    import.meta.url
+  )
+)
+const freshPglite = async () => {
+  if (fs.existsSync(freshDataDir)) return PGlite.create({ loadDataDir: new Blob([fs.readFileSync(freshDataDir)]) })
+  const db = await PGlite.create()
+  const dump = Buffer.from(await (await db.dumpDataDir("none")).arrayBuffer())
+  fs.mkdirSync(path.dirname(freshDataDir), { recursive: true })
+  // Renamed into place whole: a start beside this one reads all of it or none.
+  const partial = `${freshDataDir}.${process.pid}`
+  fs.writeFileSync(partial, dump)
+  fs.renameSync(partial, freshDataDir)
+  return db
 }
 
 /** A database of its own on a real server, dropped afterwards. */

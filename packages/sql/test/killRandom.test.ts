@@ -14,24 +14,23 @@
 // decisions; printed, so a failing schedule can be played again, though the
 // processes' timing is the machine's).
 //
-// The children are one esbuild bundle (esbuild as tsx ships it), started with
-// plain node: through tsx each start costs seconds of CPU, through the bundle
-// half a second, which buys more kills for the same time.
+// The children are the program test/built.ts builds, started with plain node:
+// through tsx each start costs seconds of CPU, built under one, which buys
+// more kills for the same time.
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Random } from "effect"
 import { type Audit, Proposal, type ProposalStore, RunStore } from "@graded/core"
 import { Sql, SqlAudit } from "@graded/sql"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
-import { createRequire } from "node:module"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { built } from "../../../test/built.js"
 import { createDatabase, tempDir } from "./databases.js"
 import { check, type Findings } from "./killRandomChecks.js"
 import { type Decision, type Delivery, readLines } from "./ledgerDesk.js"
 import type { GradedDatabase } from "./storeClient.js"
 
-const script = fileURLToPath(new URL("killRandomProcess.ts", import.meta.url))
 const root = fileURLToPath(new URL("../../..", import.meta.url))
 const artifacts = path.join(root, ".artifacts")
 
@@ -39,52 +38,6 @@ const envNumber = (name: string) => {
   const value = process.env[name]
   return value === undefined || value === "" ? undefined : Number(value)
 }
-
-interface Esbuild {
-  readonly build: (options: Record<string, unknown>) => Promise<unknown>
-}
-interface PluginBuild {
-  readonly onResolve: (
-    options: { readonly filter: RegExp },
-    resolve: (args: { path: string; kind: string; resolveDir: string; pluginData?: unknown }) => Promise<unknown>
-  ) => void
-  readonly resolve: (
-    path: string,
-    options: { kind: string; resolveDir: string; pluginData?: unknown }
-  ) => Promise<{ path: string }>
-}
-
-// The child as one file; the SQLite driver (a native module) stays outside
-// it, imported from where @graded/sql finds it.
-const bundleChild = (dir: string) =>
-  Effect.promise(async () => {
-    const tsx = createRequire(import.meta.url).resolve("tsx/package.json")
-    const esbuild = createRequire(tsx)("esbuild") as Esbuild
-    const outfile = path.join(dir, "killRandomProcess.mjs")
-    await esbuild.build({
-      entryPoints: [script],
-      outfile,
-      bundle: true,
-      platform: "node",
-      format: "esm",
-      logLevel: "error",
-      banner: { js: "import { createRequire } from \"node:module\"; const require = createRequire(import.meta.url);" },
-      plugins: [{
-        name: "native-outside",
-        setup: (build: PluginBuild) =>
-          build.onResolve({ filter: /^@libsql\/client$/ }, async (args) => {
-            if (args.pluginData === "outside") return undefined
-            const found = await build.resolve(args.path, {
-              kind: args.kind,
-              resolveDir: args.resolveDir,
-              pluginData: "outside"
-            })
-            return { path: found.path, external: true }
-          })
-      }]
-    })
-    return outfile
-  })
 
 type Role = "resume" | "decide"
 
@@ -134,13 +87,13 @@ const suite = (
           // Migrated here, before any child starts.
           const context = yield* Layer.build(layer)
           const app = <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.provide(self, context)
-          const bundle = yield* bundleChild(dir)
+          const program = built("packages/sql/test/killRandomProcess.ts")
           console.log(`kill -9 test on ${dialect}: ${runCount} runs, ${kills} kills, GRADED_CRASH_SEED=${seed}`)
 
           const spawnChild = (role: Role, name: string): Child => {
             const proc = spawn(
               process.execPath,
-              [bundle, role, name, store, ledger, journal, String(runCount), String(seed)],
+              [program, role, name, store, ledger, journal, String(runCount), String(seed)],
               { cwd: root, stdio: ["ignore", "pipe", "pipe"] }
             )
             const log: Array<string> = []

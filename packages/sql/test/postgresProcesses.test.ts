@@ -17,11 +17,11 @@ import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { built } from "../../../test/built.js"
 import { createDatabase, startPglite, tempDir } from "./databases.js"
 import { createOutbox, outbox } from "./outbox.js"
 import { storeClient } from "./storeClient.js"
 
-const child = fileURLToPath(new URL("postgresProcess.ts", import.meta.url))
 const root = fileURLToPath(new URL("../../..", import.meta.url))
 const { call, calls } = ScriptedModel
 
@@ -35,7 +35,7 @@ interface Report {
 // `go` lets it start deciding, `done` is what it printed last.
 const startProcess = (url: string, idsFile: string) =>
   new Promise<{ go: () => void; done: Promise<Report> }>((ready, failed) => {
-    const proc = spawn(process.execPath, ["--import", "tsx", child, url, idsFile], { cwd: root })
+    const proc = spawn(process.execPath, [built("packages/sql/test/postgresProcess.ts"), url, idsFile], { cwd: root })
     let stdout = ""
     let stderr = ""
     proc.stderr.on("data", (chunk) => stderr += chunk)
@@ -167,7 +167,7 @@ const suite = (
           expect(entries.filter((e) => e.type === "proposed").map((e) => e.type === "proposed" && e.proposal).sort())
             .toEqual([...ids].sort())
         }).pipe(Effect.scoped),
-      // Generous: five processes start through tsx, and the machines this
+      // Generous: four processes start, and the machines this
       // runs on are shared (under load, 200 calls on PGlite took 70 s).
       count * 300 + 120_000
     )

@@ -26,11 +26,10 @@
 //   content had entered the run, and the run is marked with exactly the
 //   untrusted tools whose results it took in.
 //
-// Sized by environment variables: GRADED_PROPERTY_RUNS (scenarios, 50 by
-// default, the examples below among them: about 20 s on a quiet 2-core
-// machine, PGlite's start included, twice that on a busy one) and
-// GRADED_PROPERTY_SEED (fast-check's seed; printed, so that a failure can be
-// played again).
+// Sized by GRADED_PROPERTY_SCALE (test/propertyRuns.ts): the examples below,
+// always, and 12 random scenarios times the scale (.ci/run's 4 tries about
+// the 50 this used to); GRADED_PROPERTY_SEED sets fast-check's seed (printed,
+// so that a failure can be played again).
 import { afterAll, beforeAll, describe, it } from "@effect/vitest"
 import { Effect, Exit, FastCheck as fc, Layer, Scope } from "effect"
 import { Agent, Audit, Guard, Invocation, Proposal, ProposalStore, Runs, RunStore } from "@graded/core"
@@ -38,6 +37,7 @@ import { Sql, SqlAudit } from "@graded/sql"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { propertyRuns } from "../../../test/propertyRuns.js"
 import { createDatabase, startPglite } from "./databases.js"
 import {
   by,
@@ -61,7 +61,6 @@ const envNumber = (name: string) => {
   const value = process.env[name]
   return value === undefined || value === "" ? undefined : Number(value)
 }
-const numRuns = envNumber("GRADED_PROPERTY_RUNS") ?? 50
 const seed = envNumber("GRADED_PROPERTY_SEED") ?? Math.floor(Math.random() * 2 ** 31)
 
 type Stores = ProposalStore.ProposalStore | RunStore.RunStore | Audit.Audit
@@ -408,7 +407,9 @@ describe("durable runs at random", () => {
         ? []
         : [onSql("Sql.postgres (GRADED_PG_URL)", () => Sql.postgres({ url: server!.url, maxConnections: 4 }))])
     ]
-    console.log(`durable runs property: GRADED_PROPERTY_RUNS=${numRuns} GRADED_PROPERTY_SEED=${seed}`)
+    // fast-check counts the examples among numRuns: they come on top, so every scale runs them all.
+    const numRuns = examples.length + propertyRuns(12)
+    console.log(`durable runs property: ${numRuns} scenarios, GRADED_PROPERTY_SEED=${seed}`)
     await fc.assert(
       fc.asyncProperty(plans, (plan) => Effect.runPromise(trial(plan, databases))),
       { numRuns, seed, examples: examples.map((plan) => [plan] as [Plan]) }

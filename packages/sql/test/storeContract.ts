@@ -31,6 +31,7 @@ import {
   Toolkit,
   ToolError
 } from "@graded/core"
+import { propertyRuns } from "../../../test/propertyRuns.js"
 import { makeDesk } from "../../core/test/supportDesk.js"
 
 type Store = ProposalStore.ProposalStore.Service
@@ -935,7 +936,7 @@ export const storeContract = (subject: Subject) =>
 
     it.scoped("answers every call as ProposalStore.memory does, over random sequences of calls", () =>
       Effect.gen(function*() {
-        for (const ops of fc.sample(sequence, { numRuns: 20, seed: 15 })) {
+        for (const ops of fc.sample(sequence, { numRuns: propertyRuns(20), seed: 15 })) {
           yield* Effect.scoped(Effect.gen(function*() {
             const spec = yield* Effect.flatMap(memory.database, (database) => database.open)
             const store = yield* Effect.flatMap(subject.database, (database) => database.open)
