@@ -8,7 +8,7 @@ import { configDefaults, defineConfig } from "vitest/config"
 // - system: what needs a process of its own (a pseudo-terminal's native module,
 //   child processes killed with -9, browsers, databases, the documentation's
 //   commands), each file in a child process.
-// `pnpm test:unit` / `pnpm test:system` run one; `pnpm vitest run <path>` one area.
+// `pnpm test:unit` / `pnpm test:system` run one; `pnpm test <path>` one area (test/all.mjs).
 //
 // A worker blocked by a long synchronous test (a compile through the TypeScript
 // API, a property run) cannot answer the main process, and birpc's fixed 60 s
@@ -51,6 +51,9 @@ export default defineConfig({
     teardownTimeout: 60_000,
     maxWorkers: workers,
     minWorkers: 1,
+    // Pools belong to the run, not to a project, so unit's sharing is set here:
+    // a threads worker (unit's) keeps its modules from one file to the next.
+    poolOptions: { threads: { isolate: false } },
     projects: [
       {
         extends: true,

@@ -1,27 +1,31 @@
-// `graded` as a user starts it: node bin/graded.mjs, which compiles the
-// command and the module it loads through tsx. A few command lines, each
-// through what only a real process has: the compile on the fly, standard
-// input and output as pipes, the exit code of the process, a reader that
-// closes the pipe early. The rest of what the command does is tested in
-// process (inProcess.ts).
+// `graded` in a process of its own. Twice as a user starts it, node
+// bin/graded.mjs, which compiles the command and the module it loads through
+// tsx (test/docs.test.ts runs the documented command lines that way too); then
+// what only a process has, on the same main.ts built once (test/built.ts), as
+// a tsx start costs seconds of CPU: standard input and output as pipes, the
+// exit code of the process, a reader that closes the pipe early. The rest of
+// what the command does is tested in process (inProcess.ts).
 import { execFile, spawn } from "node:child_process"
 import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
+import { built } from "../../../test/built.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const bin = path.resolve(here, "../bin/graded.mjs")
 const desk = path.resolve(here, "../../../examples/support-desk")
+const main = built("packages/cli/src/main.ts")
 const m = ["-m", "src/graded.config.ts"]
+const builtModule = ["-m", built("examples/support-desk/src/graded.config.ts")]
 
 // Asynchronous on purpose: a worker blocked in spawnSync cannot answer vitest.
-const graded = (args: ReadonlyArray<string>, input = "") =>
+const run = (program: string, args: ReadonlyArray<string>, input = "") =>
   new Promise<{ out: string; err: string; code: number | null }>((resolve) => {
     const child = execFile(
       process.execPath,
-      [bin, ...args],
+      [program, ...args],
       { cwd: desk, encoding: "utf8", timeout: 120_000 },
       (error, out, err) => {
         resolve({ out, err, code: error === null ? 0 : typeof error.code === "number" ? error.code : null })
@@ -29,8 +33,10 @@ const graded = (args: ReadonlyArray<string>, input = "") =>
     )
     child.stdin?.end(input)
   })
+const graded = (args: ReadonlyArray<string>) => run(bin, args)
+const gradedBuilt = (args: ReadonlyArray<string>, input?: string) => run(main, args, input)
 
-// Each start compiles the command through tsx: seconds, more on a busy machine.
+// A start through tsx compiles the command: seconds, more on a busy machine.
 describe("graded, started as a user starts it", { timeout: 240_000 }, () => {
   it("--help prints the usage and the examples", async () => {
     const { code, out } = await graded(["--help"])
@@ -46,7 +52,7 @@ describe("graded, started as a user starts it", { timeout: 240_000 }, () => {
   })
 
   it("invoke: a send shows its card and goes out once the answer piped into standard input approves it", async () => {
-    const { code, out } = await graded(["invoke", "chat.sendMessage", "{\"text\":\"Hi\"}", ...m], "a\n")
+    const { code, out } = await gradedBuilt(["invoke", "chat.sendMessage", "{\"text\":\"Hi\"}", ...builtModule], "a\n")
     expect(code).toBe(0)
     expect(out).toContain("Approve, edit or reject? [a/e/r]")
     expect(JSON.parse(out.slice(out.indexOf("{\n  \"ok\"")))).toMatchObject({ ok: true, data: { sent: true } })
@@ -65,7 +71,7 @@ describe("graded, started as a user starts it", { timeout: 240_000 }, () => {
         input: {}
       })
     writeFileSync(file, `${Array.from({ length: 50_000 }, (_, i) => entry(i)).join("\n")}\n`)
-    const child = spawn(process.execPath, [bin, "audit", file], { cwd: desk })
+    const child = spawn(process.execPath, [main, "audit", file], { cwd: desk })
     let err = ""
     child.stderr.on("data", (chunk: Buffer) => void (err += chunk.toString()))
     // The first lines read, the pipe is closed, as `head -1` does.
@@ -76,7 +82,7 @@ describe("graded, started as a user starts it", { timeout: 240_000 }, () => {
   })
 
   it("a command line that does not parse: what is wrong, exit code 2", async () => {
-    const { code, err, out } = await graded(["list", ...m, "--frob"])
+    const { code, err, out } = await gradedBuilt(["list", ...builtModule, "--frob"])
     expect(code).toBe(2)
     expect(err).toContain("Received unknown argument: '--frob'")
     expect(out).toBe("")

@@ -8,8 +8,9 @@
 // deciders' journal, and checks: 0 calls lost, 0 delivered twice, 0 delivered
 // other than approved, 0 audit gaps (killRandomChecks.ts says each precisely).
 //
-// Sized by environment variables: GRADED_CRASH_RUNS (200 on SQLite, 1,000 on
-// the PostgreSQL server GRADED_PG_URL names, when set), GRADED_CRASH_KILLS
+// Sized by environment variables: GRADED_CRASH_RUNS (50 on SQLite, 250 on the
+// PostgreSQL server GRADED_PG_URL names, when set, each times
+// GRADED_PROPERTY_SCALE: 200 and 1,000 in .ci/run), GRADED_CRASH_KILLS
 // (one kill per 5 runs), GRADED_CRASH_SEED (the kill schedule and the
 // decisions; printed, so a failing schedule can be played again, though the
 // processes' timing is the machine's).
@@ -26,6 +27,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { built } from "../../../test/built.js"
+import { propertyRuns } from "../../../test/propertyRuns.js"
 import { createDatabase, tempDir } from "./databases.js"
 import { check, type Findings } from "./killRandomChecks.js"
 import { type Decision, type Delivery, readLines } from "./ledgerDesk.js"
@@ -260,7 +262,7 @@ const suite = (
   })
 }
 
-suite("SQLite, one file", "sqlite", false, 200, async (dir) => {
+suite("SQLite, one file", "sqlite", false, propertyRuns(50), async (dir) => {
   const filename = path.join(dir, "graded.db")
   return { store: filename, layer: Sql.sqlite({ filename }), files: [filename, `${filename}-wal`] }
 })
@@ -268,7 +270,7 @@ suite(
   "PostgreSQL, the server GRADED_PG_URL names",
   "postgres",
   process.env.GRADED_PG_URL === undefined || process.env.GRADED_PG_URL === "",
-  1000,
+  propertyRuns(250),
   async () => {
     const database = await createDatabase(process.env.GRADED_PG_URL!)
     cleanup.push(database.drop)

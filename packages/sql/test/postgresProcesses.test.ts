@@ -6,8 +6,8 @@
 // once, under the key graded recorded), every other attempt must get
 // AlreadyDecided, and the audit must say who decided and delivered each one,
 // once. On PGlite's wire server (one WebAssembly PostgreSQL, which runs one
-// statement at a time) with 200 calls; with 1,000 on the server
-// GRADED_PG_URL names (.ci/run starts one).
+// statement at a time) with 52 calls; with 252 on the server GRADED_PG_URL
+// names; .ci/run (GRADED_PROPERTY_SCALE=4, and a server) 200 and 1,000.
 import { SqlClient } from "@effect/sql/SqlClient"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
@@ -18,6 +18,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { built } from "../../../test/built.js"
+import { propertyRuns } from "../../../test/propertyRuns.js"
 import { createDatabase, startPglite, tempDir } from "./databases.js"
 import { createOutbox, outbox } from "./outbox.js"
 import { storeClient } from "./storeClient.js"
@@ -173,11 +174,12 @@ const suite = (
     )
   })
 
-suite("PGlite's wire server on 127.0.0.1", false, 200, startPglite)
+// Four sends a run: the counts are runs times four.
+suite("PGlite's wire server on 127.0.0.1", false, 4 * propertyRuns(12.5), startPglite)
 suite(
   "the PostgreSQL server GRADED_PG_URL names",
   process.env.GRADED_PG_URL === undefined || process.env.GRADED_PG_URL === "",
-  1000,
+  4 * propertyRuns(62.5),
   async () => {
     const database = await createDatabase(process.env.GRADED_PG_URL!)
     return { url: database.url, stop: database.drop }
