@@ -934,26 +934,31 @@ export const storeContract = (subject: Subject) =>
         })
     )
 
-    it.scoped("answers every call as ProposalStore.memory does, over random sequences of calls", () =>
-      Effect.gen(function*() {
-        for (const ops of fc.sample(sequence, { numRuns: propertyRuns(20), seed: 15 })) {
-          yield* Effect.scoped(Effect.gen(function*() {
-            const spec = yield* Effect.flatMap(memory.database, (database) => database.open)
-            const store = yield* Effect.flatMap(subject.database, (database) => database.open)
-            const [expected, actual] = [proposing(), proposing()]
-            // In step, so both see the same clock.
-            for (const [index, op] of ops.entries()) {
-              if (op.op === "tick") {
-                yield* TestClock.adjust("1 minute")
-                continue
+    const sequences = propertyRuns(20)
+    it.scoped(
+      "answers every call as ProposalStore.memory does, over random sequences of calls",
+      () =>
+        Effect.gen(function*() {
+          for (const ops of fc.sample(sequence, { numRuns: sequences, seed: 15 })) {
+            yield* Effect.scoped(Effect.gen(function*() {
+              const spec = yield* Effect.flatMap(memory.database, (database) => database.open)
+              const store = yield* Effect.flatMap(subject.database, (database) => database.open)
+              const [expected, actual] = [proposing(), proposing()]
+              // In step, so both see the same clock.
+              for (const [index, op] of ops.entries()) {
+                if (op.op === "tick") {
+                  yield* TestClock.adjust("1 minute")
+                  continue
+                }
+                const want = yield* play(spec, expected, op)
+                const got = yield* play(store, actual, op)
+                expect(got, `call ${index} of ${JSON.stringify(ops)}`).toEqual(want)
               }
-              const want = yield* play(spec, expected, op)
-              const got = yield* play(store, actual, op)
-              expect(got, `call ${index} of ${JSON.stringify(ops)}`).toEqual(want)
-            }
-          }))
-        }
-      }))
+            }))
+          }
+        }), // A minute, and up to 3 s more a sequence: on PGlite under load a sequence can take 2.
+      60_000 + sequences * 3_000
+    )
   })
 
 // ---- random sequences of calls ------------------------------------------------
