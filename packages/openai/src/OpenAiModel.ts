@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import { Clock, Duration, Effect, Either, Layer } from "effect"
+import { Clock, Duration, Effect, Layer } from "effect"
 import { Invocation, LanguageModel } from "@graded/core"
 import OpenAI from "openai"
 import * as chat from "./internal/chat.js"
@@ -30,15 +30,23 @@ export interface Options {
   /** Which API to call (default `"chat"`). */
   readonly api?: "chat" | "responses" | undefined
   /** Per request (default 60 seconds). */
-  readonly timeout?: Duration.DurationInput | undefined
+  readonly timeout?: Duration.Input | undefined
   /** Retries of 409, 429, 5xx, timeouts and dropped connections (default 3). */
   readonly maxRetries?: number | undefined
   /** The first backoff delay, doubled each retry (default 500 ms); a longer retry-after wins. */
-  readonly retryBase?: Duration.DurationInput | undefined
+  readonly retryBase?: Duration.Input | undefined
   /** Let the model call several tools in one turn (default true). */
   readonly parallelToolCalls?: boolean | undefined
   /** Responses API only: whether the server keeps the response. */
   readonly store?: boolean | undefined
+}
+
+const client = (options: Options): OpenAI | LanguageModel.ModelError => {
+  try {
+    return options.client ?? new OpenAI({ apiKey: options.apiKey, baseURL: options.baseURL, maxRetries: 0 })
+  } catch (error) {
+    return new LanguageModel.ModelError({ reason: "configuration", detail: String(error) })
+  }
 }
 
 /**
@@ -51,11 +59,8 @@ export interface Options {
 export const make = (options: Options): LanguageModel.LanguageModel.Service => {
   // The client refuses to be made without an API key; that becomes a typed
   // error on every turn rather than a throw where the layer is built.
-  const made = Either.try({
-    try: () => options.client ?? new OpenAI({ apiKey: options.apiKey, baseURL: options.baseURL, maxRetries: 0 }),
-    catch: (error) => new LanguageModel.ModelError({ reason: "configuration", detail: String(error) })
-  })
-  const timeout = Duration.toMillis(Duration.decode(options.timeout ?? "60 seconds"))
+  const made = client(options)
+  const timeout = Duration.toMillis(Duration.fromInputUnsafe(options.timeout ?? "60 seconds"))
   const policy = retryPolicy({
     maxRetries: options.maxRetries ?? 3,
     base: options.retryBase ?? "500 millis",
@@ -80,18 +85,17 @@ export const make = (options: Options): LanguageModel.LanguageModel.Service => {
             .then(chat.response),
       catch: (error) => error
     }).pipe(
-      Effect.catchAll((error) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.fail(toModelError(error, now)))
-      ),
-      Effect.flatMap((response) => typeof response === "string"
-        ? Effect.fail(new LanguageModel.ModelError({ reason: "malformed-response", detail: response }))
-        : Effect.succeed(response)
+      Effect.catch((error) => Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.fail(toModelError(error, now)))),
+      Effect.flatMap((response) =>
+        typeof response === "string"
+          ? Effect.fail(new LanguageModel.ModelError({ reason: "malformed-response", detail: response }))
+          : Effect.succeed(response)
       )
     )
 
   return {
     generate: (request) =>
-      Either.isLeft(made) ? Effect.fail(made.left) : Effect.retry(once(made.right, request), policy)
+      made instanceof LanguageModel.ModelError ? Effect.fail(made) : Effect.retry(once(made, request), policy)
   }
 }
 

@@ -13,7 +13,7 @@ const deep = (n: number) => "[".repeat(n) + "]".repeat(n)
 // A server that answers what no model would: the loop goes on, telling the
 // model what was wrong, and never dies of it.
 describe("OpenAiModel: a hostile server's tool calls", () => {
-  it.scopedLive("arguments as a JSON object nested 300,000 deep: the call is refused as malformed; the run goes on", () =>
+  it.live("arguments as a JSON object nested 300,000 deep: the call is refused as malformed; the run goes on", () =>
     Effect.gen(function*() {
       const { support } = makeDesk()
       const server = yield* Replay.make([

@@ -1,9 +1,9 @@
-// An OpenAI-compatible server on loopback for tests: an @effect/platform HTTP
+// An OpenAI-compatible server on loopback for tests: an effect/http
 // server that answers each request with the next scripted reply and records
 // what it was sent.
-import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServer, NodeHttpServerRequest } from "@effect/platform-node"
 import { Effect } from "effect"
+import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { createServer } from "node:http"
 
 export interface Reply {
@@ -58,11 +58,11 @@ export const make = (script: ReadonlyArray<Reply>) =>
       const options = { status: reply.status ?? 200, headers: reply.headers ?? {} }
       return reply.text !== undefined
         ? HttpServerResponse.text(reply.text, options)
-        : HttpServerResponse.unsafeJson(reply.json ?? {}, options)
+        : HttpServerResponse.jsonUnsafe(reply.json ?? {}, options)
     })
     yield* server.serve(app)
     const address = server.address
-    if (address._tag !== "TcpAddress") return yield* Effect.die("expected a TCP address")
+    if (address._tag !== "InetAddressV4") return yield* Effect.die("expected an IPv4 address")
     return {
       baseURL: `http://127.0.0.1:${address.port}/v1`,
       requests,

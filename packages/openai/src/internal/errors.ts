@@ -2,7 +2,7 @@
 // policy: 429, 5xx, timeouts and dropped connections are retried with
 // exponential backoff, waiting at least as long as the server's retry-after.
 // The client's own retries are off, so this is the only policy.
-import { Duration, Schedule } from "effect"
+import { Duration, Effect, Schedule } from "effect"
 import { LanguageModel } from "@graded/core"
 
 type Fields = ConstructorParameters<typeof LanguageModel.ModelError>[0]
@@ -75,20 +75,23 @@ const isRetryable = (error: LanguageModel.ModelError): boolean =>
 
 export interface RetryOptions {
   readonly maxRetries: number
-  readonly base: Duration.DurationInput
-  readonly cap: Duration.DurationInput
+  readonly base: Duration.Input
+  readonly cap: Duration.Input
 }
 
-export const retryPolicy = (options: RetryOptions) =>
+// `attempt` is 1 on the first retry.
+export const retryPolicy = (
+  options: RetryOptions
+): Schedule.Schedule<LanguageModel.ModelError, LanguageModel.ModelError> =>
   Schedule.identity<LanguageModel.ModelError>().pipe(
-    Schedule.whileInput(isRetryable),
-    Schedule.intersect(Schedule.recurs(options.maxRetries)),
-    Schedule.addDelay(([error, attempt]) => {
+    Schedule.while(({ attempt, input }) => isRetryable(input) && attempt <= options.maxRetries),
+    Schedule.modifyDelay(({ attempt, input }) => {
       const backoff = Duration.min(
-        Duration.times(Duration.decode(options.base), 2 ** attempt),
-        Duration.decode(options.cap)
+        Duration.times(Duration.fromInputUnsafe(options.base), 2 ** (attempt - 1)),
+        Duration.fromInputUnsafe(options.cap)
       )
-      return error.retryAfterMillis !== undefined ? Duration.max(Duration.millis(error.retryAfterMillis), backoff)
-        : backoff
+      return Effect.succeed(
+        input.retryAfterMillis !== undefined ? Duration.max(Duration.millis(input.retryAfterMillis), backoff) : backoff
+      )
     })
   )
