@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import { type Either, Schema } from "effect"
+import type { Result, Schema } from "effect"
 import * as internal from "./internal/condition.js"
 
 /**
@@ -62,7 +62,7 @@ export type Condition =
  * @since 0.1.0
  * @category schemas
  */
-export const schema: Schema.Schema<Condition> = internal.schema
+export const schema: Schema.Codec<Condition> = internal.schema
 
 /**
  * What a condition is evaluated against: the invocation context and, for an
@@ -241,4 +241,4 @@ export const InvalidCondition = internal.InvalidCondition
  * @since 0.1.0
  * @category constructors
  */
-export const fromData: (data: unknown) => Either.Either<Condition, string> = internal.fromData
+export const fromData: (data: unknown) => Result.Result<Condition, string> = internal.fromData

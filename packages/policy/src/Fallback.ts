@@ -251,7 +251,7 @@ export interface Draft {
  * @since 0.1.0
  * @category services
  */
-export class Store extends Context.Tag("@graded/policy/FallbackStore")<Store, Store.Service>() {}
+export class Store extends Context.Service<Store, Store.Service>()("@graded/policy/FallbackStore") {}
 
 /**
  * @since 0.1.0
@@ -348,7 +348,7 @@ export const makeStore = (backend: Backend): Store.Service => Object.freeze(inte
  * @example
  * import { Effect } from "effect"
  * import { Fallback } from "@graded/policy"
- * const pending = Effect.flatMap(Fallback.Store, (store) => store.cases({ status: "pending" })).pipe(
+ * const pending = Fallback.Store.use((store) => store.cases({ status: "pending" })).pipe(
  *   Effect.provide(Fallback.memory)
  * )
  *
@@ -403,7 +403,7 @@ export const admit = (config: Config, tool: string, input: unknown): Effect.Effe
  * @example
  * import { Effect } from "effect"
  * import { Fallback } from "@graded/policy"
- * const learned = Effect.flatMap(Fallback.Store, Fallback.approvedGuidelines).pipe(Effect.provide(Fallback.memory))
+ * const learned = Fallback.Store.use(Fallback.approvedGuidelines).pipe(Effect.provide(Fallback.memory))
  *
  * @since 0.1.0
  * @category constructors

@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import type { Either } from "effect"
+import type { Result } from "effect"
 import { HumanConfirm, type Tool } from "@graded/core"
 import type { Condition } from "./Condition.js"
 import { evaluate } from "./internal/condition.js"
@@ -112,7 +112,7 @@ export const make = <
  * @since 0.1.0
  * @category constructors
  */
-export const fromData: (data: unknown) => Either.Either<Any, string> = internal.fromData
+export const fromData: (data: unknown) => Result.Result<Any, string> = internal.fromData
 
 /**
  * A guideline as plain JSON data, for storing it or diffing it in review.

@@ -8,7 +8,7 @@
  *
  * @since 0.1.0
  */
-import { Effect, Either, type Layer, Option, Schema } from "effect"
+import { Effect, type Layer, Option, Result, Schema } from "effect"
 import { Guard, LanguageModel, type Tool, type Toolkit } from "@graded/core"
 import type { Subject } from "./Condition.js"
 import * as Check from "./Check.js"
@@ -266,7 +266,7 @@ export const guard = (policy: Policy<any>): Effect.Effect<Guard.Guard> =>
     // An input the tool would refuse costs no quota and queues no case: the
     // registry refuses it as invalid next.
     const gate: FallbackGate | undefined = config === undefined || Option.isNone(store) ? undefined : (tool, input) =>
-      Either.isLeft(Schema.decodeUnknownEither(tool.input, { onExcessProperty: "error" })(input))
+      Result.isFailure(Schema.decodeUnknownResult(tool.input, { onExcessProperty: "error" })(input))
         ? Effect.succeed(undefined)
         : Effect.map(
           Effect.provideService(Fallback.admit(config, tool.name, input), Fallback.Store, store.value),

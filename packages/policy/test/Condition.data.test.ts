@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Either } from "effect"
+import { Result } from "effect"
 import { Condition } from "@graded/policy"
 
 const nested = (depth: number, wrap: (inner: unknown) => unknown) => {
@@ -12,10 +12,10 @@ const nested = (depth: number, wrap: (inner: unknown) => unknown) => {
 describe("Condition.fromData on hostile data", () => {
   it("a condition nested 100,000 deep answers Left, never throws", () => {
     const data = nested(100_000, (condition) => ({ op: "not", condition }))
-    let result: Either.Either<Condition.Condition, string> | undefined
+    let result: Result.Result<Condition.Condition, string> | undefined
     expect(() => {
       result = Condition.fromData(data)
     }).not.toThrow()
-    expect(result).toEqual(Either.left("the condition is nested too deeply to read"))
+    expect(result).toEqual(Result.fail("the condition is nested too deeply to read"))
   })
 })

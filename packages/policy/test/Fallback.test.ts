@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Schema, TestClock } from "effect"
+import { Effect, Fiber, Result, Schema } from "effect"
+import { TestClock } from "effect/testing"
 import { Agent, Audit, HumanConfirm, Invocation, Registry, ScriptedModel, Tool, Toolkit } from "@graded/core"
 import { Fallback, Guideline } from "@graded/policy"
 import { draftData, fallbackContract, fallbackMemory } from "./fallbackContract.js"
@@ -51,12 +52,14 @@ describe("Fallback.config", () => {
       ]
     ]
     for (const [patch, field, message] of cases) {
-      const outcome = Either.try(() => Fallback.config({ ...base, ...patch }))
-      expect(Either.isLeft(outcome)).toBe(true)
-      if (Either.isLeft(outcome)) {
-        expect(outcome.left).toBeInstanceOf(Fallback.InvalidConfig)
-        expect(outcome.left).toMatchObject({ field, message })
+      let thrown: unknown
+      try {
+        Fallback.config({ ...base, ...patch })
+      } catch (error) {
+        thrown = error
       }
+      expect(thrown).toBeInstanceOf(Fallback.InvalidConfig)
+      expect(thrown).toMatchObject({ field, message })
     }
   })
 })
@@ -110,7 +113,7 @@ describe("Fallback.admit", () => {
       expect((yield* admit).granted).toBe(true)
       expect((yield* admit).granted).toBe(true)
       expect((yield* admit).granted).toBe(false)
-      const [first] = yield* Effect.flatMap(Fallback.Store, (store) => store.cases())
+      const [first] = yield* Fallback.Store.use((store) => store.cases())
       expect(first).toMatchObject({ traceId: "(none)", tenant: "(none)" })
     }).pipe(Effect.provide(Fallback.memory)))
 })
@@ -142,11 +145,11 @@ describe("a model cannot decide its own fallback cases", () => {
               inside.approveDraft(draft.id),
               // Claiming to be a human from inside does not help either.
               Invocation.within({ actor: "agent:boss", autonomous: false })(inside.approveDraft(draft.id)),
-              Effect.fork(inside.approveDraft(draft.id)).pipe(Effect.flatMap((fiber) => fiber.await), Effect.flatten)
+              Effect.forkChild(inside.approveDraft(draft.id)).pipe(Effect.flatMap(Fiber.join))
             ]
             for (const attempt of attempts) {
-              const outcome = yield* Effect.either(attempt)
-              outcomes.push(Either.isLeft(outcome) ? outcome.left.message : "decided")
+              const outcome = yield* Effect.result(attempt)
+              outcomes.push(Result.isFailure(outcome) ? outcome.failure.message : "decided")
             }
             return outcomes
           })
@@ -186,7 +189,7 @@ describe("a model cannot decide its own fallback cases", () => {
         input: Schema.Struct({}),
         output: Schema.String,
         run: () =>
-          Effect.flatMap(Fallback.Store, (inside) => inside.reject(id, { reason: "cover tracks" })).pipe(
+          Fallback.Store.use((inside) => inside.reject(id, { reason: "cover tracks" })).pipe(
             Effect.match({ onFailure: (error) => error.message, onSuccess: () => "decided" })
           )
       })
@@ -210,7 +213,7 @@ describe("a model cannot decide its own fallback cases", () => {
         input: Schema.Struct({}),
         output: Schema.Boolean,
         run: () =>
-          Effect.flatMap(Fallback.Store, (inside) => inside.approve(id, { guideline: draftData })).pipe(
+          Fallback.Store.use((inside) => inside.approve(id, { guideline: draftData })).pipe(
             Effect.match({
               onFailure: (error) => void said.push(error.message),
               onSuccess: () => void said.push("decided")

@@ -9,11 +9,11 @@ const { text } = ScriptedModel
 class Declined extends Data.TaggedError("Declined")<{}> {}
 class Timeout extends Data.TaggedError("Timeout")<{}> {}
 
-const read = <const N extends string, I, IE>(name: N, input: Schema.Schema<I, IE>, extra: Partial<Tool.Options> = {}) =>
+const read = <const N extends string, I, IE>(name: N, input: Schema.Codec<I, IE>, extra: Partial<Tool.Options> = {}) =>
   Tool.read(name as Wire.ValidName<N>, {
     title: name,
     description: `The ${name} tool.`,
-    input: input as Schema.Schema<I, unknown>,
+    input: input as Schema.Codec<I, unknown>,
     output: Schema.Boolean,
     ...extra,
     run: () => Effect.succeed(true)
@@ -30,25 +30,25 @@ describe("Review: the four questions", () => {
 
   it("question 1: an input that admits arbitrary fields, anywhere in its schema", () => {
     const good = read("good.lookup", Schema.Struct({ customer: Schema.String, limit: Schema.optional(Schema.Number) }))
-    const record = read("bad.record", Schema.Record({ key: Schema.String, value: Schema.String }))
+    const record = read("bad.record", Schema.Record(Schema.String, Schema.String))
     const nested = read(
       "bad.nested",
       Schema.Struct({ customer: Schema.String, meta: Schema.Struct({ extra: Schema.Unknown }) })
     )
     const rest = read(
       "bad.rest",
-      Schema.Struct({ customer: Schema.String }, Schema.Record({ key: Schema.String, value: Schema.Any }))
+      Schema.StructWithRest(Schema.Struct({ customer: Schema.String }), [Schema.Record(Schema.String, Schema.Any)])
     )
     const inUnion = read(
       "bad.union",
-      Schema.Union(
+      Schema.Union([
         Schema.Struct({ kind: Schema.Literal("a") }),
-        Schema.Struct({ kind: Schema.Literal("b"), x: Schema.Object })
-      )
+        Schema.Struct({ kind: Schema.Literal("b"), x: Schema.ObjectKeyword })
+      ])
     )
     const inArray = read(
       "bad.array",
-      Schema.Struct({ items: Schema.Array(Schema.Record({ key: Schema.String, value: Schema.Number })) })
+      Schema.Struct({ items: Schema.Array(Schema.Record(Schema.String, Schema.Number)) })
     )
     const findings = Review.run(Toolkit.make(good, record, nested, rest, inUnion, inArray))
     expect(questionsOf(findings, "good.lookup")).toEqual([])
@@ -241,7 +241,7 @@ describe("Review in a policy: a tool that fails is not offered in production", (
       description: "Notes on the account, filtered.",
       input: Schema.Struct({
         customer: Schema.String,
-        filter: Schema.Record({ key: Schema.String, value: Schema.String })
+        filter: Schema.Record(Schema.String, Schema.String)
       }),
       output: Schema.Array(Schema.String),
       run: () => Effect.sync(() => (ran.notes++, ["note"]))

@@ -8,7 +8,7 @@ const makeTickets = () => {
   const SubmitTicket = Tool.write("ticket.submit", {
     title: "Submit a ticket",
     description: "File a ticket.",
-    input: Schema.Struct({ subject: Schema.String, priority: Schema.Literal("low", "high") }),
+    input: Schema.Struct({ subject: Schema.String, priority: Schema.Literals(["low", "high"]) }),
     output: Schema.String,
     run: ({ subject }) => Effect.sync(() => (filed.push(subject), `T-${filed.length}`))
   })

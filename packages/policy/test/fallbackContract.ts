@@ -3,7 +3,7 @@
 // a SQLite file and on PostgreSQL. Each test gets an empty database; `open`
 // connects another pool to it (for memory, the same store again).
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Either, Layer, type Scope } from "effect"
+import { Context, Effect, Layer, Result, type Scope } from "effect"
 import { Audit, Invocation } from "@graded/core"
 import { Condition, Fallback, Guideline } from "@graded/policy"
 
@@ -53,7 +53,7 @@ export const fallbackContract = (subject: FallbackSubject) =>
         return yield* f(yield* database.open, database)
       })
 
-    it.scoped("each trace gets its quota of runs; the run past it is refused, counted nowhere, and queued", () =>
+    it.effect("each trace gets its quota of runs; the run past it is refused, counted nowhere, and queued", () =>
       withStore((store) =>
         Effect.gen(function*() {
           const limits = { perTrace: 2, perTenantPerDay: 100 }
@@ -85,7 +85,7 @@ export const fallbackContract = (subject: FallbackSubject) =>
         })
       ))
 
-    it.scoped("each tenant gets its quota per day, apart from other tenants and other days", () =>
+    it.effect("each tenant gets its quota per day, apart from other tenants and other days", () =>
       withStore((store) =>
         Effect.gen(function*() {
           const limits = { perTrace: 100, perTenantPerDay: 2 }
@@ -100,7 +100,7 @@ export const fallbackContract = (subject: FallbackSubject) =>
         })
       ))
 
-    it.scoped("a human approves a case into a draft; the draft governs nothing until a human approves it", () =>
+    it.effect("a human approves a case into a draft; the draft governs nothing until a human approves it", () =>
       withStore((store) =>
         Effect.gen(function*() {
           const audit = Audit.memory()
@@ -138,7 +138,7 @@ export const fallbackContract = (subject: FallbackSubject) =>
         })
       ))
 
-    it.scoped("the first decision stands: a second one fails naming who decided and when", () =>
+    it.effect("the first decision stands: a second one fails naming who decided and when", () =>
       withStore((store) =>
         Effect.gen(function*() {
           const limits = { perTrace: 5, perTenantPerDay: 5 }
@@ -169,7 +169,7 @@ export const fallbackContract = (subject: FallbackSubject) =>
         })
       ))
 
-    it.scoped("no human, no decision: a model's fiber or a context without an actor is refused, nothing moves", () =>
+    it.effect("no human, no decision: a model's fiber or a context without an actor is refused, nothing moves", () =>
       withStore((store) =>
         Effect.gen(function*() {
           const audit = Audit.memory()
@@ -204,7 +204,7 @@ export const fallbackContract = (subject: FallbackSubject) =>
         })
       ))
 
-    it.scoped("a draft that is not a valid guideline, or a rejection without a reason, is refused, nothing stored", () =>
+    it.effect("a draft that is not a valid guideline, or a rejection without a reason, is refused, nothing stored", () =>
       withStore((store) =>
         Effect.gen(function*() {
           const { case: id } = yield* store.take(request(), { perTrace: 5, perTenantPerDay: 5 })
@@ -230,7 +230,7 @@ export const fallbackContract = (subject: FallbackSubject) =>
         })
       ))
 
-    it.scoped("unknown ids are NotFound, whatever they look like", () =>
+    it.effect("unknown ids are NotFound, whatever they look like", () =>
       withStore((store) =>
         Effect.gen(function*() {
           const { case: id } = yield* store.take(request(), { perTrace: 5, perTenantPerDay: 5 })
@@ -244,7 +244,7 @@ export const fallbackContract = (subject: FallbackSubject) =>
         })
       ))
 
-    it.scoped("twenty takers on two pools of one database racing for the last slot: exactly one is granted, every case queued", () =>
+    it.effect("twenty takers on two pools of one database racing for the last slot: exactly one is granted, every case queued", () =>
       withStore((store, database) =>
         Effect.gen(function*() {
           const other = yield* database.open
@@ -265,13 +265,13 @@ export const fallbackContract = (subject: FallbackSubject) =>
           // And two humans deciding one case at once: one decision stands.
           const decided = yield* Effect.all(
             [
-              Effect.either(Effect.asVoid(as("agent:alice")(store.approve(raced[0]!.case, { guideline: draftData })))),
-              Effect.either(Effect.asVoid(as("agent:bob")(other.reject(raced[0]!.case, { reason: "no" }))))
+              Effect.result(Effect.asVoid(as("agent:alice")(store.approve(raced[0]!.case, { guideline: draftData })))),
+              Effect.result(Effect.asVoid(as("agent:bob")(other.reject(raced[0]!.case, { reason: "no" }))))
             ],
             { concurrency: "unbounded" }
           )
-          expect(decided.filter(Either.isRight)).toHaveLength(1)
-          expect(decided.filter(Either.isLeft).map((e) => e.left._tag)).toEqual([
+          expect(decided.filter(Result.isSuccess)).toHaveLength(1)
+          expect(decided.filter(Result.isFailure).map((e) => e.failure._tag)).toEqual([
             "@graded/policy/Fallback/AlreadyDecided"
           ])
           expect((yield* other.drafts()).length).toBe((yield* store.case(raced[0]!.case)).status === "drafted" ? 1 : 0)

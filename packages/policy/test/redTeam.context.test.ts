@@ -129,7 +129,7 @@ describe("policy red team: holes found and sealed", () => {
       expect(desk.ran.offers).toBe(0)
     }))
 
-  it.scoped(
+  it.effect(
     "a durable run proposes a transfer in the same turn the frozen fact is recorded; a human approves it",
     () =>
       Effect.gen(function*() {
@@ -158,7 +158,7 @@ describe("policy red team: holes found and sealed", () => {
           // from the frozen account with the policy in scope.
           // The credit officer who presses the button is authorized by the
           // policy; the frozen fact lived in the run and is not in their context.
-          yield* Effect.either(
+          yield* Effect.result(
             Proposal.approve(desk.toolkit, outcome.pending[0]!.id).pipe(
               Invocation.within({ actor: "agent:pat", role: "credit-officer" }),
               Effect.provide(Layer.mergeAll(

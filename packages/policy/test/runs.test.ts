@@ -19,7 +19,7 @@ const { call, calls, text } = ScriptedModel
 // recorded are stored with it, so the resumed turn is judged as the first
 // process would have judged it.
 describe("Policy and durable runs", () => {
-  it.scoped("facts recorded before a run waits still open the guidelines that need them after it resumes", () =>
+  it.effect("facts recorded before a run waits still open the guidelines that need them after it resumes", () =>
     Effect.gen(function*() {
       const desk = makeDesk()
       const policy = Policy.make(guidelines, { toolkit: desk.toolkit })
@@ -46,7 +46,7 @@ describe("Policy and durable runs", () => {
       )
       expect(started.status).toBe("waiting")
       if (started.status !== "waiting") return
-      const stored = yield* Effect.flatMap(RunStore.RunStore, (runs) => runs.get("run-1")).pipe(Effect.provide(kept))
+      const stored = yield* RunStore.RunStore.use((runs) => runs.get("run-1")).pipe(Effect.provide(kept))
       expect(stored.state.facts).toEqual({ "credit.band": "good" })
       yield* Proposal.approve(desk.toolkit, started.pending[0]!.id).pipe(
         Invocation.within({ actor: "agent:alice", role: "credit-officer", facts: { "account.frozen": false } }),

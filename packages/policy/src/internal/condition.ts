@@ -1,5 +1,4 @@
-import { Either, Schema } from "effect"
-import { ParseResult } from "effect"
+import { Result, Schema } from "effect"
 import type { Condition, Path, Scalar, Subject } from "../Condition.js"
 
 const contextPaths = new Set(["role", "page", "tenant", "actor", "autonomous", "features", "consents"])
@@ -10,18 +9,18 @@ const dotted = /^(facts|input)(\.[A-Za-z0-9_-]+)+$/
 export const validPath = (path: unknown): path is Path =>
   typeof path === "string" && (contextPaths.has(path) || dotted.test(path))
 
-const PathSchema = Schema.String.pipe(
-  Schema.filter((path) =>
+const PathSchema = Schema.String.check(
+  Schema.makeFilter((path: string) =>
     validPath(path) ||
     "a path is role, page, tenant, actor, autonomous, features, consents, facts.<name> or input.<field>"
   )
-) as unknown as Schema.Schema<Path>
+) as unknown as Schema.Codec<Path>
 
-const ScalarSchema = Schema.Union(Schema.String, Schema.Number, Schema.Boolean)
+const ScalarSchema = Schema.Union([Schema.String, Schema.Number, Schema.Boolean])
 
-const NonEmpty = Schema.String.pipe(Schema.minLength(1))
+const NonEmpty = Schema.String.check(Schema.isMinLength(1))
 
-export const schema: Schema.Schema<Condition> = Schema.Union(
+export const schema: Schema.Codec<Condition> = Schema.Union([
   Schema.Struct({ op: Schema.Literal("always") }),
   Schema.Struct({ op: Schema.Literal("equals"), path: PathSchema, value: ScalarSchema }),
   Schema.Struct({ op: Schema.Literal("in"), path: PathSchema, values: Schema.Array(ScalarSchema) }),
@@ -30,9 +29,9 @@ export const schema: Schema.Schema<Condition> = Schema.Union(
   Schema.Struct({ op: Schema.Literal("or"), any: Schema.Array(Schema.suspend(() => schema)) }),
   Schema.Struct({ op: Schema.Literal("not"), condition: Schema.suspend(() => schema) }),
   Schema.Struct({ op: Schema.Literal("text"), text: NonEmpty })
-) as unknown as Schema.Schema<Condition>
+]) as unknown as Schema.Codec<Condition>
 
-const decode = Schema.decodeUnknownEither(schema, { onExcessProperty: "error" })
+const decode = Schema.decodeUnknownResult(schema, { onExcessProperty: "error" })
 
 /** Thrown where a condition is built from values the language does not admit. */
 export class InvalidCondition extends TypeError {
@@ -41,10 +40,8 @@ export class InvalidCondition extends TypeError {
 
 export const leaf = <C extends Condition>(condition: C): C => {
   const decoded = decode(condition)
-  if (Either.isLeft(decoded)) {
-    throw new InvalidCondition(
-      `invalid ${condition.op} condition: ${ParseResult.TreeFormatter.formatErrorSync(decoded.left)}`
-    )
+  if (Result.isFailure(decoded)) {
+    throw new InvalidCondition(`invalid ${condition.op} condition: ${decoded.failure.message}`)
   }
   return Object.freeze(condition)
 }
@@ -52,11 +49,11 @@ export const leaf = <C extends Condition>(condition: C): C => {
 /** Decodes a condition from data; the error text names what was wrong. */
 // The decoder and its error formatter recurse with the data: data nested
 // thousands deep runs out of stack in either, and is answered as such.
-export const fromData = (data: unknown): Either.Either<Condition, string> => {
+export const fromData = (data: unknown): Result.Result<Condition, string> => {
   try {
-    return Either.mapLeft(decode(data), (error) => ParseResult.TreeFormatter.formatErrorSync(error))
+    return Result.mapError(decode(data), (error) => error.message)
   } catch {
-    return Either.left("the condition is nested too deeply to read")
+    return Result.fail("the condition is nested too deeply to read")
   }
 }
 

@@ -1,4 +1,4 @@
-import { Either } from "effect"
+import { Result } from "effect"
 import type { Tool } from "@graded/core"
 import type { Condition } from "../Condition.js"
 import type { Contract, Precondition } from "../Contract.js"
@@ -18,8 +18,8 @@ export const precondition = (id: string, when: Condition, message: string): Prec
     throw new InvalidContract(`precondition ${JSON.stringify(String(id))}`, "the id must be a plain name")
   }
   const condition = fromData(when)
-  if (Either.isLeft(condition)) {
-    throw new InvalidContract(`precondition ${id}`, `its condition is not valid: ${condition.left}`)
+  if (Result.isFailure(condition)) {
+    throw new InvalidContract(`precondition ${id}`, `its condition is not valid: ${condition.failure}`)
   }
   if (typeof message !== "string" || message.trim().length === 0) {
     throw new InvalidContract(`precondition ${id}`, "the message a user sees when it fails is missing")

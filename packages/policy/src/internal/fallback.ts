@@ -4,7 +4,7 @@
 // memory storage, and `admit`, which the policy gate calls for a fallback
 // tool's call.
 // Who may import this: Fallback.ts only.
-import { Clock, Effect, Either, Schema } from "effect"
+import { Clock, Effect, Result, Schema } from "effect"
 import { Audit, Invocation } from "@graded/core"
 import type {
   Admission,
@@ -49,7 +49,7 @@ export class AlreadyDecided extends Schema.TaggedError<AlreadyDecided>()("@grade
 
 export class Refused extends Schema.TaggedError<Refused>()("@graded/policy/Fallback/Refused", {
   id: Schema.String,
-  why: Schema.Literal("autonomous", "tool-code", "no-actor")
+  why: Schema.Literals(["autonomous", "tool-code", "no-actor"])
 }) {
   override get message(): string {
     return this.why === "autonomous"
@@ -106,7 +106,7 @@ const decider = (id: string, tool: Effect.Effect<string>): Effect.Effect<string,
       : undefined
     if (why === undefined) return Effect.succeed(context.actor!)
     const refused = new Refused({ id, why })
-    return Effect.zipRight(
+    return Effect.andThen(
       Effect.flatMap(
         tool,
         (name) => Audit.record({ type: "refused", tool: name, gate: "fallback-review", reason: refused.message })
@@ -129,9 +129,9 @@ const decided = (
 
 export const makeStore = (backend: Backend): StoreTag.Service => {
   const caseTool = (id: string) =>
-    Effect.map(Effect.either(backend.case(id)), (found) => Either.isRight(found) ? found.right.tool : id)
+    Effect.map(Effect.result(backend.case(id)), (found) => Result.isSuccess(found) ? found.success.tool : id)
   const draftTool = (id: string) =>
-    Effect.map(Effect.either(backend.draft(id)), (found) => Either.isRight(found) ? found.right.tool : id)
+    Effect.map(Effect.result(backend.draft(id)), (found) => Result.isSuccess(found) ? found.success.tool : id)
   return {
     take: (request, limits) => Effect.flatMap(now, (at) => backend.take(request, limits, at)),
     cases: backend.cases,
@@ -143,15 +143,15 @@ export const makeStore = (backend: Backend): StoreTag.Service => {
       Effect.gen(function*() {
         const by = yield* decider(id, caseTool(id))
         const guideline = fromData((decision as { guideline?: unknown } | undefined)?.guideline)
-        if (Either.isLeft(guideline)) {
-          return yield* new InvalidDecision({ id, issue: `the guideline draft is not valid: ${guideline.left}` })
+        if (Result.isFailure(guideline)) {
+          return yield* new InvalidDecision({ id, issue: `the guideline draft is not valid: ${guideline.failure}` })
         }
-        const result = yield* backend.draftCase(id, toStored(guideline.right), { by, at: yield* now })
+        const result = yield* backend.draftCase(id, toStored(guideline.success), { by, at: yield* now })
         yield* decided(
           result.case.tool,
           by,
           "approved",
-          `fallback case ${id} drafted as guideline ${guideline.right.id} (${result.draft.id}), not in force until approved`
+          `fallback case ${id} drafted as guideline ${guideline.success.id} (${result.draft.id}), not in force until approved`
         )
         return result
       }),
@@ -197,10 +197,10 @@ const toStored = (guideline: Guideline.Any): unknown => JSON.parse(JSON.stringif
 
 const guidelineOf = (draft: Draft): Effect.Effect<Guideline.Any, InvalidDecision> => {
   const guideline = fromData(draft.guideline)
-  return Either.isRight(guideline)
-    ? Effect.succeed(guideline.right)
+  return Result.isSuccess(guideline)
+    ? Effect.succeed(guideline.success)
     : Effect.fail(
-      new InvalidDecision({ id: draft.id, issue: `the stored guideline no longer reads: ${guideline.left}` })
+      new InvalidDecision({ id: draft.id, issue: `the stored guideline no longer reads: ${guideline.failure}` })
     )
 }
 
@@ -234,7 +234,7 @@ export const admit = (
 ): Effect.Effect<Admission, never, StoreTag> =>
   Effect.gen(function*() {
     if (!config.tools.includes(tool)) {
-      return yield* Effect.dieMessage(`Fallback.admit: ${tool} is not one of the fallback's tools`)
+      return yield* Effect.die(new Error(`Fallback.admit: ${tool} is not one of the fallback's tools`))
     }
     const store = yield* Store
     const context = yield* Invocation.current

@@ -1,4 +1,4 @@
-import { Either } from "effect"
+import { Result } from "effect"
 import type { Condition } from "../Condition.js"
 import type { Any, Options } from "../Guideline.js"
 import { fromData as conditionFromData } from "./condition.js"
@@ -29,7 +29,7 @@ export const make = (id: string, options: Options<string, boolean>): Any => {
     throw new InvalidGuideline(id, "the description is missing: say what the guideline is for")
   }
   const when = conditionFromData(options.when)
-  if (Either.isLeft(when)) throw new InvalidGuideline(id, `its condition is not valid: ${when.left}`)
+  if (Result.isFailure(when)) throw new InvalidGuideline(id, `its condition is not valid: ${when.failure}`)
   const tools = names(id, "tools", options.tools)
   const forbids = names(id, "forbids", options.forbids)
   if (tools.length === 0 && forbids.length === 0) {
@@ -61,15 +61,15 @@ export const make = (id: string, options: Options<string, boolean>): Any => {
   })
 }
 
-export const fromData = (data: unknown): Either.Either<Any, string> => {
+export const fromData = (data: unknown): Result.Result<Any, string> => {
   if (typeof data !== "object" || data === null || typeof (data as { id?: unknown }).id !== "string") {
-    return Either.left("a guideline is an object with an id")
+    return Result.fail("a guideline is an object with an id")
   }
   try {
     const { id, ...options } = data as { id: string } & Options<string, boolean>
-    return Either.right(make(id, options))
+    return Result.succeed(make(id, options))
   } catch (error) {
-    return Either.left(error instanceof Error ? error.message : String(error))
+    return Result.fail(error instanceof Error ? error.message : String(error))
   }
 }
 

@@ -85,23 +85,27 @@ interface Shape {
   readonly fields: Array<{ readonly name: string; readonly at: string }>
 }
 
+// Effect 4's AST: a node is the decoded side, its `encoding` links lead to
+// what is decoded from; checks sit on the node itself. Both sides are read:
+// whichever admits arbitrary fields is where the model can put them.
 const shapeOf = (ast: SchemaAST.AST): Shape => {
   const shape: Shape = { open: [], fields: [] }
   const seen = new Set<SchemaAST.AST>()
   const visit = (node: SchemaAST.AST, at: string): void => {
     if (seen.has(node)) return
     seen.add(node)
+    for (const link of node.encoding ?? []) visit(link.to, at)
     switch (node._tag) {
-      case "UnknownKeyword":
+      case "Unknown":
         shape.open.push(`${at} is unknown (any value, any fields)`)
         return
-      case "AnyKeyword":
+      case "Any":
         shape.open.push(`${at} is any (any value, any fields)`)
         return
       case "ObjectKeyword":
         shape.open.push(`${at} is any object (any fields)`)
         return
-      case "TypeLiteral":
+      case "Objects":
         if (node.indexSignatures.length > 0) shape.open.push(`${at} is a record (it admits fields of any name)`)
         for (const index of node.indexSignatures) visit(index.type, `${at}[*]`)
         for (const property of node.propertySignatures) {
@@ -110,19 +114,14 @@ const shapeOf = (ast: SchemaAST.AST): Shape => {
           visit(property.type, `${at}.${name}`)
         }
         return
-      case "TupleType":
-        node.elements.forEach((element, i) => visit(element.type, `${at}[${i}]`))
-        node.rest.forEach((rest) => visit(rest.type, `${at}[*]`))
+      case "Arrays":
+        node.elements.forEach((element, i) => visit(element, `${at}[${i}]`))
+        node.rest.forEach((rest) => visit(rest, `${at}[*]`))
         return
       case "Union":
         return node.types.forEach((type) => visit(type, at))
-      case "Refinement":
-        return visit(node.from, at)
-      case "Transformation":
-        visit(node.from, at)
-        return visit(node.to, at)
       case "Suspend":
-        return visit(node.f(), at)
+        return visit(node.thunk(), at)
       case "Declaration":
         return node.typeParameters.forEach((type) => visit(type, at))
       default:
