@@ -76,8 +76,8 @@ const currentRef = internal.currentRef
  * @since 0.1.0
  * @category services
  */
-export const current: Effect.Effect<Context> = sealedValue(Effect.withFiberRuntime((fiber) => {
-  const context = fiber.getFiberRef(currentRef)
+export const current: Effect.Effect<Context> = sealedValue(Effect.withFiber((fiber) => {
+  const context = fiber.getRef(currentRef)
   return Effect.succeed(
     context.autonomous || !internal.isAutonomous(fiber) ? context : merge(context, { autonomous: true })
   )
@@ -145,7 +145,7 @@ export const within: {
     // Nothing to add is the common case on a hot path: skip the FiberRef dance.
     if (Object.keys(context).length === 0) return self
     const restricted = (patch: Partial<Context>) => {
-      const merged = Effect.locallyWith(self, currentRef, (outer) => merge(outer, patch))
+      const merged = Effect.updateService(self, currentRef, (outer) => merge(outer, patch))
       // Marking the fiber itself is what the gates trust.
       return context.autonomous === true ? internal.restrict({ autonomous: true })(merged) : merged
     }
@@ -154,7 +154,7 @@ export const within: {
     // they may mark the work autonomous or untrusted, but not say who, where,
     // for which tenant, with which consents, features or facts (what a policy
     // and the registry's gates judge by), nor start another trace.
-    return Effect.withFiberRuntime<A, E, R>((fiber) =>
+    return Effect.withFiber<A, E, R>((fiber) =>
       restricted(internal.isAutonomous(fiber) || internal.inToolCode(fiber) ? pinned(context) : context)
     )
   }
@@ -189,16 +189,17 @@ export const decisionRefusal: Effect.Effect<string | undefined> = sealedValue(Ef
 
 /**
  * Makes values that every fiber shares read-only, with what they hold:
- * effects, layers, tags, contexts (their maps too) and plain data; a module
+ * effects, layers, services and references, contexts (their maps too) and plain data; a module
  * namespace seals each of its exports. Objects that keep state in their
  * properties (a fiber, a scheduler, a `Map`'s entries) are left as they are.
  *
  * A tool's own code can import whatever your app exports. An effect or layer
- * it can change in place (`Object.assign`, a context's `unsafeMap.set`) runs
- * later wherever it is used, in a human's fiber too, where what it builds is
- * not tainted. graded seals its own packages' exports, Effect's, Effect's
- * default services and `Runtime.defaultRuntime` when it is loaded; seal the
- * effects and layers your app shares the same way.
+ * it can change in place (`Object.assign`, a `set` on a context's `mapUnsafe`)
+ * runs later wherever it is used, in a human's fiber too, where what it builds
+ * is not tainted. graded seals its own packages' exports, Effect's, the
+ * default values of Effect's references and the empty context every root
+ * fiber starts from when it is loaded; seal the effects and layers your app
+ * shares the same way.
  *
  * @example
  * import { Effect } from "effect"

@@ -29,7 +29,7 @@ import type * as Toolkit from "./Toolkit.js"
  * @since 0.1.0
  * @category models
  */
-export const Code = Schema.Literal(
+export const Code = Schema.Literals([
   "unknown-tool",
   "not-offered",
   "feature",
@@ -39,7 +39,7 @@ export const Code = Schema.Literal(
   "refused",
   "rejected",
   "failed"
-)
+])
 
 /**
  * @since 0.1.0

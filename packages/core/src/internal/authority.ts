@@ -16,40 +16,31 @@
 // - hands out a shared value seals it (seal.ts `sealed`).
 // test/contributing.test.ts fails for each of these left out.
 //
-// The mark is kept twice, so that code running in a fiber cannot lift it:
-// - a fiber-local value, inherited by every fiber forked from this one (the
-//   fork also reads the record below, so resetting the value first does not
-//   help), read with the values its ancestors set (so a forked fiber setting
-//   it back does not help either); a value graded did not make counts as the
-//   strictest mark;
-// - for every fiber graded restricts, a record keyed by the fiber itself:
-//   code can change its fiber-locals, but not which fiber it runs in.
+// The mark is kept where code running in a fiber cannot reach it: a record
+// keyed by the fiber itself (code can change its fiber's context, not which
+// fiber it runs in), filled in when the fiber is made. Effect 4 makes every
+// fiber (a fork, a detached fork, a fiber in a scope, a batch's fiber, a root
+// fiber that `Effect.runFork` starts) while the fiber that asks for it is the
+// one running, so each new fiber starts with at least the mark of the fiber
+// that made it (`born` below). A fiber's context is not read for the mark: a
+// context is a value code can replace whole (`Effect.provideContext`).
 // Who may import this: graded's own modules only.
-import {
-  Context as EffectContext,
-  Effect,
-  Fiber,
-  type FiberId,
-  FiberRef,
-  FiberRefs,
-  Option,
-  Runtime,
-  Scheduler,
-  Scope,
-  Supervisor
-} from "effect"
-import { sealDefaultsOf, sealed } from "./seal.js"
-import type { RuntimeFiber } from "effect/Fiber"
+import { Context as EffectContext, Effect, Fiber, Scheduler, Scope } from "effect"
+import { readOnlyContext, sealed } from "./seal.js"
 import { capabilityName, type Confirmable, type Grade, gradeViolation, type Part, rank, within } from "../Grade.js"
 import type { Context } from "../Invocation.js"
 import { autonomousReason, gradeReason, Refused } from "../ToolError.js"
+
+type AnyFiber = Fiber.Fiber<unknown, unknown>
 
 export const initial: Context = Object.freeze({ autonomous: false })
 
 // Shared with Audit, which reads it straight from the fiber on its hot path.
 // Descriptive only (page, actor, trace): no gate trusts its `autonomous`
 // without the mark below.
-export const currentRef: FiberRef.FiberRef<Context> = sealed(FiberRef.unsafeMake(initial))
+export const currentRef: EffectContext.Reference<Context> = sealed(
+  EffectContext.Reference<Context>("@graded/core/Invocation/current", { defaultValue: () => initial })
+)
 
 export type Ceiling = Grade
 
@@ -70,18 +61,10 @@ export interface Mark {
   readonly within: Within | undefined
 }
 
-const made = new WeakSet<object>()
-
-const makeMark = (autonomous: boolean, ceiling: Ceiling, within: Within | undefined): Mark => {
-  const mark = Object.freeze({ autonomous, ceiling, within })
-  made.add(mark)
-  return mark
-}
+const makeMark = (autonomous: boolean, ceiling: Ceiling, within: Within | undefined): Mark =>
+  Object.freeze({ autonomous, ceiling, within })
 
 export const free: Mark = makeMark(false, "send", undefined)
-
-// What a value graded did not make stands for: nothing may be caused.
-const lockdown: Mark = makeMark(true, "read", undefined)
 
 const strictest = (a: Mark, b: Mark | undefined): Mark => {
   if (b === undefined || b === a) return a
@@ -94,62 +77,49 @@ const strictest = (a: Mark, b: Mark | undefined): Mark => {
   return makeMark(autonomous, lower.ceiling, lower.within)
 }
 
-// The record code cannot reach: for each fiber graded restricted, its
-// restrictions, innermost last.
+// The record code cannot reach: for each fiber graded restricted (or that a
+// restricted fiber made), its restrictions, innermost last.
 const held = new WeakMap<object, Array<Mark>>()
 
-const heldBy = (fiber: object): Mark | undefined => held.get(fiber)?.at(-1)
+const markOf = (fiber: AnyFiber): Mark => held.get(fiber)?.at(-1) ?? free
 
-const trusted = (value: unknown): Mark => {
-  if (typeof value !== "object" || value === null) return lockdown
-  return made.has(value) ? value as Mark : lockdown
+// Effect 4's fibers are one class; its constructor sets the fiber's context
+// first, through this method, while the fiber that asked for the new one is
+// the current fiber. Wrapped once, before any tool's code can run, and the
+// prototype frozen after (seal.ts), so no one can unwrap it.
+const fiberPrototype: { setContext(this: AnyFiber, context: EffectContext.Context<never>): void } = Object
+  .getPrototypeOf(Effect.runFork(Effect.void))
+const setContext = fiberPrototype.setContext
+const born = (fiber: AnyFiber): void => {
+  const maker = Fiber.getCurrent()
+  if (maker === undefined) return
+  const mark = markOf(maker)
+  if (mark !== free) held.set(fiber, [mark])
 }
-
-const markRef: FiberRef.FiberRef<unknown> = sealed(FiberRef.unsafeMake<unknown>(free, {
-  // Runs in the parent fiber while it forks: the child starts at least as
-  // restricted as its parent is now, whatever the parent did to this value.
-  fork: (value) => {
-    const parent = Option.getOrUndefined(Fiber.getCurrentFiber())
-    return strictest(trusted(value), parent === undefined ? undefined : heldBy(parent))
-  },
-  // A child never lifts its parent's mark on join.
-  join: (parent) => parent
-}))
-
-// Every value this fiber and the fibers it descends from set, not only the
-// current one: a fiber forked in a restricted region that sets the value back
-// still carries its parent's entry underneath.
-const inherited = (fiber: RuntimeFiber<unknown, unknown>): Mark => {
-  const stack = fiber.getFiberRefs().locals.get(markRef)
-  if (stack === undefined) return free
-  let mark = trusted(stack[0][1])
-  for (let i = 1; i < stack.length; i++) mark = strictest(mark, trusted(stack[i]![1]))
-  return mark
+fiberPrototype.setContext = function(this: AnyFiber, context: EffectContext.Context<never>): void {
+  // The constructor's call: the fiber has no context yet.
+  if ((this as { readonly context?: unknown }).context === undefined) born(this)
+  setContext.call(this, context)
 }
+Object.freeze(fiberPrototype)
 
-const markOf = (fiber: RuntimeFiber<unknown, unknown>): Mark => strictest(inherited(fiber), heldBy(fiber))
-
-// The current value and the fiber's own record, without the ancestors'
-// entries: reading those costs more, and only the gates need them.
-export const quickMark = (fiber: RuntimeFiber<unknown, unknown>): Mark =>
-  strictest(trusted(fiber.getFiberRef(markRef)), heldBy(fiber))
+// The same reading: the record is all there is, and it is cheap.
+export const quickMark = (fiber: AnyFiber): Mark => markOf(fiber)
 
 /** The tool whose own code the current fiber runs, if any. */
 export const toolCodeHere: Effect.Effect<Within | undefined> = sealed(
-  Effect.withFiberRuntime((fiber) => Effect.succeed(markOf(fiber).within))
+  Effect.withFiber((fiber) => Effect.succeed(markOf(fiber).within))
 )
 
 /** Whether the fiber runs a tool's own code (a run, a prepare): graded marks it. */
-export const inToolCode = (fiber: RuntimeFiber<unknown, unknown>): boolean => markOf(fiber).within !== undefined
+export const inToolCode = (fiber: AnyFiber): boolean => markOf(fiber).within !== undefined
 
-export const isAutonomous = (fiber: RuntimeFiber<unknown, unknown>): boolean =>
-  fiber.getFiberRef(currentRef).autonomous || markOf(fiber).autonomous
+export const isAutonomous = (fiber: AnyFiber): boolean =>
+  fiber.getRef(currentRef).autonomous || markOf(fiber).autonomous
 
 /** For stamping audit entries on every call: the cheap reading. */
-export const looksAutonomous = (
-  fiber: RuntimeFiber<unknown, unknown>,
-  context: Context = fiber.getFiberRef(currentRef)
-): boolean => context.autonomous || quickMark(fiber).autonomous
+export const looksAutonomous = (fiber: AnyFiber, context: Context = fiber.getRef(currentRef)): boolean =>
+  context.autonomous || markOf(fiber).autonomous
 
 // Marks are made once for each combination: restricting is on the hot path
 // of every read tool call.
@@ -174,9 +144,8 @@ const markFor = (autonomous: boolean, ceiling: Ceiling, within: Within | undefin
 export const restrict =
   (patch: { readonly autonomous?: true; readonly ceiling?: Ceiling; readonly within?: Within }) =>
   <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-    Effect.withFiberRuntime<A, E, R>((fiber) => {
-      // The cheap reading is enough here: restricting more than needed is safe.
-      const before = quickMark(fiber)
+    Effect.withFiber<A, E, R>((fiber) => {
+      const before = markOf(fiber)
       const lower = patch.ceiling !== undefined && rank[patch.ceiling] < rank[before.ceiling]
       // Tool code where none ran yet is marked even at the same ceiling (a
       // send's deliver in a human's fiber): what it builds is then tainted.
@@ -186,20 +155,17 @@ export const restrict =
         lower ? patch.ceiling! : before.ceiling,
         lower || entering ? patch.within : before.within
       )
-      // The fiber graded makes keeps no older entries: its mark counts the
-      // caller's ancestors' too.
-      if (patch.within !== undefined) return isolated(fiber, strictest(wanted, markOf(fiber)), self)
+      if (patch.within !== undefined) return isolated(fiber, strictest(wanted, before), self)
       // An autonomous fiber may cause no write or send already: a lower
       // ceiling would change nothing it is allowed.
       if (before.autonomous || (patch.autonomous !== true && !lower)) return self
       let stack = held.get(fiber)
       if (stack === undefined) held.set(fiber, stack = [])
       const entries = stack
-      // The fiber-local value is set too, so fibers forked from here carry it
-      // in their own entries.
+      // Fibers made meanwhile start with it (`born`).
       return Effect.acquireUseRelease(
         Effect.sync(() => entries.push(wanted)),
-        () => Effect.locally(self, markRef, wanted),
+        () => self,
         () => Effect.sync(() => entries.pop())
       )
     })
@@ -231,63 +197,40 @@ export const asServiceCode = (whose: string): Restricted => {
   return restricted
 }
 
-// The fiber refs Effect's runtime reads to decide how and when code runs,
-// set to graded's values in an isolated fiber rather than inherited: no
-// supervisor (one sees, and can rewrite, every effect its fiber runs), the
-// default scheduler, no request cache shared with anyone, batching within
-// the fiber, Effect's default yield. The runtime flags are Effect's defaults
-// (no op supervision).
-const knobs: ReadonlyArray<readonly [FiberRef.FiberRef<any>, unknown]> = [
-  [FiberRef.currentSupervisor, Supervisor.none],
-  [FiberRef.currentScheduler, Scheduler.defaultScheduler],
-  [FiberRef.currentRequestCacheEnabled, false],
-  [FiberRef.currentRequestBatchingEnabled, true],
-  // Effect's own default (core.ts), which FiberRef does not export.
-  [FiberRef.currentMaxOpsBeforeYield, 2048]
+// The references Effect's runtime reads to decide how and when a fiber's
+// code runs: left out of an isolated fiber's services, so that it runs with
+// Effect's defaults (the default scheduler, its yield), not with ones the
+// caller's context holds, which a tool's code could have put there for the
+// code that runs after it.
+const knobs: ReadonlyArray<string> = [
+  Scheduler.Scheduler.key,
+  Scheduler.MaxOpsBeforeYield.key,
+  Scheduler.PreventSchedulerYield.key,
+  Scope.Scope.key
 ]
 
 /**
  * `code`, a tool's own code (or a service's), run in a fiber graded makes for
  * it, marked `mark`, and waited for: the caller takes back its exit and
- * nothing else. The fiber starts from the caller's fiber refs, each its
- * current value only (none of the older entries a fiber keeps, where its
- * caller's earlier services and scope are), with the runtime's knobs above
- * set by graded, a copy of the caller's services without its Scope (the code
- * gets a scope of its own, closed when it ends), and the mark held for that
- * fiber (code can change its fiber-locals, not which fiber it runs in). So
- * what the code sets in its fiber (a fiber ref, a supervisor, a runtime flag,
- * a service) ends with it, a request it blocks on is resolved in its fiber,
- * and its caller's fiber is never the code's to touch.
+ * nothing else. The fiber starts from a read-only copy of the caller's
+ * services, without its Scope (the code gets a scope of its own, closed when
+ * it ends) and without the runtime's knobs above. So what the code sets in
+ * its fiber (a reference, a service, its whole context) ends with it, the
+ * caller's context is never the code's to change, and the mark is held for
+ * that fiber and every fiber it makes.
  */
-const isolated = <A, E, R>(
-  caller: RuntimeFiber<unknown, unknown>,
-  mark: Mark,
-  code: Effect.Effect<A, E, R>
-): Effect.Effect<A, E, R> => {
-  sealDefaultsOf(caller)
-  const id = caller.id()
-  const services = new Map(caller.currentContext.unsafeMap)
-  const scoped = services.delete(Scope.Scope.key)
-  const locals = new Map<FiberRef.FiberRef<any>, readonly [readonly [FiberId.Single, unknown]]>()
-  for (const [ref, stack] of caller.getFiberRefs().locals) locals.set(ref, [[id, stack[0][1]]])
-  for (const [ref, value] of knobs) locals.set(ref, [[id, value]])
-  // Under the caller's id: the code's own `FiberRef.set` adds an entry
-  // above it and leaves this one, which every reading of the mark counts.
-  locals.set(markRef, [[id, mark]])
-  const context = EffectContext.unsafeMake(services)
-  const runtime = Runtime.make({
-    context,
-    fiberRefs: FiberRefs.unsafeMake(locals),
-    runtimeFlags: Runtime.defaultRuntimeFlags
-  })
+const isolated = <A, E, R>(caller: AnyFiber, mark: Mark, code: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
+  const services = new Map(caller.context.mapUnsafe)
+  const scoped = services.has(Scope.Scope.key)
+  for (const key of knobs) services.delete(key)
   const body = scoped ? Effect.scoped(code) : code
-  const child = Runtime.runFork(runtime)(Effect.withFiberRuntime<A, E, never>((self) => {
+  const child = Effect.runForkWith(readOnlyContext(services))(Effect.withFiber<A, E, never>((self) => {
     held.set(self, [mark])
     return body as Effect.Effect<A, E, never>
   }))
   // Done within this step (most tools' code is): its exit as it is.
-  const done = child.unsafePoll()
-  if (done !== null) return done
+  const done = child.pollUnsafe()
+  if (done !== undefined) return done
   return Effect.flatten(Effect.onInterrupt(Fiber.await(child), () => Fiber.interrupt(child)))
 }
 
@@ -332,7 +275,7 @@ export interface Tainted {
  * where it is made, and kept with it.
  */
 export const taintHere: Effect.Effect<Tainted | undefined> = sealed(
-  Effect.withFiberRuntime((fiber) => Effect.succeed(taintOf(markOf(fiber))))
+  Effect.withFiber((fiber) => Effect.succeed(taintOf(markOf(fiber))))
 )
 
 const taintOf = (mark: Mark): Tainted | undefined => {
@@ -357,9 +300,9 @@ const taintOf = (mark: Mark): Tainted | undefined => {
  * check who decides before they call the store.
  */
 export const mayDecide = (what: string): Effect.Effect<Refused | undefined> =>
-  Effect.withFiberRuntime((fiber) => {
+  Effect.withFiber((fiber) => {
     const mark = markOf(fiber)
-    if (mark.autonomous || fiber.getFiberRef(currentRef).autonomous) {
+    if (mark.autonomous || fiber.getRef(currentRef).autonomous) {
       return Effect.succeed(new Refused({ tool: what, gate: "autonomous", reason: autonomousReason }))
     }
     // Graded's own calls to the store run as the store's code (serviceCode.ts):
@@ -375,4 +318,4 @@ export const mayDecide = (what: string): Effect.Effect<Refused | undefined> =>
   })
 
 export const mayCause = (tool: string, grade: Confirmable, needs?: string): Effect.Effect<Refused | undefined> =>
-  Effect.withFiberRuntime((fiber) => Effect.succeed(refusal(markOf(fiber), tool, grade, needs)))
+  Effect.withFiber((fiber) => Effect.succeed(refusal(markOf(fiber), tool, grade, needs)))

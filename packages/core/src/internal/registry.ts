@@ -1,6 +1,4 @@
-import { Cause, Context, Effect, Either, Option, Schema } from "effect"
-import type { RuntimeFiber } from "effect/Fiber"
-import type { ParseError, ParseIssue } from "effect/ParseResult"
+import { Cause, type Context, Effect, type Fiber, Option, Result, SchemaIssue, SchemaParser } from "effect"
 import * as Audit from "../Audit.js"
 import * as Invocation from "../Invocation.js"
 import { labelled, labelsOf, labelsRef, recorder, type Sink, wasAudited } from "./audit.js"
@@ -31,7 +29,7 @@ import { jsonIssue, plainCopy } from "./jsonData.js"
 import { excessKeyCheck } from "./keyCheck.js"
 import { keptService } from "./kept.js"
 import { inSchema, isSend } from "./tool.js"
-import { builtOnce, type Codecs } from "./toolState.js"
+import { builtOnce, type Codecs, needsEffect } from "./toolState.js"
 import { capabilityName, isConfirmable, needs } from "../Grade.js"
 
 export { strictViolations } from "./functionSchema.js"
@@ -209,12 +207,12 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
   // fields, and the key check and Effect's decoder run.
   const decode = (tool: AnyTool, input: unknown) => {
     const issue = jsonIssue(input)
-    if (issue !== undefined) return Either.left(invalidInputMessage(tool.name, issue))
+    if (issue !== undefined) return Result.fail(invalidInputMessage(tool.name, issue))
     const decoded = codecs(tool).decode(compile(tool).normalize(input))
-    // A success as it is: `Either.mapLeft` would make a new one.
-    return Either.isRight(decoded)
-      ? decoded as unknown as Either.Either<unknown, string>
-      : Either.left(InvalidInput.fromParseError(tool.name, decoded.left).message)
+    // A success as it is: `Result.mapError` would make a new one.
+    return Result.isSuccess(decoded)
+      ? decoded as unknown as Result.Result<unknown, string>
+      : Result.fail(InvalidInput.fromParseError(tool.name, decoded.failure).message)
   }
 
   // A write or send a model chose: nothing runs or is sent. For a send, the
@@ -227,13 +225,13 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
         reason: `${tool.name} is a ${tool.grade} tool: a model may not run it on its own; a human must confirm it`
       }
       const decoded = decode(tool, input)
-      if (Either.isLeft(decoded)) return yield* refusal(tool.name, verdict, { requiresConfirm: true })
+      if (Result.isFailure(decoded)) return yield* refusal(tool.name, verdict, { requiresConfirm: true })
       const payload = isSend(tool)
-        ? yield* withoutCapabilities(tool.prepare(decoded.right)).pipe(
-          Effect.flatMap(Schema.encode(tool.payload)),
+        ? yield* withoutCapabilities(tool.prepare(decoded.success)).pipe(
+          Effect.flatMap(SchemaParser.encodeUnknownEffect(tool.payload)),
           Effect.option
         )
-        : yield* Effect.option(Schema.encode(tool.input)(decoded.right))
+        : yield* Effect.option(SchemaParser.encodeUnknownEffect(tool.input)(decoded.success))
       return yield* refusal(tool.name, verdict, {
         requiresConfirm: true,
         ...(Option.isSome(payload) ? { confirmPayload: payload.value } : {})
@@ -248,17 +246,17 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
   const run = (
     tool: AnyTool,
     input: unknown,
-    fiber: RuntimeFiber<unknown, unknown>
+    fiber: Fiber.Fiber<unknown, unknown>
   ): Effect.Effect<Dispatched, never, any> => {
     const decoded = decode(tool, input)
-    if (Either.isLeft(decoded)) {
-      return refusal(tool.name, { code: "invalid-input", gate: "input", reason: decoded.left })
+    if (Result.isFailure(decoded)) {
+      return refusal(tool.name, { code: "invalid-input", gate: "input", reason: decoded.failure })
     }
     const record = recorder(servicesOf(fiber).sink, fiber, labelsFor(tool, fiber))
-    const invoked = afterRun(tool, decoded.right, record, tool.invoke(decoded.right))
+    const invoked = afterRun(tool, decoded.success, record, tool.invoke(decoded.success))
     return record === undefined
       ? invoked
-      : Effect.zipRight(
+      : Effect.andThen(
         record(
           tool.openWorld === true ? { type: "called", tool: tool.name, input, openWorld: true }
             : { type: "called", tool: tool.name, input }
@@ -271,8 +269,8 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
 
   // The labels the call's entries carry: the tool's, which `labelled` sets
   // around the call, read here because the recorder is bound before it runs.
-  const labelsFor = (tool: AnyTool, fiber: RuntimeFiber<unknown, unknown>) =>
-    labelsOf(tool) ?? fiber.getFiberRef(labelsRef)
+  const labelsFor = (tool: AnyTool, fiber: Fiber.Fiber<unknown, unknown>) =>
+    labelsOf(tool) ?? fiber.getRef(labelsRef)
 
   // What follows a tool's run: its output encoded, fitted and recorded, or its failure.
   const afterRun = (
@@ -289,9 +287,11 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
   const outputOf = (tool: AnyTool, value: unknown, record: Record, output: unknown): Effect.Effect<Dispatched> => {
     const { encodeOutput, encodeOutputSync } = codecs(tool)
     const encoded = encodeOutputSync(output)
-    if (Either.isRight(encoded)) return completed(tool, value, record, output, encoded.right)
-    const invalidOutput = (error: ParseError) => InvalidOutput.fromParseError(tool.name, error)
-    if (!needsEffect(encoded.left.issue)) return failed(tool, Cause.fail(invalidOutput(encoded.left)))
+    if (encoded !== needsEffect && Result.isSuccess(encoded)) {
+      return completed(tool, value, record, output, encoded.success)
+    }
+    const invalidOutput = (issue: SchemaIssue.Issue) => InvalidOutput.fromParseError(tool.name, issue)
+    if (encoded !== needsEffect) return failed(tool, Cause.fail(invalidOutput(encoded.failure)))
     // An output schema that needs an effect to encode.
     return Effect.matchCauseEffect(Effect.mapError(encodeOutput(output), invalidOutput), {
       onFailure: (cause) => failed(tool, cause),
@@ -313,7 +313,7 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
   }
 
   const failed = (tool: AnyTool, cause: Cause.Cause<unknown>): Effect.Effect<Dispatched> => {
-    const failure = Cause.failureOption(cause)
+    const failure = Cause.findErrorOption(cause)
     if (Option.isNone(failure)) return defect(tool.name, cause)
     const { code, gate, message } = failureOf(tool, failure.value)
     const result: ToolResult = gate !== undefined ? { ok: false, code, error: message, gate }
@@ -329,9 +329,9 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
 
   // The guards and the audit sink of the context a call runs in, as graded
   // first read them from it (kept.ts); the last context's are at hand.
-  let seen: { readonly context: object; readonly guards: Context.Tag.Service<Guards>; readonly sink: Sink } | undefined
-  const servicesOf = (fiber: RuntimeFiber<unknown, unknown>) => {
-    const context = fiber.currentContext
+  let seen: { readonly context: object; readonly guards: Context.Service.Shape<typeof Guards>; readonly sink: Sink } | undefined
+  const servicesOf = (fiber: Fiber.Fiber<unknown, unknown>) => {
+    const context = fiber.context
     if (seen === undefined || seen.context !== context) {
       seen = { context, guards: keptService(context, Guards), sink: keptService(context, Audit.Audit) }
     }
@@ -340,7 +340,7 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
 
   // Reads the invocation context straight from the fiber: one step, not three.
   const dispatchIn = (
-    fiber: RuntimeFiber<unknown, unknown>,
+    fiber: Fiber.Fiber<unknown, unknown>,
     name: string,
     given: unknown
   ): Effect.Effect<Dispatched, never, any> => {
@@ -358,7 +358,7 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
       const reason = invalidInputMessage(tool.name, "the value: it cannot be read (reading it threw)")
       return labelled(tool)(refusal(tool.name, { code: "invalid-input", gate: "input", reason }))
     }
-    const context = fiber.getFiberRef(currentRef)
+    const context = fiber.getRef(currentRef)
     const verdict = gates(tool, context)
     if (verdict !== undefined) return labelled(tool)(refusal(tool.name, verdict))
     const guards = servicesOf(fiber).guards
@@ -375,14 +375,14 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
   const admitted = (
     tool: AnyTool,
     input: unknown,
-    fiber: RuntimeFiber<unknown, unknown>
+    fiber: Fiber.Fiber<unknown, unknown>
   ) => isConfirmable(tool.grade) && isAutonomous(fiber) ? requiresConfirm(tool, input) : run(tool, input, fiber)
 
   // Whatever escapes the stages (a throwing getter in the input, a result
   // that cannot be serialized) becomes a fixed message.
   const dispatch = (name: string, input: unknown): Effect.Effect<Dispatched, never, any> =>
-    Effect.catchAllCause(
-      Effect.withFiberRuntime((fiber) => dispatchIn(fiber, name, input)),
+    Effect.catchCause(
+      Effect.withFiber((fiber) => dispatchIn(fiber, name, input)),
       (cause) => defect(Printable.name(name), cause)
     )
 
@@ -407,26 +407,26 @@ const codecs = (tool: AnyTool): Codecs =>
   builtOnce(tool, "codecs", () => {
     // Stopping at the first error is faster; only a failed input is decoded
     // again to name every error (the outcome is the same either way).
-    const first = Schema.decodeUnknownEither(tool.input, { onExcessProperty: "error" })
-    const all = Schema.decodeUnknownEither(tool.input, parseOptions)
+    const first = SchemaParser.decodeUnknownResult(tool.input, { onExcessProperty: "error" })
+    const all = SchemaParser.decodeUnknownResult(tool.input, parseOptions)
     // Excess keys found from a set of allowed keys per struct, then the
     // default decode, which ignores them; an input with an excess key, or one
     // the default decode refuses, is decoded strictly for the error. Shapes
     // the key check does not cover are decoded strictly, as before.
     const keysAllowed = excessKeyCheck(tool.input.ast)
-    const loose = keysAllowed === undefined ? undefined : Schema.decodeUnknownEither(tool.input)
-    const encodeOutput = Schema.encode(tool.output)
+    const loose = keysAllowed === undefined ? undefined : SchemaParser.decodeUnknownResult(tool.input)
+    const encodeOutput = SchemaParser.encodeUnknownEffect(tool.output)
     const schemaCode = inSchema(tool)
     return {
       decode: loose === undefined
         ? (input) => {
           const decoded = first(input)
-          return Either.isRight(decoded) ? decoded : all(input)
+          return Result.isSuccess(decoded) ? decoded : all(input)
         }
         : (input) => {
           if (!keysAllowed!(input)) return all(input)
           const decoded = loose(input)
-          return Either.isRight(decoded) ? decoded : all(input)
+          return Result.isSuccess(decoded) ? decoded : all(input)
         },
       // The effect of an output schema runs as the tool's code: it may cause nothing.
       encodeOutput: (output) => schemaCode(encodeOutput(output)),
@@ -434,16 +434,17 @@ const codecs = (tool: AnyTool): Codecs =>
     }
   })
 
-const encodeSync = (schema: Schema.Schema<any, unknown>) => Schema.encodeEither(schema)
-
-// Whether a synchronous parse failed only because some part of the schema
-// needs an effect (an asynchronous transformation, however deep).
-const needsEffect = (issue: ParseIssue): boolean => {
-  if (issue._tag === "Forbidden") return true
-  const nested = issue as { readonly issue?: ParseIssue; readonly issues?: ParseIssue | ReadonlyArray<ParseIssue> }
-  if (nested.issue !== undefined && needsEffect(nested.issue)) return true
-  if (nested.issues === undefined) return false
-  return Array.isArray(nested.issues) ? nested.issues.some(needsEffect) : needsEffect(nested.issues as ParseIssue)
+// Effect 4's synchronous encode throws where the schema needs an effect (an
+// asynchronous transformation, however deep): then the effect runs instead.
+const encodeSync = (schema: AnyTool["output"]) => {
+  const encode = SchemaParser.encodeUnknownResult(schema as never)
+  return (output: unknown): Result.Result<unknown, SchemaIssue.Issue> | typeof needsEffect => {
+    try {
+      return encode(output)
+    } catch {
+      return needsEffect
+    }
+  }
 }
 
 // A success as the model will see it, within the tool's limits, and its text

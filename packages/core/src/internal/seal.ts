@@ -1,48 +1,34 @@
 // The one home of sealing: what graded makes read-only, and the copies it
 // makes so that no one else holds what a human is shown or confirmed.
 // 1. Values every fiber of the process shares (`seal`, `sealed`,
-//    `sealShared`, `sealDefaultsOf`), sealed before any tool's code runs.
+//    `sealShared`), sealed before any tool's code runs.
 // 2. A tool's schemas, frozen with their AST (`frozenSchema`).
 // 3. A payload shown or confirmed: a copy of its own (`copyOf`), frozen
 //    (`frozenData`).
 //
 // 1. A tool's code can import Effect's and graded's exported effects,
-// layers, tags and fiber refs, find Effect's default services in its fiber
-// (the clock, console, random, config provider and tracer) or reach them from
-// a runtime (`Runtime.defaultRuntime`, which `Effect.runPromise` starts every
-// fiber from). Left writable, one `Object.assign` or `unsafeMap.set` there
-// plants an effect that runs later wherever the value is used, in a human's
-// fiber too, where what it builds is not tainted: a clock whose
+// layers, services and references, and find the default value of every
+// reference (the clock, random, the tracer, the loggers) that a fiber whose
+// context does not hold one reads, every fiber of the process. Left writable,
+// one `Object.assign` there, or a `set` on a context's map (`mapUnsafe` is
+// the map itself), plants code that runs later wherever the value is used,
+// in a human's fiber too, where what it builds is not tainted: a clock whose
 // `currentTimeMillis` sends with a HumanConfirm of its own, read when the
-// human approves a proposal.
+// human approves a proposal, or a logger that every fiber calls.
 //
 // Sealed there: objects whose behaviour is their properties (effects, layers,
-// tags, contexts, plain data), frozen with what they hold of the same kinds.
-// Left alone: objects that keep state in their properties (a scheduler, a
-// fiber, a metric registry), and a fiber ref's initial value unless named
-// below. Effect never writes to the values sealed: it makes a new effect,
-// context or map for every change. A value's hash is computed before it is
-// frozen, since Effect caches a hash on the value the first time it is asked.
+// services and references, contexts, plain data), frozen with what they hold
+// of the same kinds; a reference's default value (made first: Effect keeps it
+// on the reference the first time it is asked for); the empty context every
+// root fiber starts from. Left alone: objects that keep state in their
+// properties (a scheduler, a fiber, a metric registry) and JavaScript's own
+// (`globalThis.console`, the console reference's default). Effect never writes
+// to the values sealed: it makes a new effect or context for every change.
 // Each package's sealed list (internal/sealed.ts) is checked against its
 // index by test/sealed.test.ts.
 // Who may import this: graded's own modules, and each package's index.
 import * as Everything from "effect"
-import {
-  Channel,
-  Context,
-  DefaultServices,
-  Effect,
-  type Fiber,
-  FiberRef,
-  FiberRefs,
-  Hash,
-  Layer,
-  Runtime,
-  Schedule,
-  Sink,
-  Stream,
-  Supervisor
-} from "effect"
+import { Channel, Context, Effect, Fiber, Layer, Schedule, Sink, Stream } from "effect"
 
 /**
  * A map that can be read like the one it copies and never written: not a
@@ -83,31 +69,74 @@ class ReadonlyServices<K, V> implements ReadonlyMap<K, V> {
 Object.freeze(ReadonlyServices.prototype)
 Object.freeze(ReadonlyServices)
 
+/** A set read as the one it copies and never written (a reference's default set of loggers). */
+class ReadonlyValues<V> implements ReadonlySet<V> {
+  readonly #set: Set<V>
+  constructor(values: Iterable<V>) {
+    this.#set = new Set(values)
+    Object.freeze(this)
+  }
+  get size(): number {
+    return this.#set.size
+  }
+  has(value: V): boolean {
+    return this.#set.has(value)
+  }
+  keys(): SetIterator<V> {
+    return this.#set.keys()
+  }
+  values(): SetIterator<V> {
+    return this.#set.values()
+  }
+  entries(): SetIterator<[V, V]> {
+    return this.#set.entries()
+  }
+  forEach(f: (value: V, key: V, set: ReadonlySet<V>) => void, self?: unknown): void {
+    this.#set.forEach((value) => f.call(self, value, value, this))
+  }
+  [Symbol.iterator](): SetIterator<V> {
+    return this.#set[Symbol.iterator]()
+  }
+}
+Object.freeze(ReadonlyValues.prototype)
+Object.freeze(ReadonlyValues)
+
+/** A context of `services` whose map no one can write to (an isolated fiber's). */
+export const readOnlyContext = (services: Iterable<readonly [string, unknown]>): Context.Context<never> =>
+  Context.makeUnsafe(new ReadonlyServices(services))
+
 const seen = new WeakSet<object>()
 
 const frozen = (value: object): void => {
-  if (Object.isFrozen(value)) return
-  if (Object.isExtensible(value) && Hash.symbol in value) Hash.hash(value)
-  Object.freeze(value)
+  if (!Object.isFrozen(value)) Object.freeze(value)
 }
 
-/** `context` with its map replaced by a read-only copy, and frozen. */
-/** `owner[key]`, a map, replaced by a read-only copy (unless something froze `owner` first). */
-const readOnlyMap = <K extends string>(owner: { readonly [key in K]: ReadonlyMap<unknown, unknown> }, key: K): void => {
-  const map = owner[key]
-  if (map instanceof ReadonlyServices || !Object.isExtensible(owner)) return
-  Object.defineProperty(owner, key, {
-    value: new ReadonlyServices(map),
-    writable: false,
-    configurable: false,
-    enumerable: true
-  })
+// Effect 4's context keeps its services in a base map and a chain of later
+// additions, and fills in caches as it is read: the merged map, and on the
+// context its fibers' caches come from (its root), what those fibers read
+// on every step (the scheduler, the tracer). All filled in here, once, the
+// map replaced by a read-only copy, then frozen: reading it writes nothing.
+interface ContextFields {
+  cacheRoot: ContextFields
+  base: ReadonlyMap<string, unknown>
+  overlay: unknown
+  depth: number
+  _flat: ReadonlyMap<string, unknown> | undefined
+  _fiberCache?: object
 }
 
 const sealContext = (context: Context.Context<never>): void => {
-  // A context someone froze first keeps its map (nothing of Effect's does).
-  readOnlyMap(context, "unsafeMap")
-  frozen(context)
+  const fields = context as unknown as ContextFields
+  if (Object.isFrozen(fields) || !Object.isExtensible(fields)) return
+  const services = new ReadonlyServices(context.mapUnsafe)
+  fields.base = services
+  fields._flat = services
+  fields.overlay = undefined
+  fields.depth = 0
+  if (fields.cacheRoot !== fields) sealContext(fields.cacheRoot as unknown as Context.Context<never>)
+  else if (fields._fiberCache === undefined) Effect.runForkWith(context)(Effect.void)
+  if (fields._fiberCache !== undefined) frozen(fields._fiberCache)
+  frozen(fields)
 }
 
 const isPlain = (value: object): boolean => {
@@ -115,29 +144,36 @@ const isPlain = (value: object): boolean => {
   return proto === Object.prototype || proto === null || Array.isArray(value)
 }
 
-const isFiberRef = (value: object): boolean => FiberRef.FiberRefTypeId in value
-
-// Effect's values whose behaviour is their fields or functions of their own
-// (a schedule's `step`, a supervisor's `onStart`, a stream's channel), by the
-// symbol each kind carries.
-const kinds: ReadonlyArray<symbol> = [
-  Schedule.ScheduleTypeId,
-  Supervisor.SupervisorTypeId,
-  Stream.StreamTypeId,
-  Sink.SinkTypeId,
-  Channel.ChannelTypeId
-]
-
 /** Whether its behaviour is its properties: sealed, with what it holds. */
 const isBehaviour = (value: object): boolean =>
-  Effect.isEffect(value) || Layer.isLayer(value) || Context.isTag(value) || isPlain(value) ||
-  kinds.some((kind) => kind in value)
+  Effect.isEffect(value) || Layer.isLayer(value) || Context.isKey(value) || isPlain(value) ||
+  Schedule.isSchedule(value) || Stream.isStream(value) || Sink.isSink(value) || Channel.isChannel(value)
 
 // Objects that look like effects but keep their state in their properties.
 const isStateful = (value: object): boolean =>
-  "unsafeAddObserver" in value || // a fiber
-  value instanceof Map || value instanceof Set || value instanceof WeakMap || value instanceof WeakSet ||
-  value instanceof Promise || value instanceof RegExp || value instanceof Date || ArrayBuffer.isView(value)
+  Fiber.isFiber(value) || value instanceof Map || value instanceof Set || value instanceof WeakMap ||
+  value instanceof WeakSet || value instanceof Promise || value instanceof RegExp || value instanceof Date ||
+  ArrayBuffer.isView(value)
+
+// Where Effect keeps a reference's default value once it was asked for.
+const defaultValueKey = "~effect/Context/defaultValue"
+
+// A reference's default, shared by every fiber whose context lacks the
+// reference: made now, kept read-only. A scheduler keeps its queue in its
+// fields, and the console is JavaScript's own: both left as they are.
+const sealDefault = (reference: Context.Reference<unknown>): void => {
+  const value = Context.get(Context.empty(), reference)
+  if (typeof value !== "object" || value === null || value === globalThis.console) return
+  const holder = reference as unknown as Record<string, unknown>
+  if (value instanceof Map) holder[defaultValueKey] = new ReadonlyServices(value)
+  else if (value instanceof Set) holder[defaultValueKey] = new ReadonlyValues(value)
+  else if ("scheduleTask" in value || isStateful(value)) return
+  else {
+    seen.add(value)
+    frozen(value)
+    for (const held of heldBy(value)) seal(held)
+  }
+}
 
 /** Seals `value` and what it holds of the same kinds (see the top of this file). */
 export const seal = (value: unknown): void => {
@@ -149,15 +185,14 @@ export const seal = (value: unknown): void => {
     for (const exported of Object.values(value)) seal(exported)
     return
   }
-  if (typeof value === "function") {
-    // A class-based tag: its key decides which service is found.
-    if (Context.isTag(value)) frozen(value)
-    return
+  if (Context.isKey(value)) {
+    // A service's key decides which service is found; a reference's default
+    // is what fibers read where no one provided one.
+    if (Context.isReference(value)) sealDefault(value)
+    return frozen(value)
   }
-  if (isStateful(value)) return
+  if (typeof value === "function" || isStateful(value)) return
   if (Context.isContext(value)) return sealContext(value)
-  // The ref, not the value it starts fibers with (a scheduler, a logger set).
-  if (isFiberRef(value)) return frozen(value)
   if (!isBehaviour(value)) return
   frozen(value)
   for (const held of heldBy(value)) seal(held)
@@ -173,72 +208,14 @@ const heldBy = (value: object): Array<unknown> => {
   return held
 }
 
-// Effect's default services, the context every fiber reads its clock from
-// unless a program set another, with the services in it and their effects.
-const sealDefaultServices = (): void => {
-  const live = FiberRefs.getOrDefault(Runtime.defaultRuntime.fiberRefs, DefaultServices.currentServices)
-  for (const service of live.unsafeMap.values()) {
-    if (typeof service !== "object" || service === null || seen.has(service)) continue
-    seen.add(service)
-    // A service instance (the clock is a class) keeps no state in its own
-    // properties, only effects and functions; the random generator it may
-    // hold keeps its own state and is left as it is.
-    frozen(service)
-    for (const held of heldBy(service)) {
-      if (typeof held === "object" && held !== null && isBehaviour(held)) seal(held)
-    }
-  }
-  seal(live)
-}
-
-// The runtime `Effect.runPromise` and `Effect.runFork` start every fiber from.
-const sealDefaultRuntime = (): void => {
-  const runtime = Runtime.defaultRuntime
-  if (seen.has(runtime)) return
-  seen.add(runtime)
-  seal(runtime.context)
-  const refs = runtime.fiberRefs
-  readOnlyMap(refs, "locals")
-  Object.freeze(refs)
-  Object.freeze(runtime)
-}
-
 let done = false
 
 /** Seals Effect's shared values, once for the process. */
 export const sealShared = (): void => {
   if (done) return
   done = true
-  sealDefaultServices()
-  sealDefaultRuntime()
+  seal(Context.empty())
   seal(Everything)
-}
-
-/**
- * Seals the default services `fiber` reads its clock from, and those of the
- * fibers it descends from, before a tool's code runs in it: a program may
- * have set its own (`Effect.withClock`, a test clock), made as a new context
- * that nothing sealed yet. The services in it are the program's, as mutable
- * as it made them.
- *
- * Once the current one is sealed, the rest were too: the fiber's older
- * entries were sealed with it (the fiber's refs are read only then; reading
- * them copies their map, which cost a third of a read tool's call), and a
- * fiber forked since starts from the same entries.
- */
-export const sealDefaultsOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): void => {
-  const current = fiber.currentDefaultServices
-  if (seen.has(current)) return
-  const stack = fiber.getFiberRefs().locals.get(DefaultServices.currentServices) ?? []
-  for (const [, services] of [[undefined, current] as const, ...stack]) {
-    if (seen.has(services)) continue
-    try {
-      seal(services)
-    } catch {
-      // Not a context Effect made (its map throws when read): the code that
-      // made it runs in its own fibers; the tool's call goes on.
-    }
-  }
 }
 
 /**

@@ -1,8 +1,8 @@
 // Who may import this: graded's modules that call a service the app provides
 // (the proposal and run stores, the model, a guard, an effectful audit sink).
 //
-// A context is a map any code can write to (`Context.unsafeMap`), and a
-// fiber's older contexts stay reachable from its refs: a tool's code can put
+// A context is a map any code can write to (`Context.mapUnsafe` is the map
+// itself) or replace in its fiber: a tool's code can put
 // a service of its own where graded will later look for one, in a human's
 // fiber. So where a service comes from is not checked; what its code may do
 // is. graded runs the effects a service's methods return as code that may

@@ -5,8 +5,7 @@
 // a tool the first time it is listed or called is kept in the record's `built`
 // cell, so a cold tool costs nothing to make.
 // Who may import this: graded's own modules; nothing here is exported.
-import type { Effect, Either } from "effect"
-import type { ParseError } from "effect/ParseResult"
+import type { Effect, Result, SchemaIssue } from "effect"
 import type { Labels } from "./labels.js"
 import type { Compiled } from "./functionSchema.js"
 
@@ -36,10 +35,10 @@ export interface Outcome {
 
 /** A tool's decoder and encoders (registry.ts): building them per call costs more than the decoding. */
 export interface Codecs {
-  readonly decode: (input: unknown) => Either.Either<unknown, ParseError>
-  readonly encodeOutput: (output: unknown) => Effect.Effect<unknown, ParseError>
+  readonly decode: (input: unknown) => Result.Result<unknown, SchemaIssue.Issue>
+  readonly encodeOutput: (output: unknown) => Effect.Effect<unknown, SchemaIssue.Issue>
   /** Fails with a `Forbidden` issue when the schema needs an effect. */
-  readonly encodeOutputSync: (output: unknown) => Either.Either<unknown, ParseError>
+  readonly encodeOutputSync: (output: unknown) => Result.Result<unknown, SchemaIssue.Issue> | typeof needsEffect
 }
 
 /** Made on first use, once: the function schema a model is shown, and the registry's codecs. */
@@ -73,3 +72,6 @@ export const builtOnce = <K extends keyof Built>(tool: object, key: K, make: () 
   if (built === undefined) return make()
   return (built[key] ??= make()) as NonNullable<Built[K]>
 }
+
+/** What a synchronous encode answers when the schema needs an effect (an asynchronous transformation). */
+export const needsEffect: unique symbol = Symbol("needsEffect")
