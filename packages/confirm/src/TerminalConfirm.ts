@@ -1,5 +1,5 @@
 /**
- * A HumanConfirm UI in the terminal, through @effect/platform's `Terminal`.
+ * A HumanConfirm UI in the terminal, through effect's `Terminal`.
  * It shows the tool, its grade and title, who is acting and the exact
  * payload, then asks: approve, edit (the edit is validated again by
  * HumanConfirm against the tool's schema) or reject with a reason. There is no
@@ -15,8 +15,7 @@
  *
  * @since 0.1.0
  */
-import { Terminal } from "@effect/platform"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Terminal } from "effect"
 import { HumanConfirm, Invocation, type SendCapability, type WriteCapability } from "@graded/core"
 import * as os from "node:os"
 import * as LineTerminal from "./internal/lineTerminal.js"
@@ -144,12 +143,12 @@ export const ui = (options: Options = {}): Effect.Effect<HumanConfirm.UI, never,
     const say = (text: string) => Effect.orElseSucceed(terminal.display(text), () => undefined)
     // End of input (Ctrl-D, a closed pipe) is a rejection, never an approval.
     const ask = (question: string) =>
-      Effect.zipRight(say(question), terminal.readLine).pipe(
-        Effect.map((line) => line.trim()),
-        Effect.catchAll(() => Effect.succeed(undefined))
+      Effect.andThen(say(question), terminal.readLine).pipe(
+        Effect.map((line): string | undefined => line.trim()),
+        Effect.catch(() => Effect.succeed(undefined))
       )
     // Asked for each card: a terminal window can be resized between two.
-    const width = Effect.map(Effect.orElseSucceed(terminal.columns, () => 0), widthOf)
+    const width = Effect.map(terminal.columns, widthOf)
     const closed = HumanConfirm.reject(by, "input ended before a decision (the terminal or pipe closed)")
 
     const edit = (view: HumanConfirm.View): Effect.Effect<HumanConfirm.Decision | undefined> =>
@@ -246,4 +245,4 @@ export const layer = (options: Options = {}): Layer.Layer<
   WriteCapability | SendCapability,
   never,
   Terminal.Terminal
-> => Invocation.seal(Layer.unwrapEffect(Effect.map(ui(options), HumanConfirm.layer)))
+> => Invocation.seal(Layer.unwrap(Effect.map(ui(options), HumanConfirm.layer)))

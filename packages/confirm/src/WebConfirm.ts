@@ -1,5 +1,5 @@
 /**
- * A HumanConfirm UI in the browser: an @effect/platform HTTP server that
+ * A HumanConfirm UI in the browser: an effect/http server (on Node's) that
  * serves a page of confirm cards and a small JSON API. Each write or send
  * becomes a card showing the tool, grade, title, who is acting, when, and the
  * exact payload; a person approves it, edits it (the edit is checked on the
@@ -25,10 +25,9 @@
  *
  * @since 0.1.0
  */
-import type { HttpServerRequest } from "@effect/platform"
-import type { ServeError } from "@effect/platform/HttpServerError"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Context, type Duration, Effect, Layer, Schema, type Scope } from "effect"
+import type { HttpServerError, HttpServerRequest } from "effect/http"
 import {
   HumanConfirm,
   Invocation,
@@ -83,7 +82,7 @@ export interface Common {
   /** Default 127.0.0.1. Anything else exposes the page beyond this machine. */
   readonly host?: string | undefined
   /** Rejects a confirmation nobody decided in this time, as "timed out". */
-  readonly timeout?: Duration.DurationInput | undefined
+  readonly timeout?: Duration.Input | undefined
   /**
    * More Host names the page answers for (a reverse proxy's, a machine's DNS
    * name), with or without a port. The address it was started on and the
@@ -285,7 +284,7 @@ export interface Server {
  * @since 0.1.0
  * @category services
  */
-export class WebConfirm extends Context.Tag("@graded/confirm/WebConfirm")<WebConfirm, Server>() {}
+export class WebConfirm extends Context.Service<WebConfirm, Server>()("@graded/confirm/WebConfirm") {}
 
 const positive = (option: string, value: number | undefined, fallback: number) =>
   value === undefined ? Effect.succeed(fallback)
@@ -356,7 +355,7 @@ export const make = <const O extends Options>(
   options: O
 ): Effect.Effect<
   { readonly ui: HumanConfirm.UI; readonly server: Server },
-  ServeError | Misconfigured,
+  HttpServerError.ServeError | Misconfigured,
   Scope.Scope | Needs<O>
 > =>
   // Written once for any toolkit (whose approvals need `any`); the signature
@@ -368,19 +367,21 @@ export const make = <const O extends Options>(
     const host = options.host ?? "127.0.0.1"
     const server = yield* NodeHttpServer.make(() => createServer(), { port: options.port ?? 0, host })
     const address = server.address
-    const port = address._tag === "TcpAddress" ? address.port : 0
-    const origin = address._tag === "TcpAddress" ? `http://${host.includes(":") ? `[${host}]` : host}:${port}`
-      : "unix"
+    const port = address._tag === "UnixPathAddress" ? 0 : address.port
+    const origin = address._tag === "UnixPathAddress" ? "unix"
+      : `http://${host.includes(":") ? `[${host}]` : host}:${port}`
     const cards = Cards.make({ timeout: options.timeout, maxChars })
-    yield* server.serve(Api.make({
-      cards,
-      guard: Guard.make({
-        who: decider,
-        hosts: Guard.hosts(host, port, options.allowedHosts ?? []),
-        maxBodyBytes
-      }),
-      proposals: options.proposals === undefined ? undefined : ProposalCards.make(options.proposals.toolkit, maxChars)
-    }))
+    yield* server.serve(
+      yield* Api.make({
+        cards,
+        guard: Guard.make({
+          who: decider,
+          hosts: Guard.hosts(host, port, options.allowedHosts ?? []),
+          maxBodyBytes
+        }),
+        proposals: options.proposals === undefined ? undefined : ProposalCards.make(options.proposals.toolkit, maxChars)
+      })
+    )
     // Added after the server, so it runs first as the scope closes: every
     // waiting caller hears at once, before the server waits for its connections.
     yield* Effect.addFinalizer(() => cards.close("the confirm server closed"))
@@ -400,7 +401,7 @@ export const make = <const O extends Options>(
     }
   }) as Effect.Effect<
     { readonly ui: HumanConfirm.UI; readonly server: Server },
-    ServeError | Misconfigured,
+    HttpServerError.ServeError | Misconfigured,
     Scope.Scope | Needs<O>
   >
 
@@ -439,8 +440,8 @@ const withoutToken = (server: Server): Server =>
  */
 export const layer = <const O extends Options>(
   options: O
-): Layer.Layer<WriteCapability | SendCapability | WebConfirm, ServeError | Misconfigured, Needs<O>> =>
-  Invocation.seal(Layer.unwrapScoped(
+): Layer.Layer<WriteCapability | SendCapability | WebConfirm, HttpServerError.ServeError | Misconfigured, Needs<O>> =>
+  Invocation.seal(Layer.unwrap(
     Effect.map(
       make(options),
       ({ server, ui }) => Layer.merge(HumanConfirm.layer(ui), Layer.succeed(WebConfirm, withoutToken(server)))

@@ -1,6 +1,7 @@
-// The page and its JSON API, on @effect/platform's HttpRouter. Every request
+// The page and its JSON API, on effect/http's HttpRouter. Every request
 // passes the guard's request check (Host, declared size, path) before any
-// route; every /api/ route sits behind the caller's identity; both decision
+// route; every /api/ route (an unknown one too) sits behind the caller's
+// identity; both decision
 // routes (and the in-doubt route: mark done or retry) go through the same
 // decision guard (origin and the card's CSRF value) before the body is read. A body is read up to the size limit, counting the
 // bytes as they arrive (a body with no Content-Length is refused the moment it
@@ -9,24 +10,22 @@
 // body name them. Every failure is a tagged error, turned into its status and
 // `{ error }` in one place (`answer`).
 // Imported by WebConfirm.ts only.
-import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
-import { Context, Effect, ParseResult, Schema } from "effect"
-import { HumanConfirm, Printable, Invocation } from "@graded/core"
+import { Context, Effect, Schema, SchemaIssue } from "effect"
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HumanConfirm, Invocation, Printable, type ProposalStore } from "@graded/core"
 import { randomBytes } from "node:crypto"
 import type { Cards } from "./cards.js"
-import { listed, shownInFull } from "./cards.js"
-import { type Guard, TooLarge } from "./guard.js"
+import { type AlreadyDecided, listed, type PartlyShown, shownInFull, type UnknownCard } from "./cards.js"
+import { type Forbidden, type Guard, TooLarge, type Unauthorized } from "./guard.js"
 import { page } from "./page.js"
-import type { Decision, Proposals, Resolution } from "./proposals.js"
+import type { Decision, Expired, Proposals, Resolution, Taken, Undelivered, WrongKind } from "./proposals.js"
 import { isReserved, reservedReason } from "./reservedNames.js"
 
 // Text from people and payloads goes back escaped, so a status line cannot hide or reorder what it says.
 const json = (status: number, body: unknown) =>
-  HttpServerResponse.unsafeJson(body, { status, headers: { "cache-control": "no-store" } })
+  HttpServerResponse.jsonUnsafe(body, { status, headers: { "cache-control": "no-store" } })
 const say = (message: string) => json(200, { message: Printable.escape(message, { multiline: true }) })
-
-const says = (message: string) => () => ({ message, override: true })
 
 const who = "say who decides: a non-empty \"by\""
 const actions = "action must be approve, edit or reject"
@@ -35,12 +34,15 @@ const shape = "the body must be a JSON object: { action, payload?, reason? }"
 /** `POST .../decision`: what the person decided; an edit's payload, a rejection's reason; `by` in single-user mode. */
 const Body = Schema.Struct({
   by: Schema.optional(Schema.Unknown),
-  action: Schema.propertySignature(Schema.Literal("approve", "edit", "reject").annotations({ message: says(actions) }))
-    .annotations({ missingMessage: () => actions }),
+  action: Schema.Literals(["approve", "edit", "reject"]).pipe(
+    Schema.annotate({ message: actions }),
+    Schema.annotateKey({ messageMissingKey: actions })
+  ),
   payload: Schema.optional(Schema.Unknown),
-  reason: Schema.optional(Schema.Trim.annotations({ message: says("a reason must be text") }))
+  // Trimmed where it is read (`decision`).
+  reason: Schema.optional(Schema.String.annotate({ message: "a reason must be text" }))
   // Only for a body that is not an object at all: the fields say their own.
-}).annotations({ message: () => shape })
+}).annotate({ message: shape })
 
 const resolutions = "action must be mark-done or retry"
 const resolutionShape = "the body must be a JSON object: { action, note? }"
@@ -48,11 +50,12 @@ const resolutionShape = "the body must be a JSON object: { action, note? }"
 /** `POST /api/proposals/:id/in-doubt`: mark an in-doubt delivery done (with a note) or retry it; `by` in single-user mode. */
 const ResolutionBody = Schema.Struct({
   by: Schema.optional(Schema.Unknown),
-  action: Schema.propertySignature(
-    Schema.Literal("mark-done", "retry").annotations({ message: says(resolutions) })
-  ).annotations({ missingMessage: () => resolutions }),
-  note: Schema.optional(Schema.Trim.annotations({ message: says("a note must be text") }))
-}).annotations({ message: () => resolutionShape })
+  action: Schema.Literals(["mark-done", "retry"]).pipe(
+    Schema.annotate({ message: resolutions }),
+    Schema.annotateKey({ messageMissingKey: resolutions })
+  ),
+  note: Schema.optional(Schema.String.annotate({ message: "a note must be text" }))
+}).annotate({ message: resolutionShape })
 
 /** 400: a body that is not UTF-8 JSON, or does not say who decides in single-user mode. */
 class BadBody extends Schema.TaggedError<BadBody>()("@graded/confirm/WebConfirm/BadBody", {
@@ -73,7 +76,7 @@ class InvalidEdit extends Schema.TaggedError<InvalidEdit>()("@graded/confirm/Web
 }
 
 /** Who is calling, as the guard told it: `undefined` in single-user mode. */
-class Caller extends Context.Tag("@graded/confirm/WebConfirm/Caller")<Caller, string | undefined>() {}
+class Caller extends Context.Service<Caller, string | undefined>()("@graded/confirm/WebConfirm/Caller") {}
 
 // Read from Node's request directly: stopping a platform stream early would
 // destroy the socket, and with it the 413. A refused body is left unread;
@@ -82,7 +85,7 @@ const bytes = (limit: number) =>
   Effect.flatMap(
     HttpServerRequest.HttpServerRequest,
     (request) =>
-      Effect.async<Buffer, TooLarge | BadBody>((resume) => {
+      Effect.callback<Buffer, TooLarge | BadBody>((resume) => {
         const source = NodeHttpServerRequest.toIncomingMessage(request)
         // Nothing else reads it; a body already read to its end would never say so again.
         if (source.readableEnded) return resume(Effect.fail(new BadBody({ reason: "the body could not be read" })))
@@ -113,15 +116,15 @@ const bytes = (limit: number) =>
 
 const utf8 = new TextDecoder("utf-8", { fatal: true })
 
-const body = <A, I>(limit: number, schema: Schema.Schema<A, I> = Body as any) =>
-  Effect.flatMap(bytes(limit), (raw): Effect.Effect<A, BadBody | ParseResult.ParseError> => {
+const body = <S extends Schema.Decoder<unknown>>(limit: number, schema: S) =>
+  Effect.flatMap(bytes(limit), (raw): Effect.Effect<S["Type"], BadBody | Schema.SchemaError> => {
     let parsed: unknown
     try {
       parsed = JSON.parse(utf8.decode(raw))
     } catch (error) {
       return new BadBody({ reason: error instanceof SyntaxError ? "the body must be JSON" : "the body must be UTF-8" })
     }
-    return Schema.decodeUnknown(schema)(parsed)
+    return Schema.decodeUnknownEffect(schema)(parsed)
   })
 
 /** Who decides: the caller the guard named, or in single-user mode the body's `by`. */
@@ -145,7 +148,7 @@ const decision = (limit: number) =>
       by: yield* decider(given),
       action: given.action,
       payload: given.payload,
-      reason: given.reason === undefined || given.reason === "" ? "rejected on the confirm page" : given.reason
+      reason: given.reason === undefined || given.reason.trim() === "" ? "rejected on the confirm page" : given.reason.trim()
     } satisfies Decision
   })
 
@@ -194,7 +197,7 @@ const resolveProposal = (proposals: Proposals, guard: Guard) =>
     const resolution: Resolution = {
       by: yield* decider(given),
       action: given.action,
-      note: given.note === undefined || given.note === "" ? undefined : given.note
+      note: given.note === undefined || given.note.trim() === "" ? undefined : given.note.trim()
     }
     const { message } = yield* proposals.resolve(card, resolution)
     return say(message)
@@ -225,66 +228,88 @@ const index = Effect.sync(() => {
 const error = (status: number) => (failure: { readonly message: string }) =>
   Effect.succeed(json(status, { error: Printable.escape(failure.message, { multiline: true }) }))
 
+// The first thing a body's schema found wrong, in its own words (the messages above).
+const firstIssue = SchemaIssue.makeFormatterStandardSchemaV1()
+
+/** Everything an API call can fail with, each answered below. */
+type Failure =
+  | Schema.SchemaError
+  | BadBody
+  | InvalidEdit
+  | Undelivered
+  | Unauthorized
+  | Forbidden
+  | UnknownCard
+  | ProposalStore.NotFound
+  | AlreadyDecided
+  | Taken
+  | Expired
+  | WrongKind
+  | TooLarge
+  | PartlyShown
+
+/** Every failure of an API call, as its status and `{ error }`: here for the API's, below for the request check's. */
+const answer = <R>(route: Effect.Effect<HttpServerResponse.HttpServerResponse, Failure, R>) =>
+  Effect.catchTags(route, {
+    SchemaError: (failure) =>
+      Effect.succeed(json(400, { error: firstIssue(failure.issue).issues[0]?.message ?? shape })),
+    "@graded/confirm/WebConfirm/BadBody": error(400),
+    "@graded/confirm/WebConfirm/InvalidEdit": error(400),
+    "@graded/confirm/WebConfirm/Undelivered": error(400),
+    "@graded/confirm/WebConfirm/Unauthorized": error(401),
+    "@graded/confirm/WebConfirm/Forbidden": error(403),
+    "@graded/confirm/WebConfirm/UnknownCard": error(404),
+    "@graded/core/ProposalStore/NotFound": error(404),
+    "@graded/confirm/WebConfirm/AlreadyDecided": (failure) =>
+      Effect.succeed(json(409, { error: failure.message, ...failure.decided })),
+    "@graded/confirm/WebConfirm/Taken": (failure) =>
+      Effect.succeed(json(409, {
+        error: Printable.escape(failure.message),
+        status: failure.status,
+        ...(failure.by === undefined ? {} : { by: Printable.escape(failure.by) })
+      })),
+    "@graded/confirm/WebConfirm/Expired": error(409),
+    "@graded/confirm/WebConfirm/WrongKind": error(409),
+    "@graded/confirm/WebConfirm/TooLarge": error(413),
+    "@graded/confirm/WebConfirm/PartlyShown": error(422)
+  })
+
 /**
- * The whole server: the page at `/`, the API under `/api/`.
+ * The whole server: the page at `/`, the API under `/api/`. Every API route
+ * asks who is calling first, an unknown one too (401 before 404).
  */
 export const make = (options: {
   readonly cards: Cards
   readonly guard: Guard
   readonly proposals: Proposals | undefined
-}) => {
-  const { cards, guard, proposals } = options
-  const routes = HttpRouter.empty.pipe(
-    HttpRouter.get("/me", me),
-    HttpRouter.get("/requests", list(cards, proposals)),
-    HttpRouter.post("/requests/:id/decision", decideCard(cards, guard)),
-    proposals === undefined ? (router) => router
-      : (router) =>
-        router.pipe(
-          HttpRouter.post("/proposals/:id/decision", decideProposal(proposals, guard)),
-          HttpRouter.post("/proposals/:id/in-doubt", resolveProposal(proposals, guard))
-        )
-  )
-  // Every failure, as its status and `{ error }`: here for the API's, below for the request check's.
-  const api = Effect.flatMap(guard.api, (caller) => Effect.provideService(routes, Caller, caller)).pipe(
-    Effect.catchTags({
-      RouteNotFound: () => Effect.succeed(json(404, { error: "no such endpoint" })),
-      ParseError: (failure) =>
-        Effect.succeed(json(400, { error: ParseResult.ArrayFormatter.formatErrorSync(failure)[0]?.message ?? shape })),
-      "@graded/confirm/WebConfirm/BadBody": error(400),
-      "@graded/confirm/WebConfirm/InvalidEdit": error(400),
-      "@graded/confirm/WebConfirm/Undelivered": error(400),
-      "@graded/confirm/WebConfirm/Unauthorized": error(401),
-      "@graded/confirm/WebConfirm/Forbidden": error(403),
-      "@graded/confirm/WebConfirm/UnknownCard": error(404),
-      "@graded/core/ProposalStore/NotFound": error(404),
-      "@graded/confirm/WebConfirm/AlreadyDecided": (failure) =>
-        Effect.succeed(json(409, { error: failure.message, ...failure.decided })),
-      "@graded/confirm/WebConfirm/Taken": (failure) =>
-        Effect.succeed(json(409, {
-          error: Printable.escape(failure.message),
-          status: failure.status,
-          ...(failure.by === undefined ? {} : { by: Printable.escape(failure.by) })
-        })),
-      "@graded/confirm/WebConfirm/Expired": error(409),
-      "@graded/confirm/WebConfirm/WrongKind": error(409),
-      "@graded/confirm/WebConfirm/TooLarge": error(413),
-      "@graded/confirm/WebConfirm/PartlyShown": error(422)
-    })
-  )
-  const app = HttpRouter.empty.pipe(
-    HttpRouter.get("/", index),
-    HttpRouter.mountApp("/api", api),
-    Effect.catchTag("RouteNotFound", () => Effect.succeed(json(404, { error: "not found" })))
-  )
-  return Effect.zipRight(guard.request, app).pipe(
-    Effect.catchTags({
-      "@graded/confirm/WebConfirm/MisdirectedHost": error(421),
-      "@graded/confirm/WebConfirm/BadPath": error(400),
-      "@graded/confirm/WebConfirm/TooLarge": error(413)
-    })
-  )
-}
+}) =>
+  Effect.gen(function*() {
+    const { cards, guard, proposals } = options
+    const signedIn = <R>(route: Effect.Effect<HttpServerResponse.HttpServerResponse, Failure, R>) => answer(Effect.flatMap(guard.api, (caller) => Effect.provideService(route, Caller, caller)))
+    const routes = [
+      HttpRouter.route("GET", "/", index),
+      HttpRouter.route("*", "/api/*", signedIn(Effect.succeed(json(404, { error: "no such endpoint" })))),
+      HttpRouter.route("GET", "/api/me", signedIn(me)),
+      HttpRouter.route("GET", "/api/requests", signedIn(list(cards, proposals))),
+      HttpRouter.route("POST", "/api/requests/:id/decision", signedIn(decideCard(cards, guard))),
+      ...(proposals === undefined ? [] : [
+        HttpRouter.route("POST", "/api/proposals/:id/decision", signedIn(decideProposal(proposals, guard))),
+        HttpRouter.route("POST", "/api/proposals/:id/in-doubt", signedIn(resolveProposal(proposals, guard)))
+      ])
+    ]
+    const app = yield* HttpRouter.toHttpEffect(HttpRouter.use((router) => router.addAll(routes)))
+    return Effect.andThen(guard.request, app).pipe(
+      Effect.catchTags({
+        HttpServerError: (failure) =>
+          failure.reason._tag === "RouteNotFound"
+            ? Effect.succeed(json(404, { error: "not found" }))
+            : Effect.fail(failure),
+        "@graded/confirm/WebConfirm/MisdirectedHost": error(421),
+        "@graded/confirm/WebConfirm/BadPath": error(400),
+        "@graded/confirm/WebConfirm/TooLarge": error(413)
+      })
+    )
+  })
 
 // Sealed where they are made (Invocation.seal): each is shared by every
 // fiber, and a tool's code that finds one must not rewrite it in place.

@@ -138,12 +138,12 @@ export interface Listed extends Display {
   readonly deliveryKey?: string | undefined
 }
 
-const DecidedSchema: Schema.Schema<Decided> = Schema.Struct({
+const DecidedSchema = Schema.Struct({
   id: Schema.String,
   tool: Schema.String,
   by: Schema.String,
-  decision: Schema.Literal("approved", "edited", "rejected", "timed out", "closed")
-})
+  decision: Schema.Literals(["approved", "edited", "rejected", "timed out", "closed"])
+}) satisfies Schema.Schema<Decided>
 
 /** 404: no card with that id (never was, or its caller gave up). */
 export class UnknownCard extends Schema.TaggedError<UnknownCard>()("@graded/confirm/WebConfirm/UnknownCard", {
@@ -198,7 +198,7 @@ const server = "web-confirm"
 const remembered = 1000
 
 export const make = (options: {
-  readonly timeout?: Duration.DurationInput | undefined
+  readonly timeout?: Duration.Input | undefined
   readonly maxChars: number
 }): Cards => {
   const cards = new Map<string, Card>()
@@ -213,7 +213,7 @@ export const make = (options: {
     cards.delete(card.id)
     decided.set(card.id, card.decided)
     if (decided.size > remembered) decided.delete(decided.keys().next().value!)
-    Deferred.unsafeDone(card.answer, Effect.succeed(decision))
+    Deferred.doneUnsafe(card.answer, Effect.succeed(decision))
     return true
   }
 
@@ -235,19 +235,15 @@ export const make = (options: {
   const wait = (card: Card) => {
     const answer = Deferred.await(card.answer)
     if (options.timeout === undefined) return answer
-    return answer.pipe(
-      Effect.timeoutTo({
-        duration: options.timeout,
-        onSuccess: Effect.succeed,
-        onTimeout: () =>
-          Effect.suspend(() => {
-            const late = HumanConfirm.reject(server, "timed out")
-            // A decision that won the race just now still stands.
-            return settleNow(card, { by: server, decision: "timed out" }, late) ? Effect.succeed(late) : answer
-          })
-      }),
-      Effect.flatten
-    )
+    return Effect.timeoutOrElse(answer, {
+      duration: options.timeout,
+      orElse: () =>
+        Effect.suspend(() => {
+          const late = HumanConfirm.reject(server, "timed out")
+          // A decision that won the race just now still stands.
+          return settleNow(card, { by: server, decision: "timed out" }, late) ? Effect.succeed(late) : answer
+        })
+    })
   }
 
   return {

@@ -13,8 +13,8 @@
 // the comparison throw.
 // Imported by WebConfirm.ts (the options, the secrets) and internal/api.ts (the
 // routes); the secrets are made here and nowhere else.
-import { HttpServerRequest } from "@effect/platform"
 import { Effect, Schema } from "effect"
+import { HttpServerRequest } from "effect/http"
 import { Printable } from "@graded/core"
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
 import { networkInterfaces } from "node:os"
@@ -38,7 +38,7 @@ const noToken = new Unauthorized({ reason: "a valid token is required" })
 
 /** 403: a decision from another origin, or without the card's CSRF value. */
 export class Forbidden extends Schema.TaggedError<Forbidden>()("@graded/confirm/WebConfirm/Forbidden", {
-  check: Schema.Literal("origin", "csrf")
+  check: Schema.Literals(["origin", "csrf"])
 }) {
   override get message(): string {
     return this.check === "origin" ? "decisions are only taken from this page's origin" : "missing or wrong CSRF value"
@@ -149,7 +149,7 @@ const identify = (who: Who): Guard["api"] => {
         HttpServerRequest.HttpServerRequest,
         (request) =>
           Effect.suspend(() => who.authenticate(request)).pipe(
-            Effect.catchAllDefect(() => Effect.fail(failed)),
+            Effect.catchDefect(() => Effect.fail(failed)),
             Effect.filterOrFail(
               (by): by is string => typeof by === "string" && by.trim() !== "",
               () => new Unauthorized({ reason: "could not tell who you are: the sign-in check named nobody" })

@@ -2,15 +2,14 @@
 // is a terminal or a pipe. Imported by TerminalConfirm only (its `stdio`, and
 // `forgetTyped` once each card is drawn).
 //
-// NodeTerminal's readLine opens a readline interface for each question and
-// closes it after one line: from a pipe, that interface has already read the
-// lines after the first, and they are lost, so a script's second answer (an
-// edit after `e`) read as "terminal closed". Here one interface lives as long
-// as the layer and queues every line, in order.
+// NodeTerminal's readLine reads `process.stdin`, and lets its readline
+// interface go a few milliseconds after each line: here one interface on a
+// stream of this module's own lives as long as the layer and queues every
+// line, in order.
 //
 // It guards, in this order:
 // - end of input (Ctrl-D, a closed pipe) fails the question with
-//   QuitException, which TerminalConfirm turns into a rejection;
+//   QuitError, which TerminalConfirm turns into a rejection;
 // - on a terminal, `forgetTyped`, called once a card is drawn, drops the lines
 //   typed before (from a pipe, nothing is dropped: a script's lines are its
 //   answers, in order), so an Enter pressed twice, or a line typed while the
@@ -19,9 +18,8 @@
 //   standard input, not from `process.stdin`, which any code can reach;
 // - the terminal stays in its normal line mode: the person sees what they
 //   type, can correct it, and Ctrl-C stops the program as it always does.
-import { Terminal } from "@effect/platform"
 import { NodeTerminal } from "@effect/platform-node"
-import { Effect, Exit, Layer, Mailbox, Scope } from "effect"
+import { type Cause, Effect, Layer, Queue, Scope, Terminal } from "effect"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as readline from "node:readline"
@@ -48,7 +46,7 @@ const ownInput = (): Readable => {
 }
 
 // Resumes after the event loop has polled its input at least once.
-const pollOnce = Effect.async<void>((resume) => {
+const pollOnce = Effect.callback<void>((resume) => {
   setImmediate(() => setImmediate(() => resume(Effect.void)))
 })
 
@@ -58,7 +56,7 @@ const typedAhead = new WeakMap<Terminal.Terminal, Effect.Effect<void>>()
 /** Drops the lines typed so far on a terminal made here; does nothing for any other. */
 export const forgetTyped = (terminal: Terminal.Terminal): Effect.Effect<void> => typedAhead.get(terminal) ?? Effect.void
 
-export const layer: Layer.Layer<Terminal.Terminal> = Layer.scoped(
+export const layer: Layer.Layer<Terminal.Terminal> = Layer.effect(
   Terminal.Terminal,
   Effect.gen(function*() {
     const node = yield* Terminal.Terminal
@@ -68,26 +66,26 @@ export const layer: Layer.Layer<Terminal.Terminal> = Layer.scoped(
     // Opened at the first card, not before: until then the program's
     // standard input is left alone.
     const open = Effect.gen(function*() {
-      const lines = yield* Mailbox.make<string>()
-      const end = () => void lines.unsafeDone(Exit.void)
+      const lines = yield* Queue.make<string, Cause.Done>()
+      const end = () => void Queue.endUnsafe(lines)
       const input = yield* Effect.acquireRelease(Effect.sync(ownInput), (input) => Effect.sync(() => input.destroy()))
       const reader = yield* Effect.acquireRelease(
         Effect.sync(() => readline.createInterface({ input, terminal: false, crlfDelay: Number.POSITIVE_INFINITY })),
         (reader) => Effect.sync(() => reader.close())
       )
-      reader.on("line", (line) => void lines.unsafeOffer(line))
+      reader.on("line", (line) => void Queue.offerUnsafe(lines, line))
       reader.on("close", end)
       input.once("error", end)
       yield* Effect.addFinalizer(() => Effect.sync(() => input.off("error", end)))
       if (input.readableEnded || input.destroyed) end()
       return lines
     })
-    const lines = yield* Effect.cached(Scope.extend(open, scope))
+    const lines = yield* Effect.cached(Scope.provide(scope)(open))
 
-    const readLine = Effect.flatMap(lines, (mailbox) => mailbox.take).pipe(
-      Effect.catchTag("NoSuchElementException", () => Effect.fail(new Terminal.QuitException()))
+    const readLine = Effect.flatMap(lines, Queue.take).pipe(
+      Effect.mapError(() => new Terminal.QuitError({}))
     )
-    const terminal: Terminal.Terminal = { ...node, readLine }
+    const terminal = Terminal.make({ ...node, readLine })
     if (isTerminal) {
       // Opens the input at the first card too: lines typed before it wait in
       // the terminal, not in the mailbox, and would answer it. Two turns of
@@ -95,7 +93,7 @@ export const layer: Layer.Layer<Terminal.Terminal> = Layer.scoped(
       // card was drawn has been read, and is dropped.
       typedAhead.set(
         terminal,
-        Effect.flatMap(lines, (mailbox) => Effect.zipRight(pollOnce, Effect.asVoid(mailbox.clear)))
+        Effect.flatMap(lines, (queue) => Effect.andThen(pollOnce, Effect.asVoid(Queue.clear(queue))))
       )
     }
     return terminal

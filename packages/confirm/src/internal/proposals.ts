@@ -16,7 +16,7 @@
 // Every decision runs as the person who made it (`Invocation.within`), so the
 // store and the audit name them.
 // Imported by internal/api.ts only.
-import { Clock, Effect, JSONSchema, Schema } from "effect"
+import { Clock, Effect, Schema } from "effect"
 import { HumanConfirm, Invocation, Printable, Proposal, ProposalStore, type Toolkit } from "@graded/core"
 import { type Display, display, type Listed, type PartlyShown, shownInFull } from "./cards.js"
 import { secret } from "./guard.js"
@@ -167,6 +167,14 @@ const delivery = (card: Shown) =>
       })
     )
 
+// A JSON Schema as the page reads one: the root, its definitions under `$defs`.
+const jsonSchema = (schema: Schema.Top): unknown => {
+  const document = Schema.toJsonSchemaDocument(schema)
+  return Object.keys(document.definitions).length === 0
+    ? document.schema
+    : { ...document.schema, $defs: document.definitions }
+}
+
 const kindOf = (status: Shown["status"]) => status === "pending" ? "proposal" : "in-doubt"
 
 export const make = (toolkit: Toolkit.Any, maxChars: number): Proposals => {
@@ -175,10 +183,10 @@ export const make = (toolkit: Toolkit.Any, maxChars: number): Proposals => {
   const schemaOf = (name: string): unknown => {
     if (!schemas.has(name)) {
       // Only a write or a send has a payload schema, and only those are proposed.
-      const tool = toolkit.get(name) as { readonly payload?: Schema.Schema<any, any> } | undefined
+      const tool = toolkit.get(name) as { readonly payload?: Schema.Top } | undefined
       let made: unknown
       try {
-        made = tool?.payload === undefined ? undefined : JSONSchema.make(tool.payload)
+        made = tool?.payload === undefined ? undefined : jsonSchema(tool.payload)
       } catch {
         made = undefined
       }
@@ -275,7 +283,7 @@ export const make = (toolkit: Toolkit.Any, maxChars: number): Proposals => {
         }
         yield* current(card)
         if (decision.action === "reject") {
-          yield* Effect.catchAll(Proposal.reject(card.id, { by: decision.by, reason: decision.reason }), delivery(card))
+          yield* Effect.catch(Proposal.reject(card.id, { by: decision.by, reason: decision.reason }), delivery(card))
           return { message: `Rejected by ${decision.by}.` }
         }
         yield* shownInFull(card.display)
@@ -284,7 +292,7 @@ export const make = (toolkit: Toolkit.Any, maxChars: number): Proposals => {
           // tools' own services are named by `WebConfirm.Needs`, their errors here.
           Effect.provide(HumanConfirm.layer(answering(card, decision))),
           (approval) => as(decision.by, approval),
-          Effect.catchAll(delivery(card))
+          Effect.catch(delivery(card))
         )
         return {
           message: decision.action === "edit" ? `Approved with an edit by ${decision.by}.`
@@ -303,7 +311,7 @@ export const make = (toolkit: Toolkit.Any, maxChars: number): Proposals => {
           // Sends nothing: a person says it went out, so a card cut short may be marked too.
           yield* Proposal.markDone(card.id, { note: resolution.note }).pipe(
             (marked) => as(resolution.by, marked),
-            Effect.catchAll(delivery(card))
+            Effect.catch(delivery(card))
           )
           return { message: `Marked done by ${resolution.by}.` }
         }
@@ -318,7 +326,7 @@ export const make = (toolkit: Toolkit.Any, maxChars: number): Proposals => {
         yield* Proposal.retry(toolkit, card.id).pipe(
           Effect.provide(HumanConfirm.layer(answering(card, { by: resolution.by, action: "approve" }))),
           (retried) => as(resolution.by, retried),
-          Effect.catchAll(delivery(card))
+          Effect.catch(delivery(card))
         )
         return { message: `Retried by ${resolution.by}: delivered with the same delivery key.` }
       })
