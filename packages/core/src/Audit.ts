@@ -5,9 +5,8 @@
  *
  * @since 0.1.0
  */
-import { FileSystem } from "@effect/platform"
-import type { PlatformError } from "@effect/platform/Error"
-import { Context, Effect, Either, Layer, ParseResult, Schema } from "effect"
+import { Context, Effect, FileSystem, Layer, Result, Schema, Semaphore, Tuple } from "effect"
+import type { PlatformError } from "effect/PlatformError"
 import * as Grade from "./Grade.js"
 import { discard, stamped, stampOf, writeNow } from "./internal/audit.js"
 import * as lines from "./internal/describe.js"
@@ -24,7 +23,7 @@ const optionalReason = Schema.optional(Schema.String)
  * @since 0.1.0
  * @category schemas
  */
-export const Event = Schema.Union(
+export const Event = Schema.Union([
   Schema.Struct({
     type: Schema.Literal("offered"),
     tools: Schema.Array(Schema.String),
@@ -32,7 +31,7 @@ export const Event = Schema.Union(
     suppressed: Schema.Array(Schema.Struct({ tool, reason: Schema.String, gate: Schema.optional(Schema.String) })),
     // The policy's guidelines that matched, and how (by data, or by a model for a text condition).
     guidelines: Schema.optional(
-      Schema.Array(Schema.Struct({ id: Schema.String, via: Schema.Literal("data", "model") }))
+      Schema.Array(Schema.Struct({ id: Schema.String, via: Schema.Literals(["data", "model"]) }))
     )
   }),
   Schema.Struct({
@@ -48,7 +47,7 @@ export const Event = Schema.Union(
     type: Schema.Literal("decided"),
     tool,
     by: Schema.String,
-    decision: Schema.Literal("approved", "rejected", "invalid-edit"),
+    decision: Schema.Literals(["approved", "rejected", "invalid-edit"]),
     edited: Schema.Boolean,
     reason: optionalReason
   }),
@@ -60,8 +59,8 @@ export const Event = Schema.Union(
     plan: Schema.String,
     index: Schema.Number,
     step: Schema.String,
-    kind: Schema.Union(Grade.schema, Schema.Literal("generate", "validate")),
-    status: Schema.Literal("started", "completed", "failed"),
+    kind: Schema.Union([Grade.schema, Schema.Literals(["generate", "validate"])]),
+    status: Schema.Literals(["started", "completed", "failed"]),
     reason: optionalReason
   }),
   Schema.Struct({ type: Schema.Literal("answered"), rounds: Schema.Number }),
@@ -71,17 +70,17 @@ export const Event = Schema.Union(
     type: Schema.Literal("in-doubt"),
     tool,
     proposal: Schema.String,
-    action: Schema.Literal("surfaced", "marked-done", "retried"),
+    action: Schema.Literals(["surfaced", "marked-done", "retried"]),
     by: Schema.String
   }),
   // A supervised run's life: waiting on decisions, resumed, cancelled, finished.
   Schema.Struct({
     type: Schema.Literal("run"),
     run: Schema.String,
-    status: Schema.Literal("waiting", "resumed", "cancelled", "finished"),
+    status: Schema.Literals(["waiting", "resumed", "cancelled", "finished"]),
     proposals: Schema.optional(Schema.Array(Schema.String))
   })
-)
+])
 
 /**
  * What happened.
@@ -97,9 +96,7 @@ export type Event = typeof Event.Type
  * @since 0.1.0
  * @category schemas
  */
-export const Entry = Schema.extend(
-  Event,
-  Schema.Struct({
+export const Entry = Event.mapMembers(Tuple.map(Schema.fieldsAssign({
     at: Schema.String,
     traceId: Schema.UndefinedOr(Schema.String),
     actor: Schema.UndefinedOr(Schema.String),
@@ -111,8 +108,7 @@ export const Entry = Schema.extend(
     // another sink (`SqlAudit.forwarding`): at least once, so a reader drops
     // repeats by it.
     id: Schema.optional(Schema.String)
-  })
-)
+})))
 
 /**
  * @since 0.1.0
@@ -121,15 +117,25 @@ export const Entry = Schema.extend(
 export type Entry = typeof Entry.Type
 
 /**
- * Where entries go. With no layer in scope, entries are discarded.
+ * Where entries go. With no layer in scope, entries are discarded: a
+ * `Context.Reference`, so reading it requires nothing.
  *
  * @since 0.1.0
  * @category services
  */
-export class Audit extends Context.Reference<Audit>()("@graded/core/Audit", {
-  defaultValue: (): Audit.Service => discard
-}) {}
-sealed(Audit)
+export const Audit: Context.Reference<Audit.Service> = sealed(
+  Context.Reference<Audit.Service>("@graded/core/Audit", { defaultValue: () => discard })
+)
+
+/**
+ * What a layer providing the sink outputs, as a type: `never`, since Effect
+ * 4's references are no requirement (`Layer.succeed(Audit.Audit, sink)` is a
+ * `Layer<never>`). Kept so that `Layer.Layer<X | Audit.Audit>` reads as before.
+ *
+ * @since 0.1.0
+ * @category services
+ */
+export type Audit = never
 
 /**
  * @since 0.1.0
@@ -174,8 +180,8 @@ export declare namespace Audit {
 export const record = (event: Event): Effect.Effect<void> =>
   // One read of the fiber for the sink, the context and the clock: this runs
   // for every tool call, so it avoids a chain of effects.
-  Effect.withFiberRuntime((fiber) => {
-    const sink = keptService(fiber.currentContext, Audit)
+  Effect.withFiber((fiber) => {
+    const sink = keptService(fiber.context, Audit)
     if (sink === discard) return Effect.void
     return writeNow(sink, stamped(stampOf(fiber), event)) ?? Effect.void
   })
@@ -304,12 +310,12 @@ export const ring = (capacity: number): Ring => {
  * @category layers
  */
 export const jsonl = (path: string): Layer.Layer<Audit, PlatformError, FileSystem.FileSystem> =>
-  sealed(Layer.scoped(
+  sealed(Layer.effect(
     Audit,
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const file = yield* fs.open(path, { flag: "a" })
-      const lock = yield* Effect.makeSemaphore(1)
+      const lock = yield* Semaphore.make(1)
       const encoder = new TextEncoder()
       const append = (entries: ReadonlyArray<Entry>) =>
         lock.withPermits(1)(Effect.suspend(() =>
@@ -320,7 +326,7 @@ export const jsonl = (path: string): Layer.Layer<Audit, PlatformError, FileSyste
           Effect.ignore(append([entry])),
         // Forwarded entries, in one append and then synced: a failure is
         // the forwarder's to retry, and what it counts as stored is on disk.
-        writeBatch: (entries) => Effect.zipRight(append(entries), file.sync)
+        writeBatch: (entries) => Effect.andThen(append(entries), file.sync)
       })
     })
   ))
@@ -342,8 +348,8 @@ export class CorruptLine extends Schema.TaggedError<CorruptLine>()("@graded/core
   }
 }
 
-const decodeEntry = Schema.decodeUnknownEither(Entry)
-const issueOf = (error: ParseResult.ParseError) => ParseResult.TreeFormatter.formatErrorSync(error).split("\n")[0]
+const decodeEntry = Schema.decodeUnknownResult(Entry)
+const issueOf = (error: Schema.SchemaError) => error.message.split("\n")[0]
 
 /**
  * Reads a JSON Lines audit file back; each line is decoded with `Entry`, and
@@ -366,10 +372,10 @@ export const readJsonl = (
         catch: (error) => new CorruptLine({ path, line: index + 1, issue: String(error) })
       })
       const entry = decodeEntry(json)
-      if (Either.isLeft(entry)) {
-        return yield* new CorruptLine({ path, line: index + 1, issue: `not an audit entry: ${issueOf(entry.left)}` })
+      if (Result.isFailure(entry)) {
+        return yield* new CorruptLine({ path, line: index + 1, issue: `not an audit entry: ${issueOf(entry.failure)}` })
       }
-      entries.push(entry.right)
+      entries.push(entry.success)
     }
     return entries
   })

@@ -96,7 +96,7 @@ type Names<S> = Join<
 type Named<S, C, Name extends string> = [Extract<S, C>] extends [never] ? never : Name
 
 // Distributes over the missing services.
-type ServiceName<S> = S extends unknown ? S extends { readonly Id: infer Id extends string } ? Id // a Context.Tag class
+type ServiceName<S> = S extends unknown ? S extends { readonly key: infer Id extends string } ? Id // a Context.Service class
   : S extends Custom<infer Id> ? Id // a Capability.make
   : "a service that has no name"
   : never

@@ -177,7 +177,7 @@ export type New = Omit<
  * import { Effect } from "effect"
  * import { Proposal } from "@graded/core"
  * const add = (record: Proposal.New) =>
- *   Proposal.isNew(record) ? Effect.succeed(record.tool) : Effect.dieMessage("not made by Tool.proposal")
+ *   Proposal.isNew(record) ? Effect.succeed(record.tool) : Effect.die(new Error("not made by Tool.proposal"))
  *
  * @since 0.1.0
  * @category guards
@@ -239,7 +239,7 @@ export interface ToolOptions {
    * How long a human has to decide (from the Clock); then the proposal is
    * `expired` and can no longer be approved. Unset: it waits until decided.
    */
-  readonly expireAfter?: Duration.DurationInput | undefined
+  readonly expireAfter?: Duration.Input | undefined
 }
 
 /**
@@ -393,7 +393,7 @@ export const interruptedWhileDelivering: string = decisions.interruptedWhileDeli
 export const approve = <T extends Toolkit.Any>(
   toolkit: T,
   id: string,
-  options?: { readonly lease?: Duration.DurationInput | undefined }
+  options?: { readonly lease?: Duration.Input | undefined }
 ): Effect.Effect<
   Approved,
   NotFound | AlreadyDecided | ToolError<Tool.Error<Toolkit.Tools<T>[number]>>,
@@ -423,7 +423,7 @@ export const approve = <T extends Toolkit.Any>(
 export const retry = <T extends Toolkit.Any>(
   toolkit: T,
   id: string,
-  options?: { readonly lease?: Duration.DurationInput | undefined }
+  options?: { readonly lease?: Duration.Input | undefined }
 ): Effect.Effect<
   Approved,
   NotFound | AlreadyDecided | ToolError<Tool.Error<Toolkit.Tools<T>[number]>>,

@@ -7,7 +7,7 @@
  *
  * @since 0.1.0
  */
-import { Clock, Context, Effect, Either, Layer, Schema } from "effect"
+import { Clock, Context, Effect, Layer, Schema } from "effect"
 import * as internal from "./internal/capability.js"
 import * as Printable from "./Printable.js"
 import { deadlines } from "./internal/deadlines.js"
@@ -60,7 +60,7 @@ export class AlreadyDecided extends Schema.TaggedError<AlreadyDecided>()("@grade
  * @since 0.1.0
  * @category services
  */
-export class ProposalStore extends Context.Tag("@graded/core/ProposalStore")<ProposalStore, ProposalStore.Service>() {}
+export class ProposalStore extends Context.Service<ProposalStore, ProposalStore.Service>()("@graded/core/ProposalStore") {}
 
 /**
  * @since 0.1.0
@@ -269,21 +269,21 @@ export const guardDecisions = (store: ProposalStore.Service): ProposalStore.Serv
     add: store.add,
     get: store.get,
     list: store.list,
-    expire: (now) => Effect.zipRight(deciding("expire", now), Effect.suspend(() => store.expire(now))),
+    expire: (now) => Effect.andThen(deciding("expire", now), Effect.suspend(() => store.expire(now))),
     claim: (id, by, leaseUntil) =>
-      Effect.zipRight(deciding("claim", id), Effect.suspend(() => store.claim(id, by, leaseUntil))),
+      Effect.andThen(deciding("claim", id), Effect.suspend(() => store.claim(id, by, leaseUntil))),
     retry: (id, by, leaseUntil) =>
-      Effect.zipRight(deciding("retry", id), Effect.suspend(() => store.retry(id, by, leaseUntil))),
+      Effect.andThen(deciding("retry", id), Effect.suspend(() => store.retry(id, by, leaseUntil))),
     renew: (id, leaseUntil) =>
-      Effect.zipRight(deciding("renew", id), Effect.suspend(() => store.renew(id, leaseUntil))),
+      Effect.andThen(deciding("renew", id), Effect.suspend(() => store.renew(id, leaseUntil))),
     beginDelivery: (id, key, leaseUntil, holder, approved) =>
-      Effect.zipRight(
+      Effect.andThen(
         deciding("beginDelivery", id),
         Effect.suspend(() => store.beginDelivery(id, key, leaseUntil, holder, approved))
       ),
-    reject: (id, decision) => Effect.zipRight(deciding("reject", id), Effect.suspend(() => store.reject(id, decision))),
+    reject: (id, decision) => Effect.andThen(deciding("reject", id), Effect.suspend(() => store.reject(id, decision))),
     settle: (id, outcome, from) =>
-      Effect.zipRight(deciding("settle", id), Effect.suspend(() => store.settle(id, outcome, from))),
+      Effect.andThen(deciding("settle", id), Effect.suspend(() => store.settle(id, outcome, from))),
     ...(store.withTransaction !== undefined ? { withTransaction: store.withTransaction } : {})
   })
   guardedStores.add(guarded)
@@ -369,16 +369,16 @@ export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () =
   // cannot switch fibers inside it, so two approvals never both claim one
   // proposal.
   const move = (id: string, from: ReadonlyArray<Status>, update: (proposal: Proposal) => Proposal | undefined) =>
-    Effect.suspend((): Either.Either<Proposal, NotFound | AlreadyDecided> => {
+    Effect.suspend((): Effect.Effect<Proposal, NotFound | AlreadyDecided> => {
       const proposal = proposals.get(id)
-      if (proposal === undefined) return Either.left(new NotFound({ id }))
+      if (proposal === undefined) return Effect.fail(new NotFound({ id }))
       const updated = from.includes(proposal.status) ? update(proposal) : undefined
       if (updated === undefined || !legal(proposal, updated)) {
-        return Either.left(
+        return Effect.fail(
           new AlreadyDecided({ id, status: proposal.status, by: proposal.decision?.by, at: proposal.decision?.at })
         )
       }
-      return Either.right(put(updated))
+      return Effect.succeed(put(updated))
     })
   const without = <K extends keyof Proposal>(proposal: Proposal, ...keys: Array<K>): Proposal => {
     const copy: Record<string, unknown> = { ...proposal }

@@ -10,7 +10,7 @@
  *
  * @since 0.1.0
  */
-import { Clock, Context, Effect, Either, Layer, Schema } from "effect"
+import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { sealed } from "./internal/seal.js"
 
 /**
@@ -20,7 +20,7 @@ import { sealed } from "./internal/seal.js"
  * @since 0.1.0
  * @category schemas
  */
-export const StoredCall = Schema.Union(
+export const StoredCall = Schema.Union([
   Schema.Struct({
     ok: Schema.Literal(true),
     id: Schema.String,
@@ -34,10 +34,10 @@ export const StoredCall = Schema.Union(
     tool: Schema.String,
     error: Schema.Struct({ code: Schema.String, message: Schema.String })
   })
-)
+])
 
 // Recorded facts: names to strings, numbers or booleans.
-const Facts = Schema.Record({ key: Schema.String, value: Schema.Union(Schema.String, Schema.Number, Schema.Boolean) })
+const Facts = Schema.Record(Schema.String, Schema.Union([Schema.String, Schema.Number, Schema.Boolean]))
 
 const ToolCall = Schema.Struct({ id: Schema.String, name: Schema.String, arguments: Schema.String })
 
@@ -47,15 +47,15 @@ const ToolCall = Schema.Struct({ id: Schema.String, name: Schema.String, argumen
  * @since 0.1.0
  * @category schemas
  */
-export const StoredMessage = Schema.Union(
-  Schema.Struct({ role: Schema.Literal("system", "user"), content: Schema.String }),
+export const StoredMessage = Schema.Union([
+  Schema.Struct({ role: Schema.Literals(["system", "user"]), content: Schema.String }),
   Schema.Struct({
     role: Schema.Literal("assistant"),
     content: Schema.optional(Schema.String),
     toolCalls: Schema.Array(ToolCall)
   }),
   Schema.Struct({ role: Schema.Literal("tool"), callId: Schema.String, name: Schema.String, content: Schema.String })
-)
+])
 
 /**
  * The outcome of one call of the waiting turn: known (a read that ran, a call
@@ -64,10 +64,10 @@ export const StoredMessage = Schema.Union(
  * @since 0.1.0
  * @category schemas
  */
-export const TurnOutcome = Schema.Union(
+export const TurnOutcome = Schema.Union([
   Schema.Struct({ call: StoredCall, content: Schema.String }),
   Schema.Struct({ proposal: Schema.String })
-)
+])
 
 /**
  * Everything a run needs to go on: its limits and context, the conversation,
@@ -111,10 +111,10 @@ export const State = Schema.Struct({
   /** The turn whose writes and sends wait for a human, in the order the model asked. */
   turn: Schema.optional(Schema.Struct({ calls: Schema.Array(ToolCall), outcomes: Schema.Array(TurnOutcome) })),
   /** How the run ended. */
-  ended: Schema.optional(Schema.Union(
+  ended: Schema.optional(Schema.Union([
     Schema.Struct({
       status: Schema.Literal("finished"),
-      stopped: Schema.Literal("answer", "round-limit"),
+      stopped: Schema.Literals(["answer", "round-limit"]),
       answer: Schema.optional(Schema.String)
     }),
     Schema.Struct({
@@ -123,7 +123,7 @@ export const State = Schema.Struct({
       reason: Schema.String,
       at: Schema.String
     })
-  ))
+  ]))
 })
 
 /**
@@ -139,7 +139,7 @@ export interface State extends Schema.Schema.Type<typeof State> {}
  * @since 0.1.0
  * @category schemas
  */
-export const Status = Schema.Literal("running", "waiting", "finished", "cancelled")
+export const Status = Schema.Literals(["running", "waiting", "finished", "cancelled"])
 
 /**
  * @since 0.1.0
@@ -226,7 +226,7 @@ export class RunBusy extends Schema.TaggedError<RunBusy>()("@graded/core/RunStor
  * @since 0.1.0
  * @category services
  */
-export class RunStore extends Context.Tag("@graded/core/RunStore")<RunStore, RunStore.Service>() {}
+export class RunStore extends Context.Service<RunStore, RunStore.Service>()("@graded/core/RunStore") {}
 
 /**
  * @since 0.1.0
@@ -296,23 +296,23 @@ export const memory: Layer.Layer<RunStore> = Layer.sync(RunStore, () => {
       ),
     claim: (id, leaseUntil, now) =>
       Effect.flatMap(iso, (updatedAt) =>
-        Effect.suspend((): Either.Either<Run, RunNotFound | RunBusy> => {
+        Effect.suspend((): Effect.Effect<Run, RunNotFound | RunBusy> => {
           const run = runs.get(id)
-          if (run === undefined) return Either.left(new RunNotFound({ id }))
+          if (run === undefined) return Effect.fail(new RunNotFound({ id }))
           const free = run.status === "waiting" ||
             (run.status === "running" && run.leaseUntil !== undefined && run.leaseUntil < now)
-          if (!free) return Either.left(new RunBusy({ id, status: run.status, leaseUntil: run.leaseUntil }))
+          if (!free) return Effect.fail(new RunBusy({ id, status: run.status, leaseUntil: run.leaseUntil }))
           const claimed: Run = { ...run, status: "running", leaseUntil, version: run.version + 1, updatedAt }
           runs.set(id, claimed)
-          return Either.right(claimed)
+          return Effect.succeed(claimed)
         })),
     save: (run) =>
       Effect.flatMap(iso, (updatedAt) =>
-        Effect.suspend((): Either.Either<Run, RunNotFound | RunBusy> => {
+        Effect.suspend((): Effect.Effect<Run, RunNotFound | RunBusy> => {
           const stored = runs.get(run.id)
-          if (stored === undefined) return Either.left(new RunNotFound({ id: run.id }))
+          if (stored === undefined) return Effect.fail(new RunNotFound({ id: run.id }))
           if (stored.version !== run.version) {
-            return Either.left(new RunBusy({ id: run.id, status: stored.status, leaseUntil: stored.leaseUntil }))
+            return Effect.fail(new RunBusy({ id: run.id, status: stored.status, leaseUntil: stored.leaseUntil }))
           }
           // Only what a save changes: the run's id, trace, actor and creation stay.
           const saved: Run = {
@@ -324,7 +324,7 @@ export const memory: Layer.Layer<RunStore> = Layer.sync(RunStore, () => {
             updatedAt
           }
           runs.set(run.id, saved)
-          return Either.right(saved)
+          return Effect.succeed(saved)
         }))
   })
 })

@@ -40,8 +40,8 @@ import type { Refused } from "./ToolError.js"
  */
 export type StartOptions<T> = Agent.SupervisedOptions<T> & {
   readonly runId?: string | undefined
-  readonly decisionTimeout?: Duration.DurationInput | undefined
-  readonly lease?: Duration.DurationInput | undefined
+  readonly decisionTimeout?: Duration.Input | undefined
+  readonly lease?: Duration.Input | undefined
 }
 
 /**
@@ -134,7 +134,7 @@ export const start = <T extends Toolkit.Any>(
  */
 export const resume = <T extends Toolkit.Any>(
   runId: string,
-  options: { readonly toolkit: T; readonly lease?: Duration.DurationInput | undefined }
+  options: { readonly toolkit: T; readonly lease?: Duration.Input | undefined }
 ): Effect<Outcome<Toolkit.Tools<T>>, RunError, Requirements<T>> =>
   internal.resume(runId, options) as Effect<Outcome<Toolkit.Tools<T>>, RunError, Requirements<T>>
 

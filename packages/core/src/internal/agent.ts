@@ -1,4 +1,4 @@
-import { Effect, Either, Schema } from "effect"
+import { Effect, Result, Schema } from "effect"
 import * as Audit from "../Audit.js"
 import * as Invocation from "../Invocation.js"
 import {
@@ -75,11 +75,11 @@ const denied = (id: string, tool: string, code: DenialCode, message: string): Ou
 // not the model's business.
 const forModel = ({ confirmPayload: _, ...result }: ToolResult) => result
 
-const parse = (text: string): Either.Either<unknown, string> => {
+const parse = (text: string): Result.Result<unknown, string> => {
   try {
-    return Either.right(JSON.parse(text))
+    return Result.succeed(JSON.parse(text))
   } catch {
-    return Either.left("the arguments are not valid JSON")
+    return Result.fail("the arguments are not valid JSON")
   }
 }
 
@@ -118,21 +118,21 @@ const Turn = Schema.Struct({
   toolCalls: Schema.optional(Schema.NullOr(Schema.Array(Schema.Unknown))),
   usage: Schema.optional(Schema.Unknown)
 })
-const decodeTurn = Schema.decodeUnknownEither(Turn)
+const decodeTurn = Schema.decodeUnknownResult(Turn)
 // A call id links a call to its proposal and its result, and is stored (a
 // SQL column): one that a store could change on the way in (a control
 // character, a lone surrogate) or that is no id at all is refused.
 const controlOrLoneSurrogate =
   // eslint-disable-next-line no-control-regex -- matching control characters is the point
   /[\u0000-\u001f\u007f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
-const CallId = Schema.String.pipe(
-  Schema.filter((id) =>
+const CallId = Schema.String.check(
+  Schema.makeFilter((id: string) =>
     id.length > 0 && id.length <= 256 && !controlOrLoneSurrogate.test(id) ||
     "a call id must be 1 to 256 characters, without control characters or lone surrogates"
   )
 )
 const WellFormedCall = Schema.Struct({ id: CallId, name: Schema.String, arguments: Schema.String })
-const decodeCall = Schema.decodeUnknownEither(WellFormedCall)
+const decodeCall = Schema.decodeUnknownResult(WellFormedCall)
 
 const count = (value: unknown): number => typeof value === "number" && Number.isFinite(value) ? value : 0
 
@@ -154,26 +154,26 @@ const asJson = (value: unknown): string | undefined => {
 
 // A turn is read once, as a copy: an in-process adapter's getter that throws
 // (or answers differently the second time) makes a malformed turn, not a defect.
-const checkTurn = (response: unknown, round: number): Either.Either<Checked, ModelError> => {
+const checkTurn = (response: unknown, round: number): Result.Result<Checked, ModelError> => {
   try {
     return readTurn(plainCopy(response), round)
   } catch {
-    return Either.left(
+    return Result.fail(
       new ModelError({ reason: "malformed-response", detail: "the model's turn is malformed: reading it threw" })
     )
   }
 }
 
-const readTurn = (response: unknown, round: number): Either.Either<Checked, ModelError> => {
+const readTurn = (response: unknown, round: number): Result.Result<Checked, ModelError> => {
   const turn = decodeTurn(response)
-  if (Either.isLeft(turn)) {
-    return Either.left(
-      new ModelError({ reason: "malformed-response", detail: `the model's turn is malformed: ${issueOf(turn.left)}` })
+  if (Result.isFailure(turn)) {
+    return Result.fail(
+      new ModelError({ reason: "malformed-response", detail: `the model's turn is malformed: ${issueOf(turn.failure)}` })
     )
   }
   const malformed = new Map<number, string>()
   const ids = new Set<string>()
-  const calls = (turn.right.toolCalls ?? []).map((raw, index): ToolCall => {
+  const calls = (turn.success.toolCalls ?? []).map((raw, index): ToolCall => {
     // Arguments given as an object rather than JSON text are taken as JSON
     // (one nested too deeply to write as JSON is no arguments at all).
     const candidate = typeof raw === "object" && raw !== null && "arguments" in raw &&
@@ -183,15 +183,15 @@ const readTurn = (response: unknown, round: number): Either.Either<Checked, Mode
     const call = decodeCall(candidate)
     // A call id names one call of a turn (its result, its proposal): a second
     // call under the same id is no call of its own.
-    if (Either.isRight(call) && ids.has(call.right.id)) {
-      malformed.set(index, `the call id ${JSON.stringify(call.right.id)} is used by an earlier call of this turn`)
-      return { ...call.right, arguments: "" }
+    if (Result.isSuccess(call) && ids.has(call.success.id)) {
+      malformed.set(index, `the call id ${JSON.stringify(call.success.id)} is used by an earlier call of this turn`)
+      return { ...call.success, arguments: "" }
     }
-    if (Either.isRight(call)) {
-      ids.add(call.right.id)
-      return call.right
+    if (Result.isSuccess(call)) {
+      ids.add(call.success.id)
+      return call.success
     }
-    malformed.set(index, issueOf(call.left))
+    malformed.set(index, issueOf(call.failure))
     const field = (key: string) =>
       typeof raw === "object" && raw !== null && key in raw ? (raw as Record<string, unknown>)[key] : undefined
     const id = field("id")
@@ -202,9 +202,9 @@ const readTurn = (response: unknown, round: number): Either.Either<Checked, Mode
       arguments: ""
     }
   })
-  const usage = turn.right.usage as Partial<Record<keyof Usage, unknown>> | null | undefined
-  return Either.right({
-    text: turn.right.text ?? undefined,
+  const usage = turn.success.usage as Partial<Record<keyof Usage, unknown>> | null | undefined
+  return Result.succeed({
+    text: turn.success.text ?? undefined,
     calls,
     malformed,
     usage: { inputTokens: count(usage?.inputTokens), outputTokens: count(usage?.outputTokens) }
@@ -382,14 +382,14 @@ export const loop = (
 
     // The checks every call goes through before a tool is reached: the tool,
     // if offered and the call is new, well sized and valid JSON.
-    const check = (call: ToolCall): Either.Either<readonly [AnyTool, unknown], Effect.Effect<Outcome>> => {
+    const check = (call: ToolCall): Result.Result<readonly [AnyTool, unknown], Effect.Effect<Outcome>> => {
       // What the model named is stored escaped and cut unless it is a tool name.
       const name = Printable.name(fromWire(call.name))
       // Defence 2: nothing outside the offered set runs, whatever its name.
       const tool = offered.get(call.name)
       if (tool === undefined) {
         const known = options.toolkit.get(name)
-        return Either.left(
+        return Result.fail(
           known !== undefined
             ? refuse(call.id, name, "offered", "not-offered", `${known.name} is not offered to the model here`)
             : refuse(call.id, name, "offered", "unknown-tool", `there is no tool named ${name}`)
@@ -397,38 +397,38 @@ export const loop = (
       }
       if (refusedBefore.has(repeatKey(call))) {
         const reason = "this exact call was already refused in this run; it is not asked again"
-        return Either.left(refuse(call.id, tool.name, "repeat", "refused", reason))
+        return Result.fail(refuse(call.id, tool.name, "repeat", "refused", reason))
       }
       const maxArgumentChars = options.maxArgumentChars ?? defaultMaxArgumentChars
       if (call.arguments.length > maxArgumentChars) {
         const reason = `the arguments are ${call.arguments.length} characters; at most ${maxArgumentChars} are accepted`
-        return Either.left(
+        return Result.fail(
           refuse(call.id, tool.name, "input", "invalid-input", reason, invalidInputMessage(tool.name, reason))
         )
       }
       const parsed = parse(call.arguments)
-      if (Either.isLeft(parsed)) {
-        return Either.left(
-          refuse(call.id, tool.name, "input", "invalid-input", parsed.left, invalidInputMessage(tool.name, parsed.left))
+      if (Result.isFailure(parsed)) {
+        return Result.fail(
+          refuse(call.id, tool.name, "input", "invalid-input", parsed.failure, invalidInputMessage(tool.name, parsed.failure))
         )
       }
       // What JSON cannot carry (too deep, a number it would write as null) is
       // refused here, for every call: a durable run's write or send included.
-      const notJson = jsonIssue(parsed.right)
+      const notJson = jsonIssue(parsed.success)
       if (notJson !== undefined) {
-        return Either.left(
+        return Result.fail(
           refuse(call.id, tool.name, "input", "invalid-input", notJson, invalidInputMessage(tool.name, notJson))
         )
       }
-      return Either.right([tool, parsed.right] as const)
+      return Result.succeed([tool, parsed.success] as const)
     }
 
     // Runs for every call a model makes: checks first, then one registry
     // dispatch, as plain effects rather than a generator.
     const dispatch = (call: ToolCall): Effect.Effect<Outcome, never, any> => {
       const checked = check(call)
-      if (Either.isLeft(checked)) return checked.left
-      const [tool, input] = checked.right
+      if (Result.isFailure(checked)) return checked.failure
+      const [tool, input] = checked.success
       const untrusted = state.untrusted
       // Defence 3: the registry's gates again, under capabilities that refuse
       // (provided once around the whole loop, in `run`).
@@ -438,7 +438,7 @@ export const loop = (
       // meanwhile does not change how this one is judged.
       const facts = Object.keys(state.facts).length === 0 ? undefined : judged().facts
       const viaRegistry = facts === undefined ? registry.dispatch(tool.name, input)
-        : Effect.locallyWith(
+        : Effect.updateService(
           registry.dispatch(tool.name, input),
           currentRef,
           (outer) => Invocation.merge(outer, { facts })
@@ -470,13 +470,13 @@ export const loop = (
     // Durable, a write or send is drafted for a human, after the same checks.
     const propose = (call: ToolCall, durable: Durable): Effect.Effect<Outcome | Draft, never, any> => {
       const checked = check(call)
-      if (Either.isLeft(checked)) return checked.left
-      const [tool, input] = checked.right
+      if (Result.isFailure(checked)) return checked.failure
+      const [tool, input] = checked.success
       // Drafted in the turn's context, facts included, as a read is run: a
       // send's prepare may read them (the channel a lookup recorded).
       const facts = Object.keys(state.facts).length === 0 ? undefined : judged().facts
       const draft = facts === undefined ? durable.draft(tool, call, input, state.round)
-        : Effect.locallyWith(
+        : Effect.updateService(
           durable.draft(tool, call, input, state.round),
           currentRef,
           (outer) => Invocation.merge(outer, { facts })
@@ -499,17 +499,18 @@ export const loop = (
       }
       const generated: Response = yield* model.generate({ messages: [...messages], tools })
       const checked = checkTurn(generated, round)
-      if (Either.isLeft(checked)) {
-        return yield* checked.left
+      if (Result.isFailure(checked)) {
+        return yield* checked.failure
       }
-      usage.inputTokens += checked.right.usage.inputTokens
-      usage.outputTokens += checked.right.usage.outputTokens
-      messages.push({ role: "assistant", content: checked.right.text, toolCalls: checked.right.calls })
+      const answer = checked.success
+      usage.inputTokens += answer.usage.inputTokens
+      usage.outputTokens += answer.usage.outputTokens
+      messages.push({ role: "assistant", content: answer.text, toolCalls: answer.calls })
       // Stored before any of its calls runs: a restart goes on from it.
       if (durable !== undefined) {
-        yield* durable.answered(state, checked.right.malformed)
+        yield* durable.answered(state, answer.malformed)
       }
-      return { calls: checked.right.calls, text: checked.right.text, malformed: checked.right.malformed }
+      return { calls: answer.calls, text: answer.text, malformed: answer.malformed }
     })
     for (;;) {
       const answered: Answered = stored ?? (yield* ask)
@@ -653,7 +654,7 @@ export const run = (options: RunOptions) =>
     // Every tool call of the loop sees capabilities that refuse, whatever an
     // outer layer provided; provided once here rather than for each call.
     const end = yield* Invocation.within(context)(
-      Effect.zipRight(cast, withoutCapabilities(loop(options, maxRounds, maxCallsPerRound, "autonomous", state)))
+      Effect.andThen(cast, withoutCapabilities(loop(options, maxRounds, maxCallsPerRound, "autonomous", state)))
     )
-    return end._tag === "Done" ? finish(state, end) : yield* Effect.dieMessage("an autonomous loop cannot wait")
+    return end._tag === "Done" ? finish(state, end) : yield* Effect.die(new Error("an autonomous loop cannot wait"))
   })

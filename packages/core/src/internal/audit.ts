@@ -1,5 +1,4 @@
-import { Clock, Context, Effect, Exit } from "effect"
-import type { RuntimeFiber } from "effect/Fiber"
+import { Clock, Effect, Exit, type Fiber } from "effect"
 import type { Entry, Event } from "../Audit.js"
 import type { Context as InvocationContext } from "../Invocation.js"
 import { currentRef, looksAutonomous } from "./authority.js"
@@ -72,7 +71,7 @@ export const labelsOf = (tool: {
 /** Runs `self` with `tool`'s labels stamped on the entries recorded for it. */
 export const labelled = (tool: Parameters<typeof labelsOf>[0]) => <A, E, R>(self: Effect.Effect<A, E, R>) => {
   const labels = labelsOf(tool)
-  return labels === undefined ? self : Effect.locally(self, labelsRef, labels)
+  return labels === undefined ? self : Effect.provideService(self, labelsRef, labels)
 }
 
 /** What every entry of one call is stamped with, read from its fiber once. */
@@ -85,16 +84,16 @@ export interface Stamp {
 }
 
 export const stampOf = (
-  fiber: RuntimeFiber<unknown, unknown>,
-  labels: Labels | undefined = fiber.getFiberRef(labelsRef),
-  context: InvocationContext = fiber.getFiberRef(currentRef),
+  fiber: Fiber.Fiber<unknown, unknown>,
+  labels: Labels | undefined = fiber.getRef(labelsRef),
+  context: InvocationContext = fiber.getRef(currentRef),
   autonomous: boolean = looksAutonomous(fiber, context)
 ): Stamp => {
   return {
     traceId: context.traceId,
     actor: context.actor,
     autonomous,
-    clock: Context.get(fiber.currentDefaultServices, Clock.Clock),
+    clock: fiber.getRef(Clock.Clock),
     labels
   }
 }
@@ -112,7 +111,7 @@ export const stamped = (stamp: Stamp, event: Event): Entry => {
   // Copied, then stamped: on Node 20 `{ ...event, at }` (a spread followed
   // by more properties) costs about a microsecond a property.
   const entry = Object.assign({}, event) as Mutable<Entry>
-  entry.at = isoTime(stamp.clock.unsafeCurrentTimeMillis())
+  entry.at = isoTime(stamp.clock.currentTimeMillisUnsafe())
   entry.traceId = stamp.traceId
   entry.actor = stamp.actor
   entry.autonomous = stamp.autonomous
@@ -124,8 +123,8 @@ export const stamped = (stamp: Stamp, event: Event): Entry => {
 // binds one per call rather than reading the fiber for every entry.
 export const recorder = (
   sink: Sink,
-  fiber: RuntimeFiber<unknown, unknown>,
-  labels: Labels | undefined = fiber.getFiberRef(labelsRef)
+  fiber: Fiber.Fiber<unknown, unknown>,
+  labels: Labels | undefined = fiber.getRef(labelsRef)
 ): ((event: Event) => Effect.Effect<void>) | undefined => {
   if (sink === discard) return undefined
   const stamp = stampOf(fiber, labels)

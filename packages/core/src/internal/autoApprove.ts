@@ -6,7 +6,7 @@
 // A rule's predicate is kept here, keyed by the frozen rule value, so a value
 // shaped like a rule (a spread, a hand-made object) approves nothing.
 // Who may import this: graded's own modules only (HumanConfirm).
-import { Effect, Either, Schema } from "effect"
+import { Effect, Result, Schema } from "effect"
 import type { Context } from "../Invocation.js"
 import type { Any as AnyTool } from "../Tool.js"
 import type { Request } from "./capability.js"
@@ -56,15 +56,15 @@ export const firstMatch = (
     if (request.grade !== "write" || request.tool.grade !== "write") return Effect.succeed(undefined)
     const candidates = index.get(request.tool)
     if (candidates === undefined) return Effect.succeed(undefined)
-    const decode = Schema.decodeUnknownEither(request.schema)
+    const decode = Schema.decodeUnknownResult(request.schema)
     const failures: Array<string> = []
     for (const rule of candidates) {
       const copy = decode(shown)
-      if (Either.isLeft(copy)) break
+      if (Result.isFailure(copy)) break
       const facts = watchedFacts(context.facts)
       let answer: unknown
       try {
-        answer = rule.approves(copy.right, Object.freeze({ ...context, facts: facts.view }))
+        answer = rule.approves(copy.success, Object.freeze({ ...context, facts: facts.view }))
       } catch (error) {
         failures.push(`rule ${rule.id} threw (${error instanceof Error ? error.message : String(error)})`)
         continue

@@ -45,7 +45,7 @@ export const make = <Tools extends ReadonlyArray<Tool.Any>, Plans extends Readon
         Plan.run(plan, input ?? {}).pipe(
           Effect.provide(HumanConfirm.trigger({ by, via: "console" })),
           Effect.map((data): PlanResult => ({ ok: true, data })),
-          Effect.catchAll((error) =>
+          Effect.catch((error) =>
             Effect.succeed<PlanResult>(
               error._tag === "@graded/core/Plan/StepFailed"
                 ? { ok: false, error: error.message, step: error.step, index: error.index }

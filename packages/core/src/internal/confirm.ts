@@ -3,7 +3,7 @@
 // tool and the payload, a copy no one else holds), the layer's rules, and the
 // UI's decision, decoded again when it is an edit.
 // Who may import this: HumanConfirm.ts.
-import { Effect, JSONSchema, ParseResult, Schema } from "effect"
+import { Effect, Schema, SchemaIssue } from "effect"
 import * as Audit from "../Audit.js"
 import type { Confirmed } from "../Capability.js"
 import type { UI } from "../HumanConfirm.js"
@@ -18,13 +18,17 @@ import { cannotCopy, copyOf, frozenData } from "./seal.js"
 import { inSchema } from "./tool.js"
 import type { SchemaCode } from "./toolState.js"
 
-// The payload's JSON Schema, for UIs that build an edit form; made once.
+// The payload's JSON Schema, for UIs that build an edit form; made once: the
+// root, with its definitions under `$defs` when it has any.
 const jsonSchemas = new WeakMap<object, unknown>()
-const jsonSchemaOf = (schema: Schema.Schema<any, any>): unknown => {
+const jsonSchemaOf = (schema: Schema.Top): unknown => {
   if (!jsonSchemas.has(schema)) {
     let made: unknown
     try {
-      made = JSONSchema.make(schema)
+      const document = Schema.toJsonSchemaDocument(schema)
+      made = Object.keys(document.definitions).length === 0
+        ? document.schema
+        : { ...document.schema, $defs: document.definitions }
     } catch {
       made = undefined
     }
@@ -41,18 +45,23 @@ const jsonSchemaOf = (schema: Schema.Schema<any, any>): unknown => {
  */
 export const drift = (
   schemaCode: SchemaCode,
-  schema: Schema.Schema<any, unknown>,
+  schema: Schema.Codec<any, unknown>,
   seen: unknown,
   decoded: unknown
 ): Effect.Effect<string | undefined> =>
-  schemaCode(Schema.encode(schema)(decoded)).pipe(
+  schemaCode(Schema.encodeEffect(schema)(decoded)).pipe(
     Effect.map((again) => {
       const at = firstDifference(again, seen)
       return at === undefined ? undefined
         : `what it decodes to would show differently at ${at}: the schema's decode does not give back what its encode shows`
     }),
-    Effect.catchAll((error) => Effect.succeed(`what it decodes to does not encode back: ${issueOf(error)}`))
+    Effect.catch((error) => Effect.succeed(`what it decodes to does not encode back: ${issueOf(error)}`))
   )
+
+// An edit refused before or after its schema decoded it, as the schema's own
+// errors are: the message says why, and the edit itself stays out of it.
+const refusedEdit = (message: string): Schema.SchemaError =>
+  new Schema.SchemaError(new SchemaIssue.InvalidValue({ message }))
 
 // The rules of a layer, by the tool each approves.
 type Rules = rules.Index
@@ -87,7 +96,7 @@ export const confirmWith =
       // read tool's output: a getter answering differently the second time, a
       // key the schema does not declare, an object its code keeps and
       // rewrites while the card is open. None of it reaches the confirmed payload.
-      const encoded = yield* schemaCode(Schema.encode(request.schema)(request.payload)).pipe(
+      const encoded = yield* schemaCode(Schema.encodeEffect(request.schema)(request.payload)).pipe(
         Effect.mapError((error) => unshowable(issueOf(error)))
       )
       const shown = copyOf(encoded)
@@ -110,7 +119,7 @@ export const confirmWith =
       // Date, `Schema.Unknown`) is then no object the audit entry or the UI
       // holds, so changing theirs while the human reads changes nothing
       // that runs. What is shown is frozen, and so is what is confirmed.
-      const payload = yield* schemaCode(Schema.decodeUnknown(request.schema)(copyOf(shown))).pipe(
+      const payload = yield* schemaCode(Schema.decodeUnknownEffect(request.schema)(copyOf(shown))).pipe(
         Effect.map(frozenData),
         Effect.mapError((error) => unshowable(`what is shown does not decode back: ${issueOf(error)}`))
       )
@@ -123,22 +132,14 @@ export const confirmWith =
       const revalidate = (given: unknown) => {
         // The UI's edit, copied once: the UI keeps no hold on what runs.
         const edited = copyOf(given)
-        if (edited === cannotCopy) {
-          return Effect.fail(
-            new ParseResult.ParseError({
-              issue: new ParseResult.Type(request.schema.ast, given, "the edit is not data (a function, a symbol)")
-            })
-          )
-        }
-        const notJson = jsonError(request.schema, edited)
+        if (edited === cannotCopy) return Effect.fail(refusedEdit("the edit is not data (a function, a symbol)"))
+        const notJson = jsonError(edited)
         if (notJson !== undefined) return Effect.fail(notJson)
         return Effect.flatMap(
-          Effect.map(schemaCode(Schema.decodeUnknown(request.schema, parseOptions)(edited)), frozenData),
+          Effect.map(schemaCode(Schema.decodeUnknownEffect(request.schema, parseOptions)(edited)), frozenData),
           (decoded) =>
             Effect.flatMap(driftOf(edited, decoded), (drifted) =>
-              drifted === undefined ? Effect.succeed(decoded) : Effect.fail(
-                new ParseResult.ParseError({ issue: new ParseResult.Type(request.schema.ast, given, drifted) })
-              ))
+              drifted === undefined ? Effect.succeed(decoded) : Effect.fail(refusedEdit(drifted)))
         )
       }
       yield* Audit.record({ type: "confirm-requested", tool, grade: request.grade, payload: shown })

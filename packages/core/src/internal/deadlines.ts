@@ -1,4 +1,17 @@
-// Who may import this: ProposalStore.ts (the memory store's deadlines).
+// Who may import this: ProposalStore.ts (the memory store's deadlines), and
+// graded's own modules for `millisOf`.
+import { Duration } from "effect"
+
+/**
+ * The milliseconds of a lease or an expiry as graded counts them: Effect 3
+ * read a negative or NaN duration as zero, and Effect 4 keeps its sign; a
+ * deadline is never set before now.
+ */
+export const millisOf = (input: Duration.Input): number => {
+  const millis = Duration.toMillis(Duration.fromInputUnsafe(input))
+  return millis > 0 ? millis : 0
+}
+
 // A deadline for each proposal that has one (ISO text, compared as text as
 // the stores compare it), in a binary min-heap. A proposal whose deadline
 // changes or goes gets a new entry or none, and its old entry stays in the

@@ -16,9 +16,10 @@ import { admitAll, guardsHere } from "./guard.js"
 import { refuse } from "./refuse.js"
 import { failureOf } from "./registry.js"
 import { sealed } from "./seal.js"
-import { causeLine, proposalStoreHere, runStoreIfAny, transaction } from "./services.js"
+import { causeLine, proposalStoreHere, runStoreIfAny, soleFailure, transaction } from "./services.js"
 import { confirmerOf, inSchema, isSend } from "./tool.js"
 import { drift } from "./confirm.js"
+import { millisOf } from "./deadlines.js"
 
 /** Proposal.payloadToConfirm. */
 export const payloadToConfirm = (proposal: Proposal): unknown =>
@@ -42,7 +43,7 @@ type Decide = "approve" | "retry"
 const runOf = (proposal: Proposal) =>
   proposal.runId === undefined ? Effect.succeed(undefined) : Effect.gen(function*() {
     const runs = yield* runStoreIfAny
-    if (runs._tag === "None") return undefined
+    if (Option.isNone(runs)) return undefined
     return Option.getOrUndefined(yield* Effect.option(runs.value.get(proposal.runId!)))
   })
 
@@ -58,7 +59,7 @@ export const decide = (
   toolkit: Toolkit.Any,
   id: string,
   mode: Decide,
-  options?: { readonly lease?: Duration.DurationInput | undefined }
+  options?: { readonly lease?: Duration.Input | undefined }
 ) =>
   Effect.flatMap(
     Effect.flatMap(proposalStoreHere, (store) => store.get(id)),
@@ -75,7 +76,7 @@ const decideStored = (
   toolkit: Toolkit.Any,
   stored: Proposal,
   mode: Decide,
-  options?: { readonly lease?: Duration.DurationInput | undefined }
+  options?: { readonly lease?: Duration.Input | undefined }
 ) =>
   Effect.gen(function*() {
     const store = yield* proposalStoreHere
@@ -116,7 +117,7 @@ const decideStored = (
       yield* store.reject(id, { by: cancelledBefore.by, at: cancelledBefore.at, edited: false, reason })
       return yield* new Rejected({ tool: tool.name, by: cancelledBefore.by, reason })
     }
-    const lease = Duration.toMillis(Duration.decode(options?.lease ?? defaultLease))
+    const lease = millisOf(options?.lease ?? defaultLease)
     const until = (millis: number) => iso(millis + lease)
     const claimed = mode === "approve"
       ? yield* store.claim(id, by, until(yield* Clock.currentTimeMillis))
@@ -176,7 +177,7 @@ const decideStored = (
           )
         }
         const millis = yield* closedMeanwhile
-        const payload = yield* inSchema(tool)(Schema.encode(schema)(approval.payload)).pipe(
+        const payload = yield* inSchema(tool)(Schema.encodeEffect(schema)(approval.payload)).pipe(
           Effect.mapError(() =>
             new Refused({ tool: tool.name, gate: "proposal", reason: "what was approved does not encode to be kept" })
           )
@@ -204,7 +205,7 @@ const decideStored = (
     const asked = mode === "retry" ? payloadToConfirm(claimed) : payloadToConfirm(stored)
     const exit = yield* Effect.exit(Effect.onInterrupt(
       Effect.flatMap(
-        inSchema(tool)(Schema.decodeUnknown(schema, parseOptions)(asked)).pipe(
+        inSchema(tool)(Schema.decodeUnknownEffect(schema, parseOptions)(asked)).pipe(
           Effect.mapError(() =>
             new Refused({
               tool: tool.name,
@@ -227,11 +228,11 @@ const decideStored = (
     const at = yield* now
     if (exit._tag === "Success") {
       const { by, edited, output } = exit.value
-      const encoded = yield* Effect.orElseSucceed(inSchema(tool)(Schema.encode(tool.output)(output)), () => undefined)
+      const encoded = yield* Effect.orElseSucceed(inSchema(tool)(Schema.encodeEffect(tool.output)(output)), () => undefined)
       const settled = yield* store.settle(id, { status: "delivered", decision: { by, at, edited }, output: encoded })
       return { proposal: settled, output }
     }
-    const failure = exit.cause._tag === "Fail" ? exit.cause.error : undefined
+    const failure = soleFailure(exit.cause)
     // The delivery could not be recorded: the proposal is no longer this
     // approval's (its lease lapsed, and it may be another human's by now), so
     // it is left as it is.

@@ -16,13 +16,14 @@ import { sealed } from "./seal.js"
 
 const none: ReadonlyArray<Guard> = Object.freeze([])
 
-export class Guards extends Context.Reference<Guards>()("@graded/core/Guard/Guards", {
-  defaultValue: (): ReadonlyArray<Guard> => none
-}) {}
+export const Guards: Context.Reference<ReadonlyArray<Guard>> = Context.Reference<ReadonlyArray<Guard>>(
+  "@graded/core/Guard/Guards",
+  { defaultValue: () => none }
+)
 
 /** The guards in scope, as graded first read them from this context (see kept.ts). */
 export const guardsHere: Effect.Effect<ReadonlyArray<Guard>> = sealed(
-  Effect.withFiberRuntime((fiber) => Effect.succeed(keptService(fiber.currentContext, Guards)))
+  Effect.withFiber((fiber) => Effect.succeed(keptService(fiber.context, Guards)))
 )
 sealed(Guards)
 

@@ -1,5 +1,5 @@
-import { Clock, Duration, Effect, Schema } from "effect"
-import type { ParseError } from "effect/ParseResult"
+import { Clock, type Duration, Effect, Schema } from "effect"
+import type { SchemaError } from "effect/Schema"
 import * as Audit from "../Audit.js"
 import * as Invocation from "../Invocation.js"
 import { ProposalStore } from "../ProposalStore.js"
@@ -11,6 +11,7 @@ import { mintProposal } from "./capability.js"
 import type { Confirmable } from "../Grade.js"
 import { isSend, makeRead } from "./tool.js"
 import { proposalStoreHere, transaction } from "./services.js"
+import { millisOf } from "./deadlines.js"
 
 export const Proposed = Schema.Struct({
   proposal: Schema.String,
@@ -24,15 +25,15 @@ export const make = (
   tool: Any,
   options?: {
     readonly maxPendingPerTrace?: number | undefined
-    readonly expireAfter?: Duration.DurationInput | undefined
+    readonly expireAfter?: Duration.Input | undefined
   }
 ) => {
   const maxPending = options?.maxPendingPerTrace ?? defaultMaxPendingPerTrace
   const expireAfter = options?.expireAfter === undefined
     ? undefined
-    : Duration.toMillis(Duration.decode(options.expireAfter))
-  const encodeInput = Schema.encode(tool.input)
-  const invalid = (error: ParseError) => InvalidOutput.fromParseError(tool.name, error)
+    : millisOf(options.expireAfter)
+  const encodeInput = Schema.encodeEffect(tool.input)
+  const invalid = (error: SchemaError) => InvalidOutput.fromParseError(tool.name, error)
   return makeRead(`${tool.name}.propose`, {
     title: `Propose: ${tool.title}`,
     description: `${tool.description} This does not ${tool.grade} anything: it records a proposal that a human ` +
@@ -55,7 +56,7 @@ export const make = (
         const payload = isSend(tool)
           ? yield* Effect.flatMap(
             tool.prepare(input),
-            (prepared) => Schema.encode(tool.payload)(prepared).pipe(Effect.mapError(invalid))
+            (prepared) => Schema.encodeEffect(tool.payload)(prepared).pipe(Effect.mapError(invalid))
           )
           : encodedInput
         // A stored proposal is shown to a human later, from its JSON: what

@@ -4,7 +4,7 @@
 // Who may import this: graded's own modules only (Proposal, ProposalStore, the run loop).
 import { Schema } from "effect"
 
-export const Status = Schema.Literal(
+export const Status = Schema.Literals([
   "pending",
   "approving",
   "delivering",
@@ -13,7 +13,7 @@ export const Status = Schema.Literal(
   "failed",
   "expired",
   "in-doubt"
-)
+])
 export type Status = typeof Status.Type
 
 type Transitions = { readonly [S in Status]: ReadonlyArray<Status> }

@@ -1,7 +1,7 @@
 // Durable supervised runs: the loop of internal/agent.ts with its state kept
 // in a RunStore and each write or send recorded as a proposal. A run stops
 // when a turn waits on decisions; `resume` reads the decisions and goes on.
-import { Clock, Duration, Effect, Either, Option, Schema } from "effect"
+import { Clock, Duration, Effect, Option, Result, Schema } from "effect"
 import * as Audit from "../Audit.js"
 import type { Confirmable } from "../Grade.js"
 import * as Invocation from "../Invocation.js"
@@ -21,11 +21,12 @@ import { jsonIssue } from "./jsonData.js"
 import { isOpen } from "./proposalStatus.js"
 import { proposalStoreHere, runStoreHere, transaction } from "./services.js"
 import { sealed } from "./seal.js"
+import { millisOf } from "./deadlines.js"
 
 export interface StartOptions extends Agent.RunOptions {
   readonly runId?: string | undefined
-  readonly decisionTimeout?: Duration.DurationInput | undefined
-  readonly lease?: Duration.DurationInput | undefined
+  readonly decisionTimeout?: Duration.Input | undefined
+  readonly lease?: Duration.Input | undefined
 }
 
 export type Outcome =
@@ -35,7 +36,7 @@ export type Outcome =
 
 export class RunEnded extends Schema.TaggedError<RunEnded>()("@graded/core/Runs/RunEnded", {
   id: Schema.String,
-  status: Schema.Literal("finished", "cancelled")
+  status: Schema.Literals(["finished", "cancelled"])
 }) {
   override get message(): string {
     return `Run ${this.id} is ${this.status}; it cannot be cancelled`
@@ -49,12 +50,12 @@ const now = sealed(Effect.map(Clock.currentTimeMillis, iso))
 
 // Values cross the store encoded with the tool's schemas, and come back
 // decoded with them; a value a schema cannot carry is kept as it is.
-const through = (schema: Schema.Schema<any, any> | undefined, value: unknown, way: "encode" | "decode") => {
+const through = (schema: Schema.Codec<any, any> | undefined, value: unknown, way: "encode" | "decode") => {
   if (schema === undefined || value === undefined) return value
   const result = way === "encode"
-    ? Schema.encodeUnknownEither(schema)(value)
-    : Schema.decodeUnknownEither(schema)(value)
-  return Either.getOrElse(result, () => value)
+    ? Schema.encodeUnknownResult(schema)(value)
+    : Schema.decodeUnknownResult(schema)(value)
+  return Result.getOrElse(result, () => value)
 }
 
 const mapCall = (toolkit: AnyToolkit, call: Agent.Call, way: "encode" | "decode"): Agent.Call => {
@@ -199,28 +200,28 @@ const drafting =
       )
       if (known !== undefined) return { proposal: known.id }
       const context = yield* Invocation.current
-      const decoded = Schema.decodeUnknownEither(tool.input, parseOptions)(input)
-      if (Either.isLeft(decoded)) {
-        const issue = issueOf(decoded.left)
+      const decoded = Schema.decodeUnknownResult(tool.input, parseOptions)(input)
+      if (Result.isFailure(decoded)) {
+        const issue = issueOf(decoded.failure)
         yield* Audit.record({ type: "refused", tool: tool.name, gate: "input", reason: issue })
         return Agent.denied(call.id, tool.name, "invalid-input", invalidInputMessage(tool.name, issue))
       }
-      const encodedInput = through(tool.input, decoded.right, "encode")
+      const encodedInput = through(tool.input, decoded.success, "encode")
       const prepared = isSend(tool)
-        ? yield* Effect.either(
+        ? yield* Effect.result(
           Invocation.within({ autonomous: true, untrusted: context.untrusted })(
-            withoutCapabilities(tool.prepare(decoded.right))
-          ).pipe(Effect.flatMap((payload) => inSchema(tool)(Schema.encode(tool.payload)(payload))))
+            withoutCapabilities(tool.prepare(decoded.success))
+          ).pipe(Effect.flatMap((payload) => inSchema(tool)(Schema.encodeEffect(tool.payload)(payload))))
         )
-        : Either.right(encodedInput)
-      if (Either.isLeft(prepared)) {
+        : Result.succeed(encodedInput)
+      if (Result.isFailure(prepared)) {
         // What the model is told: the tool's own text for the failure, as for any call.
-        const { code, message } = failureOf(tool, prepared.left)
+        const { code, message } = failureOf(tool, prepared.failure)
         yield* Audit.record({ type: "failed", tool: tool.name, error: message })
         return Agent.denied(call.id, tool.name, code, message)
       }
       // A payload a human could not be shown as it is, nor the store keep.
-      const notJson = jsonIssue(prepared.right)
+      const notJson = jsonIssue(prepared.success)
       if (notJson !== undefined) {
         const reason = `the payload cannot be stored: ${notJson}`
         yield* Audit.record({ type: "refused", tool: tool.name, gate: "proposal", reason })
@@ -232,7 +233,7 @@ const drafting =
         grade: tool.grade as Confirmable,
         title: tool.title,
         input: encodedInput,
-        payload: prepared.right,
+        payload: prepared.success,
         proposedAt: iso(millis),
         actor: context.actor,
         traceId: context.traceId,
@@ -275,7 +276,7 @@ const go = (
     // The turn waits on `open`: saved with the audit entry that says so (in
     // the caller's transaction).
     const wait = (turn: NonNullable<State["turn"]>, open: ReadonlyArray<string>) =>
-      Effect.zipRight(
+      Effect.andThen(
         save("waiting", toState(codec, state, base2, turn)),
         Audit.record({ type: "run", run: held.id, status: "waiting", proposals: open })
       )
@@ -316,7 +317,7 @@ const go = (
       for (const [tool, proposal] of delivered) {
         Agent.absorb(state, tool, through(tool.output, proposal.output, "decode"))
       }
-      yield* Invocation.within({ traceId: held.traceId })(atomically(Effect.zipRight(
+      yield* Invocation.within({ traceId: held.traceId })(atomically(Effect.andThen(
         save("running", toState(codec, state, base2), yield* renewed),
         Audit.record({ type: "run", run: held.id, status: "resumed" })
       )))
@@ -388,7 +389,7 @@ const go = (
         return waiting(added)
       }
       const ended = { status: "finished" as const, stopped: end.stopped, answer: end.answer }
-      yield* atomically(Effect.zipRight(
+      yield* atomically(Effect.andThen(
         save("finished", { ...toState(codec, state, base2), ended }),
         Audit.record({ type: "run", run: held.id, status: "finished" })
       ))
@@ -400,7 +401,7 @@ const go = (
     )
   })
 
-const leaseOf = (lease: Duration.DurationInput | undefined) => Duration.toMillis(Duration.decode(lease ?? defaultLease))
+const leaseOf = (lease: Duration.Input | undefined) => millisOf(lease ?? defaultLease)
 
 // A run id is typed at a terminal, printed in audit lines and kept as a
 // column (SQLite would cut it at a NUL, and turn a lone surrogate into
@@ -420,8 +421,9 @@ export const start = (options: StartOptions) =>
     }
     const timeout = options.decisionTimeout === undefined
       ? undefined
-      : Option.getOrUndefined(Duration.decodeUnknown(options.decisionTimeout))
-    if (options.decisionTimeout !== undefined && (timeout === undefined || Duration.toMillis(timeout) <= 0)) {
+      : Option.getOrUndefined(Duration.fromInput(options.decisionTimeout))
+    // Not `<= 0`: a duration of NaN milliseconds is no positive duration either.
+    if (options.decisionTimeout !== undefined && (timeout === undefined || !(Duration.toMillis(timeout) > 0))) {
       return yield* new Agent.InvalidOptions({
         option: "decisionTimeout",
         issue: `must be a positive duration, got ${String(options.decisionTimeout)}`
@@ -470,7 +472,7 @@ export const start = (options: StartOptions) =>
 
 export const resume = (
   id: string,
-  options: { readonly toolkit: AnyToolkit; readonly lease?: Duration.DurationInput | undefined }
+  options: { readonly toolkit: AnyToolkit; readonly lease?: Duration.Input | undefined }
 ) =>
   Effect.gen(function*() {
     const runs = yield* runStoreHere

@@ -33,6 +33,16 @@ const asItIs = <A, E, R>(self: Effect.Effect<A, E, R>) => self
 export const transaction = (store: Transactional): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R> =>
   store.withTransaction ?? asItIs
 
+/**
+ * The error of a cause that is one typed failure and nothing else (Effect 3's
+ * `Fail` cause), or undefined: a cause that also holds a defect or an
+ * interruption is not read as that failure.
+ */
+export const soleFailure = <E>(cause: Cause.Cause<E>): E | undefined => {
+  const [reason, ...rest] = cause.reasons
+  return rest.length === 0 && reason !== undefined && Cause.isFailReason(reason) ? reason.error : undefined
+}
+
 /** The first line of what a store's failure said, for a reason a human reads. */
 export const causeLine = (cause: Cause.Cause<unknown>): string => {
   const failure = Cause.squash(cause)

@@ -28,7 +28,7 @@ const settleLeftOpen = (id: string, error: unknown) =>
     // The run's own memory store, unguarded: what is written here only
     // settles a refusal, and nothing is delivered by it.
     const store = unguarded.get(yield* ProposalStore.ProposalStore)
-    if (store === undefined) return yield* Effect.dieMessage("Agent.supervised: its proposal store is not its own")
+    if (store === undefined) return yield* Effect.die(new Error("Agent.supervised: its proposal store is not its own"))
     const proposal = yield* Effect.orDie(store.get(id))
     if (proposal.status !== "pending") return
     const at = new Date(yield* Effect.clockWith((clock) => clock.currentTimeMillis)).toISOString()
@@ -42,8 +42,8 @@ const settleLeftOpen = (id: string, error: unknown) =>
 
 const decide = (toolkit: AnyToolkit, proposal: Proposal) =>
   proposal.status !== "pending"
-    ? Effect.dieMessage(`Agent.supervised: proposal ${proposal.id} is ${proposal.status}, not waiting for a human`)
-    : Effect.catchAll(
+    ? Effect.die(new Error(`Agent.supervised: proposal ${proposal.id} is ${proposal.status}, not waiting for a human`))
+    : Effect.catch(
       Effect.asVoid(approve(toolkit, proposal.id, { lease: humanTime })),
       (error) => settleLeftOpen(proposal.id, error)
     )
@@ -63,14 +63,16 @@ export const supervised = (options: RunOptions) =>
     }
     return outcome.status === "finished"
       ? outcome.result
-      : yield* Effect.dieMessage("Agent.supervised: its run was cancelled, which nothing here does")
+      : yield* Effect.die(new Error("Agent.supervised: its run was cancelled, which nothing here does"))
   }).pipe(
     // Stores of its own that nothing else holds: a run here is never busy,
-    // missing or taken.
+    // missing or taken. Built with a memo map of their own (`local`): Effect 4
+    // reuses a layer an enclosing `provide` built, and the caller's own
+    // `ProposalStore.memory` is not this run's.
     Effect.catchTags({
       "@graded/core/RunStore/RunBusy": Effect.die,
       "@graded/core/RunStore/RunExists": Effect.die,
       "@graded/core/RunStore/RunNotFound": Effect.die
     }),
-    Effect.provide(Layer.merge(RunStore.memory, ProposalStore.memory))
+    Effect.provide(Layer.merge(RunStore.memory, ProposalStore.memory), { local: true })
   )
