@@ -40,7 +40,9 @@ export const system = [
   "examples/support-desk/test/supervised.test.ts",
   "examples/support-desk/test/web.test.ts",
   // The documented commands, each in a shell; the other checks of test/ are unit tests.
-  "test/docs.test.ts"
+  "test/docs.test.ts",
+  // The packages packed, installed outside the workspace from their tarballs, and run.
+  "test/pack.test.ts"
 ]
 
 export default defineConfig({
