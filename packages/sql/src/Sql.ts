@@ -20,17 +20,17 @@
  *
  * @since 0.1.0
  */
-import type { MigrationError } from "@effect/sql/Migrator"
-import type * as SqlClient from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
 import { Duration, Layer, Redacted, Schema } from "effect"
+import type { MigrationError } from "effect/sql/Migrator"
+import type * as SqlClient from "effect/sql/SqlClient"
+import type { SqlError } from "effect/sql/SqlError"
 import { type Audit, Invocation, type ProposalStore, type RunStore } from "@graded/core"
 import type { Fallback } from "@graded/policy"
 import * as database from "./internal/database.js"
+import { installedFallbackStore } from "./internal/fallbackStore.js"
 import * as postgresClient from "./internal/postgres.js"
 import * as sqliteClient from "./internal/sqlite.js"
 import * as SqlAudit from "./SqlAudit.js"
-import * as SqlFallbackStore from "./SqlFallbackStore.js"
 import * as SqlMigrations from "./SqlMigrations.js"
 import * as SqlProposalStore from "./SqlProposalStore.js"
 import * as SqlRunStore from "./SqlRunStore.js"
@@ -45,7 +45,9 @@ type Provided =
 /**
  * Migrates the database of the `SqlClient` in context, then provides the
  * proposal store, the run store, the audit sink and the fallback store on it
- * (and `SqlAudit.entries` and the other reads).
+ * (and `SqlAudit.entries` and the other reads). The fallback store is
+ * @graded/policy's, an optional peer: where the app has not installed it, no
+ * code of the app can ask for `Fallback.Store`, and none is made.
  *
  * Every service that holds this client can write graded's tables: approve a
  * proposal row, delete audit rows. Provide it to this layer only
@@ -70,7 +72,7 @@ export const layer: Layer.Layer<Provided, SqlError | MigrationError, SqlClient.S
   SqlProposalStore.layer,
   SqlRunStore.layer,
   SqlAudit.layer,
-  SqlFallbackStore.layer,
+  installedFallbackStore,
   database.layer
 ).pipe(
   Layer.provide(Layer.effectDiscard(SqlMigrations.run))
@@ -99,8 +101,9 @@ export interface SqliteOptions {
 }
 
 /**
- * graded's durable parts in a SQLite file (through libsql): the embedded
- * default, for one app or a few processes on one machine. A statement SQLite
+ * graded's durable parts in a SQLite file (through Node's built-in
+ * `node:sqlite`): the embedded default, for one app or a few processes on one
+ * machine. A statement SQLite
  * refuses fails with a `SqlError` naming SQLite's code and message and the
  * file (`SQLite refused the write: SQLITE_READONLY (attempt to write a
  * readonly database) on graded.db`); the connection that met it is replaced,
@@ -119,7 +122,7 @@ export interface SqliteOptions {
 export const sqlite = (
   options: SqliteOptions
 ): Layer.Layer<Provided, SqlError | MigrationError> =>
-  Invocation.seal(layer.pipe(Layer.provide(sqliteClient.layer(options.filename, options.synchronous))))
+  Invocation.seal(layer.pipe(Layer.provide(sqliteClient.layer(options.filename, { synchronous: options.synchronous }))))
 
 /**
  * Where `Sql.postgres` connects.
@@ -142,7 +145,7 @@ export interface PostgresOptions {
    *
    * @since 0.2.0
    */
-  readonly connectTimeout?: Duration.DurationInput | undefined
+  readonly connectTimeout?: Duration.Input | undefined
 }
 
 /**
@@ -167,7 +170,7 @@ export const defaultConnectTimeout: Duration.Duration = Duration.seconds(60)
  */
 export class Unavailable extends Schema.TaggedError<Unavailable>()("@graded/sql/Sql/Unavailable", {
   host: Schema.String,
-  stage: Schema.Literal("connect", "migrate"),
+  stage: Schema.Literals(["connect", "migrate"]),
   reason: Schema.String,
   tries: Schema.Number,
   millis: Schema.Number
@@ -180,12 +183,33 @@ export class Unavailable extends Schema.TaggedError<Unavailable>()("@graded/sql/
 }
 
 /**
+ * A package graded needs for what the app asked was not there, or did not
+ * load: `Sql.postgres` needs @effect/sql-pg, an optional peer of @graded/sql
+ * that an app on SQLite alone does not install. `reason` is "it is not
+ * installed", or the import's own error.
+ *
+ * @since 0.4.0
+ * @category errors
+ */
+export class MissingPackage extends Schema.TaggedError<MissingPackage>()("@graded/sql/Sql/MissingPackage", {
+  package: Schema.String,
+  needed: Schema.String,
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `${this.needed} needs ${this.package}, and ${this.reason}: add it to the app (npm install ${this.package})`
+  }
+}
+
+/**
  * graded's durable parts in PostgreSQL (through @effect/sql-pg): for many
  * processes, on many machines, sharing one queue of proposals and one audit.
  * A start while the server does not answer (it is restarting, its container
  * is still coming up) tries again, with growing waits, for up to
  * `connectTimeout`, logging each failed try, then fails with
  * `Sql.Unavailable`. It provides no `SqlClient`: the pool is graded's.
+ * @effect/sql-pg is an optional peer, loaded when this layer is built: where
+ * it is not installed, the layer fails with `Sql.MissingPackage`.
  *
  * @example
  * import { Effect, Redacted } from "effect"
@@ -199,7 +223,7 @@ export class Unavailable extends Schema.TaggedError<Unavailable>()("@graded/sql/
  */
 export const postgres = (
   options: PostgresOptions
-): Layer.Layer<Provided, Unavailable | MigrationError> =>
+): Layer.Layer<Provided, Unavailable | MissingPackage | MigrationError> =>
   Invocation.seal(postgresClient.layer(
     {
       url: Redacted.isRedacted(options.url) ? options.url : Redacted.make(options.url),
@@ -208,7 +232,8 @@ export const postgres = (
       connectTimeout: options.connectTimeout ?? defaultConnectTimeout
     },
     layer,
-    (failure) => new Unavailable(failure)
+    (failure) => new Unavailable(failure),
+    (reason) => new MissingPackage({ package: postgresClient.driver, needed: "Sql.postgres", reason })
   ))
 
 // Sealed where they are made (Invocation.seal): each is shared by every

@@ -18,9 +18,9 @@
  *
  * @since 0.1.0
  */
-import type * as SqlClient from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
 import { Context, Duration, Effect, Layer, type Redacted, Schedule, Schema } from "effect"
+import type * as SqlClient from "effect/sql/SqlClient"
+import type { SqlError } from "effect/sql/SqlError"
 import { Audit, Invocation, ToolError } from "@graded/core"
 import * as internal from "./internal/audit.js"
 import * as database from "./internal/database.js"
@@ -79,11 +79,13 @@ export const make: Effect.Effect<Audit.Audit.Service, never, SqlClient.SqlClient
  * (`Sql.layer` does both).
  *
  * @example
- * import { LibsqlClient } from "@effect/sql-libsql"
- * import { Layer } from "effect"
+ * import { PgClient } from "@effect/sql-pg"
+ * import { Layer, Redacted } from "effect"
  * import { SqlAudit } from "@graded/sql"
  * // A client of your own, on a database SqlMigrations.run has migrated:
- * const audit = SqlAudit.layer.pipe(Layer.provide(LibsqlClient.layer({ url: "file:graded.db" })))
+ * const audit = SqlAudit.layer.pipe(
+ *   Layer.provide(PgClient.layer({ url: Redacted.make("postgres://graded@db.internal/graded") }))
+ * )
  *
  * @since 0.1.0
  * @category layers
@@ -281,7 +283,7 @@ const defaultForwardLimit = 500
 
 const sinkName = (options: ForwardOptions) =>
   options.sink.length === 0 || options.sink.length > 200
-    ? Effect.dieMessage(`SqlAudit.forward: a sink's name is 1 to 200 characters, got ${options.sink.length}`)
+    ? Effect.die(new Error(`SqlAudit.forward: a sink's name is 1 to 200 characters, got ${options.sink.length}`))
     : Effect.succeed(options.sink)
 
 // Marking entries forwarded is the app's: a tool's own code, or a model's
@@ -333,7 +335,7 @@ export const forward = (
   options: ForwardOptions,
   to: Audit.Audit.Service
 ): Effect.Effect<number, SqlError | CorruptRow | ForwardFailed, database.GradedDatabase> =>
-  Effect.flatMap(Effect.zipRight(mayForward, sinkName(options)), (sink) =>
+  Effect.flatMap(Effect.andThen(mayForward, sinkName(options)), (sink) =>
     database.use(outbox.forward(
       sink,
       to,
@@ -342,7 +344,7 @@ export const forward = (
       (cause) => new ForwardFailed({ sink, issue: issueOf(cause) })
     )).pipe(
       // A sink whose write died stored nothing this pass can vouch for.
-      Effect.catchAllDefect((defect) => Effect.fail(new ForwardFailed({ sink, issue: issueOf(defect) })))
+      Effect.catchDefect((defect) => Effect.fail(new ForwardFailed({ sink, issue: issueOf(defect) })))
     ))
 
 /**
@@ -372,15 +374,15 @@ export const forward = (
 export const forwarding = <E, R>(
   options: ForwardOptions & {
     readonly to: Layer.Layer<Audit.Audit, E, R>
-    readonly every?: Duration.DurationInput | undefined
+    readonly every?: Duration.Input | undefined
   }
 ): Layer.Layer<never, E, R | database.GradedDatabase> =>
-  Layer.scopedDiscard(Effect.gen(function*() {
+  Layer.effectDiscard(Effect.gen(function*() {
     const to = Context.get(yield* Layer.build(options.to), Audit.Audit)
     const limit = options.limit ?? defaultForwardLimit
     // Everything there is, a full pass after another.
     const drain = Effect.repeat(forward(options, to), { while: (forwarded) => forwarded === limit }).pipe(
-      Effect.catchAllCause((cause) =>
+      Effect.catchCause((cause) =>
         Effect.logWarning("@graded/sql: audit entries were not forwarded; the next pass tries again", cause).pipe(
           Effect.annotateLogs({ sink: options.sink })
         )
@@ -388,7 +390,7 @@ export const forwarding = <E, R>(
     )
     yield* Effect.addFinalizer(() => drain)
     yield* Effect.forkScoped(
-      Effect.repeat(drain, Schedule.spaced(Duration.decode(options.every ?? Duration.seconds(1))))
+      Effect.repeat(drain, Schedule.spaced(options.every ?? Duration.seconds(1)))
     )
   }))
 

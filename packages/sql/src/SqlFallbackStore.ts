@@ -20,22 +20,23 @@
  *
  * @since 0.1.0
  */
-import type * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Layer } from "effect"
-import { Fallback } from "@graded/policy"
-import * as internal from "./internal/fallbackStore.js"
+import type * as SqlClient from "effect/sql/SqlClient"
 import { Invocation } from "@graded/core"
+import type { Fallback } from "@graded/policy"
+import * as internal from "./internal/fallbackStore.js"
 
 /**
  * Makes the store on the `SqlClient` in context, whose database already holds
- * the tables (`SqlMigrations.run`).
+ * the tables (`SqlMigrations.run`). @graded/policy is an optional peer of
+ * @graded/sql, loaded here: where it is not installed, this dies saying so.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make: Effect.Effect<Fallback.Store.Service, never, SqlClient.SqlClient> = Effect.map(
-  internal.make,
-  Fallback.makeStore
+export const make: Effect.Effect<Fallback.Store.Service, never, SqlClient.SqlClient> = Effect.flatMap(
+  internal.requirePolicy,
+  internal.store
 )
 
 /**
@@ -54,7 +55,9 @@ export const make: Effect.Effect<Fallback.Store.Service, never, SqlClient.SqlCli
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<Fallback.Store, never, SqlClient.SqlClient> = Layer.effect(Fallback.Store, make)
+export const layer: Layer.Layer<Fallback.Store, never, SqlClient.SqlClient> = Layer.unwrap(
+  Effect.map(internal.requirePolicy, (Fallback) => Layer.effect(Fallback.Store, internal.store(Fallback)))
+)
 
 // Sealed where they are made (Invocation.seal): each is shared by every
 // fiber, and a tool's code that finds one must not rewrite it in place.

@@ -1,5 +1,5 @@
 /**
- * graded's tables, made and kept up to date with @effect/sql's `Migrator`:
+ * graded's tables, made and kept up to date with effect/sql's `Migrator`:
  * one schema for SQLite and PostgreSQL (`graded_proposals`,
  * `graded_audit`). Migrations that ran are recorded in their own table,
  * `graded_migrations`, so they never mix with your app's own migrations
@@ -12,10 +12,10 @@
  *
  * @since 0.1.0
  */
-import * as Migrator from "@effect/sql/Migrator"
-import type * as SqlClient from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Schedule } from "effect"
+import * as Migrator from "effect/sql/Migrator"
+import type * as SqlClient from "effect/sql/SqlClient"
+import type { SqlError } from "effect/sql/SqlError"
 import { migrations } from "./internal/migrations.js"
 
 /**
@@ -40,10 +40,12 @@ export const loader: Migrator.Loader = Migrator.fromRecord(migrations)
  * when it is up to date).
  *
  * @example
- * import { LibsqlClient } from "@effect/sql-libsql"
- * import { Effect } from "effect"
+ * import { PgClient } from "@effect/sql-pg"
+ * import { Effect, Redacted } from "effect"
  * import { SqlMigrations } from "@graded/sql"
- * const migrated = SqlMigrations.run.pipe(Effect.provide(LibsqlClient.layer({ url: "file:graded.db" })))
+ * const migrated = SqlMigrations.run.pipe(
+ *   Effect.provide(PgClient.layer({ url: Redacted.make("postgres://graded@db.internal/graded") }))
+ * )
  *
  * @since 0.1.0
  * @category constructors
@@ -57,6 +59,7 @@ export const run: Effect.Effect<
   // to create the Migrator's table; the one that loses sees it on its next try.
   Effect.retry({
     while: (error) => error._tag === "SqlError",
-    schedule: Schedule.exponential("50 millis").pipe(Schedule.jittered, Schedule.intersect(Schedule.recurs(3)))
+    times: 3,
+    schedule: Schedule.exponential("50 millis").pipe(Schedule.jittered)
   })
 )

@@ -21,8 +21,8 @@
  *
  * @since 0.1.0
  */
-import type * as SqlClient from "@effect/sql/SqlClient"
 import { type Effect, Layer } from "effect"
+import type * as SqlClient from "effect/sql/SqlClient"
 import { ProposalStore, Invocation } from "@graded/core"
 import * as internal from "./internal/proposalStore.js"
 

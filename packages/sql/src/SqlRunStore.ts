@@ -16,8 +16,8 @@
  *
  * @since 0.1.0
  */
-import type * as SqlClient from "@effect/sql/SqlClient"
 import { type Effect, Layer } from "effect"
+import type * as SqlClient from "effect/sql/SqlClient"
 import { RunStore, Invocation } from "@graded/core"
 import * as internal from "./internal/runStore.js"
 
@@ -38,7 +38,7 @@ export const make: Effect.Effect<RunStore.RunStore.Service, never, SqlClient.Sql
  * import { Layer } from "effect"
  * import { Sql, SqlRunStore } from "@graded/sql"
  * // Sql.sqlite already provides it; on a client of your own, migrated:
- * declare const client: Layer.Layer<import("@effect/sql/SqlClient").SqlClient>
+ * declare const client: Layer.Layer<import("effect/sql/SqlClient").SqlClient>
  * const runs = SqlRunStore.layer.pipe(Layer.provide(client))
  *
  * @since 0.1.0

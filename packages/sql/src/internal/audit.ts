@@ -6,18 +6,16 @@
 // migrates, and says in one sentence what is wrong (no file, no server, no
 // table) rather than failing on the first query.
 // Who may import this: SqlAudit.ts only.
-import { LibsqlClient } from "@effect/sql-libsql"
-import * as SqlClient from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
-import type * as Statement from "@effect/sql/Statement"
-import { PgClient } from "@effect/sql-pg"
-import { Cause, Deferred, Duration, Effect, Either, FiberRef, Layer, ParseResult, Redacted, Schema } from "effect"
+import { Cause, Context, Deferred, Duration, Effect, Layer, Redacted, Result, Schema, Semaphore } from "effect"
+import * as SqlClient from "effect/sql/SqlClient"
+import { isSqlError, type SqlError } from "effect/sql/SqlError"
+import type * as Statement from "effect/sql/Statement"
 import { Audit, Invocation } from "@graded/core"
 import * as fs from "node:fs"
-import * as path from "node:path"
-import { pathToFileURL } from "node:url"
 import type { Filter, Source } from "../SqlAudit.js"
 import { toJson } from "./json.js"
+import * as postgres from "./postgres.js"
+import * as sqlite from "./sqlite.js"
 import { currentTransaction } from "./transaction.js"
 
 // The columns a query selects on; what reads back is the JSON.
@@ -73,15 +71,15 @@ export const make: Effect.Effect<Audit.Audit.Service, never, SqlClient.SqlClient
   // every entry waiting, its own among them; a writer whose entry was written
   // meanwhile has nothing left to do. Each waits for its own entry.
   const waiting: Array<Waiting> = []
-  const permit = yield* Effect.makeSemaphore(1)
+  const permit = yield* Semaphore.make(1)
   const flush = Effect.suspend(() => {
     const batch = waiting.splice(0, rowsPerStatement)
     if (batch.length === 0) return Effect.void
     return insert(batch.map((one) => one.row)).pipe(
-      Effect.zipRight(Effect.forEach(batch, (one) => Deferred.succeed(one.done, undefined), { discard: true })),
+      Effect.andThen(Effect.forEach(batch, (one) => Deferred.succeed(one.done, undefined), { discard: true })),
       // The batch was refused: each entry alone, so a row the database
       // refuses costs that entry and no other.
-      Effect.catchAllCause(() =>
+      Effect.catchCause(() =>
         Effect.forEach(batch, (one) => Deferred.complete(one.done, Effect.asVoid(insert([one.row]))), {
           discard: true
         })
@@ -93,10 +91,10 @@ export const make: Effect.Effect<Audit.Audit.Service, never, SqlClient.SqlClient
       waiting.push({ row, done })
       // The driver runs a statement without yielding: a writer first lets the
       // others that are ready push theirs, so they share one commit.
-      return Effect.zipRight(
-        Effect.yieldNow(),
+      return Effect.andThen(
+        Effect.yieldNow,
         // Uninterruptible: others wait on the entries this writer took.
-        Effect.zipRight(
+        Effect.andThen(
           permit.withPermits(1)(
             Effect.uninterruptible(Effect.flatMap(Deferred.isDone(done), (written) => written ? Effect.void : flush))
           ),
@@ -108,7 +106,7 @@ export const make: Effect.Effect<Audit.Audit.Service, never, SqlClient.SqlClient
     Effect.asVoid(insert(rows as ReadonlyArray<ReturnType<typeof values>>))
   return Object.freeze<Audit.Audit.Service>({
     write: (entry) =>
-      Effect.flatMap(FiberRef.get(currentTransaction), (open) => {
+      Effect.flatMap(currentTransaction, (open) => {
         // Inside a transition's transaction (on this database): the row waits
         // on it and is written as it commits; a row that cannot be written
         // fails the step, and nothing of it is kept: no state change stands
@@ -127,7 +125,7 @@ export const make: Effect.Effect<Audit.Audit.Service, never, SqlClient.SqlClient
         // A sink never fails the call it records: a database that refuses the
         // row (or a value JSON cannot write) costs the entry, said in the log.
         return Effect.suspend(() => grouped(values(entry))).pipe(
-          Effect.catchAllCause((cause) =>
+          Effect.catchCause((cause) =>
             Effect.logWarning("@graded/sql: an audit entry was not stored", cause).pipe(
               Effect.annotateLogs({ type: entry.type, traceId: entry.traceId ?? "" })
             )
@@ -137,9 +135,8 @@ export const make: Effect.Effect<Audit.Audit.Service, never, SqlClient.SqlClient
   })
 })
 
-export const decodeEntry = Schema.decodeUnknownEither(Schema.parseJson(Audit.Entry))
-export const issueOf = (error: ParseResult.ParseError) =>
-  ParseResult.TreeFormatter.formatErrorSync(error).split("\n")[0] ?? ""
+export const decodeEntry = Schema.decodeUnknownResult(Schema.fromJsonString(Audit.Entry))
+export const issueOf = (error: Schema.SchemaError) => error.message.split("\n")[0] ?? ""
 
 // The entries whose rows match `where`, in the order they were written, each
 // decoded: a row written by hand, or by an older graded, is named rather than
@@ -156,8 +153,8 @@ const select = <E>(
     const entries: Array<Audit.Entry> = []
     for (const row of rows) {
       const entry = decodeEntry(row.entry)
-      if (Either.isLeft(entry)) return yield* Effect.fail(corrupt(Number(row.seq), issueOf(entry.left)))
-      entries.push(entry.right)
+      if (Result.isFailure(entry)) return yield* Effect.fail(corrupt(Number(row.seq), issueOf(entry.failure)))
+      entries.push(entry.success)
     }
     return entries
   })
@@ -215,10 +212,15 @@ const shown = (url: string): string => {
   }
 }
 
+// The driver's own words: node:sqlite's (with SQLite's code), the server's or the socket's.
 const firstLine = (error: unknown): string => {
-  const cause = typeof error === "object" && error !== null && "cause" in error ? error.cause : undefined
+  const cause = isSqlError(error)
+    ? error.reason.cause
+    : typeof error === "object" && error !== null && "cause" in error
+    ? error.cause
+    : undefined
   const text = cause instanceof Error
-    ? cause.message
+    ? sqlite.reasonOf(cause)
     : error instanceof Error
     ? error.message
     : Cause.isCause(error)
@@ -227,36 +229,46 @@ const firstLine = (error: unknown): string => {
   return text.split("\n")[0] ?? ""
 }
 
+const fail = <E>(error: E): Layer.Layer<SqlClient.SqlClient, E> => Layer.effectContext(Effect.fail(error))
+
 export const open = <E>(
   source: Source,
   unreadable: (database: string, reason: string) => E
 ): Layer.Layer<SqlClient.SqlClient, E> => {
   const client: Layer.Layer<SqlClient.SqlClient, E> = "sqlite" in source
-    ? Layer.unwrapEffect(Effect.sync(() =>
+    ? Layer.unwrap(Effect.sync(() =>
       fs.existsSync(source.sqlite)
-        // No WAL pragma, no retries: a reader of a WAL file does not wait for writers.
-        ? LibsqlClient.layer({ url: pathToFileURL(path.resolve(source.sqlite)).href }).pipe(
-          Layer.catchAllCause((cause) =>
-            Layer.fail(unreadable(source.sqlite, `cannot open it: ${firstLine(Cause.squash(cause))}`))
-          )
+        // No WAL pragma: a reader leaves the file's journal as it is, and does not wait for writers.
+        ? sqlite.layer(source.sqlite, { wal: false }).pipe(
+          Layer.catchCause((cause) => {
+            const reason = firstLine(Cause.squash(cause))
+            // SQLite reads the file's header as it opens it.
+            return fail(unreadable(
+              source.sqlite,
+              reason.startsWith("SQLITE_NOTADB") ? `it cannot be read as a database: ${reason}` : `cannot open it: ${reason}`
+            ))
+          })
         )
-        : Layer.fail(unreadable(source.sqlite, "there is no such file"))
+        : fail(unreadable(source.sqlite, "there is no such file"))
     ))
-    : Layer.unwrapEffect(Effect.sync(() => {
+    : Layer.unwrap(Effect.gen(function*() {
       const url = Redacted.isRedacted(source.postgres) ? Redacted.value(source.postgres) : source.postgres
       const valid = URL.canParse(url) && ["postgres:", "postgresql:"].includes(new URL(url).protocol)
-      return valid
-        ? PgClient.layer({
-          url: Redacted.make(url),
-          maxConnections: 1,
-          applicationName: "graded audit",
-          connectTimeout: Duration.seconds(10)
-        }).pipe(
-          Layer.catchAllCause((cause) =>
-            Layer.fail(unreadable(shown(url), `cannot connect: ${firstLine(Cause.squash(cause))}`))
-          )
-        )
-        : Layer.fail(unreadable(shown(url), "not a PostgreSQL URL (postgres://user:password@host:port/database)"))
+      if (!valid) return fail(unreadable(shown(url), "not a PostgreSQL URL (postgres://user:password@host:port/database)"))
+      const loaded = yield* Effect.result(postgres.pg)
+      if (Result.isFailure(loaded)) {
+        return fail(unreadable(shown(url), `reading PostgreSQL needs ${postgres.driver}, and ${loaded.failure}`))
+      }
+      // The pool connects when first asked: asked here, so that a server that does not answer is named as such.
+      const connected = loaded.success.PgClient.layer({
+        url: Redacted.make(url),
+        maxConnections: 1,
+        applicationName: "graded audit",
+        connectTimeout: Duration.seconds(10)
+      }).pipe(Layer.tap((context) => Context.get(context, SqlClient.SqlClient)`SELECT 1`))
+      return connected.pipe(
+        Layer.catchCause((cause) => fail(unreadable(shown(url), `cannot connect: ${firstLine(Cause.squash(cause))}`)))
+      )
     }))
   const database = "sqlite" in source
     ? source.sqlite
@@ -269,14 +281,14 @@ export const open = <E>(
       Effect.isSuccess(sql.unsafe(`SELECT ${columns} FROM graded_audit WHERE 1 = 0`).withoutTransform)
     if (!(yield* has("seq"))) {
       // A file that is not SQLite fails once its schema is read; say that rather than "no table".
-      const any = yield* Effect.either(sql.onDialectOrElse({
+      const any = yield* Effect.result(sql.onDialectOrElse({
         sqlite: () => sql`SELECT count(*) AS tables FROM sqlite_master`.withoutTransform,
         orElse: () => sql`SELECT 1 AS one`.withoutTransform
       }))
       return yield* Effect.fail(unreadable(
         database,
-        Either.isLeft(any)
-          ? `it cannot be read as a database: ${firstLine(any.left)}`
+        Result.isFailure(any)
+          ? `it cannot be read as a database: ${firstLine(any.failure)}`
           : "it holds no graded_audit table (graded's audit is written there by Sql.sqlite or Sql.postgres from @graded/sql)"
       ))
     }

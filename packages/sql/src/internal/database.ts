@@ -7,8 +7,8 @@
 // the client, for SqlAudit's reads and its outbox.
 // Who may import this: Sql.ts and SqlAudit.ts (and this package's tests,
 // which look at the tables through test/storeClient.ts).
-import * as SqlClient from "@effect/sql/SqlClient"
 import { Context, Effect, Layer } from "effect"
+import * as SqlClient from "effect/sql/SqlClient"
 import { Invocation } from "@graded/core"
 
 /**
@@ -19,7 +19,7 @@ export interface Token {
   readonly _: unique symbol
 }
 
-export class GradedDatabase extends Context.Tag("@graded/sql/GradedDatabase")<GradedDatabase, Token>() {}
+export class GradedDatabase extends Context.Service<GradedDatabase, Token>()("@graded/sql/GradedDatabase") {}
 
 const clients = new WeakMap<Token, SqlClient.SqlClient>()
 
@@ -41,7 +41,7 @@ export const use = <A, E, R>(
     const client = clients.get(token)
     // A token this module did not make (a tag rebuilt with the same key) opens nothing.
     return client === undefined
-      ? Effect.dieMessage("@graded/sql: this GradedDatabase was not opened by @graded/sql")
+      ? Effect.die(new Error("@graded/sql: this GradedDatabase was not opened by @graded/sql"))
       : Effect.provideService(self, SqlClient.SqlClient, client)
   })
 

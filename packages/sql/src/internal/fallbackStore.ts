@@ -10,17 +10,44 @@
 //   UPDATE ... WHERE status = ... RETURNING, as proposals do; only when it
 //   matches no row is the row read, to say why. Drafting a case and adding its
 //   draft are one transaction.
-// Who may import this: SqlFallbackStore.ts only.
-import * as SqlClient from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
-import type { Statement } from "@effect/sql/Statement"
-import { Effect, Schema } from "effect"
-import { Fallback } from "@graded/policy"
-import { fromJson, toJson } from "./json.js"
+// @graded/policy is an optional peer: it is imported when a store is made,
+// so that an app without it never loads it. `Sql.layer` makes the store only
+// where it is installed (an app without it cannot ask for Fallback.Store).
+// Who may import this: SqlFallbackStore.ts and Sql.ts (installedFallbackStore).
+import { Effect, Layer, Schema } from "effect"
+import * as SqlClient from "effect/sql/SqlClient"
+import { isSqlError, type SqlError } from "effect/sql/SqlError"
+import type { Statement } from "effect/sql/Statement"
 import { Invocation } from "@graded/core"
+import type { Fallback } from "@graded/policy"
+import { fromJson, toJson } from "./json.js"
+
+type Policy = typeof Fallback
+
+const isMissing = (cause: unknown) =>
+  cause instanceof Error && "code" in cause && cause.code === "ERR_MODULE_NOT_FOUND" &&
+  cause.message.includes("@graded/policy")
+
+// @graded/policy's Fallback, or undefined where it is not installed.
+const policy: Effect.Effect<Policy | undefined> = Effect.tryPromise({
+  try: () => import("@graded/policy"),
+  catch: (cause) => cause
+}).pipe(
+  Effect.map((module) => module.Fallback),
+  Effect.catch((cause) => isMissing(cause) ? Effect.succeed(undefined) : Effect.die(cause))
+)
+
+/** @graded/policy's Fallback; a defect, naming the package, where it is not installed. */
+export const requirePolicy: Effect.Effect<Policy> = Effect.flatMap(
+  policy,
+  (found) =>
+    found === undefined
+      ? Effect.die(new Error("SqlFallbackStore needs @graded/policy, which is not installed: add it to the app"))
+      : Effect.succeed(found)
+)
 
 // A number from SQLite, digits from PostgreSQL's BIGINT.
-const seq = Schema.Union(Schema.Number, Schema.NumberFromString)
+const seq = Schema.Union([Schema.Number, Schema.NumberFromString])
 const decision = {
   decided_by: Schema.NullOr(Schema.String),
   decided_at: Schema.NullOr(Schema.String),
@@ -36,8 +63,8 @@ const CaseRow = Schema.Struct({
   tenant: Schema.String,
   day: Schema.String,
   at: Schema.String,
-  over_quota: Schema.Union(Schema.Number, Schema.NumberFromString),
-  status: Schema.Literal("pending", "drafted", "rejected"),
+  over_quota: Schema.Union([Schema.Number, Schema.NumberFromString]),
+  status: Schema.Literals(["pending", "drafted", "rejected"]),
   ...decision,
   draft: Schema.NullOr(Schema.String)
 })
@@ -47,7 +74,7 @@ const DraftRow = Schema.Struct({
   case_id: Schema.String,
   tool: Schema.String,
   guideline: Schema.String,
-  status: Schema.Literal("draft", "approved", "rejected"),
+  status: Schema.Literals(["draft", "approved", "rejected"]),
   drafted_by: Schema.String,
   drafted_at: Schema.String,
   ...decision
@@ -94,29 +121,30 @@ const seqOf = (prefix: "c" | "d", id: string): number | undefined => {
   return match === null || match[1] !== prefix ? undefined : Number(match[2])
 }
 
-const already = (id: string, status: string, decided: Fallback.Decision | undefined) =>
-  new Fallback.AlreadyDecided({ id, status, by: decided?.by ?? "(unknown)", at: decided?.at ?? "(unknown)" })
-
 // The service has no error channel for the database: a statement that fails,
 // or a row that does not decode, is a defect of that call.
 const orDie = <A, E>(effect: Effect.Effect<A, E | SqlError>): Effect.Effect<A, Exclude<E, SqlError>> =>
-  Effect.catchIf(
-    effect,
-    (error): error is SqlError =>
-      typeof error === "object" && error !== null && "_tag" in error && error._tag === "SqlError",
-    Effect.die
-  ) as Effect.Effect<A, Exclude<E, SqlError>>
+  Effect.catchIf(effect, (error): error is SqlError => isSqlError(error), Effect.die) as Effect.Effect<
+    A,
+    Exclude<E, SqlError>
+  >
 
-export const make: Effect.Effect<Fallback.Backend, never, SqlClient.SqlClient> = Effect.gen(function*() {
+const decodeCase = Schema.decodeUnknownEffect(CaseRow)
+const decodeDraft = Schema.decodeUnknownEffect(DraftRow)
+
+export const make = (Fallback: Policy): Effect.Effect<Fallback.Backend, never, SqlClient.SqlClient> =>
+  Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const already = (id: string, status: string, decided: Fallback.Decision | undefined) =>
+    new Fallback.AlreadyDecided({ id, status, by: decided?.by ?? "(unknown)", at: decided?.at ?? "(unknown)" })
   const caseRows = (statement: Statement<object>) =>
     statement.withoutTransform.pipe(
-      Effect.flatMap(Effect.forEach((raw) => Effect.map(Schema.decodeUnknown(CaseRow)(raw), toCase))),
+      Effect.flatMap(Effect.forEach((raw) => Effect.map(decodeCase(raw), toCase))),
       Effect.orDie
     )
   const draftRows = (statement: Statement<object>) =>
     statement.withoutTransform.pipe(
-      Effect.flatMap(Effect.forEach((raw) => Effect.map(Schema.decodeUnknown(DraftRow)(raw), toDraft))),
+      Effect.flatMap(Effect.forEach((raw) => Effect.map(decodeDraft(raw), toDraft))),
       Effect.orDie
     )
   const readCase = (id: string) => {
@@ -161,7 +189,7 @@ export const make: Effect.Effect<Fallback.Backend, never, SqlClient.SqlClient> =
           VALUES (${request.tool}, ${toJson(request.input)}, ${toJson(request.context)!}, ${request.traceId},
             ${request.tenant}, ${request.day}, ${at}, ${granted ? 0 : 1}, 'pending')
           RETURNING seq`.withoutTransform
-        if (queued === undefined) return yield* Effect.dieMessage("INSERT ... RETURNING gave no row")
+        if (queued === undefined) return yield* Effect.die(new Error("INSERT ... RETURNING gave no row"))
         return {
           granted,
           case: `c-${Number(queued.seq)}`,
@@ -186,7 +214,7 @@ export const make: Effect.Effect<Fallback.Backend, never, SqlClient.SqlClient> =
           (case_id, tool, guideline, status, drafted_by, drafted_at)
           VALUES (${id}, ${moved.tool}, ${toJson(guideline)!}, 'draft', ${decided.by}, ${decided.at})
           RETURNING *`)
-        if (draft === undefined) return yield* Effect.dieMessage("INSERT ... RETURNING gave no row")
+        if (draft === undefined) return yield* Effect.die(new Error("INSERT ... RETURNING gave no row"))
         const [linked] = yield* caseRows(
           sql`UPDATE graded_review_cases SET draft = ${draft.id} WHERE seq = ${n} RETURNING *`
         )
@@ -227,6 +255,21 @@ export const make: Effect.Effect<Fallback.Backend, never, SqlClient.SqlClient> =
   }
 })
 
+/** The store on the `SqlClient` in context, with `Fallback.makeStore`'s guards. */
+export const store = (Fallback: Policy): Effect.Effect<Fallback.Store.Service, never, SqlClient.SqlClient> =>
+  Effect.map(make(Fallback), Fallback.makeStore)
+
+/**
+ * `Fallback.Store` where @graded/policy is installed; nothing where it is not
+ * (typed as the store all the same: without the package no code can ask for it).
+ */
+export const installedFallbackStore = Layer.unwrap(Effect.map(
+  policy,
+  (Fallback) => Fallback === undefined ? Layer.empty : Layer.effect(Fallback.Store, store(Fallback))
+)) as Layer.Layer<Fallback.Store, never, SqlClient.SqlClient>
+
 // Sealed where they are made (Invocation.seal): each is shared by every
 // fiber, and a tool's code that finds one must not rewrite it in place.
-Invocation.seal(make)
+Invocation.seal(policy)
+Invocation.seal(requirePolicy)
+Invocation.seal(installedFallbackStore)

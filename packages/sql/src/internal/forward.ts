@@ -5,9 +5,9 @@
 // process stopped between the two feeds them again, and a reader drops the
 // repeats by id.
 // Who may import this: SqlAudit.ts only.
-import * as SqlClient from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
-import { Effect, Either } from "effect"
+import { Effect, Result } from "effect"
+import * as SqlClient from "effect/sql/SqlClient"
+import type { SqlError } from "effect/sql/SqlError"
 import type { Audit } from "@graded/core"
 import { decodeEntry, issueOf } from "./audit.js"
 
@@ -55,8 +55,8 @@ export const forward = <C, F>(
     const entries: Array<Audit.Entry> = []
     for (const row of rows) {
       const entry = decodeEntry(row.entry)
-      if (Either.isLeft(entry)) return yield* Effect.fail(corrupt(Number(row.seq), issueOf(entry.left)))
-      entries.push({ ...entry.right, id: String(row.seq) })
+      if (Result.isFailure(entry)) return yield* Effect.fail(corrupt(Number(row.seq), issueOf(entry.failure)))
+      entries.push({ ...entry.success, id: String(row.seq) })
     }
     yield* Effect.mapError(store(to, entries), failed)
     const last = rows[rows.length - 1]!

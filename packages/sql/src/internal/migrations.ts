@@ -1,4 +1,4 @@
-// The tables, as @effect/sql migrations: one schema for SQLite and
+// The tables, as effect/sql migrations: one schema for SQLite and
 // PostgreSQL. The two dialects differ in two places only, both chosen here:
 // how a table numbers its rows (the row number is the proposal's id and the
 // audit's order), and how text compares (ISO timestamps are compared as
@@ -6,8 +6,8 @@
 // bytes, as SQLite does).
 // Who may import this: SqlMigrations.ts only. A released migration is never
 // edited; a change is a new one appended to `migrations`.
-import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect } from "effect"
+import * as SqlClient from "effect/sql/SqlClient"
 import { Invocation } from "@graded/core"
 
 const dialect = Effect.map(SqlClient.SqlClient, (sql) => ({
@@ -29,7 +29,7 @@ const unsupported = "@graded/sql keeps its tables in SQLite or PostgreSQL only: 
 // row reads back the same wherever it was written. NULL is `undefined`.
 const proposals = Effect.gen(function*() {
   const { orderedText, rowNumber, sql } = yield* dialect
-  if (rowNumber === undefined) return yield* Effect.dieMessage(unsupported)
+  if (rowNumber === undefined) return yield* Effect.die(new Error(unsupported))
   yield* sql`CREATE TABLE graded_proposals (
     seq ${rowNumber},
     tool TEXT NOT NULL,
@@ -54,7 +54,7 @@ const proposals = Effect.gen(function*() {
 
 const audit = Effect.gen(function*() {
   const { orderedText, rowNumber, sql } = yield* dialect
-  if (rowNumber === undefined) return yield* Effect.dieMessage(unsupported)
+  if (rowNumber === undefined) return yield* Effect.die(new Error(unsupported))
   yield* sql`CREATE TABLE graded_audit (
     seq ${rowNumber},
     at ${orderedText} NOT NULL,
@@ -144,7 +144,7 @@ const decisionColumns = (json: unknown): { decidedBy: string | null; decision: s
 // humans make from it.
 const policy = Effect.gen(function*() {
   const { rowNumber, sql } = yield* dialect
-  if (rowNumber === undefined) return yield* Effect.dieMessage(unsupported)
+  if (rowNumber === undefined) return yield* Effect.die(new Error(unsupported))
   yield* sql`CREATE TABLE graded_fallback_quota (
     key TEXT PRIMARY KEY,
     count INTEGER NOT NULL
@@ -202,7 +202,7 @@ const auditOutbox = Effect.gen(function*() {
   const { sql } = yield* dialect
   yield* sql.onDialectOrElse({
     pg: () =>
-      Effect.zipRight(
+      Effect.andThen(
         sql`ALTER TABLE graded_audit ADD COLUMN xact xid8 NOT NULL DEFAULT pg_current_xact_id()`,
         sql`CREATE INDEX graded_audit_xact ON graded_audit (xact, seq)`
       ),

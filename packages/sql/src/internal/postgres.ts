@@ -12,12 +12,30 @@
 // start fails with the host and the last reason PostgreSQL or the network
 // gave. A failing migration itself (a defect, or the Migrator's own errors)
 // is not tried again: it would fail the same way.
-// Who may import this: Sql.ts only.
-import type { MigrationError } from "@effect/sql/Migrator"
-import type * as SqlClient from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
-import { PgClient } from "@effect/sql-pg"
-import { Clock, Context, Duration, Effect, ExecutionStrategy, Exit, Layer, Random, Redacted, Scope } from "effect"
+// @effect/sql-pg is an optional peer: it is imported here, when an app asks
+// for PostgreSQL, so that an app on SQLite alone neither installs nor loads it.
+// Who may import this: Sql.ts and audit.ts (SqlAudit.open).
+import type * as Pg from "@effect/sql-pg"
+import { Clock, Context, Duration, Effect, Exit, Layer, Random, Redacted, Scope } from "effect"
+import type { MigrationError } from "effect/sql/Migrator"
+import * as SqlClient from "effect/sql/SqlClient"
+import type { SqlError } from "effect/sql/SqlError"
+
+/** The package `Sql.postgres` and `SqlAudit.open({ postgres })` load. */
+export const driver = "@effect/sql-pg"
+
+/**
+ * @effect/sql-pg, imported; or why it could not be: "it is not installed", or
+ * the import's own error.
+ */
+export const pg: Effect.Effect<typeof Pg, string> = Effect.tryPromise({
+  try: () => import("@effect/sql-pg"),
+  catch: (cause) =>
+    typeof cause === "object" && cause !== null && "code" in cause && cause.code === "ERR_MODULE_NOT_FOUND" &&
+      cause instanceof Error && cause.message.includes(driver)
+      ? "it is not installed"
+      : (cause instanceof Error ? cause.message : String(cause)).split("\n")[0] ?? ""
+})
 
 /** Why a start did not come up, for the error Sql.ts makes of it. */
 export interface Failure {
@@ -32,7 +50,7 @@ export interface Options {
   readonly url: Redacted.Redacted
   readonly maxConnections?: number | undefined
   readonly applicationName: string
-  readonly connectTimeout: Duration.DurationInput
+  readonly connectTimeout: Duration.Input
 }
 
 const firstWaitMillis = 100
@@ -55,14 +73,14 @@ export const hostOf = (url: string): string => {
 // message with its SQLSTATE, the socket's error (`connect ECONNREFUSED ...`),
 // or each address's for a name that resolves to several.
 const reasonOf = (error: SqlError): string => {
-  const cause: unknown = error.cause
+  const cause: unknown = error.reason.cause
   const one = (value: unknown): string => {
     if (value instanceof AggregateError && value.errors.length > 0) {
       return [...new Set(value.errors.map(one))].join("; ")
     }
     if (value instanceof Error) {
       const code = "code" in value && typeof value.code === "string" ? value.code : undefined
-      // A server's answer (pg's DatabaseError) has a severity; its code is the SQLSTATE.
+      // A server's answer has a severity; its code is the SQLSTATE.
       const sqlstate = code !== undefined && "severity" in value ? ` (SQLSTATE ${code})` : ""
       const text = value.message !== "" ? value.message : code ?? value.name
       return `${text}${sqlstate}`
@@ -73,15 +91,17 @@ const reasonOf = (error: SqlError): string => {
   return (text.split("\n")[0] ?? "").trim() || error.message
 }
 
-export const layer = <ROut, E>(
+export const layer = <ROut, E, M>(
   options: Options,
   migrated: Layer.Layer<ROut, SqlError | MigrationError, SqlClient.SqlClient>,
-  unavailable: (failure: Failure) => E
-): Layer.Layer<ROut, E | MigrationError> =>
-  Layer.scopedContext(Effect.gen(function*() {
+  unavailable: (failure: Failure) => E,
+  missing: (reason: string) => M
+): Layer.Layer<ROut, E | M | MigrationError> =>
+  Layer.effectContext(Effect.gen(function*() {
+    const { PgClient } = yield* Effect.mapError(pg, missing)
     const outer = yield* Effect.scope
     const host = hostOf(Redacted.value(options.url))
-    const budget = Duration.toMillis(Duration.decode(options.connectTimeout))
+    const budget = Duration.toMillis(Duration.fromInputUnsafe(options.connectTimeout))
     const started = yield* Clock.currentTimeMillis
     const client = PgClient.layer({
       url: options.url,
@@ -91,11 +111,13 @@ export const layer = <ROut, E>(
     // One try, in a scope of its own: closed when the try fails, so a pool
     // that connected and then failed to migrate does not stay open.
     const attempt = Effect.gen(function*() {
-      const scope = yield* Scope.fork(outer, ExecutionStrategy.sequential)
+      const scope = yield* Scope.fork(outer, "sequential")
       return yield* Effect.gen(function*() {
-        const connected = yield* Effect.mapError(
-          Layer.buildWithScope(client, scope),
-          (error) => ({ stage: "connect" as const, error })
+        // The pool connects when first asked: asked here, so that a server
+        // that does not answer fails the try as connecting, not migrating.
+        const connected = yield* Layer.buildWithScope(client, scope).pipe(
+          Effect.tap((context) => Context.get(context, SqlClient.SqlClient)`SELECT 1`),
+          Effect.mapError((error) => ({ stage: "connect" as const, error }))
         )
         // Only what `migrated` provides: the pool stays graded's (Sql.ts).
         return yield* Layer.buildWithScope(Layer.provide(migrated, Layer.succeedContext(connected)), scope)
@@ -106,7 +128,7 @@ export const layer = <ROut, E>(
       tries: number,
       wait: number
     ): Effect.Effect<Context.Context<ROut>, E | MigrationError> =>
-      Effect.catchAll(attempt, (failed) =>
+      Effect.catch(attempt, (failed) =>
         Effect.gen(function*() {
           if (failed.error._tag !== "SqlError") return yield* Effect.fail(failed.error)
           const reason = reasonOf(failed.error)

@@ -5,18 +5,18 @@
 // and only then is the row read, to say why (NotFound or AlreadyDecided). No
 // transition reads a row and then writes it unconditionally.
 // Who may import this: SqlProposalStore.ts only.
-import * as SqlClient from "@effect/sql/SqlClient"
-import type { Statement } from "@effect/sql/Statement"
-import { Clock, Effect, FiberRef, Schema } from "effect"
+import { Clock, Effect, Schema } from "effect"
+import * as SqlClient from "effect/sql/SqlClient"
+import type { Statement } from "effect/sql/Statement"
 import { Proposal, ProposalStore, Invocation } from "@graded/core"
 import { fromJson, toJson } from "./json.js"
 import { currentTransaction, durably, transactional } from "./transaction.js"
 
 const Row = Schema.Struct({
   // A number from SQLite, digits from PostgreSQL's BIGINT.
-  seq: Schema.Union(Schema.Number, Schema.NumberFromString),
+  seq: Schema.Union([Schema.Number, Schema.NumberFromString]),
   tool: Schema.String,
-  grade: Schema.Literal("write", "send"),
+  grade: Schema.Literals(["write", "send"]),
   title: Schema.String,
   input: Schema.NullOr(Schema.String),
   payload: Schema.NullOr(Schema.String),
@@ -34,12 +34,12 @@ const Row = Schema.Struct({
   call_id: Schema.NullOr(Schema.String),
   expires_at: Schema.NullOr(Schema.String),
   delivery_key: Schema.NullOr(Schema.String),
-  turn: Schema.optionalWith(Schema.NullOr(Schema.Number), { default: () => null }),
-  approved: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null })
+  turn: Schema.NullOr(Schema.Number).pipe(Schema.withDecodingDefaultType(Effect.succeed(null))),
+  approved: Schema.NullOr(Schema.String).pipe(Schema.withDecodingDefaultType(Effect.succeed(null)))
 })
 type Row = typeof Row.Type
 
-const decodeRow = Schema.decodeUnknown(Row)
+const decodeRow = Schema.decodeUnknownEffect(Row)
 
 // Ids are the row number behind a fixed prefix: short enough to type in a
 // terminal, unique in the database whichever process added the row. Knowing
@@ -181,7 +181,8 @@ export const make: Effect.Effect<ProposalStore.ProposalStore.Service, never, Sql
             VALUES (${tool}, ${grade}, ${title}, ${input}, ${payload}, 'pending', ${proposedAt}, ${actor}, ${traceId},
               ${runId}, ${callId}, ${expiresAt}, ${turn})
             RETURNING *`),
-          (added) => added === undefined ? Effect.dieMessage("INSERT ... RETURNING gave no row") : Effect.succeed(added)
+          (added) =>
+            added === undefined ? Effect.die(new Error("INSERT ... RETURNING gave no row")) : Effect.succeed(added)
         )
       },
 
@@ -211,8 +212,8 @@ export const make: Effect.Effect<ProposalStore.ProposalStore.Service, never, Sql
         // after the other. A SQLite transaction holds the file's write lock
         // from its BEGIN.
         return Effect.flatMap(
-          FiberRef.get(currentTransaction),
-          (open) => open?.sql === sql ? Effect.zipRight(lockTrace(traceId), select) : select
+          currentTransaction,
+          (open) => open?.sql === sql ? Effect.andThen(lockTrace(traceId), select) : select
         )
       },
 
@@ -227,7 +228,7 @@ export const make: Effect.Effect<ProposalStore.ProposalStore.Service, never, Sql
             // Pending but past its expiry: it expires now, and says so.
             (found) =>
               found.status === "pending" && found.expiresAt !== undefined && found.expiresAt <= at
-                ? Effect.zipRight(
+                ? Effect.andThen(
                   expireOne(found, at),
                   Effect.fail(new ProposalStore.AlreadyDecided({ id, status: "expired", by: "graded", at }))
                 )
@@ -274,7 +275,7 @@ export const make: Effect.Effect<ProposalStore.ProposalStore.Service, never, Sql
               WHERE graded_deliveries.proposal = ${moved.id}
               RETURNING key`.pipe(Effect.orDie)
           if (recorded.length === 0) {
-            return yield* Effect.dieMessage(`the delivery key of ${id} belongs to another proposal`)
+            return yield* Effect.die(new Error(`the delivery key of ${id} belongs to another proposal`))
           }
           return moved
         })),

@@ -7,11 +7,11 @@
 // just read reuses its decoding, and a save returns the state it was given
 // (as RunStore.memory does) rather than decoding what it wrote. A run's state
 // grows with its steps; decoding it is what a resume would otherwise repeat.
-// The text is decoded and encoded by Effect's codec (`Schema.parseJson`).
+// The text is decoded and encoded by Effect's codec (`Schema.fromJsonString`).
 // Who may import this: SqlRunStore.ts only.
-import * as SqlClient from "@effect/sql/SqlClient"
-import type { Statement } from "@effect/sql/Statement"
 import { Clock, Effect, Schema } from "effect"
+import * as SqlClient from "effect/sql/SqlClient"
+import type { Statement } from "effect/sql/Statement"
 import { RunStore, Invocation } from "@graded/core"
 import { transactional } from "./transaction.js"
 
@@ -19,7 +19,7 @@ const Columns = {
   id: Schema.String,
   status: RunStore.Status,
   // A number from SQLite, digits from PostgreSQL's BIGINT.
-  version: Schema.Union(Schema.Number, Schema.NumberFromString),
+  version: Schema.Union([Schema.Number, Schema.NumberFromString]),
   trace_id: Schema.String,
   actor: Schema.NullOr(Schema.String),
   lease_until: Schema.NullOr(Schema.String),
@@ -29,9 +29,10 @@ const Columns = {
 const Meta = Schema.Struct(Columns)
 const Row = Schema.Struct({ ...Columns, state: Schema.String })
 
-const decodeRow = Schema.decodeUnknown(Row)
-const stateCodec = Schema.parseJson(RunStore.State)
-const decodeState = Schema.decodeUnknown(stateCodec)
+const decodeRow = Schema.decodeUnknownEffect(Row)
+const decodeMeta = Schema.decodeUnknownEffect(Meta)
+const stateCodec = Schema.fromJsonString(RunStore.State)
+const decodeState = Schema.decodeUnknownEffect(stateCodec)
 const encodeState = Schema.encodeSync(stateCodec)
 
 // Every column but the state: what a save needs back.
@@ -136,7 +137,7 @@ export const make: Effect.Effect<RunStore.RunStore.Service, never, SqlClient.Sql
               updated_at = ${updatedAt}, state = ${encodeState(run.state)}
             WHERE id = ${run.id} AND version = ${run.version}
             RETURNING ${sql.literal(meta)}`.withoutTransform.pipe(
-            Effect.flatMap(Effect.forEach((raw) => Schema.decodeUnknown(Meta)(raw))),
+            Effect.flatMap(Effect.forEach((raw) => decodeMeta(raw))),
             Effect.orDie
           ),
           ([saved]): Effect.Effect<RunStore.Run, RunStore.RunNotFound | RunStore.RunBusy> =>

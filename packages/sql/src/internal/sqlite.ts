@@ -1,14 +1,12 @@
-// The SQLite client graded's layer opens on a file: an @effect/sql SqlClient
-// of our own (on SqlClient.make, as @effect/sql-libsql's is) over libsql's
-// native binding (prebuilt for Node, no compiler), in WAL mode, so readers do
-// not wait for a writer. Our own rather than @effect/sql-libsql's: its errors
-// say only "Failed to execute statement", SQLite's reason left in the cause,
-// where ours name SQLite's code and message and the file ("SQLite refused the
-// write: SQLITE_READONLY (attempt to write a readonly database) on
-// graded.db"); a BEGIN that fails there (0.42) keeps the client's permit, so
-// every later statement waits forever, where ours gives it back; and its
-// client (@libsql/client) opens a new connection after every transaction and
-// prepares every statement again, which cost a durable run most of its time.
+// The SQLite client graded's layer opens on a file: an effect/sql SqlClient
+// of our own (on SqlClient.make) over Node's built-in `node:sqlite`
+// (DatabaseSync: no native addon, no compiler, no download), in WAL mode, so
+// readers do not wait for a writer. Our own because the Effect 4 SQLite
+// drivers on npm (@effect/sql-sqlite-node and @effect/sql-libsql, 4.0.0 betas)
+// import `effect/unstable/sql/*`, which effect 4.1 no longer has; and because
+// its errors name SQLite's code, message and the file ("SQLite refused the
+// write: SQLITE_READONLY (attempt to write a readonly database) on graded.db"),
+// where node:sqlite gives the message and a number.
 //
 // One connection, whose prepared statements are kept; one statement or one
 // transaction on it at a time (the permit below). SQLite lets one connection
@@ -17,73 +15,76 @@
 // nothing. And a connection keeps what it met when it was opened. So:
 // - After a statement fails outside a transaction, the connection is closed
 //   before any other statement runs on it, and the next statement opens a new
-//   one. libsql leaves a statement that failed with SQLITE_BUSY open, and the
-//   connection then holds the file's lock and never commits again: every write
-//   it makes afterwards is lost, and every other connection is locked out. A
-//   connection opened while the file could not be written (made read-only, a
-//   full or failing disk) stays read-only once it can be, and fails every
-//   write with SQLITE_READONLY until it is closed. Inside a transaction a
-//   failed statement is the transaction's to handle (SQLite undid only that
-//   statement); the connection is closed when the transaction ends.
-// - A statement that met SQLITE_BUSY is tried again after a short wait,
-//   growing to 100 ms, for up to 10 seconds: a timer, not SQLite's busy
-//   timeout, which would block the whole Node process (every fiber, every
-//   request) while it waits. BEGIN too. libsql runs a statement synchronously,
-//   so a statement that does not wait costs no promise.
-// Who may import this: Sql.ts only.
-import * as Reactivity from "@effect/experimental/Reactivity"
-import * as SqlClient from "@effect/sql/SqlClient"
-import type { Connection } from "@effect/sql/SqlConnection"
-import { SqlError } from "@effect/sql/SqlError"
-import * as Statement from "@effect/sql/Statement"
-import { Context, Effect, Exit, FiberRef, Layer, Option, Scope, Stream } from "effect"
-import Database from "libsql"
+//   one. A connection opened while the file could not be written (made
+//   read-only, a full or failing disk) stays read-only once it can be, and
+//   fails every write with SQLITE_READONLY until it is closed; and a
+//   statement left half-stepped by a failure must not keep the file locked.
+//   Inside a transaction a failed statement is the transaction's to handle
+//   (SQLite undid only that statement); the connection is closed when the
+//   transaction ends.
+// - A statement that met SQLITE_BUSY outside a transaction is tried again
+//   after a short wait, growing to 100 ms, for up to 10 seconds: a timer, not
+//   SQLite's busy timeout, which would block the whole Node process (every
+//   fiber, every request) while it waits. BEGIN too.
+// node:sqlite is loaded when a file is opened, not when this module is: Node
+// 22 warns that it is experimental the moment it loads, and an app on
+// PostgreSQL need not hear it.
+// Who may import this: Sql.ts and audit.ts (SqlAudit.open).
+import { Context, Effect, Layer, Semaphore, Stream } from "effect"
+import * as Reactivity from "effect/reactivity/Reactivity"
+import * as SqlClient from "effect/sql/SqlClient"
+import type { Connection } from "effect/sql/SqlConnection"
+import { classifySqliteError, SqlError } from "effect/sql/SqlError"
+import * as Statement from "effect/sql/Statement"
 import * as path from "node:path"
+import type { DatabaseSync, StatementSync } from "node:sqlite"
 import { durableCommit } from "./transaction.js"
 
 const busyWaitMillis = 10_000
 
-// A statement that returns rows fails, while reading them, with a bare Error
-// whose message is SQLite's for SQLITE_BUSY; the others carry the code.
-const isBusy = (error: unknown): boolean =>
-  typeof error === "object" && error !== null && (
-    ("code" in error && typeof error.code === "string" && error.code.startsWith("SQLITE_BUSY")) ||
-    (error instanceof Error && error.message === "database is locked")
-  )
-
-const pause = (millis: number) => new Promise((resolve) => setTimeout(resolve, millis))
-
-// SQLite's primary result codes and their messages (sqlite3_errstr), for a
-// file libsql could not open: it names only the number.
-const primary: Readonly<Record<number, readonly [string, string]>> = {
-  5: ["SQLITE_BUSY", "database is locked"],
-  8: ["SQLITE_READONLY", "attempt to write a readonly database"],
-  10: ["SQLITE_IOERR", "disk I/O error"],
-  11: ["SQLITE_CORRUPT", "database disk image is malformed"],
-  13: ["SQLITE_FULL", "database or disk is full"],
-  14: ["SQLITE_CANTOPEN", "unable to open database file"],
-  26: ["SQLITE_NOTADB", "file is not a database"]
+// SQLite's result codes by name (sqlite3.h): the primary code is the low
+// byte, an extended code adds its number (from 1) in the byte above.
+const primaryNames = ("OK ERROR INTERNAL PERM ABORT BUSY LOCKED NOMEM READONLY INTERRUPT IOERR CORRUPT NOTFOUND FULL " +
+  "CANTOPEN PROTOCOL EMPTY SCHEMA TOOBIG CONSTRAINT MISMATCH MISUSE NOLFS AUTH FORMAT RANGE NOTADB NOTICE WARNING")
+  .split(" ")
+const extendedNames: Readonly<Record<number, string>> = {
+  1: "MISSING_COLLSEQ RETRY SNAPSHOT",
+  4: "- ROLLBACK",
+  5: "RECOVERY SNAPSHOT TIMEOUT",
+  6: "SHAREDCACHE VTAB",
+  8: "RECOVERY CANTLOCK ROLLBACK DBMOVED CANTINIT DIRECTORY",
+  10: "READ SHORT_READ WRITE FSYNC DIR_FSYNC TRUNCATE FSTAT UNLOCK RDLOCK DELETE BLOCKED NOMEM ACCESS " +
+    "CHECKRESERVEDLOCK LOCK CLOSE DIR_CLOSE SHMOPEN SHMSIZE SHMLOCK SHMMAP SEEK DELETE_NOENT MMAP GETTEMPPATH " +
+    "CONVPATH VNODE AUTH BEGIN_ATOMIC COMMIT_ATOMIC ROLLBACK_ATOMIC DATA CORRUPTFS IN_PAGE",
+  11: "VTAB SEQUENCE INDEX",
+  14: "NOTEMPDIR ISDIR FULLPATH CONVPATH DIRTYWAL SYMLINK",
+  19: "CHECK COMMITHOOK FOREIGNKEY FUNCTION NOTNULL PRIMARYKEY TRIGGER UNIQUE VTAB ROWID PINNED DATATYPE",
+  23: "USER",
+  27: "RECOVER_WAL RECOVER_ROLLBACK",
+  28: "AUTOINDEX"
 }
+
+/** A result code's name: `SQLITE_IOERR_FSYNC` for 1034. */
+export const codeName = (code: number): string => {
+  const primary = primaryNames[code & 0xff]
+  const extended = extendedNames[code & 0xff]?.split(" ")[(code >> 8) - 1]
+  if (primary === undefined) return `SQLite result code ${code}`
+  return `SQLITE_${primary}${extended === undefined || extended === "-" ? "" : `_${extended}`}`
+}
+
+// node:sqlite's errors carry SQLite's (extended) result code as `errcode`.
+const resultCode = (error: unknown): number | undefined =>
+  typeof error === "object" && error !== null && "errcode" in error && typeof error.errcode === "number"
+    ? error.errcode
+    : undefined
+
+const isBusy = (error: unknown): boolean => ((resultCode(error) ?? 0) & 0xff) === 5
 
 /** SQLite's reason for a failure, as its code and message: `SQLITE_READONLY (attempt to write a readonly database)`. */
 export const reasonOf = (error: unknown): string => {
-  if (typeof error === "object" && error !== null && "code" in error && typeof error.code === "string" && error.code) {
-    const message = error instanceof Error ? error.message : ""
-    // libsql writes the code in front of SQLite's message.
-    const text = message.startsWith(`${error.code}: `) ? message.slice(error.code.length + 2) : message
-    return text === "" ? error.code : `${error.code} (${text.split("\n")[0]})`
-  }
-  if (error instanceof Error) {
-    const opening = /Unable to open connection to local database .*: (\d+)"?\)?$/.exec(error.message)
-    if (opening !== null) {
-      const code = Number(opening[1])
-      const known = primary[code & 0xff]
-      return known === undefined ? `SQLite result code ${code}` : `${known[0]} (${known[1]})`
-    }
-    if (error.message === "database is locked") return "SQLITE_BUSY (database is locked)"
-    return error.message.split("\n")[0] ?? ""
-  }
-  return String(error)
+  const text = (error instanceof Error ? error.message : String(error)).split("\n")[0] ?? ""
+  const code = resultCode(error)
+  return code === undefined ? text : `${codeName(code)} (${text})`
 }
 
 // What a statement was, in words, for its error.
@@ -94,8 +95,18 @@ const what = (sql: string): string =>
     ? "the write"
     : "the statement"
 
-const refused = (filename: string, action: string) => (cause: unknown) =>
-  new SqlError({ cause, message: `SQLite refused ${action}: ${reasonOf(cause)} on ${filename}` })
+// A SqlError whose reason effect/sql classifies by the code (LockTimeoutError
+// for SQLITE_BUSY, ConnectionError for SQLITE_CANTOPEN, ...; it reads the
+// number as `errno`), whose message says it in words, and whose reason's
+// cause is node:sqlite's error.
+const sqlError = (cause: unknown, message: string, operation: string) => {
+  const code = resultCode(cause)
+  if (code !== undefined) Object.assign(cause as object, { errno: code })
+  return new SqlError({ reason: classifySqliteError(cause, { message, operation }) })
+}
+
+const refused = (filename: string, action: string, operation: string) => (cause: unknown) =>
+  sqlError(cause, `SQLite refused ${action}: ${reasonOf(cause)} on ${filename}`, operation)
 
 /**
  * How commits reach the disk (SQLite's `synchronous`, in WAL mode). `normal`:
@@ -108,37 +119,40 @@ export type Synchronous = "normal" | "full"
 type Rows = ReadonlyArray<any>
 type Shape = "objects" | "arrays"
 
-// What SQLite takes for a parameter, as @libsql/client converted it.
-const bindable = (value: unknown): unknown => {
+// What SQLite takes for a parameter (Node 22 binds no boolean).
+const bindable = (value: unknown): any => {
   if (typeof value === "boolean") return value ? 1 : 0
   if (value instanceof Date) return value.valueOf()
-  if (value instanceof ArrayBuffer) return Buffer.from(value)
+  if (value instanceof ArrayBuffer) return new Uint8Array(value)
   if (value === undefined) throw new TypeError("undefined cannot be passed as argument to the database")
   return value
 }
 
 // A prepared statement and whether it returns rows.
 interface Prepared {
-  readonly statement: Database.Statement
+  readonly statement: StatementSync
   readonly reader: boolean
 }
 const cacheSize = 256
 
-// The file's one connection (opened again after a failure, see above).
+// The file's one connection (opened again after a failure, see above). Every
+// method runs synchronously and throws node:sqlite's error.
 const native = (filename: string, synchronous: Synchronous) => {
+  const { DatabaseSync } = process.getBuiltinModule("node:sqlite")
   const setting = synchronous === "full" ? "FULL" : "NORMAL"
-  let current: Database.Database | undefined
+  let current: DatabaseSync | undefined
   let prepared = new Map<string, Prepared>()
   let closed = false
-  // Whether a transaction is open, and whether a statement in it failed.
+  // Whether a transaction is open, whether a statement in it failed, and
+  // whether its commit is synced.
   let inTransaction = false
   let failedInTransaction = false
   let durable = false
 
-  const connection = (): Database.Database => {
+  const connection = (): DatabaseSync => {
     if (closed) throw new Error("The SQLite client is closed")
     if (current === undefined) {
-      const db = new Database(filename)
+      const db = new DatabaseSync(filename)
       try {
         db.exec(`PRAGMA synchronous = ${setting}`)
       } catch (error) {
@@ -165,8 +179,8 @@ const native = (filename: string, synchronous: Synchronous) => {
     let found = prepared.get(key)
     if (found === undefined) {
       const statement = connection().prepare(sql)
-      const reader = statement.reader
-      if (reader && shape === "arrays") statement.raw(true)
+      const reader = statement.columns().length > 0
+      if (reader && shape === "arrays") statement.setReturnArrays(true)
       found = { statement, reader }
       if (prepared.size >= cacheSize) prepared.delete(prepared.keys().next().value!)
       prepared.set(key, found)
@@ -176,42 +190,25 @@ const native = (filename: string, synchronous: Synchronous) => {
   const once = (sql: string, params: ReadonlyArray<unknown>, shape: Shape): Rows => {
     const { reader, statement } = prepare(sql, shape)
     const args = params.map(bindable)
-    if (reader) return statement.all(args)
-    statement.run(args)
+    if (reader) return statement.all(...args)
+    statement.run(...args)
     return []
   }
-  // Outside a transaction: a failure closes the connection; SQLITE_BUSY is
-  // waited out (above). Synchronous unless it waits.
-  const patiently = <A>(run: () => A): A | Promise<A> => {
-    const attempt = (): A => {
-      try {
-        return run()
-      } catch (error) {
-        drop()
-        throw error
-      }
-    }
+  // Outside a transaction a failure closes the connection (see above).
+  const outside = <A>(run: () => A): A => {
     try {
-      return attempt()
+      return run()
     } catch (error) {
-      if (!isBusy(error)) throw error
-      return (async () => {
-        const deadline = Date.now() + busyWaitMillis
-        for (let wait = 2;; wait = Math.min(wait * 2, 100)) {
-          // Jittered, so processes that met once do not meet again.
-          await pause(wait * (0.5 + Math.random()))
-          try {
-            return attempt()
-          } catch (again) {
-            if (!isBusy(again) || Date.now() > deadline) throw again
-          }
-        }
-      })()
+      drop()
+      throw error
     }
   }
   return {
-    execute: (sql: string, params: ReadonlyArray<unknown>, shape: Shape): Rows | Promise<Rows> => {
-      if (!inTransaction) return patiently(() => once(sql, params, shape))
+    get inTransaction() {
+      return inTransaction
+    },
+    execute: (sql: string, params: ReadonlyArray<unknown>, shape: Shape): Rows => {
+      if (!inTransaction) return outside(() => once(sql, params, shape))
       try {
         return once(sql, params, shape)
       } catch (error) {
@@ -221,8 +218,8 @@ const native = (filename: string, synchronous: Synchronous) => {
     },
     // A durable transaction's commit is synced (FULL) whatever the setting:
     // SQLite takes no change of it inside a transaction, so it is set before.
-    begin: (syncedCommit: boolean): void | Promise<void> =>
-      patiently(() => {
+    begin: (syncedCommit: boolean): void =>
+      outside(() => {
         const db = connection()
         if (syncedCommit && synchronous !== "full") db.exec("PRAGMA synchronous = FULL")
         durable = syncedCommit
@@ -252,22 +249,39 @@ const native = (filename: string, synchronous: Synchronous) => {
 }
 type Native = ReturnType<typeof native>
 
+// A wait on a timer, not the Clock: a test's TestClock must not hold a
+// statement that waits for another process's lock.
+const pause = (millis: number) =>
+  Effect.callback<void>((resume) => {
+    const timer = setTimeout(() => resume(Effect.void), millis)
+    return Effect.sync(() => clearTimeout(timer))
+  })
+
+// `run` once; outside a transaction, SQLITE_BUSY is waited out (above).
+const attempt = <A>(run: () => A, patient: boolean, error: (cause: unknown) => SqlError): Effect.Effect<A, SqlError> =>
+  Effect.suspend(() => {
+    const deadline = Date.now() + busyWaitMillis
+    const loop = (wait: number): Effect.Effect<A, SqlError> => {
+      try {
+        return Effect.succeed(run())
+      } catch (cause) {
+        if (!patient || !isBusy(cause) || Date.now() > deadline) return Effect.fail(error(cause))
+        // Jittered, so processes that met once do not meet again.
+        return Effect.andThen(pause(wait * (0.5 + Math.random())), Effect.suspend(() => loop(Math.min(wait * 2, 100))))
+      }
+    }
+    return loop(2)
+  })
+
+let clients = 0
+
 const make = (filename: string, sdk: Native) =>
   Effect.gen(function*() {
     const spanAttributes: ReadonlyArray<readonly [string, unknown]> = [["db.system.name", "sqlite"]]
-    const attempt = <A>(action: (sql: string) => string, sql: string, run: () => A | Promise<A>) =>
-      Effect.suspend(() => {
-        try {
-          const result = run()
-          return result instanceof Promise
-            ? Effect.tryPromise({ try: () => result, catch: refused(filename, action(sql)) })
-            : Effect.succeed(result)
-        } catch (error) {
-          return Effect.fail(refused(filename, action(sql))(error))
-        }
-      })
     const execute = (sql: string, params: ReadonlyArray<unknown>, shape: Shape) =>
-      attempt(what, sql, () => sdk.execute(sql, params, shape))
+      Effect.suspend(() =>
+        attempt(() => sdk.execute(sql, params, shape), !sdk.inTransaction, refused(filename, what(sql), "execute"))
+      )
     const rows = (
       sql: string,
       params: ReadonlyArray<unknown>,
@@ -277,71 +291,70 @@ const make = (filename: string, sdk: Native) =>
       execute: rows,
       executeRaw: (sql, params) => execute(sql, params, "objects"),
       executeValues: (sql, params) => execute(sql, params, "arrays"),
+      executeValuesUnprepared: (sql, params) => execute(sql, params, "arrays"),
       executeUnprepared: rows,
-      executeStream: () => Stream.dieMessage("SQLite: streaming a statement's rows is not supported")
+      executeStream: () => Stream.die(new Error("SQLite: streaming a statement's rows is not supported"))
     }
     // One statement or one transaction at a time on the connection: a
     // transaction holds the permit from BEGIN to its end, a statement
     // outside one while it runs.
-    const semaphore = yield* Effect.makeSemaphore(1)
-    const permit = Effect.acquireRelease(semaphore.take(1), () => semaphore.release(1))
-    const end = (how: "COMMIT" | "ROLLBACK") => attempt(() => `the ${how.toLowerCase()}`, how, () => sdk.end(how))
+    const semaphore = yield* Semaphore.make(1)
+    const lease = Effect.as(semaphore.takeScoped(1), conn)
+    const end = (how: "COMMIT" | "ROLLBACK") =>
+      attempt(() => sdk.end(how), false, refused(filename, `the ${how.toLowerCase()}`, how.toLowerCase()))
+    // Each client its own: a transaction on one client is not another's.
+    const transactionService = Context.Service<SqlClient.TransactionConnection, SqlClient.TransactionConnection.Service>(
+      `@graded/sql/internal/sqlite/Transaction/${clients++}`
+    )
     const withTransaction = SqlClient.makeWithTransaction({
-      transactionTag: InTransaction,
+      transactionService,
       spanAttributes,
-      acquireConnection: Effect.uninterruptibleMask((restore) =>
-        Effect.gen(function*() {
-          const scope = yield* Scope.make()
-          yield* restore(Scope.extend(permit, scope))
-          const durable = yield* FiberRef.get(durableCommit)
-          // A BEGIN that failed gives the permit back, so the client stays usable.
-          yield* attempt(() => "to begin a transaction", "BEGIN", () => sdk.begin(durable)).pipe(
-            Effect.onError(() => Scope.close(scope, Exit.void))
-          )
-          return [scope, conn] as const
-        })
-      ),
-      // BEGIN ran as the transaction was taken.
-      begin: () => Effect.void,
-      savepoint: (conn, id) => conn.executeRaw(`SAVEPOINT effect_sql_${id};`, []),
+      acquireConnection: (restore) => restore(lease),
+      // A BEGIN that fails closes the transaction's scope, and so gives the permit back.
+      begin: () =>
+        Effect.flatMap(
+          durableCommit,
+          (durable) => attempt(() => sdk.begin(durable), true, refused(filename, "to begin a transaction", "begin"))
+        ),
+      savepoint: (conn, id) => Effect.asVoid(conn.executeRaw(`SAVEPOINT effect_sql_${id}`, [])),
       commit: () => end("COMMIT"),
       rollback: () => end("ROLLBACK"),
-      rollbackSavepoint: (conn, id) => conn.executeRaw(`ROLLBACK TO SAVEPOINT effect_sql_${id};`, [])
+      rollbackSavepoint: (conn, id) => Effect.asVoid(conn.executeRaw(`ROLLBACK TO SAVEPOINT effect_sql_${id}`, []))
     })
-    const acquirer = Effect.flatMap(
-      Effect.serviceOption(InTransaction),
-      Option.match({
-        onNone: () => Effect.as(permit, conn),
-        onSome: ([conn]) => Effect.succeed(conn)
-      })
-    )
-    const client = yield* SqlClient.make({ acquirer, compiler: Statement.makeCompilerSqlite(), spanAttributes })
+    const client = yield* SqlClient.make({
+      acquirer: lease,
+      borrower: (f) => semaphore.withPermit(f(conn)),
+      compiler: Statement.makeCompilerSqlite(),
+      driver: "graded-sqlite",
+      spanAttributes,
+      transactionService
+    })
     return Object.assign(client, { withTransaction })
   })
 
-const InTransaction = Context.GenericTag<readonly [Connection, counter: number]>(
-  "@graded/sql/internal/sqlite/InTransaction"
-)
-
+/**
+ * A client on the file. `wal: false` (SqlAudit.open, which only reads) leaves
+ * the file's journal as it is.
+ */
 export const layer = (
   filename: string,
-  synchronous: Synchronous = "normal"
+  options: { readonly synchronous?: Synchronous | undefined; readonly wal?: boolean | undefined } = {}
 ): Layer.Layer<SqlClient.SqlClient, SqlError> =>
-  Layer.scopedContext(Effect.gen(function*() {
+  Layer.effectContext(Effect.gen(function*() {
     const sdk = yield* Effect.acquireRelease(
-      Effect.tryPromise({
-        try: async () => {
-          const sdk = native(path.resolve(filename), synchronous)
+      Effect.try({
+        try: () => {
+          const sdk = native(path.resolve(filename), options.synchronous ?? "normal")
           // Opened at once: a file that cannot be opened fails the layer.
-          await sdk.execute("SELECT 1", [], "arrays")
+          sdk.execute("SELECT 1", [], "arrays")
           return sdk
         },
         catch: (cause) =>
-          new SqlError({ cause, message: `Could not open the SQLite database ${filename}: ${reasonOf(cause)}` })
+          sqlError(cause, `Could not open the SQLite database ${filename}: ${reasonOf(cause)}`, "connect")
       }),
       (sdk) => Effect.sync(() => sdk.close())
     )
     const client = yield* make(filename, sdk)
-    yield* client`PRAGMA journal_mode = WAL`
+    if (options.wal !== false) yield* client`PRAGMA journal_mode = WAL`
     return Context.make(SqlClient.SqlClient, client)
   })).pipe(Layer.provide(Reactivity.layer))

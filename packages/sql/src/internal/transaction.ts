@@ -7,9 +7,9 @@
 // before it commits: a step writes several entries, and a statement costs
 // more than a row.
 // Who may import this: the stores (proposalStore.ts, runStore.ts) and the sink (audit.ts).
-import type * as SqlClient from "@effect/sql/SqlClient"
-import { SqlError } from "@effect/sql/SqlError"
-import { Effect, FiberRef } from "effect"
+import { Context, Effect } from "effect"
+import type * as SqlClient from "effect/sql/SqlClient"
+import { isSqlError, type SqlError } from "effect/sql/SqlError"
 
 /** A transaction graded began in this fiber: its database and the audit rows it will write. */
 export interface Open {
@@ -20,8 +20,9 @@ export interface Open {
 }
 
 /** The transaction the current fiber writes inside, if graded began one. */
-export const currentTransaction: FiberRef.FiberRef<Open | undefined> = FiberRef.unsafeMake<Open | undefined>(
-  undefined
+export const currentTransaction: Context.Reference<Open | undefined> = Context.Reference<Open | undefined>(
+  "@graded/sql/internal/transaction/currentTransaction",
+  { defaultValue: () => undefined }
 )
 
 /**
@@ -30,11 +31,14 @@ export const currentTransaction: FiberRef.FiberRef<Open | undefined> = FiberRef.
  * which must outlive a power loss before the tool runs. SQLite syncs it (and
  * so everything before it) with `synchronous = FULL`.
  */
-export const durableCommit: FiberRef.FiberRef<boolean> = FiberRef.unsafeMake(false)
+export const durableCommit: Context.Reference<boolean> = Context.Reference<boolean>(
+  "@graded/sql/internal/transaction/durableCommit",
+  { defaultValue: () => false }
+)
 
 /** `self` as one transaction whose commit is on disk before it returns. */
 export const durably = (sql: SqlClient.SqlClient) => <A, E, R>(self: Effect.Effect<A, E, R>) =>
-  Effect.locally(transactional(sql)(self), durableCommit, true)
+  Effect.provideService(transactional(sql)(self), durableCommit, true)
 
 // The audit rows written before the transaction commits.
 const flushed = (open: Open) =>
@@ -44,7 +48,7 @@ const flushed = (open: Open) =>
   })
 
 export const transactional = (sql: SqlClient.SqlClient) => <A, E, R>(self: Effect.Effect<A, E, R>) =>
-  Effect.flatMap(FiberRef.get(currentTransaction), (outer) => {
+  Effect.flatMap(currentTransaction, (outer) => {
     // Nested in one of this database's: a savepoint, whose rows the outer
     // transaction writes (and forgets if the savepoint rolls back).
     if (outer !== undefined && outer.sql === sql) {
@@ -55,9 +59,9 @@ export const transactional = (sql: SqlClient.SqlClient) => <A, E, R>(self: Effec
     }
     const open: Open = { sql, rows: [] }
     return sql.withTransaction(
-      Effect.locally(Effect.tap(self, () => flushed(open)), currentTransaction, open)
+      Effect.provideService(Effect.tap(self, () => flushed(open)), currentTransaction, open)
     )
   }).pipe(
     // Beginning or committing failed: the database's answer, a defect of the step.
-    Effect.catchIf((error): error is SqlError => error instanceof SqlError, (error) => Effect.die(error))
+    Effect.catchIf((error): error is SqlError => isSqlError(error), (error) => Effect.die(error))
   ) as Effect.Effect<A, E, R>
