@@ -15,7 +15,7 @@
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import type { Effect } from "effect/Effect"
-import type * as Queue from "effect/Queue"
+import type * as PubSub from "effect/PubSub"
 import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import type { Grade, Tool, Toolkit } from "@graded/core"
@@ -241,13 +241,13 @@ export const skipped = (toolkit: Toolkit.Any): ReadonlyArray<Skipped> => interna
  * The Effect Schema `toolkit` builds from a JSON Schema: the common subset
  * (object, properties, required, string, number, integer, boolean, null,
  * array, enum; `additionalProperties: false` makes an object strict) converted,
- * anything else kept as `Schema.Unknown` with its JSON Schema, and the whole
+ * anything else kept as `Schema.Any` with its JSON Schema, and the whole
  * value checked by the SDK's AJV validator on every decode.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const fromJsonSchema: (schema: unknown) => Schema.Schema<any, any> = internal.fromJsonSchema
+export const fromJsonSchema: (schema: unknown) => Schema.Codec<any, any> = internal.fromJsonSchema
 
 /**
  * What `McpImport.stdio` spawns: the command, its arguments, environment and
@@ -342,8 +342,8 @@ export interface Live<Tools extends ReadonlyArray<Tool.Any>> {
   readonly toolkit: Effect<Toolkit.Toolkit<Tools>>
   /** Lists the server's tools and imports them again now, as a list-changed notification does. */
   readonly refresh: Effect<Refresh, ImportFailed>
-  /** Every refresh from now until the scope closes, as it happens. */
-  readonly changes: Effect<Queue.Dequeue<Refresh>, never, Scope.Scope>
+  /** Every refresh from now until the scope closes, as it happens (`PubSub.take` one). */
+  readonly changes: Effect<PubSub.Subscription<Refresh>, never, Scope.Scope>
 }
 
 /**
@@ -357,14 +357,14 @@ export interface Live<Tools extends ReadonlyArray<Tool.Any>> {
  * tool list-changed notifications is this import's while the scope is open.
  *
  * @example
- * import { Effect, Queue } from "effect"
+ * import { Effect, PubSub } from "effect"
  * import { McpImport } from "@graded/mcp"
  *
  * const program = Effect.scoped(Effect.gen(function*() {
  *   const client = yield* McpImport.http("http://127.0.0.1:3000/mcp")
  *   const github = yield* McpImport.live(client, { search: "read", create_issue: "write" }, { namespace: "gh" })
  *   const changes = yield* github.changes
- *   const { added, removed } = yield* Queue.take(changes)
+ *   const { added, removed } = yield* PubSub.take(changes)
  *   return { added, removed, toolkit: yield* github.toolkit }
  * }))
  *

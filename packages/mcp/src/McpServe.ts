@@ -67,7 +67,7 @@ export interface Options {
  * @category models
  */
 export interface ElicitationOptions {
-  readonly timeout?: Duration.DurationInput | undefined
+  readonly timeout?: Duration.Input | undefined
 }
 
 /**
@@ -251,7 +251,7 @@ export interface HttpOptions extends Options {
    *
    * @since 0.2.0
    */
-  readonly idleTimeout?: Duration.DurationInput | undefined
+  readonly idleTimeout?: Duration.Input | undefined
 }
 
 /**
@@ -303,15 +303,15 @@ export const http = <Tools extends ReadonlyArray<Tool.Any>>(
  * import { Registry, Toolkit } from "@graded/core"
  * import { McpServe } from "@graded/mcp"
  *
- * const main = Effect.flatMap(McpServe.Address, ({ url }) => Console.error(`MCP on ${url}`)).pipe(
- *   Effect.zipRight(Effect.never),
+ * const main = McpServe.Address.use(({ url }) => Console.error(`MCP on ${url}`)).pipe(
+ *   Effect.andThen(Effect.never),
  *   Effect.provide(McpServe.layerHttp(Registry.make(Toolkit.make()), { port: 3000 }))
  * )
  *
  * @since 0.2.0
  * @category tags
  */
-export const Address: Context.Tag<Address, Address> = layers.Address
+export const Address: Context.Service<Address, Address> = layers.Address
 
 /**
  * Serves one session over this process's stdin and stdout for the lifetime of
@@ -320,8 +320,8 @@ export const Address: Context.Tag<Address, Address> = layers.Address
  * stdin first, the session is over and the layer stays up, doing nothing,
  * until its scope closes: a program whose life is the session (a command an
  * MCP client spawns, which should exit when the client leaves) runs
- * `McpServe.stdio` instead, which completes then. Named after @effect/ai's
- * `McpServer.layerStdio`.
+ * `McpServe.stdio` instead, which completes then. Named after effect/ai's
+ * `McpServer.layerStdio` (effect/ai).
  *
  * @example
  * import { Layer } from "effect"
@@ -347,7 +347,7 @@ export const layerStdio = <Tools extends ReadonlyArray<Tool.Any>>(
  * held open by the layer's scope): listening once the layer is built, every
  * session closed and the port released when its scope closes. It provides
  * `McpServe.Address`, where it listens; it fails with `McpServe.ListenError`
- * when it cannot listen. Named after @effect/ai's `McpServer.layerHttp`.
+ * when it cannot listen. Named after effect/ai's `McpServer.layerHttp`.
  *
  * @example
  * import { Effect, Layer } from "effect"
@@ -357,8 +357,8 @@ export const layerStdio = <Tools extends ReadonlyArray<Tool.Any>>(
  * const Served = McpServe.layerHttp(Registry.make(Toolkit.make()), { host: "127.0.0.1", port: 3000 }).pipe(
  *   Layer.provide(ProposalStore.memory)
  * )
- * const main = Effect.flatMap(McpServe.Address, (address) => Effect.log(`serving ${address.url}`)).pipe(
- *   Effect.zipRight(Effect.never),
+ * const main = McpServe.Address.use((address) => Effect.log(`serving ${address.url}`)).pipe(
+ *   Effect.andThen(Effect.never),
  *   Effect.provide(Served)
  * )
  *

@@ -14,7 +14,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Effect, Fiber, Layer, Queue } from "effect"
+import { Effect, Fiber, Layer, PubSub } from "effect"
 import { Agent, Audit, HumanConfirm, Registry, ScriptedModel, Toolkit } from "@graded/core"
 import { McpImport } from "@graded/mcp"
 import { built } from "../../../test/built.js"
@@ -58,7 +58,7 @@ const pidOf = (toolkit: Toolkit.Toolkit<ReadonlyArray<McpImport.Imported<string,
   toolkit.get("foreign.pid")!.invoke({}).pipe(Effect.map(Number))
 
 describe("McpImport.stdio: a foreign server spawned as a child process", () => {
-  it.scopedLive("a read runs; a write reaches the server only after the human approved, never when rejected", () =>
+  it.live("a read runs; a write reaches the server only after the human approved, never when rejected", () =>
     Effect.gen(function*() {
       const log = newLog()
       const client = yield* spawnForeign(log)
@@ -111,7 +111,7 @@ describe("McpImport.stdio: a foreign server spawned as a child process", () => {
       yield* until(() => !alive(pid), `process ${pid} to end`)
     }))
 
-  it.scopedLive("the server killed mid-call: a structured error, the run goes on, the next call fails structured too", () =>
+  it.live("the server killed mid-call: a structured error, the run goes on, the next call fails structured too", () =>
     Effect.gen(function*() {
       const log = newLog()
       const client = yield* spawnForeign(log)
@@ -123,7 +123,7 @@ describe("McpImport.stdio: a foreign server spawned as a child process", () => {
           calls(call("foreign.search", { query: "after" })),
           text("The server went away.")
         ])),
-        Effect.fork
+        Effect.forkChild
       )
       yield* until(() => seen(log).includes("stall {}"), "the stalled call to reach the server")
       process.kill(pid, "SIGKILL")
@@ -139,7 +139,7 @@ describe("McpImport.stdio: a foreign server spawned as a child process", () => {
       expect(seen(log)).toEqual(["pid {}", "stall {}"])
     }))
 
-  it.scopedLive("a call that outlives the import's timeout is a structured error", () =>
+  it.live("a call that outlives the import's timeout is a structured error", () =>
     Effect.gen(function*() {
       const client = yield* spawnForeign(newLog())
       const toolkit = yield* McpImport.toolkit(client, grades, { namespace: "foreign", timeout: 300 })
@@ -219,7 +219,7 @@ const serveHttp = (log: string, token?: string) =>
   )
 
 describe("McpImport.http: a foreign server served by the SDK over Streamable HTTP", () => {
-  it.scopedLive("headers reach the server; a read runs; a write approved reaches it, rejected never does", () =>
+  it.live("headers reach the server; a read runs; a write approved reaches it, rejected never does", () =>
     Effect.gen(function*() {
       const log = newLog()
       const served = yield* serveHttp(log, "s3cret")
@@ -253,7 +253,7 @@ describe("McpImport.http: a foreign server served by the SDK over Streamable HTT
       expect(seen(log)).toEqual(["search {\"query\":\"web\"}", "delete_repo {\"repo\":\"old\"}"])
     }))
 
-  it.scopedLive("refused: no server on the port, an HTTP error (401, 404), a URL that is not http", () =>
+  it.live("refused: no server on the port, an HTTP error (401, 404), a URL that is not http", () =>
     Effect.gen(function*() {
       const served = yield* serveHttp(newLog(), "s3cret")
       const unauthorized = yield* Effect.flip(Effect.scoped(McpImport.http(served.url)))
@@ -283,7 +283,7 @@ describe("McpImport.http: a foreign server served by the SDK over Streamable HTT
       expect(notHttp).toMatchObject({ reason: "refused", detail: "the URL is not http: or https:" })
     }))
 
-  it.scopedLive("a server that accepts the connection and never answers: a timeout", () =>
+  it.live("a server that accepts the connection and never answers: a timeout", () =>
     Effect.gen(function*() {
       const hung = yield* Effect.acquireRelease(
         Effect.promise(() =>
@@ -313,7 +313,7 @@ const mutate = (client: Client, step: "add" | "remove" | "rename" | "reshape") =
   Effect.promise(() => client.callTool({ name: "mutate", arguments: { step } }))
 
 describe("McpImport.live: the toolkit follows notifications/tools/list_changed", () => {
-  it.scopedLive("a tool added at run time is a send, hidden from an autonomous run; removed, its call is a structured error", () =>
+  it.live("a tool added at run time is a send, hidden from an autonomous run; removed, its call is a structured error", () =>
     Effect.gen(function*() {
       const log = newLog()
       const client = yield* spawnForeign(log)
@@ -323,7 +323,7 @@ describe("McpImport.live: the toolkit follows notifications/tools/list_changed",
       expect(before.get("foreign.archive_repo")).toBeUndefined()
 
       yield* mutate(client, "add")
-      expect(yield* Queue.take(changes)).toEqual({ added: ["foreign.archive_repo"], removed: [], changed: [] })
+      expect(yield* PubSub.take(changes)).toEqual({ added: ["foreign.archive_repo"], removed: [], changed: [] })
       const added = yield* live.toolkit
       expect(added.get("foreign.archive_repo")?.grade).toBe("send")
       expect(added.get("foreign.search")?.grade).toBe("read")
@@ -365,7 +365,7 @@ describe("McpImport.live: the toolkit follows notifications/tools/list_changed",
       expect(supervised.calls.map((c) => c.ok ? c.output : c.error.code)).toEqual(["archived old"])
 
       yield* mutate(client, "remove")
-      expect(yield* Queue.take(changes)).toEqual({ added: [], removed: ["foreign.archive_repo"], changed: [] })
+      expect(yield* PubSub.take(changes)).toEqual({ added: [], removed: ["foreign.archive_repo"], changed: [] })
       const removed = yield* live.toolkit
       expect(removed.get("foreign.archive_repo")).toBeUndefined()
       // Called by name now: the structured error of an unknown tool.
@@ -386,25 +386,25 @@ describe("McpImport.live: the toolkit follows notifications/tools/list_changed",
       expect(seen(log).filter((line) => line.startsWith("archive_repo"))).toEqual(["archive_repo {\"repo\":\"old\"}"])
     }))
 
-  it.scopedLive("over Streamable HTTP too: the notification arrives on the session's stream and the toolkit follows", () =>
+  it.live("over Streamable HTTP too: the notification arrives on the session's stream and the toolkit follows", () =>
     Effect.gen(function*() {
       const served = yield* serveHttp(newLog())
       const client = yield* McpImport.http(served.url)
       const live = yield* McpImport.live(client, grades, { namespace: "foreign" })
       const changes = yield* live.changes
       yield* mutate(client, "add")
-      expect(yield* Queue.take(changes)).toEqual({ added: ["foreign.archive_repo"], removed: [], changed: [] })
+      expect(yield* PubSub.take(changes)).toEqual({ added: ["foreign.archive_repo"], removed: [], changed: [] })
       expect((yield* live.toolkit).get("foreign.archive_repo")?.grade).toBe("send")
     }))
 
-  it.scopedLive("attack: the read renamed into the write's name keeps the write's grade; the read's name calls nothing", () =>
+  it.live("attack: the read renamed into the write's name keeps the write's grade; the read's name calls nothing", () =>
     Effect.gen(function*() {
       const log = newLog()
       const client = yield* spawnForeign(log)
       const live = yield* McpImport.live(client, grades, { namespace: "foreign" })
       const changes = yield* live.changes
       yield* mutate(client, "rename")
-      const report = yield* Queue.take(changes)
+      const report = yield* PubSub.take(changes)
       expect(report.removed).toEqual(["foreign.search"])
       expect(report.changed).toEqual(["foreign.delete_repo"])
       const toolkit = yield* live.toolkit
@@ -426,7 +426,7 @@ describe("McpImport.live: the toolkit follows notifications/tools/list_changed",
       expect(seen(log).length).toBe(before)
     }))
 
-  it.scopedLive("attack: a graded read listed again with another schema: arguments checked against the new one", () =>
+  it.live("attack: a graded read listed again with another schema: arguments checked against the new one", () =>
     Effect.gen(function*() {
       const log = newLog()
       const client = yield* spawnForeign(log)
@@ -434,7 +434,7 @@ describe("McpImport.live: the toolkit follows notifications/tools/list_changed",
       const changes = yield* live.changes
       const old = Toolkit.readOnly(yield* live.toolkit)
       yield* mutate(client, "reshape")
-      expect(yield* Queue.take(changes)).toEqual({ added: [], removed: [], changed: ["foreign.search"] })
+      expect(yield* PubSub.take(changes)).toEqual({ added: [], removed: [], changed: ["foreign.search"] })
       const before = seen(log).length
       // The toolkit imported before still takes { query }; the server now wants { id }: refused before sending.
       const stale = yield* Effect.flip(old.get("foreign.search")!.invoke({ query: "x" }))
@@ -452,7 +452,7 @@ describe("McpImport.live: the toolkit follows notifications/tools/list_changed",
       expect((yield* live.toolkit).get("foreign.search")?.grade).toBe("read")
     }))
 
-  it.scopedLive("attack: a listing that cannot be imported (a name listed twice) stops every call until one can", () =>
+  it.live("attack: a listing that cannot be imported (a name listed twice) stops every call until one can", () =>
     Effect.gen(function*() {
       const received: Array<string> = []
       const tool = (name: string, property: string): SdkTool => ({
@@ -481,7 +481,7 @@ describe("McpImport.live: the toolkit follows notifications/tools/list_changed",
 
       tools = [tool("search", "query"), tool("search", "id")]
       yield* Effect.promise(() => server.sendToolListChanged())
-      const failed = yield* Queue.take(changes)
+      const failed = yield* PubSub.take(changes)
       expect(failed.failed).toContain("twice.search")
       const error = yield* Effect.flip(search.invoke({ query: "b" }))
       expect(error).toMatchObject({ _tag: "@graded/mcp/McpImport/Changed", change: "unlisted" })

@@ -69,7 +69,7 @@ const textOf = (result: object) => {
 }
 
 describe("McpServe asks the human through the client's form", () => {
-  it.scoped("approve: the form shows the exact payload and its fields; the write runs once, decided by the client", () => {
+  it.effect("approve: the form shows the exact payload and its fields; the write runs once, decided by the client", () => {
     const desk = makeDesk()
     const audit = Audit.memory()
     return Effect.gen(function*() {
@@ -108,7 +108,7 @@ describe("McpServe asks the human through the client's form", () => {
     }).pipe(Effect.provide(Layer.merge(ProposalStore.memory, audit.layer)))
   })
 
-  it.scoped("edit: a valid edit runs with the edited payload; a send is prepared, shown and delivered as edited", () => {
+  it.effect("edit: a valid edit runs with the edited payload; a send is prepared, shown and delivered as edited", () => {
     const log = join(mkdtempSync(join(tmpdir(), "graded-mcp-")), "effects.log")
     const desk = makeDesk(log)
     const audit = Audit.memory()
@@ -145,12 +145,15 @@ describe("McpServe asks the human through the client's form", () => {
     }).pipe(Effect.provide(Layer.merge(ProposalStore.memory, audit.layer)))
   })
 
-  it.scoped("an invalid edit delivers nothing: HumanConfirm decodes it again and says what was wrong", () => {
+  it.effect("an invalid edit delivers nothing: HumanConfirm decodes it again and says what was wrong", () => {
     let wrote = 0
     const Priority = Tool.write("ticket.priority", {
       title: "Set a ticket's priority",
       description: "Sets the priority, 1 (low) to 5 (urgent).",
-      input: Schema.Struct({ id: Schema.String, level: Schema.Number.pipe(Schema.between(1, 5)) }),
+      input: Schema.Struct({
+        id: Schema.String,
+        level: Schema.Number.check(Schema.isBetween({ minimum: 1, maximum: 5 }))
+      }),
       output: Schema.Struct({ ok: Schema.Boolean }),
       run: () => Effect.sync(() => (wrote++, { ok: true }))
     })
@@ -179,7 +182,7 @@ describe("McpServe asks the human through the client's form", () => {
     }).pipe(Effect.provide(Layer.merge(ProposalStore.memory, audit.layer)))
   })
 
-  it.scoped("reject with a reason, decline and dismiss: nothing runs, each audited as the client's rejection", () => {
+  it.effect("reject with a reason, decline and dismiss: nothing runs, each audited as the client's rejection", () => {
     const desk = makeDesk()
     const audit = Audit.memory()
     const answers: Array<ElicitResult> = [
@@ -211,7 +214,7 @@ describe("McpServe asks the human through the client's form", () => {
     }).pipe(Effect.provide(Layer.merge(ProposalStore.memory, audit.layer)))
   })
 
-  it.scoped("no answer in time is a rejection, and the session goes on", () => {
+  it.effect("no answer in time is a rejection, and the session goes on", () => {
     const desk = makeDesk()
     return Effect.gen(function*() {
       const { client } = yield* session(desk.registry, () => new Promise<ElicitResult>(() => {}), {
@@ -229,7 +232,7 @@ describe("McpServe asks the human through the client's form", () => {
     }).pipe(Effect.provide(ProposalStore.memory))
   })
 
-  it.scoped("without form elicitation (none, or URL mode only), or with elicitation: false, the call is proposed", () => {
+  it.effect("without form elicitation (none, or URL mode only), or with elicitation: false, the call is proposed", () => {
     const desk = makeDesk()
     return Effect.gen(function*() {
       const none = yield* session(desk.registry, undefined)
@@ -255,7 +258,7 @@ describe("McpServe asks the human through the client's form", () => {
     }).pipe(Effect.provide(ProposalStore.memory))
   })
 
-  it.scoped("a read is never asked about, and a gate or guard refuses before any form is shown", () => {
+  it.effect("a read is never asked about, and a gate or guard refuses before any form is shown", () => {
     const desk = makeDesk()
     const noTickets: Guard.Guard = {
       name: "no-tickets",
@@ -283,7 +286,7 @@ describe("McpServe asks the human through the client's form", () => {
 })
 
 describe("attacks by the client on the form", () => {
-  it.scoped("a client named like a rule or a person is audited under mcp:, escaped", () => {
+  it.effect("a client named like a rule or a person is audited under mcp:, escaped", () => {
     const desk = makeDesk()
     const audit = Audit.memory()
     return Effect.gen(function*() {
@@ -296,7 +299,7 @@ describe("attacks by the client on the form", () => {
     }).pipe(Effect.provide(Layer.merge(ProposalStore.memory, audit.layer)))
   })
 
-  it.scoped("only the form's fields can change: values for other keys, nested fields or new keys are ignored", () => {
+  it.effect("only the form's fields can change: values for other keys, nested fields or new keys are ignored", () => {
     let saw: unknown
     const Tagged = Tool.write("ticket.tagged", {
       title: "File a tagged ticket",
@@ -330,7 +333,7 @@ describe("attacks by the client on the form", () => {
     }).pipe(Effect.provide(ProposalStore.memory))
   })
 
-  it.scoped("control and bidirectional characters in the payload are shown escaped in the form's message", () => {
+  it.effect("control and bidirectional characters in the payload are shown escaped in the form's message", () => {
     const desk = makeDesk()
     return Effect.gen(function*() {
       const { client, forms } = yield* session(desk.registry, () => ({ action: "decline" }))
@@ -346,7 +349,7 @@ describe("attacks by the client on the form", () => {
 })
 
 describe("what the form shows is what runs (found by a red-team pass; each failed before its fix)", () => {
-  it.scoped("a payload past the message's cut can only be rejected: no field, no approve, and an approve delivers nothing", () => {
+  it.effect("a payload past the message's cut can only be rejected: no field, no approve, and an approve delivers nothing", () => {
     const delivered: Array<unknown> = []
     const SendCc = Tool.send("mail.sendCc", {
       title: "Send a mail with copies",
@@ -381,7 +384,7 @@ describe("what the form shows is what runs (found by a red-team pass; each faile
     }).pipe(Effect.provide(Layer.merge(ProposalStore.memory, audit.layer)))
   })
 
-  it.scoped("the message draws Printable.display's model: its cut, how much it left out, its hidden characters", () => {
+  it.effect("the message draws Printable.display's model: its cut, how much it left out, its hidden characters", () => {
     const desk = makeDesk()
     return Effect.gen(function*() {
       const { client, forms } = yield* session(desk.registry, () => ({ action: "decline" }))
@@ -398,7 +401,7 @@ describe("what the form shows is what runs (found by a red-team pass; each faile
     }).pipe(Effect.provide(ProposalStore.memory))
   })
 
-  it.scoped("a field whose value hides or reorders text is not offered raw for editing: it stays in the escaped message", () => {
+  it.effect("a field whose value hides or reorders text is not offered raw for editing: it stays in the escaped message", () => {
     const desk = makeDesk()
     return Effect.gen(function*() {
       const { client, forms } = yield* session(desk.registry, () => ({ action: "decline" }))
@@ -411,7 +414,7 @@ describe("what the form shows is what runs (found by a red-team pass; each faile
     }).pipe(Effect.provide(ProposalStore.memory))
   })
 
-  it.scoped("an approval with fields unchanged, for a payload with fields named constructor and toString, runs as shown", () => {
+  it.effect("an approval with fields unchanged, for a payload with fields named constructor and toString, runs as shown", () => {
     const ran: Array<unknown> = []
     const Label = Tool.write("ticket.label", {
       title: "Label a ticket",
@@ -432,7 +435,7 @@ describe("what the form shows is what runs (found by a red-team pass; each faile
 })
 
 describe("the form over real transports", () => {
-  it.scoped("Streamable HTTP: approve and reject through the form", () => {
+  it.effect("Streamable HTTP: approve and reject through the form", () => {
     const desk = makeDesk()
     return Effect.gen(function*() {
       const address = yield* McpServe.http(desk.registry)
@@ -486,7 +489,7 @@ describe("the form over real transports", () => {
 })
 
 describe("a form cannot be reached from a model's side", () => {
-  it.scoped("a read tool that serves the desk to its own approving client writes nothing", () => {
+  it.effect("a read tool that serves the desk to its own approving client writes nothing", () => {
     const desk = makeDesk()
     // The attack, cast-free: a read tool's code starts a server over the desk
     // and answers its own form with "approve".

@@ -8,7 +8,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { CallToolRequestSchema, ListToolsRequestSchema, type Tool as SdkTool } from "@modelcontextprotocol/sdk/types.js"
-import { Cause, Deferred, Effect, Exit, Fiber, Option, Queue } from "effect"
+import { Cause, Deferred, Effect, Exit, Fiber, Option, PubSub } from "effect"
 import { Registry, Toolkit } from "@graded/core"
 import { McpImport } from "@graded/mcp"
 import * as v8 from "node:v8"
@@ -89,7 +89,7 @@ const uncompilable: ReadonlyArray<readonly [string, SdkTool["inputSchema"], stri
 
 /** The ImportFailed an exit failed with; a defect, or a success, fails the test. */
 const importFailed = <A, E>(exit: Exit.Exit<A, E>): McpImport.ImportFailed => {
-  const failure = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : Option.none()
+  const failure = Exit.isFailure(exit) ? Cause.findErrorOption(exit.cause) : Option.none()
   const shown = Exit.isFailure(exit) ? Cause.pretty(exit.cause).slice(0, 400) : "a success"
   if (Option.isNone(failure) || !(failure.value instanceof McpImport.ImportFailed)) {
     throw new Error(`expected ImportFailed, got ${shown}`)
@@ -174,10 +174,10 @@ describe("McpImport: a listing that never ends", () => {
       f.nextCursor = () => `page-${++page}`
       f.beforePage = (n) => {
         if (n !== 3) return new Promise((resolve) => setImmediate(resolve))
-        Deferred.unsafeDone(third, Exit.void)
+        Deferred.doneUnsafe(third, Exit.void)
         return held
       }
-      const importing = yield* Effect.fork(McpImport.toolkit(f.client, { search: "read" }))
+      const importing = yield* Effect.forkChild(McpImport.toolkit(f.client, { search: "read" }))
       yield* Deferred.await(third)
       yield* Fiber.interrupt(importing)
       release()
@@ -276,7 +276,7 @@ describe("McpImport: a schema that names itself ($id) is checked as itself", () 
 })
 
 describe("McpImport.live: a hostile listing", () => {
-  it.scopedLive("a tool reshaped under the same $id: arguments its new schema refuses are not sent", () =>
+  it.live("a tool reshaped under the same $id: arguments its new schema refuses are not sent", () =>
     Effect.gen(function*() {
       const id = "https://schemas.example/reshaped.json"
       const f = yield* Effect.promise(() =>
@@ -296,11 +296,11 @@ describe("McpImport.live: a hostile listing", () => {
         code: "invalid-input"
       })
       const stale = yield* Effect.flip(before.get("r.lookup")!.invoke({ n: 1_000 }))
-      expect(stale).toMatchObject({ _tag: McpImport.Changed._tag, change: "input" })
+      expect(stale).toMatchObject({ _tag: "@graded/mcp/McpImport/Changed", change: "input" })
       expect(f.received).toEqual([])
     }))
 
-  it.scopedLive("a graded tool whose refreshed schema cannot be compiled: refresh fails naming it, and calls stop", () =>
+  it.live("a graded tool whose refreshed schema cannot be compiled: refresh fails naming it, and calls stop", () =>
     Effect.gen(function*() {
       const f = yield* Effect.promise(() => foreign([search]))
       const live = yield* McpImport.live(f.client, { search: "read" }, { namespace: "h" })
@@ -313,11 +313,11 @@ describe("McpImport.live: a hostile listing", () => {
       const error = importFailed(yield* Effect.exit(live.refresh))
       expect(error.reason).toMatch(/^search: its input schema cannot be compiled: /)
       const refused = yield* Effect.flip(tool.invoke({ query: "second" }))
-      expect(refused).toMatchObject({ _tag: McpImport.Changed._tag, change: "unlisted" })
+      expect(refused).toMatchObject({ _tag: "@graded/mcp/McpImport/Changed", change: "unlisted" })
       expect(f.received.map(({ args }) => args)).toEqual([{ query: "first" }])
     }))
 
-  it.scopedLive("an ungraded tool whose schema stops compiling is left out of the next toolkit, reported removed", () =>
+  it.live("an ungraded tool whose schema stops compiling is left out of the next toolkit, reported removed", () =>
     Effect.gen(function*() {
       const f = yield* Effect.promise(() => foreign([search, { name: "extra", inputSchema: { type: "object" } }]))
       const live = yield* McpImport.live(f.client, { search: "read" }, { namespace: "h" })
@@ -331,32 +331,32 @@ describe("McpImport.live: a hostile listing", () => {
       ])
     }))
 
-  it.scopedLive("the notification loop survives a listing that cannot be compiled, and follows the next one", () =>
+  it.live("the notification loop survives a listing that cannot be compiled, and follows the next one", () =>
     Effect.gen(function*() {
       const f = yield* Effect.promise(() => foreign([search]))
       const live = yield* McpImport.live(f.client, { search: "read" }, { namespace: "h" })
       const changes = yield* live.changes
       f.listing = [search, { name: "evil", inputSchema: { type: "object", properties: { a: { type: "nope" } } } }]
       yield* Effect.promise(() => f.server.sendToolListChanged())
-      expect(yield* Queue.take(changes)).toEqual({ added: [], removed: [], changed: [] })
+      expect(yield* PubSub.take(changes)).toEqual({ added: [], removed: [], changed: [] })
       expect(McpImport.skipped(yield* live.toolkit).map(({ serverName }) => serverName)).toEqual(["evil"])
       f.listing = [search, { name: "added", inputSchema: { type: "object" } }]
       yield* Effect.promise(() => f.server.sendToolListChanged())
-      expect(yield* Queue.take(changes)).toEqual({ added: ["h.added"], removed: [], changed: [] })
+      expect(yield* PubSub.take(changes)).toEqual({ added: ["h.added"], removed: [], changed: [] })
     }))
 
-  it.scopedLive("a graded tool nested 5,000 deep in a refreshed listing: the notification loop reports it and goes on", () =>
+  it.live("a graded tool nested 5,000 deep in a refreshed listing: the notification loop reports it and goes on", () =>
     Effect.gen(function*() {
       const f = yield* Effect.promise(() => foreign([search]))
       const live = yield* McpImport.live(f.client, { search: "read" }, { namespace: "h" })
       const changes = yield* live.changes
       f.listing = [{ ...search, inputSchema: nested(5_000) }]
       yield* Effect.promise(() => f.server.sendToolListChanged())
-      const failed = yield* Queue.take(changes)
+      const failed = yield* PubSub.take(changes)
       expect(failed.failed).toMatch(/^search: its input schema cannot be compiled: the schema nests deeper than 100/)
       f.listing = [search]
       yield* Effect.promise(() => f.server.sendToolListChanged())
-      expect(yield* Queue.take(changes)).toEqual({ added: [], removed: [], changed: [] })
+      expect(yield* PubSub.take(changes)).toEqual({ added: [], removed: [], changed: [] })
       expect(yield* Toolkit.readOnly(yield* live.toolkit).get("h.search")!.invoke({ query: "q" })).toBe("ok")
     }))
 

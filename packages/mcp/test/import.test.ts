@@ -175,10 +175,10 @@ describe("McpImport.toolkit", () => {
       const { client, received } = yield* Effect.promise(foreign)
       const toolkit = yield* importForeign(client)
       const post = toolkit.get("foreign.post_message")!
-      const decode = Schema.decodeUnknownEither(post.input, { onExcessProperty: "error" })
-      expect(decode({ channel: "#general", text: "hi" })._tag).toBe("Right")
-      expect(decode({ channel: "general", text: "hi" })._tag).toBe("Left")
-      expect(decode({ channel: "#general", text: "" })._tag).toBe("Left")
+      const decode = Schema.decodeUnknownResult(post.input, { onExcessProperty: "error" })
+      expect(decode({ channel: "#general", text: "hi" })._tag).toBe("Success")
+      expect(decode({ channel: "general", text: "hi" })._tag).toBe("Failure")
+      expect(decode({ channel: "#general", text: "" })._tag).toBe("Failure")
       expect(received).toEqual([])
       // additionalProperties: false makes an object strict; without it, extra properties pass, as the schema allows.
       const strict = McpImport.fromJsonSchema({
@@ -191,19 +191,21 @@ describe("McpImport.toolkit", () => {
         required: ["id"],
         additionalProperties: false
       })
-      const decodeStrict = Schema.decodeUnknownEither(strict, { onExcessProperty: "error" })
-      expect(decodeStrict({ id: 1, kind: "a", tags: ["x"] })._tag).toBe("Right")
-      expect(decodeStrict({ id: 1, extra: true })._tag).toBe("Left")
-      expect(decodeStrict({ id: 1.5 })._tag).toBe("Left")
-      expect(decodeStrict({ id: 1, kind: "c" })._tag).toBe("Left")
-      expect(decodeStrict({ id: 1, tags: [1] })._tag).toBe("Left")
+      const decodeStrict = Schema.decodeUnknownResult(strict, { onExcessProperty: "error" })
+      expect(decodeStrict({ id: 1, kind: "a", tags: ["x"] })._tag).toBe("Success")
+      expect(decodeStrict({ id: 1, extra: true })._tag).toBe("Failure")
+      expect(decodeStrict({ id: 1.5 })._tag).toBe("Failure")
+      expect(decodeStrict({ id: 1, kind: "c" })._tag).toBe("Failure")
+      expect(decodeStrict({ id: 1, tags: [1] })._tag).toBe("Failure")
       const open = McpImport.fromJsonSchema({ type: "object", properties: { id: { type: "integer" } } })
-      expect(Schema.decodeUnknownEither(open, { onExcessProperty: "error" })({ id: 1, extra: true })._tag).toBe("Right")
-      // A keyword outside the subset (anyOf) becomes Unknown, still checked by AJV.
+      expect(Schema.decodeUnknownResult(open, { onExcessProperty: "error" })({ id: 1, extra: true })._tag).toBe(
+        "Success"
+      )
+      // A keyword outside the subset (anyOf) becomes Schema.Any, still checked by AJV.
       const anyOf = McpImport.fromJsonSchema({ anyOf: [{ type: "string" }, { type: "integer", minimum: 3 }] })
-      expect(Schema.decodeUnknownEither(anyOf)("x")._tag).toBe("Right")
-      expect(Schema.decodeUnknownEither(anyOf)(4)._tag).toBe("Right")
-      expect(Schema.decodeUnknownEither(anyOf)(2)._tag).toBe("Left")
+      expect(Schema.decodeUnknownResult(anyOf)("x")._tag).toBe("Success")
+      expect(Schema.decodeUnknownResult(anyOf)(4)._tag).toBe("Success")
+      expect(Schema.decodeUnknownResult(anyOf)(2)._tag).toBe("Failure")
     }))
 
   it.effect("an autonomous run over the imported write and send, type check cast away: refused, nothing reaches the server", () =>

@@ -63,7 +63,7 @@ describe("McpServe.layerHttp", () => {
     }).pipe(Effect.provide(ProposalStore.memory))
   })
 
-  it.scoped("fails to build with a ListenError naming the port when the port is taken", () => {
+  it.effect("fails to build with a ListenError naming the port when the port is taken", () => {
     const desk = makeDesk()
     return Effect.gen(function*() {
       const first = yield* Layer.build(McpServe.layerHttp(desk.registry))

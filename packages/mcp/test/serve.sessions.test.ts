@@ -53,7 +53,7 @@ const rejection = (promise: () => Promise<unknown>) =>
 const sleep = (millis: number) => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, millis)))
 
 describe("McpServe.http: maxSessions", () => {
-  it.scopedLive("at the limit a new session is refused with 503 naming it; a session ended frees its place", () => {
+  it.live("at the limit a new session is refused with 503 naming it; a session ended frees its place", () => {
     const desk = makeDesk()
     return Effect.gen(function*() {
       const { url } = yield* McpServe.http(desk.registry, { maxSessions: 2 })
@@ -95,7 +95,7 @@ describe("McpServe.http: maxSessions", () => {
 })
 
 describe("McpServe.http: idleTimeout", () => {
-  it.scopedLive(
+  it.live(
     "a session idle past the timeout is closed (404, and the client's call fails); a busy one stays",
     () => {
       const desk = makeDesk()
@@ -131,7 +131,7 @@ describe("McpServe.http: idleTimeout", () => {
     30_000
   )
 
-  it.scopedLive("a client that leaves without ending its session: closed once idle", () => {
+  it.live("a client that leaves without ending its session: closed once idle", () => {
     const desk = makeDesk()
     return Effect.gen(function*() {
       const { url } = yield* McpServe.http(desk.registry, { idleTimeout: Duration.seconds(1) })
@@ -147,7 +147,7 @@ describe("McpServe.http: idleTimeout", () => {
     }).pipe(Effect.provide(ProposalStore.memory))
   }, 30_000)
 
-  it.scopedLive("a session whose call runs longer than the timeout is not closed mid-call: the call completes", () => {
+  it.live("a session whose call runs longer than the timeout is not closed mid-call: the call completes", () => {
     let release: () => void = () => undefined
     const released = new Promise<void>((resolve) => (release = resolve))
     const Slow = Tool.read("slow.report", {
@@ -173,7 +173,7 @@ describe("McpServe.http: idleTimeout", () => {
     })
   }, 30_000)
 
-  it.scopedLive("a write waiting on the human's late answer in the form is not closed: the answer decides it", () => {
+  it.live("a write waiting on the human's late answer in the form is not closed: the answer decides it", () => {
     const desk = makeDesk()
     return Effect.gen(function*() {
       const { url } = yield* McpServe.http(desk.registry, { idleTimeout: Duration.seconds(1) })
@@ -195,7 +195,7 @@ describe("McpServe.http: idleTimeout", () => {
 })
 
 describe("McpServe.http: invalid session options", () => {
-  it.scoped("a cap that is not a positive integer, or a timeout that is not positive, is a ListenError naming it", () =>
+  it.effect("a cap that is not a positive integer, or a timeout that is not positive, is a ListenError naming it", () =>
     Effect.gen(function*() {
       const registry = makeDesk().registry
       for (const maxSessions of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
@@ -204,7 +204,7 @@ describe("McpServe.http: invalid session options", () => {
         expect(error.reason).toContain("maxSessions")
         expect(error.reason).toContain(String(maxSessions))
       }
-      const timeouts: ReadonlyArray<Duration.DurationInput> = [0, -5, "0 millis", Duration.zero, "soon" as never]
+      const timeouts: ReadonlyArray<Duration.Input> = [0, -5, "0 millis", Duration.zero, "soon" as never]
       for (const idleTimeout of timeouts) {
         const error = yield* Effect.flip(McpServe.http(registry, { idleTimeout }))
         expect(error).toBeInstanceOf(McpServe.ListenError)

@@ -41,7 +41,7 @@ const textOf = (result: object) => {
 }
 
 describe("McpServe over the SDK's in-memory transport", () => {
-  it.scoped("lists each offered tool by wire name with its schemas, grade annotations and _meta grade", () =>
+  it.effect("lists each offered tool by wire name with its schemas, grade annotations and _meta grade", () =>
     Effect.gen(function*() {
       const client = yield* session(makeDesk(), { context: { page: "inbox" } })
       const { tools } = yield* Effect.promise(() => client.listTools())
@@ -76,7 +76,7 @@ describe("McpServe over the SDK's in-memory transport", () => {
       expect(send._meta).toEqual({ "graded/grade": "send" })
     }).pipe(Effect.provide(ProposalStore.memory)))
 
-  it.scoped("gates follow the session's context: features and page", () =>
+  it.effect("gates follow the session's context: features and page", () =>
     Effect.gen(function*() {
       const client = yield* session(makeDesk(), { context: { features: ["billing"], page: "ticket" } })
       const listed = (yield* Effect.promise(() => client.listTools())).tools
@@ -100,7 +100,7 @@ describe("McpServe over the SDK's in-memory transport", () => {
       expect(yield* Proposal.list()).toEqual([])
     }).pipe(Effect.provide(ProposalStore.memory)))
 
-  it.scoped("a guard in scope (a policy) leaves tools out of the listing and refuses their calls", () => {
+  it.effect("a guard in scope (a policy) leaves tools out of the listing and refuses their calls", () => {
     const noSearchForGuests: Guard.Guard = {
       name: "guests",
       screen: ({ context, tools }) =>
@@ -135,7 +135,7 @@ describe("McpServe over the SDK's in-memory transport", () => {
     }).pipe(Effect.provide(Layer.merge(ProposalStore.memory, Guard.layer(noSearchForGuests))))
   })
 
-  it.scoped("a read runs and returns its output as text and structured content", () => {
+  it.effect("a read runs and returns its output as text and structured content", () => {
     const desk = makeDesk()
     return Effect.gen(function*() {
       const client = yield* session(desk)
@@ -148,7 +148,7 @@ describe("McpServe over the SDK's in-memory transport", () => {
     }).pipe(Effect.provide(ProposalStore.memory))
   })
 
-  it.scoped("a write never runs on the client's word: it records a proposal a human then decides", () => {
+  it.effect("a write never runs on the client's word: it records a proposal a human then decides", () => {
     const desk = makeDesk()
     return Effect.gen(function*() {
       const client = yield* session(desk, { context: { actor: "mcp:claude" } })
@@ -191,7 +191,7 @@ describe("McpServe over the SDK's in-memory transport", () => {
     }).pipe(Effect.provide(ProposalStore.memory))
   })
 
-  it.scoped("a send is prepared and recorded, never delivered; the proposal holds the prepared payload", () => {
+  it.effect("a send is prepared and recorded, never delivered; the proposal holds the prepared payload", () => {
     const desk = makeDesk()
     const audit = Audit.memory()
     return Effect.gen(function*() {
@@ -215,7 +215,7 @@ describe("McpServe over the SDK's in-memory transport", () => {
     }).pipe(Effect.provide(Layer.merge(ProposalStore.memory, audit.layer)))
   })
 
-  it.scoped("with the ProposalStore requirement cast away, a write or send is refused and nothing runs", () => {
+  it.effect("with the ProposalStore requirement cast away, a write or send is refused and nothing runs", () => {
     const desk = makeDesk()
     // The compile-time rule (type-tests/mcp): a registry with writes or sends needs a ProposalStore. Cast away:
     const unchecked = session(desk) as Effect.Effect<Client, never, Scope.Scope>
@@ -236,7 +236,7 @@ describe("McpServe over the SDK's in-memory transport", () => {
     })
   })
 
-  it.scoped("a read that finishes later is answered as one that finishes at once; its defect as the fixed message", () =>
+  it.effect("a read that finishes later is answered as one that finishes at once; its defect as the fixed message", () =>
     Effect.gen(function*() {
       // A tool's run that waits on something outside (a timer here): its
       // fiber does not end as it starts.
@@ -278,7 +278,7 @@ describe("McpServe over the SDK's in-memory transport", () => {
       expect(JSON.stringify(crash)).not.toContain("secret later detail")
     }))
 
-  it.scoped("unknown tools and bad arguments are protocol errors; the server stays up", () => {
+  it.effect("unknown tools and bad arguments are protocol errors; the server stays up", () => {
     const desk = makeDesk()
     return Effect.gen(function*() {
       const client = yield* session(desk)
@@ -310,7 +310,7 @@ describe("McpServe over the SDK's in-memory transport", () => {
     }).pipe(Effect.provide(ProposalStore.memory))
   })
 
-  it.scoped("each session gets its own trace, so the cap on waiting proposals holds per client", () => {
+  it.effect("each session gets its own trace, so the cap on waiting proposals holds per client", () => {
     const desk = makeDesk()
     return Effect.gen(function*() {
       const client = yield* session(desk, { proposals: { maxPendingPerTrace: 2 } })
@@ -396,7 +396,7 @@ describe("McpServe.stdio in a real process", () => {
 })
 
 describe("McpServe.http over Streamable HTTP", () => {
-  it.scoped("two client sessions on a real port: list, read, proposals per session; a taken port is a ListenError", () => {
+  it.effect("two client sessions on a real port: list, read, proposals per session; a taken port is a ListenError", () => {
     const desk = makeDesk()
     return Effect.gen(function*() {
       const address = yield* McpServe.http(desk.registry, { context: { actor: "mcp:http" } })

@@ -67,7 +67,7 @@ const session = (
   })
 
 describe("McpServe: untrusted content in a session", () => {
-  it.scoped("an untrusted read in an MCP session closes open-world reads for the rest of that session", () => {
+  it.effect("an untrusted read in an MCP session closes open-world reads for the rest of that session", () => {
     const { fetched, registry } = setup()
     const audit = Audit.memory()
     return Effect.gen(function*() {

@@ -11,7 +11,7 @@ import { Effect, Schema, type Scope } from "effect"
 
 export class ConnectFailed extends Schema.TaggedError<ConnectFailed>()("@graded/mcp/McpImport/ConnectFailed", {
   target: Schema.String,
-  reason: Schema.Literal("not-found", "exited", "refused", "timeout", "protocol"),
+  reason: Schema.Literals(["not-found", "exited", "refused", "timeout", "protocol"]),
   detail: Schema.String
 }) {
   override get message(): string {

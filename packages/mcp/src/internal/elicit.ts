@@ -15,7 +15,7 @@ export const decisionField = "graded/decision"
 export const reasonField = "graded/reason"
 
 /** How long a form waits for the human unless the app says otherwise. */
-export const defaultTimeout: Duration.DurationInput = "10 minutes"
+export const defaultTimeout: Duration.Input = "10 minutes"
 
 // The payload's limit, as the terminal card's total: what the client shows stays readable.
 const maxPayload = 8_000
@@ -177,7 +177,7 @@ export const decisionOf = (
  * A HumanConfirm UI that asks through this session's client. No answer in
  * time, or a client that fails to answer, is a rejection: nothing runs.
  */
-export const ui = (server: Server, timeout: Duration.DurationInput): HumanConfirm.UI => ({
+export const ui = (server: Server, timeout: Duration.Input): HumanConfirm.UI => ({
   confirm: (view) => {
     const by = clientOf(server)
     const shown = Printable.display(view.payload, { total: maxPayload })
@@ -197,27 +197,25 @@ export const ui = (server: Server, timeout: Duration.DurationInput): HumanConfir
     // The SDK's `elicitInput` would reject an answer that misses the form's
     // constraints before HumanConfirm sees it; asked directly, HumanConfirm
     // is the one judge of an edit, and audits an invalid one as such.
-    return Effect.tryPromise(() =>
-      server.request(
-        {
-          method: "elicitation/create",
-          params: { mode: "form", message: message.text, requestedSchema }
-        },
-        ElicitResultSchema,
-        { timeout: Duration.toMillis(Duration.decode(timeout)) }
-      )
-    ).pipe(
+    return Effect.tryPromise({
+      try: () =>
+        server.request(
+          {
+            method: "elicitation/create",
+            params: { mode: "form", message: message.text, requestedSchema }
+          },
+          ElicitResultSchema,
+          { timeout: Duration.toMillis(Duration.fromInputUnsafe(timeout)) }
+        ),
+      catch: (error) => error
+    }).pipe(
       Effect.map((result) => decisionOf(by, view.payload, fields, result, message.cut)),
-      Effect.catchAll((error) =>
+      Effect.catch((error) =>
         Effect.succeed(
           HumanConfirm.reject(
             by,
             `no decision: the client did not answer the form (${
-              Printable.cap(
-                Printable.escape(String(error.error instanceof Error ? error.error.message : error.error)),
-                200
-              )
-                .text
+              Printable.cap(Printable.escape(String(error instanceof Error ? error.message : error)), 200).text
             })`
           )
         )

@@ -5,7 +5,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
 import type { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv-provider.js"
 import type { JsonSchemaType } from "@modelcontextprotocol/sdk/validation/types.js"
-import { Effect, Either, ParseResult, Schema } from "effect"
+import { Effect, Result, Schema } from "effect"
 import { Grade, Tool, Toolkit, Wire } from "@graded/core"
 import { foreignValidator } from "./linearPatterns.js"
 
@@ -13,7 +13,15 @@ import { foreignValidator } from "./linearPatterns.js"
 // Errors
 // ---------------------------------------------------------------------------
 
-export class ServerError extends Schema.TaggedError<ServerError>()("@graded/mcp/McpImport/ServerError", {
+// The tags, for the classes and for the failure messages keyed by them.
+const tags = {
+  ServerError: "@graded/mcp/McpImport/ServerError",
+  BadResult: "@graded/mcp/McpImport/BadResult",
+  Unreachable: "@graded/mcp/McpImport/Unreachable",
+  Changed: "@graded/mcp/McpImport/Changed"
+} as const
+
+export class ServerError extends Schema.TaggedError<ServerError>()(tags.ServerError, {
   tool: Schema.String,
   text: Schema.String
 }) {
@@ -22,7 +30,7 @@ export class ServerError extends Schema.TaggedError<ServerError>()("@graded/mcp/
   }
 }
 
-export class BadResult extends Schema.TaggedError<BadResult>()("@graded/mcp/McpImport/BadResult", {
+export class BadResult extends Schema.TaggedError<BadResult>()(tags.BadResult, {
   tool: Schema.String,
   issue: Schema.String
 }) {
@@ -31,9 +39,9 @@ export class BadResult extends Schema.TaggedError<BadResult>()("@graded/mcp/McpI
   }
 }
 
-export class Unreachable extends Schema.TaggedError<Unreachable>()("@graded/mcp/McpImport/Unreachable", {
+export class Unreachable extends Schema.TaggedError<Unreachable>()(tags.Unreachable, {
   tool: Schema.String,
-  reason: Schema.Literal("closed", "timeout", "protocol"),
+  reason: Schema.Literals(["closed", "timeout", "protocol"]),
   detail: Schema.String
 }) {
   override get message(): string {
@@ -49,9 +57,9 @@ export class ImportFailed extends Schema.TaggedError<ImportFailed>()("@graded/mc
   }
 }
 
-export class Changed extends Schema.TaggedError<Changed>()("@graded/mcp/McpImport/Changed", {
+export class Changed extends Schema.TaggedError<Changed>()(tags.Changed, {
   tool: Schema.String,
-  change: Schema.Literal("removed", "input", "unlisted"),
+  change: Schema.Literals(["removed", "input", "unlisted"]),
   detail: Schema.String
 }) {
   override get message(): string {
@@ -62,10 +70,10 @@ export class Changed extends Schema.TaggedError<Changed>()("@graded/mcp/McpImpor
 export type CallError = ServerError | BadResult | Unreachable | Changed
 
 export const failureMessages = (name: string): Readonly<Record<string, string>> => ({
-  [ServerError._tag]: `${name} failed on the MCP server.`,
-  [BadResult._tag]: `${name} returned a result its schema does not allow; it was discarded.`,
-  [Unreachable._tag]: `${name} could not be reached: its MCP server closed, timed out or broke the protocol.`,
-  [Changed._tag]: `${name} changed on its MCP server since it was imported; the call was not made.`
+  [tags.ServerError]: `${name} failed on the MCP server.`,
+  [tags.BadResult]: `${name} returned a result its schema does not allow; it was discarded.`,
+  [tags.Unreachable]: `${name} could not be reached: its MCP server closed, timed out or broke the protocol.`,
+  [tags.Changed]: `${name} changed on its MCP server since it was imported; the call was not made.`
 })
 
 // ---------------------------------------------------------------------------
@@ -73,7 +81,7 @@ export const failureMessages = (name: string): Readonly<Record<string, string>> 
 // ---------------------------------------------------------------------------
 
 // Keywords the conversion understands; a node with any other keyword (a
-// `pattern`, a `minimum`, a `$ref`, `anyOf`…) becomes `Schema.Unknown` carrying
+// `pattern`, a `minimum`, a `$ref`, `anyOf`…) becomes `Schema.Any` carrying
 // its JSON Schema, and the whole value is checked by AJV all the same.
 const known = new Set([
   "type",
@@ -91,10 +99,14 @@ type Json = { readonly [key: string]: unknown }
 
 const isObject = (u: unknown): u is Json => typeof u === "object" && u !== null && !Array.isArray(u)
 
-const opaque = (node: unknown): Schema.Schema<unknown> =>
-  Schema.Unknown.annotations({ jsonSchema: isObject(node) ? node : {} })
+type AnySchema = Schema.Codec<any, any>
 
-const ofType = (type: string, node: Json): Schema.Schema<any, any> | undefined => {
+// Its JSON Schema is the foreign node itself. On `Schema.Any`, not `Unknown`:
+// Effect 4's JSON Schema output drops the checks of an `Unknown`.
+const opaque = (node: unknown): AnySchema =>
+  Schema.Any.check(Schema.makeFilter(() => undefined, { toJsonSchema: () => isObject(node) ? node : {} }))
+
+const ofType = (type: string, node: Json): AnySchema | undefined => {
   switch (type) {
     case "string":
       return Schema.String
@@ -111,17 +123,15 @@ const ofType = (type: string, node: Json): Schema.Schema<any, any> | undefined =
     case "object": {
       const properties = isObject(node.properties) ? node.properties : {}
       const required = new Set(Array.isArray(node.required) ? node.required.map(String) : [])
-      const fields: Record<
-        string,
-        Schema.Schema<any, any> | Schema.PropertySignature<"?:", any, never, "?:", any, false>
-      > = {}
+      const fields: Record<string, AnySchema | Schema.optionalKey<AnySchema>> = {}
       for (const [key, value] of Object.entries(properties)) {
         const field = convert(value)
-        fields[key] = required.has(key) ? field : Schema.optional(field)
+        // JSON has no `undefined`: a field not required may be absent, not undefined.
+        fields[key] = required.has(key) ? field : Schema.optionalKey(field)
       }
       return node.additionalProperties === false
-        ? Schema.Struct(fields) as Schema.Schema<any, any>
-        : Schema.Struct(fields, Schema.Record({ key: Schema.String, value: Schema.Unknown })) as Schema.Schema<any, any>
+        ? Schema.Struct(fields) as AnySchema
+        : Schema.StructWithRest(Schema.Struct(fields), [Schema.Record(Schema.String, Schema.Unknown)]) as AnySchema
     }
     default:
       return undefined
@@ -129,23 +139,28 @@ const ofType = (type: string, node: Json): Schema.Schema<any, any> | undefined =
 }
 
 /** One node of a JSON Schema as an Effect Schema, for the common subset; anything else is opaque. */
-export const convert = (node: unknown): Schema.Schema<any, any> => {
+export const convert = (node: unknown): AnySchema => {
   if (!isObject(node)) return opaque(node)
   if (Object.keys(node).some((key) => !known.has(key))) return opaque(node)
-  const annotate = <S extends Schema.Schema<any, any>>(schema: S): S =>
-    typeof node.description === "string" ? schema.annotations({ description: node.description }) as S : schema
+  const annotate = (schema: AnySchema): AnySchema =>
+    typeof node.description === "string" ? schema.annotate({ description: node.description }) : schema
   if (Array.isArray(node.enum)) {
     const values = node.enum
     if (values.length === 0 || node.type !== undefined && typeof node.type !== "string") return opaque(node)
     if (!values.every((v) => v === null || ["string", "number", "boolean"].includes(typeof v))) return opaque(node)
-    return annotate(Schema.Literal(...(values as Array<string | number | boolean | null>)))
+    const literals = values.filter((v): v is string | number | boolean => v !== null)
+    const members: Array<AnySchema> = [
+      ...(literals.length > 0 ? [Schema.Literals(literals)] : []),
+      ...(values.includes(null) ? [Schema.Null] : [])
+    ]
+    return annotate(members.length === 1 ? members[0]! : Schema.Union(members))
   }
   const types = typeof node.type === "string" ? [node.type] : Array.isArray(node.type) ? node.type : undefined
   if (types === undefined || types.length === 0) return opaque(node)
   const members = types.map((type) => typeof type === "string" ? ofType(type, node) : undefined)
   if (members.some((member) => member === undefined)) return opaque(node)
-  const [first, ...rest] = members as Array<Schema.Schema<any, any>>
-  return annotate(rest.length === 0 ? first! : Schema.Union(first!, ...rest))
+  const schemas = members as Array<AnySchema>
+  return annotate(schemas.length === 1 ? schemas[0]! : Schema.Union(schemas))
 }
 
 /** How deep a foreign schema may nest (objects and arrays): deeper, it is refused before anything recurses over it. */
@@ -172,11 +187,11 @@ export interface Compiled {
   /** What is wrong with a value, or undefined when the exact JSON Schema allows it. */
   readonly check: (value: unknown) => string | undefined
   /** The converted subset, refined by `check`. */
-  readonly schema: Schema.Schema<any, any>
+  readonly schema: AnySchema
 }
 
 /** Compiles a foreign JSON Schema, or says why it cannot be. */
-export type Compile = (schema: unknown) => Either.Either<Compiled, string>
+export type Compile = (schema: unknown) => Result.Result<Compiled, string>
 
 /**
  * A compiler for the schemas of one listing. AJV keeps what it compiled for as
@@ -186,9 +201,9 @@ export type Compile = (schema: unknown) => Either.Either<Compiled, string>
  */
 export const makeCompiler = (): Compile => {
   const shared = foreignValidator()
-  const compiled = new WeakMap<object, Either.Either<Compiled, string>>()
+  const compiled = new WeakMap<object, Result.Result<Compiled, string>>()
   return (schema) => {
-    if (!isObject(schema)) return Either.left("the schema is not a JSON object")
+    if (!isObject(schema)) return Result.fail("the schema is not a JSON object")
     const known = compiled.get(schema)
     if (known !== undefined) return known
     const outcome = compileWith(shared, schema)
@@ -197,9 +212,9 @@ export const makeCompiler = (): Compile => {
   }
 }
 
-const compileWith = (shared: AjvJsonSchemaValidator, schema: Json): Either.Either<Compiled, string> => {
+const compileWith = (shared: AjvJsonSchemaValidator, schema: Json): Result.Result<Compiled, string> => {
   const { named, tooDeep } = survey(schema, maxSchemaDepth)
-  if (tooDeep) return Either.left(`the schema nests deeper than ${maxSchemaDepth} levels`)
+  if (tooDeep) return Result.fail(`the schema nests deeper than ${maxSchemaDepth} levels`)
   try {
     const validate = (named ? foreignValidator() : shared).getValidator(schema as JsonSchemaType)
     const check = (value: unknown): string | undefined => {
@@ -210,12 +225,13 @@ const compileWith = (shared: AjvJsonSchemaValidator, schema: Json): Either.Eithe
         return `the value could not be checked: ${messageOf(error)}`
       }
     }
-    const refined = convert(schema).pipe(Schema.filter((value) => check(value), { jsonSchema: {} }))
-    return Either.right({ check, schema: refined })
+    // The check adds nothing to the JSON Schema: the converted subset says what it can.
+    const refined = convert(schema).check(Schema.makeFilter(check, { toJsonSchema: () => ({}) }))
+    return Result.succeed({ check, schema: refined })
   } catch (error) {
     // AJV refuses it: an unknown type, a $ref it cannot resolve, a pattern that is no regular expression
     // or one that needs backtracking (foreignValidator).
-    return Either.left(messageOf(error))
+    return Result.fail(messageOf(error))
   }
 }
 
@@ -224,12 +240,12 @@ const compileWith = (shared: AjvJsonSchemaValidator, schema: Json): Either.Eithe
  * the exact JSON Schema checked by the SDK's own AJV validator, so a keyword the
  * conversion does not know still holds. Throws when the schema cannot be compiled.
  */
-export const fromJsonSchema = (schema: unknown): Schema.Schema<any, any> =>
-  Either.match(makeCompiler()(schema), {
-    onLeft: (problem) => {
+export const fromJsonSchema = (schema: unknown): AnySchema =>
+  Result.match(makeCompiler()(schema), {
+    onFailure: (problem) => {
       throw new Error(`The JSON Schema cannot be compiled: ${problem}`)
     },
-    onRight: (compiled) => compiled.schema
+    onSuccess: (compiled) => compiled.schema
   })
 
 // ---------------------------------------------------------------------------
@@ -271,7 +287,7 @@ export const call = (
   client: Client,
   name: string,
   serverName: string,
-  output: Schema.Schema<any, any> | undefined,
+  output: AnySchema | undefined,
   options: CallOptions,
   args: unknown,
   idempotencyKey?: string
@@ -298,10 +314,8 @@ export const call = (
           new BadResult({ tool: name, issue: "no structured content, though the tool lists an output schema" })
         )
       }
-      return Schema.decodeUnknown(output)(result.structuredContent).pipe(
-        Effect.mapError((error) =>
-          new BadResult({ tool: name, issue: ParseResult.TreeFormatter.formatErrorSync(error) })
-        )
+      return Schema.decodeUnknownEffect(output)(result.structuredContent).pipe(
+        Effect.mapError((error) => new BadResult({ tool: name, issue: error.message }))
       )
     })
   )
@@ -367,7 +381,7 @@ export type Listed = Awaited<ReturnType<Client["listTools"]>>["tools"][number]
 export type Route = (
   name: string,
   listing: Listed,
-  output: Schema.Schema<any, any> | undefined
+  output: AnySchema | undefined
 ) => (args: unknown, idempotencyKey?: string) => Effect.Effect<unknown, CallError>
 
 export const checkGrades = (
@@ -467,15 +481,15 @@ export const build = (
         continue
       }
       const schemas = compileListing(compile, listing)
-      if (Either.isLeft(schemas)) {
+      if (Result.isFailure(schemas)) {
         // As for a name: a tool nobody graded is left out; a graded one the importer counts on fails the import.
         if (!graded) {
-          skipped.push({ serverName: listing.name, reason: schemas.left })
+          skipped.push({ serverName: listing.name, reason: schemas.failure })
           continue
         }
-        return yield* new ImportFailed({ reason: `${listing.name}: ${schemas.left}` })
+        return yield* new ImportFailed({ reason: `${listing.name}: ${schemas.failure}` })
       }
-      const { input, output } = schemas.right
+      const { input, output } = schemas.success
       // Unmapped: the safest grade, a send a human confirms.
       const grade: Grade.Grade = graded ? gradesByName[listing.name]! : "send"
       const annotations: Claim["annotations"] = { ...listing.annotations }
@@ -514,7 +528,7 @@ export const build = (
     return made
   }).pipe(
     // What a foreign server lists must never kill the importer: whatever it breaks fails the import.
-    Effect.catchAllDefect((defect) =>
+    Effect.catchDefect((defect) =>
       Effect.fail(new ImportFailed({ reason: `the listing could not be imported: ${messageOf(defect)}` }))
     )
   )
@@ -523,17 +537,15 @@ export const build = (
 export const compileListing = (
   compile: Compile,
   listing: Listed
-): Either.Either<
-  { readonly input: Schema.Schema<any, any>; readonly output: Schema.Schema<any, any> | undefined },
-  string
-> =>
-  Either.gen(function*() {
-    const input = yield* Either.mapLeft(compile(listing.inputSchema), (why) =>
-      `its input schema cannot be compiled: ${why}`)
+): Result.Result<{ readonly input: AnySchema; readonly output: AnySchema | undefined }, string> =>
+  Result.gen(function*() {
+    const input = yield* Result.mapError(
+      compile(listing.inputSchema),
+      (why) => `its input schema cannot be compiled: ${why}`
+    )
     const output = listing.outputSchema === undefined
       ? undefined
-      : yield* Either.mapLeft(compile(listing.outputSchema), (why) =>
-        `its output schema cannot be compiled: ${why}`)
+      : yield* Result.mapError(compile(listing.outputSchema), (why) => `its output schema cannot be compiled: ${why}`)
     return { input: input.schema, output: output?.schema }
   })
 
@@ -541,7 +553,7 @@ const makeTool = (
   name: string,
   grade: Grade.Grade,
   common: object,
-  input: Schema.Schema<any, any>,
+  input: AnySchema,
   run: (args: unknown, key?: string) => Effect.Effect<unknown, CallError>
 ): Tool.Any =>
   grade === "read"

@@ -9,7 +9,7 @@ import { Invocation } from "@graded/core"
 type AnyRegistry = Registry.Registry<ReadonlyArray<Tool.Any>>
 
 /** The address an HTTP layer listens on, as a service. */
-export const Address: Context.Tag<McpAddress, McpAddress> = Context.GenericTag<McpAddress>(
+export const Address: Context.Service<McpAddress, McpAddress> = Context.Service<McpAddress>(
   "@graded/mcp/McpServe/Address"
 )
 
@@ -22,13 +22,13 @@ export const Address: Context.Tag<McpAddress, McpAddress> = Context.GenericTag<M
 export const layerStdio = (
   registry: AnyRegistry,
   options?: Parameters<typeof serve.stdio>[1]
-): Layer.Layer<never, never, any> => Layer.scopedDiscard(Effect.forkScoped(serve.stdio(registry, options)))
+): Layer.Layer<never, never, any> => Layer.effectDiscard(Effect.forkScoped(serve.stdio(registry, options)))
 
 /** Streamable HTTP for the layer's lifetime; the bound address is the service it provides. */
 export const layerHttp = (
   registry: AnyRegistry,
   options?: HttpOptions
-): Layer.Layer<McpAddress, serve.ListenError, any> => Layer.scoped(Address, serve.http(registry, options))
+): Layer.Layer<McpAddress, serve.ListenError, any> => Layer.effect(Address, serve.http(registry, options))
 
 // Sealed where they are made (Invocation.seal): each is shared by every
 // fiber, and a tool's code that finds one must not rewrite it in place.

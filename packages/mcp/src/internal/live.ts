@@ -9,7 +9,7 @@
 // call is made until one can: what the server exposes is then unknown.
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
-import { Effect, Either, PubSub, Queue, Ref, type Schema, type Scope } from "effect"
+import { Effect, PubSub, Queue, Ref, Result, type Schema, Semaphore, type Scope } from "effect"
 import type { Grade, Toolkit } from "@graded/core"
 import {
   build,
@@ -38,13 +38,13 @@ export interface Refresh {
 export interface Live {
   readonly toolkit: Effect.Effect<Toolkit.Any>
   readonly refresh: Effect.Effect<Refresh, ImportFailed>
-  readonly changes: Effect.Effect<Queue.Dequeue<Refresh>, never, Scope.Scope>
+  readonly changes: Effect.Effect<PubSub.Subscription<Refresh>, never, Scope.Scope>
 }
 
 interface Current {
   readonly listing: Listed
   readonly accepts: (args: unknown) => string | undefined
-  readonly output: Schema.Schema<any, any> | undefined
+  readonly output: Schema.Codec<any, any> | undefined
 }
 
 interface State {
@@ -59,12 +59,12 @@ interface State {
 const currentOf = (compile: Compile, listing: Listed): ReadonlyArray<readonly [string, Current]> => {
   const input = compile(listing.inputSchema)
   const output = listing.outputSchema === undefined ? undefined : compile(listing.outputSchema)
-  if (Either.isLeft(input) || output !== undefined && Either.isLeft(output)) return []
+  if (Result.isFailure(input) || output !== undefined && Result.isFailure(output)) return []
   return [[listing.name, {
     listing,
     // The arguments as they are, never stripped: what is checked is what is sent.
-    accepts: input.right.check,
-    output: output?.right.schema
+    accepts: input.success.check,
+    output: output?.success.schema
   }]]
 }
 
@@ -148,26 +148,26 @@ export const live = (
     yield* Ref.set(state, first)
 
     const published = yield* Effect.acquireRelease(PubSub.sliding<Refresh>(64), PubSub.shutdown)
-    const lock = yield* Effect.makeSemaphore(1)
+    const lock = yield* Semaphore.make(1)
 
-    const refresh: Effect.Effect<Refresh, ImportFailed> = lock.withPermits(1)(
+    const refresh: Effect.Effect<Refresh, ImportFailed> = Semaphore.withPermits(lock, 1)(
       Effect.gen(function*() {
         const previous = (yield* Ref.get(state))!
         const outcome = yield* list(client, options).pipe(
           Effect.flatMap((listed) => importListing(listed, previous)),
           // A listing that breaks the importer is one that cannot be imported: calls stop, as for any.
-          Effect.catchAllDefect((defect) =>
+          Effect.catchDefect((defect) =>
             Effect.fail(new ImportFailed({ reason: `the listing could not be imported: ${messageOf(defect)}` }))
           ),
-          Effect.either
+          Effect.result
         )
-        if (outcome._tag === "Left") {
+        if (Result.isFailure(outcome)) {
           // Unknown is not safe: no call is made until a listing imports again.
-          yield* Ref.set(state, { ...previous, failed: outcome.left.reason })
-          yield* PubSub.publish(published, { added: [], removed: [], changed: [], failed: outcome.left.reason })
-          return yield* outcome.left
+          yield* Ref.set(state, { ...previous, failed: outcome.failure.reason })
+          yield* PubSub.publish(published, { added: [], removed: [], changed: [], failed: outcome.failure.reason })
+          return yield* outcome.failure
         }
-        const next = outcome.right
+        const next = outcome.success
         const graded = (serverName: string) => `${namespace}.${serverName}`
         // Only tools that are, or were, in a toolkit: one left out for its name is reported by `skipped`.
         const inNext = (name: string) => next.toolkit.get(graded(name)) !== undefined
@@ -195,7 +195,7 @@ export const live = (
     yield* Effect.acquireRelease(
       Effect.sync(() =>
         client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-          Queue.unsafeOffer(signals, undefined)
+          Queue.offerUnsafe(signals, undefined)
         })
       ),
       () => Effect.sync(() => client.removeNotificationHandler("notifications/tools/list_changed"))
@@ -203,7 +203,7 @@ export const live = (
     // A failed refresh is published, and the next notification tries again: nothing a refresh
     // meets, a defect included, ends the loop that follows the server.
     yield* Queue.take(signals).pipe(
-      Effect.zipRight(Effect.catchAllCause(refresh, () => Effect.void)),
+      Effect.andThen(Effect.catchCause(refresh, () => Effect.void)),
       Effect.forever,
       Effect.forkScoped
     )

@@ -23,9 +23,10 @@ import {
 } from "@modelcontextprotocol/sdk/types.js"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
-import { Duration, Effect, Exit, JSONSchema, Option, Runtime, Schema } from "effect"
+import { Cause, Duration, Effect, Exit, Option, Schema } from "effect"
 import type { Address, HttpOptions, Options } from "../McpServe.js"
 import * as elicit from "./elicit.js"
+import * as Runner from "./runner.js"
 
 /** The `_meta` key that carries a tool's grade. */
 export const gradeKey = "graded/grade" as const
@@ -63,10 +64,11 @@ const annotationsOf = (tool: Tool.Any): NonNullable<McpTool["annotations"]> => {
 const outputSchemaOf = (tool: Tool.Any): McpTool["outputSchema"] | undefined => {
   if (Grade.isConfirmable(tool.grade)) return undefined
   try {
-    const schema = JSONSchema.make(tool.output) as unknown as Record<string, unknown>
+    const { definitions, schema } = Schema.toJsonSchemaDocument(tool.output)
     if (schema.type !== "object") return undefined
-    const { $schema: _, ...rest } = schema
-    return rest as McpTool["outputSchema"]
+    // Named schemas are referred to as `#/$defs/<name>`: they go along.
+    const defs = Object.keys(definitions).length > 0 ? { $defs: definitions } : {}
+    return { ...schema, ...defs } as McpTool["outputSchema"]
   } catch {
     // A schema JSON Schema cannot express (a declared type): none is listed.
     return undefined
@@ -74,6 +76,12 @@ const outputSchemaOf = (tool: Tool.Any): McpTool["outputSchema"] | undefined => 
 }
 
 const defect: unique symbol = Symbol("defect")
+
+// An exit as a promise's outcome: the value, or what it failed with, thrown.
+const valueOf = <A, E>(exit: Exit.Exit<A, E>): A => {
+  if (Exit.isSuccess(exit)) return exit.value
+  throw Cause.squash(exit.cause)
+}
 
 const text = (value: unknown): CallToolResult["content"] => [{ type: "text", text: JSON.stringify(value) }]
 
@@ -92,8 +100,9 @@ export const make = (
   options: Options = {}
 ): Effect.Effect<Server, never, any> =>
   Effect.gen(function*() {
-    const runtime = yield* Effect.runtime<any>()
-    const run = Runtime.runPromise(runtime)
+    // The SDK calls the handlers outside any fiber: their work runs in
+    // fibers born of this one (runner.ts), each loop as long as the server.
+    const plain = yield* Runner.make((loop) => Effect.forkDetach(loop))
     const tools = registry.toolkit.tools
     // One trace per session, unless the app names one: the proposal tools'
     // cap on waiting proposals then holds per client session.
@@ -160,8 +169,10 @@ export const make = (
     // The session's calls start in fibers born with its context: marked as
     // the model's once here, not on every call (marking is not free). Made
     // in a fiber that is already a model's or a tool's, they inherit that.
-    const asModel = yield* Invocation.within(context)(Effect.runtime<any>())
-    const asHuman = yield* Invocation.within({ ...humanContext, autonomous: false })(Effect.runtime<any>())
+    const asModel = yield* Invocation.within(context)(Runner.make((loop) => Effect.forkDetach(loop)))
+    const asHuman = yield* Invocation.within({ ...humanContext, autonomous: false })(
+      Runner.make((loop) => Effect.forkDetach(loop))
+    )
 
     // What the registry answered, as MCP says it.
     const answer = (
@@ -214,18 +225,9 @@ export const make = (
         } satisfies CallToolResult
       })
 
-    // Runs one step of a call in the runtime it belongs to: its value, or
-    // `defect`. A fiber that finishes as it starts (a read on the registry's
-    // synchronous path) is answered at once, without a promise in between.
-    const settle = <A>(
-      runtime: Runtime.Runtime<any>,
-      effect: Effect.Effect<A, never, any>
-    ): A | typeof defect | Promise<A | typeof defect> => {
-      const fiber = Runtime.runFork(runtime)(effect)
-      const done = fiber.unsafePoll()
-      if (done !== null) return Exit.isSuccess(done) ? done.value : defect
-      return new Promise((resolve) => fiber.addObserver((exit) => resolve(Exit.isSuccess(exit) ? exit.value : defect)))
-    }
+    // Runs one step of a call with the runner it belongs to: its value, or `defect`.
+    const settle = <A>(runner: Runner.Runner, effect: Effect.Effect<A, never, any>): Promise<A | typeof defect> =>
+      runner.run(effect).then((exit) => Exit.isSuccess(exit) ? exit.value : defect)
 
     // A defect is the fixed message; a protocol error goes back as a
     // JSON-RPC error (thrown to the SDK, which answers with it).
@@ -242,8 +244,7 @@ export const make = (
     ): CallToolResult | Promise<CallToolResult> => {
       if (result === defect) return unexpected(wire)
       if (result.code === "requires-confirm" && tool !== undefined) {
-        const said = settle(runtime, propose(tool, args, result))
-        return said instanceof Promise ? said.then((said) => respond(said, wire)) : respond(said, wire)
+        return settle(plain, propose(tool, args, result)).then((said) => respond(said, wire))
       }
       return respond(answer(wire, tool, result), wire)
     }
@@ -257,7 +258,7 @@ export const make = (
       }
       return result
     }
-    const call = (server: Server, wire: string, args: unknown): CallToolResult | Promise<CallToolResult> => {
+    const call = (server: Server, wire: string, args: unknown): Promise<CallToolResult> => {
       const name = Wire.fromWire(wire)
       const tool = registry.toolkit.get(name)
       const viaForm = tool !== undefined && Grade.isConfirmable(tool.grade) && asking && elicit.canAsk(server)
@@ -265,16 +266,14 @@ export const make = (
       const result = viaForm
         ? settle(asHuman, Effect.provide(invoked, HumanConfirm.layer(elicit.ui(server, timeout))))
         : settle(asModel, invoked)
-      return result instanceof Promise
-        ? result.then((result) => answered(wire, tool, args, read(tool, result)))
-        : answered(wire, tool, args, read(tool, result))
+      return result.then((result) => answered(wire, tool, args, read(tool, result)))
     }
 
     const server = new Server(
       { name: options.name ?? "graded", version: options.version ?? "0.1.0" },
       { capabilities: { tools: { listChanged: false } } }
     )
-    server.setRequestHandler(ListToolsRequestSchema, () => run(listing))
+    server.setRequestHandler(ListToolsRequestSchema, () => plain.run(listing).then(valueOf))
     server.setRequestHandler(
       CallToolRequestSchema,
       (request) => call(server, request.params.name, request.params.arguments ?? {})
@@ -307,7 +306,7 @@ export const stdio = (
     const stdin = (options.stdin ?? process.stdin) as NodeJS.ReadStream
     const stdout = (options.stdout ?? process.stdout) as NodeJS.WriteStream
     const server = yield* connect(registry, new StdioServerTransport(stdin, stdout), options)
-    yield* Effect.async<void>((resume) => {
+    yield* Effect.callback<void>((resume) => {
       const done = () => resume(Effect.void)
       stdin.once("end", done)
       stdin.once("close", done)
@@ -379,7 +378,7 @@ const sessionLimits = (
   }
   const timeout = options.idleTimeout === undefined
     ? Option.some(defaultIdleTimeout)
-    : Duration.decodeUnknown(options.idleTimeout)
+    : Duration.fromInput(options.idleTimeout)
   const idleMillis = Option.match(timeout, { onNone: () => Number.NaN, onSome: Duration.toMillis })
   if (!(idleMillis > 0)) {
     return `invalid option idleTimeout: ${shownValue(options.idleTimeout)} (it must be a positive duration)`
@@ -409,7 +408,6 @@ export const http = (
   options: HttpOptions = {}
 ): Effect.Effect<Address, ListenError, any> =>
   Effect.gen(function*() {
-    const runtime = yield* Effect.runtime<any>()
     const host = options.host ?? "127.0.0.1"
     const path = options.path ?? "/mcp"
     const limits = sessionLimits(options)
@@ -417,6 +415,8 @@ export const http = (
       return yield* Effect.fail(new ListenError({ host, port: options.port ?? 0, reason: limits }))
     }
     const { idleMillis, maxSessions } = limits
+    // Each session's server is made in a fiber born of this one (runner.ts), until the scope closes.
+    const sessionMaker = yield* Runner.make((loop) => Effect.forkScoped(loop))
     // A client turned away may try again once an idle session could have been closed (at most in a minute).
     const retryAfter = String(Math.max(1, Math.min(60, Math.ceil(idleMillis / 1000))))
     const sessions = new Map<string, Session>()
@@ -455,7 +455,7 @@ export const http = (
         holding = false
       }
       try {
-        const server = await Runtime.runPromise(runtime)(make(registry, options))
+        const server = valueOf(await sessionMaker.run(make(registry, options)))
         const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
           sessionIdGenerator: () => crypto.randomUUID(),
           onsessioninitialized: (id) => {
@@ -514,7 +514,7 @@ export const http = (
       handle(req, res).catch(() => jsonRpcError(res, 500, "Internal error"))
     })
     const port = yield* Effect.acquireRelease(
-      Effect.async<{ port: number; sweeping: ReturnType<typeof setInterval> | undefined }, ListenError>((resume) => {
+      Effect.callback<{ port: number; sweeping: ReturnType<typeof setInterval> | undefined }, ListenError>((resume) => {
         const failed = (error: Error) =>
           resume(Effect.fail(new ListenError({ host, port: options.port ?? 0, reason: error.message })))
         listener.once("error", failed)

@@ -1,0 +1,39 @@
+// Effects that a callback outside any fiber hands over (the SDK's request
+// handlers, node's HTTP listener) run here, in fibers born of the fiber that
+// made the runner. On Effect 4 graded's mark (a model's work, a tool's own
+// code) is kept per fiber and given to a fiber when it is made, by the fiber
+// making it: a root fiber started from a callback (`Effect.runForkWith` a
+// captured context) would start without it. So the runner's loop, forked
+// where the runner is made, forks each effect as its own child: every one
+// carries the maker's context and mark, as a fiber it forked itself would.
+// Who may import this: serve.ts only.
+import { Effect, type Exit, type Fiber, Queue } from "effect"
+
+export interface Runner {
+  /** Runs `effect` in a child of the runner's loop; its exit, however it ends. */
+  readonly run: <A, E>(effect: Effect.Effect<A, E, any>) => Promise<Exit.Exit<A, E>>
+}
+
+/**
+ * A runner whose loop `fork` starts (`Effect.forkDetach` for one that lives
+ * as long as what holds it, `Effect.forkScoped` for one closed with a scope).
+ */
+export const make = <R>(
+  fork: (loop: Effect.Effect<never, never, any>) => Effect.Effect<Fiber.Fiber<never>, never, R>
+): Effect.Effect<Runner, never, any> =>
+  Effect.gen(function*() {
+    const jobs = yield* Queue.unbounded<Effect.Effect<void, never, any>>()
+    // Started at once: an effect that completes in one step (a read on the
+    // registry's synchronous path) is done before the loop takes the next.
+    yield* fork(Effect.forever(Effect.flatMap(Queue.take(jobs), Effect.forkChild({ startImmediately: true }))))
+    return {
+      run: <A, E>(effect: Effect.Effect<A, E, any>) =>
+        new Promise<Exit.Exit<A, E>>((resolve) => {
+          Queue.offerUnsafe(
+            jobs,
+            // Its exit is the caller's: nothing of it is left for the loop (or a log) to see.
+            Effect.asVoid(Effect.exit(Effect.onExit(effect, (exit) => Effect.sync(() => resolve(exit)))))
+          )
+        })
+    }
+  })
