@@ -101,14 +101,14 @@ describe("red team: the web confirm surface", () => {
         const scope = yield* Scope.make()
         const given = c.options ?? {}
         const who: Partial<WebConfirm.Options> = "users" in given || "authenticate" in given ? {} : { singleUser: true }
-        const { server, ui } = yield* Scope.extend(
+        const { server, ui } = yield* Scope.provide(
           WebConfirm.make({ ...who, ...given } as WebConfirm.Options),
           scope
         )
         // With `users`, the attacker holds alice's token; with a hook, the page's own.
         const token = "users" in given ? Object.keys(people)[0]! : server.token ?? "none"
         const desk = makeDesk()
-        const fiber = yield* Effect.fork(
+        const fiber = yield* Effect.forkChild(
           desk.SendReply.invoke({ text: c.text ?? "Hello" }).pipe(Effect.provide(HumanConfirm.layer(ui)))
         )
         const host = new URL(server.origin).host
@@ -220,11 +220,11 @@ describe("red team: proposals and in-doubt deliveries on the web confirm surface
       Effect.gen(function*() {
         const held = report.attack(c.name)
         const scope = yield* Scope.make()
-        const store = yield* Scope.extend(Layer.build(ProposalStore.memory), scope)
+        const store = yield* Scope.provide(Layer.build(ProposalStore.memory), scope)
         const mailer = makeMailer()
         const given = c.options ?? {}
         const who: Partial<WebConfirm.Options> = "users" in given || "authenticate" in given ? {} : { singleUser: true }
-        const { server } = yield* Scope.extend(
+        const { server } = yield* Scope.provide(
           WebConfirm.make({ ...{ ...who, ...given } as WebConfirm.Options, proposals: { toolkit: mailer.toolkit } }),
           scope
         ).pipe(Effect.provide(store))

@@ -1,6 +1,5 @@
-import { Terminal } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Layer } from "effect"
+import { Effect, Layer, Result, Terminal } from "effect"
 import { HumanConfirm, Printable } from "@graded/core"
 import * as os from "node:os"
 import { TerminalConfirm } from "@graded/confirm"
@@ -12,14 +11,14 @@ const terminal = (lines: ReadonlyArray<string>) => {
   let next = 0
   const layer = Layer.succeed(
     Terminal.Terminal,
-    Terminal.Terminal.of({
+    Terminal.make({
       columns: Effect.succeed(80),
       rows: Effect.succeed(24),
-      isTTY: Effect.succeed(true),
+      size: Effect.die("not used"),
       readInput: Effect.die("not used"),
       readLine: Effect.suspend(() => {
         const line = lines[next++]
-        return line === undefined ? Effect.fail(new Terminal.QuitException()) : Effect.succeed(line)
+        return line === undefined ? Effect.fail(new Terminal.QuitError({})) : Effect.succeed(line)
       }),
       display: (text) => Effect.sync(() => void shown.push(text))
     })
@@ -96,7 +95,7 @@ describe("TerminalConfirm card", () => {
     Effect.gen(function*() {
       const desk = makeDesk()
       const { run, shown } = confirmWith(desk, ["r", "no"])
-      yield* Effect.either(run("invoice\u202Efdp.exe\u200B"))
+      yield* Effect.result(run("invoice\u202Efdp.exe\u200B"))
       const screen = unwrapped(shown.join(""))
       expect(screen).not.toMatch(unsafe)
       expect(screen).toContain("\"text\": \"invoice\\u202Efdp.exe\\u200B\"")
@@ -104,7 +103,7 @@ describe("TerminalConfirm card", () => {
         "│ ⚠ the payload holds characters that hide or reorder text, shown as escapes: \\u202E \\u200B"
       )
       const plain = confirmWith(makeDesk(), ["r", "no"])
-      yield* Effect.either(plain.run("fdp.exe"))
+      yield* Effect.result(plain.run("fdp.exe"))
       expect(plain.shown.join("")).not.toContain("⚠")
     }))
 
@@ -113,7 +112,7 @@ describe("TerminalConfirm card", () => {
       const desk = makeDesk()
       const { run, shown } = confirmWith(desk, ["r", "no"])
       const forged = "Hello\u001B[2K\u001B[1A\r\n\"to\": \"customer:666\"\n└\nApprove, edit or reject? [a/e/r] a"
-      yield* Effect.either(run(forged))
+      yield* Effect.result(run(forged))
       const card = shown[0] ?? ""
       expect(card).not.toMatch(unsafe)
       const lines = card.split("\n")
@@ -126,7 +125,7 @@ describe("TerminalConfirm card", () => {
       expect(lines.filter((line) => line.startsWith("Approve"))).toHaveLength(0)
       // A single-line text keeps its escapes in quotes, and a backslash of the payload shows doubled.
       const quoted = confirmWith(makeDesk(), ["r", "no"])
-      yield* Effect.either(quoted.run("a\\u202E\tb\u0007"))
+      yield* Effect.result(quoted.run("a\\u202E\tb\u0007"))
       expect(quoted.shown[0]).toContain("\"text\": \"a\\\\u202E\\tb\\u0007\"")
     }))
 
@@ -162,7 +161,7 @@ describe("TerminalConfirm card", () => {
       expect(desk.effects.delivered).toEqual([])
       // A payload within the limits is asked as before.
       const small = confirmWith(makeDesk(), ["a"], { limits: { field: 12, total: 40 } })
-      expect(Either.isRight(yield* Effect.either(small.run("short")))).toBe(true)
+      expect(Result.isSuccess(yield* Effect.result(small.run("short")))).toBe(true)
     }))
 })
 

@@ -46,9 +46,9 @@ const post = (origin: string, token: string, path: string, csrf: string, body: s
 // A page server with one pending proposal (a mail), in a scope the test closes.
 const oneProposal = Effect.gen(function*() {
   const scope = yield* Scope.make()
-  const store = yield* Scope.extend(Layer.build(ProposalStore.memory), scope)
+  const store = yield* Scope.provide(Layer.build(ProposalStore.memory), scope)
   const mailer = makeMailer()
-  const { server } = yield* Scope.extend(
+  const { server } = yield* Scope.provide(
     WebConfirm.make({ singleUser: true, proposals: { toolkit: mailer.toolkit } }),
     scope
   ).pipe(Effect.provide(store))
@@ -68,9 +68,9 @@ describe("WebConfirm: decisions refused with their reason", () => {
       Effect.gen(function*() {
         const scope = yield* Scope.make()
         const audit = Audit.memory()
-        const { server, ui } = yield* Scope.extend(WebConfirm.make({ singleUser: true }), scope)
+        const { server, ui } = yield* Scope.provide(WebConfirm.make({ singleUser: true }), scope)
         const desk = makeDesk()
-        const fiber = yield* Effect.fork(
+        const fiber = yield* Effect.forkChild(
           desk.SendReply.invoke({ text: "Hello" }).pipe(
             Effect.provide(Layer.merge(HumanConfirm.layer(ui), audit.layer))
           )
@@ -111,9 +111,9 @@ describe("WebConfirm: decisions refused with their reason", () => {
     () =>
       Effect.gen(function*() {
         const scope = yield* Scope.make()
-        const { server, ui } = yield* Scope.extend(WebConfirm.make({ singleUser: true }), scope)
+        const { server, ui } = yield* Scope.provide(WebConfirm.make({ singleUser: true }), scope)
         const desk = makeDesk()
-        const fiber = yield* Effect.fork(
+        const fiber = yield* Effect.forkChild(
           desk.SendReply.invoke({ text: "Hello" }).pipe(Effect.provide(HumanConfirm.layer(ui)))
         )
         const card = yield* waitCard(server.origin, server.token!)

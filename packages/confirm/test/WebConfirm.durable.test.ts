@@ -21,8 +21,8 @@ type Durable = Layer.Layer<ProposalStore.ProposalStore, unknown>
 /** A page server on its own connection to the database, as another process would have; closed with `scope`. */
 const pageServer = (database: Durable, toolkit: ReturnType<typeof makeMailer>["toolkit"], scope: Scope.Scope) =>
   Effect.gen(function*() {
-    const store = yield* Scope.extend(Layer.build(database), scope)
-    const { server } = yield* Scope.extend(
+    const store = yield* Scope.provide(Layer.build(database), scope)
+    const { server } = yield* Scope.provide(
       WebConfirm.make({ users: people, proposals: { toolkit } }),
       scope
     ).pipe(Effect.provide(store))
@@ -30,7 +30,7 @@ const pageServer = (database: Durable, toolkit: ReturnType<typeof makeMailer>["t
   })
 
 describe("WebConfirm on a SQLite file", () => {
-  it.scopedLive("cards survive a restart of the page's server: the next server shows them, and each is decided once", () =>
+  it.live("cards survive a restart of the page's server: the next server shows them, and each is decided once", () =>
     Effect.gen(function*() {
       const filename = path.join(yield* tempDir, "app.db")
       const database = Sql.sqlite({ filename })
@@ -96,7 +96,7 @@ const twoServers = (name: string, skip: boolean, start: () => Promise<{ url: str
     })
     afterAll(() => stop())
 
-    it.scopedLive(
+    it.live(
       "two page servers show the same cards; decided on both at once, each is delivered once and the loser hears who won",
       () =>
         Effect.gen(function*() {

@@ -4,7 +4,8 @@
 // proposal shows the run waiting on it; an expired one is not offered and
 // cannot be decided.
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, TestClock } from "effect"
+import { Effect, Fiber, Layer } from "effect"
+import { TestClock } from "effect/testing"
 import { Audit, HumanConfirm, Invocation, Proposal, ProposalStore, Runs, RunStore, ScriptedModel } from "@graded/core"
 import { WebConfirm } from "@graded/confirm"
 import { client, makeMailer } from "./proposalPage.js"
@@ -22,7 +23,7 @@ const serving = (options: Partial<WebConfirm.Common> = {}, audit?: Audit.Memory)
   })
 
 describe("WebConfirm: in-doubt deliveries", () => {
-  it.scopedLive("a delivery that stopped is its own card, with its delivery key; marked done by the signed-in person, once", () =>
+  it.live("a delivery that stopped is its own card, with its delivery key; marked done by the signed-in person, once", () =>
     Effect.gen(function*() {
       const audit = Audit.memory()
       const { as, mailer } = yield* serving({}, audit)
@@ -57,7 +58,7 @@ describe("WebConfirm: in-doubt deliveries", () => {
       expect(mailer.state.sent).toEqual([])
     }).pipe(Effect.provide(ProposalStore.memory)))
 
-  it.scopedLive("a delivery whose process stopped is listed in doubt once its lease passed, recovered by the page itself", () =>
+  it.live("a delivery whose process stopped is listed in doubt once its lease passed, recovered by the page itself", () =>
     Effect.gen(function*() {
       const audit = Audit.memory()
       const { as, mailer } = yield* serving({}, audit)
@@ -66,7 +67,7 @@ describe("WebConfirm: in-doubt deliveries", () => {
       // a process that hung or died there, nobody settles it and nobody runs
       // Proposal.recover but the page.
       mailer.state.stall = true
-      const stuck = yield* Effect.fork(
+      const stuck = yield* Effect.forkChild(
         Proposal.approve(mailer.toolkit, id, { lease: "100 millis" }).pipe(
           Effect.provide(HumanConfirm.layer(HumanConfirm.scripted([HumanConfirm.approve("agent:alice")]))),
           Invocation.within({ actor: "agent:alice" })
@@ -89,7 +90,7 @@ describe("WebConfirm: in-doubt deliveries", () => {
       expect(mailer.state.sent).toEqual([])
     }).pipe(Effect.provide(ProposalStore.memory)))
 
-  it.scopedLive("a retry asks through the page, delivers what the card showed with the same delivery key, once", () =>
+  it.live("a retry asks through the page, delivers what the card showed with the same delivery key, once", () =>
     Effect.gen(function*() {
       const audit = Audit.memory()
       const { as, mailer } = yield* serving({}, audit)
@@ -115,7 +116,7 @@ describe("WebConfirm: in-doubt deliveries", () => {
       expect(mailer.state.sent).toHaveLength(1)
     }).pipe(Effect.provide(ProposalStore.memory)))
 
-  it.scopedLive("a card cut short can be marked done, never retried: what would go out again was not all shown", () =>
+  it.live("a card cut short can be marked done, never retried: what would go out again was not all shown", () =>
     Effect.gen(function*() {
       const { as, mailer } = yield* serving({ maxChars: 60 })
       const id = yield* mailer.propose("x".repeat(500))
@@ -130,7 +131,7 @@ describe("WebConfirm: in-doubt deliveries", () => {
       expect(mailer.state.sent).toEqual([])
     }).pipe(Effect.provide(ProposalStore.memory)))
 
-  it.scopedLive("an edited delivery in doubt shows the edit on its card, and a retry delivers the edit", () =>
+  it.live("an edited delivery in doubt shows the edit on its card, and a retry delivers the edit", () =>
     Effect.gen(function*() {
       const { as, mailer } = yield* serving()
       const id = yield* mailer.propose("Your refund is on its way.")
@@ -145,7 +146,7 @@ describe("WebConfirm: in-doubt deliveries", () => {
       expect(yield* Proposal.get(id)).toMatchObject({ status: "delivered", approved: edited })
     }).pipe(Effect.provide(ProposalStore.memory)))
 
-  it.scopedLive("a retry of a record changed since the card was shown is refused and leaves it in doubt", () =>
+  it.live("a retry of a record changed since the card was shown is refused and leaves it in doubt", () =>
     Effect.gen(function*() {
       const { as, mailer } = yield* serving()
       const id = yield* mailer.propose("Your refund is on its way.")
@@ -189,7 +190,7 @@ const tampering = {
 }
 
 describe("WebConfirm: supervised runs and expiry", () => {
-  it.scopedLive("a proposal a run waits on shows the run; approved on the page, the run resumes and finishes", () =>
+  it.live("a proposal a run waits on shows the run; approved on the page, the run resumes and finishes", () =>
     Effect.gen(function*() {
       const { as, mailer } = yield* serving()
       const stores = yield* Effect.map(
@@ -218,7 +219,7 @@ describe("WebConfirm: supervised runs and expiry", () => {
     }).pipe(Effect.provide(ProposalStore.memory)))
 
   // On the TestClock: the card is listed before it expires however slow the machine.
-  it.scoped("an expired proposal is not offered, and deciding it anyway is 409 expired; nothing is sent", () =>
+  it.effect("an expired proposal is not offered, and deciding it anyway is 409 expired; nothing is sent", () =>
     Effect.gen(function*() {
       const { as, mailer } = yield* serving()
       const id = yield* mailer.propose("Only for a minute", { expireAfter: "1 minute" })

@@ -32,7 +32,7 @@ const waiting = (
     const { server, ui } = yield* WebConfirm.make(options)
     const desk = makeDesk()
     const send = (text: string) =>
-      Effect.fork(
+      Effect.forkChild(
         desk.SendReply.invoke({ text }).pipe(
           Invocation.within(more.actor === undefined ? {} : { actor: more.actor }),
           Effect.provide(Layer.merge(HumanConfirm.layer(ui), more.audit?.layer ?? Layer.empty))
@@ -65,7 +65,7 @@ const waiting = (
   })
 
 describe("WebConfirm", () => {
-  it.scopedLive("binds to 127.0.0.1 and serves the page with a strict CSP", () =>
+  it.live("binds to 127.0.0.1 and serves the page with a strict CSP", () =>
     Effect.gen(function*() {
       const { server } = yield* waiting()
       expect(server.origin).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
@@ -75,7 +75,7 @@ describe("WebConfirm", () => {
       expect(yield* Effect.promise(() => response.text())).toContain("graded: waiting for a human")
     }))
 
-  it.scopedLive("an API call without the token gets 401 and changes nothing", () =>
+  it.live("an API call without the token gets 401 and changes nothing", () =>
     Effect.gen(function*() {
       const { api, cards, decide, desk, send, server } = yield* waiting()
       yield* send("Hello")
@@ -92,7 +92,7 @@ describe("WebConfirm", () => {
       expect((yield* decide(card, { by: "alice", action: "approve" })).status).toBe(200)
     }))
 
-  it.scopedLive("decisions need the card's CSRF value and this page's origin", () =>
+  it.live("decisions need the card's CSRF value and this page's origin", () =>
     Effect.gen(function*() {
       const { cards, decide, send, server } = yield* waiting()
       yield* send("Hello")
@@ -108,7 +108,7 @@ describe("WebConfirm", () => {
       expect(server.pending()).toBe(1)
     }))
 
-  it.scopedLive("each card is decided once: a second decision is told who decided, nothing is sent twice", () =>
+  it.live("each card is decided once: a second decision is told who decided, nothing is sent twice", () =>
     Effect.gen(function*() {
       const { cards, decide, desk, send } = yield* waiting()
       const fiber = yield* send("Hello")
@@ -124,7 +124,7 @@ describe("WebConfirm", () => {
       expect(desk.effects.delivered).toHaveLength(1)
     }))
 
-  it.scopedLive("an invalid edit is refused on the server and the card stays; a valid one is sent", () =>
+  it.live("an invalid edit is refused on the server and the card stays; a valid one is sent", () =>
     Effect.gen(function*() {
       const { cards, decide, desk, send, server } = yield* waiting()
       const fiber = yield* send("Helo")
@@ -145,7 +145,7 @@ describe("WebConfirm", () => {
       expect(desk.effects.delivered).toEqual([{ to: "customer:42", text: "Hello" }])
     }))
 
-  it.scopedLive("a rejection reaches the caller as a structured denial: who and why", () =>
+  it.live("a rejection reaches the caller as a structured denial: who and why", () =>
     Effect.gen(function*() {
       const { cards, decide, desk, send } = yield* waiting()
       const fiber = yield* send("Hello")
@@ -156,7 +156,7 @@ describe("WebConfirm", () => {
       expect(desk.effects.delivered).toEqual([])
     }))
 
-  it.scopedLive("nobody deciding in time is a rejection: timed out", () =>
+  it.live("nobody deciding in time is a rejection: timed out", () =>
     Effect.gen(function*() {
       const { desk, send, server } = yield* waiting({ singleUser: true, timeout: "100 millis" })
       const fiber = yield* send("Hello")
@@ -166,7 +166,7 @@ describe("WebConfirm", () => {
       expect(desk.effects.delivered).toEqual([])
     }))
 
-  it.scopedLive("the token comes before routing; a body that does not say who decides what is 400", () =>
+  it.live("the token comes before routing; a body that does not say who decides what is 400", () =>
     Effect.gen(function*() {
       const { api, cards, decide, send, server } = yield* waiting()
       expect((yield* api("/api/nothing", {}, false)).status).toBe(401)
@@ -202,7 +202,7 @@ describe("WebConfirm", () => {
       })
     }))
 
-  it.scopedLive("a confirmation its caller gave up on leaves no card", () =>
+  it.live("a confirmation its caller gave up on leaves no card", () =>
     Effect.gen(function*() {
       const { cards, send, server } = yield* waiting()
       const fiber = yield* send("Hello")
@@ -211,7 +211,7 @@ describe("WebConfirm", () => {
       expect(server.pending()).toBe(0)
     }))
 
-  it.scopedLive("the layer tells the page's address, and the link for a token the app holds, never the token", () =>
+  it.live("the layer tells the page's address, and the link for a token the app holds, never the token", () =>
     Effect.gen(function*() {
       const server = yield* Effect.provide(
         WebConfirm.WebConfirm,
@@ -250,12 +250,12 @@ describe("WebConfirm keeps its secrets from the context", () => {
         }))
   })
 
-  it.scopedLive("a read tool holding the WebConfirm service cannot list or approve what waits on the page", () =>
+  it.live("a read tool holding the WebConfirm service cannot list or approve what waits on the page", () =>
     Effect.gen(function*() {
       const desk = makeDesk()
       const context = yield* Layer.build(Layer.fresh(WebConfirm.layer({ singleUser: true, timeout: "2 seconds" })))
       const server = Context.get(context, WebConfirm.WebConfirm)
-      const send = yield* Effect.fork(desk.SendReply.invoke({ text: "hi" }).pipe(Effect.provide(context)))
+      const send = yield* Effect.forkChild(desk.SendReply.invoke({ text: "hi" }).pipe(Effect.provide(context)))
       while (server.pending() === 0) yield* Effect.sleep("10 millis")
       const stolen = yield* Registry.make(Toolkit.make(thief)).invoke("kb.thief", {}).pipe(Effect.provide(context))
       expect(stolen).toEqual({ ok: true, data: 401 })
@@ -267,7 +267,7 @@ describe("WebConfirm keeps its secrets from the context", () => {
 })
 
 describe("WebConfirm with proposals", () => {
-  it.scopedLive("a second approval of a proposal is told who decided and delivers nothing", () =>
+  it.live("a second approval of a proposal is told who decided and delivers nothing", () =>
     Effect.gen(function*() {
       const { Proposal, Tool, Toolkit } = yield* Effect.promise(() => import("@graded/core"))
       const desk = makeDesk()
@@ -346,7 +346,7 @@ const proposing = Effect.gen(function*() {
 })
 
 describe("WebConfirm with proposals: the same guard, and only what the card showed", () => {
-  it.scopedLive("decisions on a proposal need its CSRF value and this origin; one never listed is 404; a rejection delivers nothing", () =>
+  it.live("decisions on a proposal need its CSRF value and this origin; one never listed is 404; a rejection delivers nothing", () =>
     Effect.gen(function*() {
       const { card, decide, desk } = yield* proposing
       const approve = { by: "alice", action: "approve" }
@@ -363,7 +363,7 @@ describe("WebConfirm with proposals: the same guard, and only what the card show
       expect(desk.effects.delivered).toEqual([])
     }).pipe(Effect.provide(ProposalStore.memory)))
 
-  it.scopedLive("an approval whose payload to confirm is not the one the card showed is rejected, and nothing is delivered", () => {
+  it.live("an approval whose payload to confirm is not the one the card showed is rejected, and nothing is delivered", () => {
     const store = tampering((payload) => ({ ...payload, to: "c-99" }))
     return Effect.gen(function*() {
       const { card, decide, desk } = yield* proposing
@@ -382,7 +382,7 @@ const people = { "token-of-alice-0123456789abcdef": "alice", "token-of-bob-01234
 const alice = Object.keys(people)[0]!
 
 describe("WebConfirm: who decides is who signed in", () => {
-  it.scopedLive("a decision claiming another person in its body is recorded under the one whose token it carries", () =>
+  it.live("a decision claiming another person in its body is recorded under the one whose token it carries", () =>
     Effect.gen(function*() {
       const audit = Audit.memory()
       const { cards, decide, desk, send, server } = yield* waiting({ users: people }, { token: alice, audit })
@@ -400,7 +400,7 @@ describe("WebConfirm: who decides is who signed in", () => {
       expect(server.link(alice)).toBe(`${server.origin}/#token=${alice}`)
     }))
 
-  it.scopedLive("the sign-in hook decides who decides; a body's by is ignored, a refused sign-in changes nothing", () =>
+  it.live("the sign-in hook decides who decides; a body's by is ignored, a refused sign-in changes nothing", () =>
     Effect.gen(function*() {
       const audit = Audit.memory()
       // An app behind a sign-in proxy that names the person in a header.
@@ -428,7 +428,7 @@ describe("WebConfirm: who decides is who signed in", () => {
       expect(desk.effects.delivered).toEqual([])
     }))
 
-  it.scopedLive("without a sign-in hook, people or single-user mode, the server refuses to start", () =>
+  it.live("without a sign-in hook, people or single-user mode, the server refuses to start", () =>
     Effect.gen(function*() {
       for (
         const options of [
@@ -449,7 +449,7 @@ describe("WebConfirm: who decides is who signed in", () => {
       )
     }))
 
-  it.scopedLive("single-user mode records the name the page gives, escaped and cut to a name's length", () =>
+  it.live("single-user mode records the name the page gives, escaped and cut to a name's length", () =>
     Effect.gen(function*() {
       const { api, cards, decide, send, server } = yield* waiting()
       expect(yield* api("/api/me")).toEqual({ status: 200, body: { singleUser: true } })
@@ -476,7 +476,7 @@ const collected = (ref: WeakRef<object>) =>
   })
 
 describe("WebConfirm: servers that fail closed and stay up", () => {
-  it.scopedLive("a decided card is let go: the server keeps who decided, not what was shown", () =>
+  it.live("a decided card is let go: the server keeps who decided, not what was shown", () =>
     Effect.gen(function*() {
       const { cards, decide, desk, server, ui } = yield* waiting({
         singleUser: true,
@@ -494,8 +494,8 @@ describe("WebConfirm: servers that fail closed and stay up", () => {
       const big = "z".repeat(100_000)
       // Approved, rejected, timed out: three ways to be decided.
       for (const [i, action] of (["approve", "reject", undefined] as const).entries()) {
-        const fiber = yield* Effect.fork(
-          Effect.either(desk.SendReply.invoke({ text: `${big}${i}` }).pipe(Effect.provide(human)))
+        const fiber = yield* Effect.forkChild(
+          Effect.result(desk.SendReply.invoke({ text: `${big}${i}` }).pipe(Effect.provide(human)))
         )
         const [card] = yield* cards
         if (action !== undefined) expect((yield* decide(card, { by: "alice", action })).status).toBe(200)
@@ -507,23 +507,23 @@ describe("WebConfirm: servers that fail closed and stay up", () => {
       for (const ref of refs) expect(yield* collected(ref)).toBe(true)
     }))
 
-  it.scopedLive("closing the server rejects every waiting card, says why, and audits it", () =>
+  it.live("closing the server rejects every waiting card, says why, and audits it", () =>
     Effect.gen(function*() {
       const scope = yield* Scope.make()
       const audit = Audit.memory()
-      const { server, ui } = yield* Scope.extend(WebConfirm.make({ singleUser: true }), scope)
+      const { server, ui } = yield* Scope.provide(WebConfirm.make({ singleUser: true }), scope)
       const desk = makeDesk()
       const human = Layer.merge(HumanConfirm.layer(ui), audit.layer)
       const fibers = yield* Effect.forEach(
         ["one", "two"],
-        (text) => Effect.fork(desk.SendReply.invoke({ text }).pipe(Effect.provide(human)))
+        (text) => Effect.forkChild(desk.SendReply.invoke({ text }).pipe(Effect.provide(human)))
       )
       while (server.pending() < 2) yield* Effect.sleep("5 millis")
       yield* Scope.close(scope, Exit.void)
       for (const fiber of fibers) {
-        const error = yield* Effect.flip(Fiber.join(fiber)).pipe(Effect.timeoutFail({
+        const error = yield* Effect.flip(Fiber.join(fiber)).pipe(Effect.timeoutOrElse({
           duration: "5 seconds",
-          onTimeout: () => "still waiting after the server closed"
+          orElse: () => Effect.fail("still waiting after the server closed")
         }))
         expect(error).toMatchObject({
           _tag: "@graded/core/ToolError/Rejected",
@@ -542,7 +542,7 @@ describe("WebConfirm: servers that fail closed and stay up", () => {
       expect(desk.effects.delivered).toEqual([])
     }))
 
-  it.scopedLive("the page answers for the addresses it was started on, and for allowed hosts", () =>
+  it.live("the page answers for the addresses it was started on, and for allowed hosts", () =>
     Effect.gen(function*() {
       const { server } = yield* waiting({ singleUser: true, allowedHosts: ["confirm.example.com"] })
       const { port } = new URL(server.origin)
@@ -566,7 +566,7 @@ describe("WebConfirm: servers that fail closed and stay up", () => {
       }
     }))
 
-  it.scopedLive("a body at the limit is read; one byte over is 413", () =>
+  it.live("a body at the limit is read; one byte over is 413", () =>
     Effect.gen(function*() {
       const { cards, decide, send } = yield* waiting({ singleUser: true, maxBodyBytes: 200 })
       yield* send("Hello")
@@ -585,7 +585,7 @@ describe("WebConfirm: servers that fail closed and stay up", () => {
 })
 
 describe("WebConfirm: what the person sees is what runs", () => {
-  it.scopedLive("characters that hide or reorder text are listed with the card, wherever they are", () =>
+  it.live("characters that hide or reorder text are listed with the card, wherever they are", () =>
     Effect.gen(function*() {
       const { cards, send } = yield* waiting({ singleUser: true }, { actor: "agent\u2067:alice" })
       yield* send("invoice\u202Efdp.exe\u200B and \u0085")
@@ -597,7 +597,7 @@ describe("WebConfirm: what the person sees is what runs", () => {
       expect(card.cut).toEqual([])
     }))
 
-  it.scopedLive("a card caps what it shows and says so; such a card can be rejected, not approved", () =>
+  it.live("a card caps what it shows and says so; such a card can be rejected, not approved", () =>
     Effect.gen(function*() {
       const { cards, decide, desk, send } = yield* waiting({ singleUser: true, maxChars: 1000 })
       const fiber = yield* send(`${"a".repeat(5000)}\u202E`)
@@ -621,7 +621,7 @@ describe("WebConfirm: what the person sees is what runs", () => {
       expect(desk.effects.delivered).toEqual([])
     }))
 
-  it.scopedLive("a card is Printable.display's model of its texts: the same cut, the same hidden characters", () =>
+  it.live("a card is Printable.display's model of its texts: the same cut, the same hidden characters", () =>
     Effect.gen(function*() {
       const { cards, send } = yield* waiting({ singleUser: true, maxChars: 100 }, { actor: "agent\u2067:alice" })
       const text = `${"a".repeat(200)}\u200B`
@@ -641,7 +641,7 @@ describe("WebConfirm: what the person sees is what runs", () => {
       expect(card.shown).toBe(json.slice(0, payload.length - payload.cut))
     }))
 
-  it.scopedLive("the default cap is 20,000 characters a field", () =>
+  it.live("the default cap is 20,000 characters a field", () =>
     Effect.gen(function*() {
       const { cards, send } = yield* waiting()
       yield* send("b".repeat(30_000))

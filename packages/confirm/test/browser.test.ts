@@ -29,13 +29,13 @@ mkdirSync(artifacts, { recursive: true })
 const browsers: ReadonlyArray<Chromium.Browser> = inject("browsers")
 
 let browser: Browser
-let scope: Scope.CloseableScope
+let scope: Scope.Closeable
 let server: WebConfirm.Server
 let ui: HumanConfirm.UI
 
 beforeAll(async () => {
   scope = Effect.runSync(Scope.make())
-  const made = await Effect.runPromise(Scope.extend(WebConfirm.make({ singleUser: true }), scope))
+  const made = await Effect.runPromise(Scope.provide(WebConfirm.make({ singleUser: true }), scope))
   server = made.server
   ui = made.ui
 }, 60_000)
@@ -48,7 +48,7 @@ afterAll(async () => {
 const shot = (chosen: Chromium.Browser) => chosen === browsers[0] ? "" : `${chosen.kind}-`
 
 const send = (desk: ReturnType<typeof makeDesk>, text: string) =>
-  Effect.runPromise(Effect.either(desk.SendReply.invoke({ text }).pipe(Effect.provide(HumanConfirm.layer(ui)))))
+  Effect.runPromise(Effect.result(desk.SendReply.invoke({ text }).pipe(Effect.provide(HumanConfirm.layer(ui)))))
 
 const open = async (): Promise<Page> => {
   const page = await browser.newPage()
@@ -94,7 +94,7 @@ for (const chosen of browsers) {
           .waitFor()
         await page.screenshot({ path: path.join(artifacts, `${shot(chosen)}confirm-edited.png`), fullPage: true })
         const outcome = await result
-        expect(outcome._tag).toBe("Right")
+        expect(outcome._tag).toBe("Success")
         expect(desk.effects.delivered).toEqual([{ to: "customer:42", text: "Hello Mei, your invoice is fixed" }])
         // A second click on the disabled card, or a second tab, sends nothing more.
         const again = await page.evaluate(async (token) => {
@@ -120,7 +120,7 @@ for (const chosen of browsers) {
         }).waitFor()
         await page.screenshot({ path: path.join(artifacts, `${shot(chosen)}confirm-rejected.png`), fullPage: true })
         const outcome = await result
-        expect(outcome._tag === "Left" && outcome.left).toMatchObject({
+        expect(outcome._tag === "Failure" && outcome.failure).toMatchObject({
           _tag: "@graded/core/ToolError/Rejected",
           by: "alice",
           reason: "we never ask that"
@@ -143,7 +143,7 @@ for (const chosen of browsers) {
         await page.screenshot({ path: path.join(artifacts, `${shot(chosen)}confirm-xss-as-text.png`), fullPage: true })
         await pending.getByRole("button", { name: "Reject" }).click()
         await pending.getByRole("button", { name: "Reject with this reason" }).click()
-        expect((await result)._tag).toBe("Left")
+        expect((await result)._tag).toBe("Failure")
         expect(await page.evaluate(() => (globalThis as { __pwned?: string }).__pwned)).toBeUndefined()
         await page.close()
       }, 60_000)
@@ -210,7 +210,7 @@ for (const chosen of browsers) {
           const decided = page.locator("section.card.decided", { hasText: "Approved with an edit by alice." })
           await decided.waitFor()
           await picture(page, "approved")
-          expect((await result)._tag).toBe("Right")
+          expect((await result)._tag).toBe("Success")
           expect(desk.effects.delivered).toEqual([{ to: "customer:42", text: "Hello Mei,\n\nyour invoice is fixed." }])
           // A decided card keeps its record only: no payload, no form, no buttons.
           expect(await decided.locator("pre, form, button, textarea, input").count()).toBe(0)
@@ -222,7 +222,7 @@ for (const chosen of browsers) {
           await second.getByRole("button", { name: "Reject with this reason" }).click()
           await page.locator("section.card.decided", { hasText: "Rejected by alice: we never ask that" }).waitFor()
           await picture(page, "rejected")
-          expect((await rejected)._tag).toBe("Left")
+          expect((await rejected)._tag).toBe("Failure")
           await page.close()
         }, 60_000)
       }
@@ -233,7 +233,7 @@ for (const chosen of browsers) {
         "characters that hide or reorder text show as badges where they stand, flag the card, and show in an edit's preview",
         async () => {
           const desk = makeDesk()
-          const result = Effect.runPromise(Effect.either(
+          const result = Effect.runPromise(Effect.result(
             desk.SendReply.invoke({ text: "Your file: invoice\u202Efdp.exe\u200B is attached" }).pipe(
               Invocation.within({ actor: "agent\u2066:alice" }),
               Effect.provide(HumanConfirm.layer(ui))
@@ -281,7 +281,7 @@ for (const chosen of browsers) {
           await pending.getByRole("button", { name: "Approve edited" }).click()
           await pending.page().locator("section.card.decided .status", { hasText: "Approved with an edit by alice." })
             .waitFor()
-          expect((await result)._tag).toBe("Right")
+          expect((await result)._tag).toBe("Success")
           expect(desk.effects.delivered).toEqual([{ to: "customer:42", text: "Your file: invoice.pdf is attached" }])
           await page.close()
         },
@@ -309,7 +309,7 @@ for (const chosen of browsers) {
         await pending.getByRole("button", { name: "Reject with this reason" }).click()
         await pending.page().locator("section.card.decided .status", { hasText: "Rejected by alice: too long to read" })
           .waitFor()
-        expect(await result).toMatchObject({ _tag: "Left", left: { reason: "too long to read" } })
+        expect(await result).toMatchObject({ _tag: "Failure", failure: { reason: "too long to read" } })
         expect(desk.effects.delivered).toEqual([])
         await page.close()
       }, 60_000)
@@ -317,9 +317,9 @@ for (const chosen of browsers) {
       it("signed in by a token of their own, the page says who decides and the decision is theirs", async () => {
         const token = "a-token-of-alices-own-0123456789"
         const own = Effect.runSync(Scope.make())
-        const made = await Effect.runPromise(Scope.extend(WebConfirm.make({ users: { [token]: "alice" } }), own))
+        const made = await Effect.runPromise(Scope.provide(WebConfirm.make({ users: { [token]: "alice" } }), own))
         const desk = makeDesk()
-        const result = Effect.runPromise(Effect.either(
+        const result = Effect.runPromise(Effect.result(
           desk.SendReply.invoke({ text: "Signed in" }).pipe(Effect.provide(HumanConfirm.layer(made.ui)))
         ))
         const page = await browser.newPage()
@@ -330,7 +330,7 @@ for (const chosen of browsers) {
         expect(await page.locator("#by").isVisible()).toBe(false)
         await pending.getByRole("button", { name: "Approve" }).click()
         await pending.page().locator("section.card.decided .status", { hasText: "Approved by alice." }).waitFor()
-        expect((await result)._tag).toBe("Right")
+        expect((await result)._tag).toBe("Success")
         expect(made.server.decided()).toMatchObject([{ by: "alice", decision: "approved" }])
         await page.close()
         await Effect.runPromise(Scope.close(own, Exit.void))
@@ -344,11 +344,11 @@ for (const chosen of browsers) {
         const desk = makeDesk()
         const toolkit = Toolkit.make(desk.SendReply)
         const proposalScope = Effect.runSync(Scope.make())
-        const store = await Effect.runPromise(Scope.extend(Layer.build(ProposalStore.memory), proposalScope))
+        const store = await Effect.runPromise(Scope.provide(Layer.build(ProposalStore.memory), proposalScope))
         const run = <A, E>(effect: Effect.Effect<A, E, any>) =>
           Effect.runPromise(Effect.provide(effect, store) as Effect.Effect<A, E>)
         const { server: page } = await run(
-          Scope.extend(WebConfirm.make({ singleUser: true, proposals: { toolkit } }), proposalScope)
+          Scope.provide(WebConfirm.make({ singleUser: true, proposals: { toolkit } }), proposalScope)
         )
         await run(
           Agent.run({ toolkit: Toolkit.make(Tool.proposal(desk.SendReply)), prompt: "Tell the customer" }).pipe(
@@ -401,11 +401,11 @@ for (const chosen of browsers) {
           const { Layer } = await import("effect")
           const mailer = makeMailer()
           const proposalScope = Effect.runSync(Scope.make())
-          const store = await Effect.runPromise(Scope.extend(Layer.build(ProposalStore.memory), proposalScope))
+          const store = await Effect.runPromise(Scope.provide(Layer.build(ProposalStore.memory), proposalScope))
           const run = <A, E>(effect: Effect.Effect<A, E, any>) =>
             Effect.runPromise(Effect.provide(effect, store) as Effect.Effect<A, E>)
           const { server: page } = await run(
-            Scope.extend(
+            Scope.provide(
               WebConfirm.make({ singleUser: true, maxChars: 300, proposals: { toolkit: mailer.toolkit } }),
               proposalScope
             )

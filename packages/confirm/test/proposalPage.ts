@@ -4,7 +4,7 @@
 import { Effect, Fiber, Schema } from "effect"
 import { HumanConfirm, Invocation, Proposal, type ProposalStore, Tool, Toolkit } from "@graded/core"
 
-export const Mail = Schema.Struct({ to: Schema.String, text: Schema.NonEmptyTrimmedString })
+export const Mail = Schema.Struct({ to: Schema.String, text: Schema.Trimmed.check(Schema.isNonEmpty()) })
 
 /** A mail tool counting what it really sent, and with which delivery key; `stall` makes a delivery never finish. */
 export const makeMailer = () => {
@@ -23,7 +23,7 @@ export const makeMailer = () => {
     prepare: (input) => Effect.succeed(input),
     deliver: (confirmed) =>
       Effect.suspend(() => (state.entered++, state.stall ? Effect.never : Effect.void)).pipe(
-        Effect.zipRight(Effect.sync(() => {
+        Effect.andThen(Effect.sync(() => {
           state.sent.push({ payload: confirmed.payload, key: confirmed.idempotencyKey })
           return { id: `m-${state.sent.length}` }
         }))
@@ -44,7 +44,7 @@ export const makeMailer = () => {
     Effect.gen(function*() {
       state.stall = true
       const entered = state.entered
-      const fiber = yield* Effect.fork(
+      const fiber = yield* Effect.forkChild(
         Proposal.approve(toolkit, id).pipe(
           Effect.provide(HumanConfirm.layer(HumanConfirm.scripted([HumanConfirm.approve(by, edit)]))),
           Invocation.within({ actor: by })
