@@ -15,17 +15,16 @@
 import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { NodeFileSystem } from "@effect/platform-node"
-import { SqlClient } from "@effect/sql/SqlClient"
-import { LibsqlClient } from "@effect/sql-libsql"
 import { PgClient } from "@effect/sql-pg"
 import { Audit, Invocation } from "@graded/core"
 import { Sql } from "@graded/sql"
 import { Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
 import { execFileSync } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { pathToFileURL } from "node:url"
+import { DatabaseSync } from "node:sqlite"
 
 // One tool call's worth of entries, a send a human approved, and a refusal.
 const events: ReadonlyArray<Audit.Event> = [
@@ -72,6 +71,14 @@ const sample = async (audit: Context.Context<Audit.Audit>, fibers: number, milli
 }
 
 // Counted with a client of the bench's own: `Sql.sqlite` and `Sql.postgres` keep theirs.
+const countSqliteRows = (filename: string) => async () => {
+  const db = new DatabaseSync(filename, { readOnly: true })
+  try {
+    return Number((db.prepare("SELECT count(*) AS n FROM graded_audit").get() as { readonly n: unknown }).n)
+  } finally {
+    db.close()
+  }
+}
 const countRows = (layer: Layer.Layer<SqlClient, unknown>) => () =>
   Effect.runPromise(Effect.scoped(Effect.gen(function*() {
     const sql = Context.get(yield* Layer.build(layer), SqlClient)
@@ -113,7 +120,7 @@ export const measureAudit = async (
     {
       name: "SQLite file (`Sql.sqlite`)",
       layer: Sql.sqlite({ filename: sqlite }),
-      stored: countRows(LibsqlClient.layer({ url: pathToFileURL(sqlite).href }))
+      stored: countSqliteRows(sqlite)
     },
     {
       name: "PostgreSQL: PGlite's wire server on 127.0.0.1 (`Sql.postgres`)",

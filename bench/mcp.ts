@@ -35,7 +35,7 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { Invocation } from "@graded/core"
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
-import { Effect, Exit, JSONSchema, Runtime, Scope } from "effect"
+import { Effect, Exit, Queue, Schema, Scope } from "effect"
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -135,7 +135,7 @@ const open = async (
       close = () => server.close()
     } else {
       const scope = Effect.runSync(Scope.make())
-      await Effect.runPromise(Scope.extend(McpServe.connect(registry, serverSide, gradedOptions), scope))
+      await Effect.runPromise(Scope.provide(scope)(McpServe.connect(registry, serverSide, gradedOptions)))
       close = () => Effect.runPromise(Scope.close(scope, Exit.void))
     }
   } else {
@@ -236,8 +236,9 @@ const loadAfter = load()
 // server's \`tools/call\` handler called directly (as the SDK's protocol layer
 // calls it), and a ladder of what a graded call does, one piece added a row.
 // serve.ts's call is written out again here (as of this commit: the
-// registry's invoke in a fiber of the session's runtime, which was marked as
-// the model's once, then the answer) so that each piece can be left out.
+// registry's invoke in a child fiber of the session's runner loop, a fiber
+// marked as the model's once when the session starts, then the answer; see
+// packages/mcp/src/internal/runner.ts) so that each piece can be left out.
 const pieceRounds = 7
 const pieceCalls = Math.round(scale * 1000)
 interface Piece {
@@ -266,11 +267,27 @@ const request = (i: number) => ({
   method: "tools/call",
   params: { name: wireName, arguments: { id: ids[i % ids.length]! } }
 })
-// The session's runtime as McpServe makes it: its context and the model's mark set once.
-const sessionRuntime = await Effect.runPromise(Invocation.within(context)(Effect.runtime<never>()))
-const forkInSession = Runtime.runFork(sessionRuntime)
-// The answer from a fiber's exit, as serve.ts makes it (a fiber that ends as
-// it starts is answered at once; one that does not, when it ends).
+// The session's runner as McpServe makes it (runner.ts, written out: it is
+// internal): a loop forked in a fiber marked as the model's once, with the
+// session's context, which forks each call as its child (started at once), so
+// that the call is born with the context and the mark; a call's exit resolves
+// its promise.
+const jobs = Effect.runSync(Queue.unbounded<Effect.Effect<void, never, never>>())
+Effect.runFork(
+  Invocation.within(context)(
+    Effect.forkDetach(
+      Effect.forever(Effect.flatMap(Queue.take(jobs), Effect.forkChild({ startImmediately: true })))
+    )
+  )
+)
+const runInSession = <A, E>(effect: Effect.Effect<A, E>) =>
+  new Promise<Exit.Exit<A, E>>((resolve) => {
+    Queue.offerUnsafe(
+      jobs,
+      Effect.asVoid(Effect.exit(Effect.onExit(effect, (exit) => Effect.sync(() => resolve(exit)))))
+    )
+  })
+// The answer from a call's exit, as serve.ts makes it.
 const answerOf = (exit: Exit.Exit<{ readonly ok: boolean; readonly data?: unknown }>) => {
   if (exit._tag === "Failure") return { isError: true, content: [] }
   const result = exit.value
@@ -279,11 +296,7 @@ const answerOf = (exit: Exit.Exit<{ readonly ok: boolean; readonly data?: unknow
     ...(result.ok ? { structuredContent: result.data } : {})
   }
 }
-const serveLike = (i: number) => {
-  const fiber = forkInSession(registry.invoke(toolName, { id: ids[i % ids.length]! }))
-  const done = fiber.unsafePoll()
-  return done !== null ? answerOf(done) : new Promise((resolve) => fiber.addObserver((exit) => resolve(answerOf(exit))))
-}
+const serveLike = (i: number) => runInSession(registry.invoke(toolName, { id: ids[i % ids.length]! })).then(answerOf)
 const pieces: ReadonlyArray<Piece> = [
   { what: "bare: `McpServer`'s `tools/call` handler", run: (i) => bareHandler(request(i), extra) },
   { what: "graded: `McpServe`'s `tools/call` handler", run: (i) => gradedHandler(request(i), extra) },
@@ -310,12 +323,12 @@ const pieces: ReadonlyArray<Piece> = [
   { what: "`Effect.runPromise(Effect.void)`: a fiber and a promise", run: () => Effect.runPromise(Effect.void) },
   {
     what:
-      "serve.ts's call written out: `registry.invoke(name, input)` in a fiber of the session's runtime, marked once when the session starts, and the answer",
+      "serve.ts's call written out: `registry.invoke(name, input)` in a child fiber of the session's runner loop, marked once when the session starts, and the answer",
     run: (i) => serveLike(i)
   },
   {
-    what: "`JSONSchema.make(tool.output)` alone (serve.ts makes it once per tool)",
-    run: () => JSONSchema.make(Lookup.output)
+    what: "`Schema.toJsonSchemaDocument(tool.output)` alone (serve.ts makes it once per tool)",
+    run: () => Schema.toJsonSchemaDocument(Lookup.output)
   },
   { what: "`JSON.stringify` of the result (the text content)", run: () => JSON.stringify(sampleResult) }
 ]
@@ -371,10 +384,13 @@ interface CpuPerCall {
 }
 const markers: ReadonlyArray<[string, (url: string) => boolean]> = [
   ["graded core (`registry.invoke` and what it calls)", (url) => /\/packages\/core\/(src|dist)\//.test(url)],
-  ["Effect's `JSONSchema` (made once per tool by serve.ts)", (url) => url.endsWith("/effect/dist/esm/JSONSchema.js")],
   [
-    "Effect's fiber runtime (`Runtime.runPromise` and the fiber)",
-    (url) => url.includes("/effect/dist/esm/internal/fiberRuntime.js")
+    "Effect's JSON Schema (`Schema.toJsonSchemaDocument`, made once per tool by serve.ts)",
+    (url) => /\/effect\/dist\/(internal\/schema\/toJsonSchemaDocument|SchemaRepresentation|JsonSchema)\.js$/.test(url)
+  ],
+  [
+    "Effect's fiber runtime (the fibers and their interpreter, internal/effect.js)",
+    (url) => url.includes("/effect/dist/internal/effect.js")
   ],
   [
     "zod (the SDK's request and result schemas, the bare tool's schemas)",
@@ -561,7 +577,7 @@ function ladder(): string {
   ) => row.least) as [number, number, number, number, number, number, number, number, number]
   const parts = [
     ["`registry.invoke` itself, no context", invoke],
-    ["its fiber from the session's marked runtime, and the answer", written - invoke],
+    ["its child fiber of the session's runner loop (marked once), and the answer", written - invoke],
     ["(the session's context given on each call instead would add", withContext - invoke]
   ] as const
   return `Read on the least samples: graded's handler takes ${
@@ -680,7 +696,7 @@ then ${
 } phases more each under the inspector's sampling profiler (every 100 µs), whose samples share that CPU time out
 by where the sampled code lives (self time; rows where the two differ by 1 µs or more, or that take 5 µs or more)
 and by what is on the stack. Effect's interpreter runs the effects graded's functions return after those functions
-have returned, so most of a graded call's time is sampled in Effect's modules (\`fiberRuntime.js\` and the like)
+have returned, so most of a graded call's time is sampled in Effect's modules (\`internal/effect.js\` and the like)
 with no graded frame on the stack: the Effect rows are graded's work, and "graded core on the stack" counts only its
 plain functions (gates, decoding, the context merge).
 

@@ -64,14 +64,14 @@ export const sameWorkProgram = (n: number): string => {
     if (i % 3 !== 2) {
       lines.push(`export const run${i} = (input: typeof i${i}.Type) => Effect.succeed(input.a)`)
       lines.push(
-        `export const h${i} = (u: unknown) => Effect.flatMap(Schema.decodeUnknown(i${i})(u), (input) => Effect.flatMap(run${i}(input), Schema.encode(o${i})))`
+        `export const h${i} = (u: unknown) => Effect.flatMap(Schema.decodeUnknownEffect(i${i})(u), (input) => Effect.flatMap(run${i}(input), Schema.encodeEffect(o${i})))`
       )
     } else {
       lines.push(`export const p${i} = Schema.Struct(${fields})`)
       lines.push(`export const prepare${i} = (input: typeof i${i}.Type) => Effect.succeed(input)`)
       lines.push(`export const deliver${i} = (payload: typeof p${i}.Type) => Effect.succeed(payload.a)`)
       lines.push(
-        `export const h${i} = (u: unknown) => Effect.flatMap(Schema.decodeUnknown(i${i})(u), (input) => prepare${i}(input).pipe(Effect.flatMap(Schema.decodeUnknown(p${i})), Effect.flatMap(deliver${i}), Effect.flatMap(Schema.encode(o${i}))))`
+        `export const h${i} = (u: unknown) => Effect.flatMap(Schema.decodeUnknownEffect(i${i})(u), (input) => prepare${i}(input).pipe(Effect.flatMap(Schema.decodeUnknownEffect(p${i})), Effect.flatMap(deliver${i}), Effect.flatMap(Schema.encodeEffect(o${i}))))`
       )
     }
     if (i % 3 !== 0) invoked.push(`h${i}({ a: "x", b: 1, c: true })`)

@@ -33,10 +33,9 @@
 // milliseconds of database round trips, where tsx's wrappers do not show.
 import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
-import * as SqlClient from "@effect/sql/SqlClient"
-import { LibsqlClient } from "@effect/sql-libsql"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, ManagedRuntime, Redacted, Schema } from "effect"
+import { Context, Effect, Layer, ManagedRuntime, Redacted, Schema } from "effect"
+import * as SqlClient from "effect/sql/SqlClient"
 import {
   Audit,
   HumanConfirm,
@@ -55,7 +54,8 @@ import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { fileURLToPath, pathToFileURL } from "node:url"
+import { DatabaseSync } from "node:sqlite"
+import { fileURLToPath } from "node:url"
 import { memoryBefore } from "./runsBefore.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -139,7 +139,7 @@ const openStores = async (): Promise<Array<Store>> => {
     const admin = (statement: string) =>
       Effect.runPromise(Effect.scoped(Effect.flatMap(
         Layer.build(PgClient.layer({ url: Redacted.make(serverUrl) })),
-        (context) => Effect.flatMap(Effect.provide(SqlClient.SqlClient, context), (sql) => sql.unsafe(statement))
+        (context) => Context.get(context, SqlClient.SqlClient).unsafe(statement)
       )))
     await admin(`CREATE DATABASE ${name}`)
     const url = new URL(serverUrl)
@@ -159,9 +159,9 @@ const serverVersion = (url: string) =>
   Effect.runPromise(Effect.scoped(Effect.flatMap(
     Layer.build(PgClient.layer({ url: Redacted.make(url) })),
     (context) =>
-      Effect.flatMap(
-        Effect.provide(SqlClient.SqlClient, context),
-        (sql) => Effect.map(sql<{ server_version: string }>`SHOW server_version`, (rows) => rows[0]!.server_version)
+      Effect.map(
+        Context.get(context, SqlClient.SqlClient)<{ server_version: string }>`SHOW server_version`,
+        (rows) => rows[0]!.server_version
       )
   )))
 
@@ -189,7 +189,7 @@ const lifecycle = async (store: Store, reads: number) => {
       // The page's query.
       const pending = yield* Proposal.list({ status: "pending", runId })
       if (started.status !== "waiting" || pending.length !== 1) {
-        return yield* Effect.dieMessage(`${store.name}: the run did not wait on one proposal`)
+        return yield* Effect.die(new Error(`${store.name}: the run did not wait on one proposal`))
       }
       return pending[0]!.id
     }))
@@ -298,21 +298,25 @@ for (let r = 0; r < deepRepetitions; r++) {
   shallowCard.push(few.card)
   deepCard.push(many.card)
 }
-// What one commit costs on this file system: the floor under every write,
-// on a connection of the bench's own (`Sql.sqlite` keeps its connection).
-const commit = await Effect.runPromise(
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    yield* sql`CREATE TABLE bench_commit (x TEXT)`
+// What one commit costs on this file system: the floor under every write, on
+// a connection of the bench's own (`Sql.sqlite` keeps its connection), straight
+// on node:sqlite, SQLite's own default `synchronous = FULL`.
+const commit = (() => {
+  const db = new DatabaseSync(path.join(tmp, "runs.db"))
+  try {
+    db.exec("CREATE TABLE bench_commit (x TEXT)")
+    const insert = db.prepare("INSERT INTO bench_commit (x) VALUES (?)")
     const times: Array<number> = []
     for (let i = 0; i < 20; i++) {
       const start = performance.now()
-      yield* sql`INSERT INTO bench_commit (x) VALUES (${"x".repeat(100)})`
+      insert.run("x".repeat(100))
       times.push(performance.now() - start)
     }
     return median(times)
-  }).pipe(Effect.provide(LibsqlClient.layer({ url: pathToFileURL(path.join(tmp, "runs.db")).href })))
-)
+  } finally {
+    db.close()
+  }
+})()
 const stateBytes = await sqlite.runtime.runPromise(Effect.gen(function*() {
   const runs = yield* RunStore.RunStore
   const done = yield* runs.list({ status: "finished" })
@@ -471,7 +475,7 @@ const indexed = {
 // Microseconds a call, over a batch of calls one after another.
 const perCall = async (store: Store, calls: number, effect: Effect.Effect<unknown, unknown, Provided>) => {
   const start = performance.now()
-  await store.runtime.runPromise(Effect.repeatN(effect, calls - 1))
+  await store.runtime.runPromise(Effect.forEach(Array.from({ length: calls }), () => effect, { discard: true }))
   return (performance.now() - start) * 1000 / calls
 }
 const propose = Effect.flatMap(
@@ -479,7 +483,7 @@ const propose = Effect.flatMap(
   (traceId) =>
     Effect.flatMap(
       proposer.invoke("ticket.submit.propose", { subject: "a ticket" }, { traceId, autonomous: true }),
-      (result) => result.ok ? Effect.void : Effect.dieMessage(`propose: ${result.error}`)
+      (result) => result.ok ? Effect.void : Effect.die(new Error(`propose: ${result.error}`))
     )
 )
 const indexLoadBefore = load()

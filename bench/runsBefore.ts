@@ -7,7 +7,7 @@
 // a trace's pending proposals reads them all, as it did). bench/runs.ts runs
 // it side by side with the store of this commit; it is not part of graded
 // (`Proposal.isNew` stands for the internal check of the record).
-import { Clock, Effect, Either, Layer } from "effect"
+import { Clock, Effect, Layer } from "effect"
 import { Proposal, ProposalStore } from "@graded/core"
 
 export const memoryBefore: Layer.Layer<ProposalStore.ProposalStore> = Layer.sync(ProposalStore.ProposalStore, () => {
@@ -55,12 +55,12 @@ export const memoryBefore: Layer.Layer<ProposalStore.ProposalStore> = Layer.sync
     from: ReadonlyArray<Proposal.Status>,
     update: (proposal: Proposal.Proposal) => Proposal.Proposal | undefined
   ) =>
-    Effect.suspend((): Either.Either<Proposal.Proposal, ProposalStore.NotFound | ProposalStore.AlreadyDecided> => {
+    Effect.suspend((): Effect.Effect<Proposal.Proposal, ProposalStore.NotFound | ProposalStore.AlreadyDecided> => {
       const proposal = proposals.get(id)
-      if (proposal === undefined) return Either.left(new ProposalStore.NotFound({ id }))
+      if (proposal === undefined) return Effect.fail(new ProposalStore.NotFound({ id }))
       const updated = from.includes(proposal.status) ? update(proposal) : undefined
       if (updated === undefined) {
-        return Either.left(
+        return Effect.fail(
           new ProposalStore.AlreadyDecided({
             id,
             status: proposal.status,
@@ -69,7 +69,7 @@ export const memoryBefore: Layer.Layer<ProposalStore.ProposalStore> = Layer.sync
           })
         )
       }
-      return Either.right(put(updated))
+      return Effect.succeed(put(updated))
     })
   const without = <K extends keyof Proposal.Proposal>(
     proposal: Proposal.Proposal,

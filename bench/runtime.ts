@@ -1,17 +1,18 @@
 // Runtime cost, side by side: one dispatch of a trivial tool (look up,
 // gates, decode, run, encode, audit to memory) through graded's registry,
-// against bare effect Schema, @effect/ai's toolkit handle, ai's (Vercel AI
-// SDK) own parse-and-execute steps and @openai/agents' FunctionTool.invoke.
+// against bare effect Schema, effect/ai's toolkit handle (Effect 4.1), ai's
+// (Vercel AI SDK) own parse-and-execute steps and @openai/agents'
+// FunctionTool.invoke.
 //
 // graded is loaded from its compiled build (packages/core/dist, which run.ts
 // builds first), as a user installing the package would run it: running the
 // TypeScript sources through tsx would add tsx's own wrappers to every closure.
 import { executeTool, safeParseJSON, safeValidateTypes } from "@ai-sdk/provider-utils"
-import { Tool as AiTool, Toolkit as AiToolkit } from "@effect/ai"
 import type * as Graded from "@graded/core"
 import { RunContext, tool as agentsTool } from "@openai/agents"
 import { asSchema, tool as vercelTool } from "ai"
-import { Effect, ManagedRuntime, Schema } from "effect"
+import { Effect, ManagedRuntime, Option, Schema, Stream } from "effect"
+import { Tool as AiTool, Toolkit as AiToolkit } from "effect/ai"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
@@ -80,15 +81,15 @@ export interface Runtime {
 }
 
 export const rowNames = {
-  bareSync: "bare Schema.decodeUnknown + run, Effect.runSync per call",
-  barePromise: "bare Schema.decodeUnknown + run, Effect.runPromise per call",
-  bareFiber: "bare Schema.decodeUnknown + run, in one fiber",
+  bareSync: "bare Schema.decodeUnknownEffect + run, Effect.runSync per call",
+  barePromise: "bare Schema.decodeUnknownEffect + run, Effect.runPromise per call",
+  bareFiber: "bare Schema.decodeUnknownEffect + run, in one fiber",
   gradedPromise: "graded registry.invoke, runPromise per call (the app's ManagedRuntime holds the audit sink)",
   gradedFiber: "graded registry.invoke, in one fiber (as the agent loop calls it)",
   gradedRing: "graded registry.invoke, in one fiber, counting into Audit.ring(1024) instead",
   gradedUnaudited: "graded registry.invoke, in one fiber, no audit sink in scope (no entries made)",
-  effectAiPromise: "@effect/ai toolkit handle, Effect.runPromise per call",
-  effectAiFiber: "@effect/ai toolkit handle, in one fiber",
+  effectAiPromise: "effect/ai toolkit handle, its result stream run, Effect.runPromise per call",
+  effectAiFiber: "effect/ai toolkit handle, its result stream run, in one fiber",
   aiValidated: "ai: lookup + safeValidateTypes + execute",
   aiParsed: "ai: lookup + safeParseJSON (JSON text) + executeTool",
   agents: "@openai/agents tool.invoke (JSON text)"
@@ -112,7 +113,7 @@ export const measureRuntime = async (repetitions: number, log: (line: string) =>
   const cases: Array<Case> = []
 
   // bare effect Schema: decode, run.
-  const decode = Schema.decodeUnknown(Schema.Struct(Fields))
+  const decode = Schema.decodeUnknownEffect(Schema.Struct(Fields))
   const bare = (u: unknown) => Effect.flatMap(decode(u), ({ a }) => Effect.succeed(a))
   cases.push({
     what: rowNames.bareSync,
@@ -187,13 +188,22 @@ export const measureRuntime = async (repetitions: number, log: (line: string) =>
     }
   })
 
-  // @effect/ai: Toolkit handle.
-  const AiT = AiTool.make("t", { parameters: Fields, success: Schema.String })
+  // effect/ai (Effect 4.1): the toolkit's handle, as LanguageModel runs a
+  // tool call it does not hold for approval: look up, decode, run the handler
+  // in a fiber of its own that offers its result to a queue, and the stream
+  // over that queue run to its end, encoding the result. The read tool has no
+  // `needsApproval` (the write and send tools of the type-check program do:
+  // LanguageModel asks for approval instead of calling handle).
+  const AiT = AiTool.make("t", { description: "Tool 0.", parameters: Schema.Struct(Fields), success: Schema.String })
   const aiToolkit = AiToolkit.make(AiT)
   const handler = await Effect.runPromise(
     Effect.provide(aiToolkit, aiToolkit.toLayer({ t: ({ a }) => Effect.succeed(a) }))
   )
-  const handle = handler.handle("t", input)
+  const handle = Effect.flatMap(handler.handle("t", input), Stream.runLast)
+  const handled = await Effect.runPromise(handle)
+  if (Option.isNone(handled) || handled.value.result !== "x" || handled.value.encodedResult !== "x") {
+    throw new Error("effect/ai: the trivial tool did not return its input")
+  }
   cases.push({
     what: rowNames.effectAiPromise,
     run: async (n) => {

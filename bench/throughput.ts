@@ -8,9 +8,9 @@
 // stores of its own in memory, as the floor. Rounds of all rows are
 // interleaved, so a noisy stretch of the machine falls on each; the median
 // round is shown. Writes its section of docs/PERFORMANCE.md.
-import * as SqlClient from "@effect/sql/SqlClient"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, ManagedRuntime, Redacted, Schema } from "effect"
+import { Context, Effect, Layer, ManagedRuntime, Redacted, Schema } from "effect"
+import * as SqlClient from "effect/sql/SqlClient"
 import { Agent, Audit, HumanConfirm, Proposal, Runs, ScriptedModel, Tool, Toolkit } from "@graded/core"
 import { Sql } from "@graded/sql"
 import { execFileSync, spawn } from "node:child_process"
@@ -38,13 +38,13 @@ let next = 0
 const durableRun = Effect.gen(function*() {
   const runId = `r-${process.pid}-${++next}`
   const started = yield* Runs.start({ toolkit: desk, prompt: "File it.", runId }).pipe(Effect.provide(script()))
-  if (started.status !== "waiting") return yield* Effect.dieMessage(`run ${runId} did not wait`)
+  if (started.status !== "waiting") return yield* Effect.die(new Error(`run ${runId} did not wait`))
   yield* Proposal.approve(desk, started.pending[0]!.id).pipe(Effect.provide(human))
   // The resuming process's model: the run's first turn is stored, not asked again.
   const ended = yield* Runs.resume(runId, { toolkit: desk }).pipe(
     Effect.provide(ScriptedModel.layer([ScriptedModel.text("Filed.")]))
   )
-  if (ended.status !== "finished") return yield* Effect.dieMessage(`run ${runId} did not finish`)
+  if (ended.status !== "finished") return yield* Effect.die(new Error(`run ${runId} did not finish`))
 })
 const supervisedRun = Agent.supervised({ toolkit: desk, prompt: "File it." }).pipe(
   Effect.provide(Layer.merge(script(), human))
@@ -130,7 +130,7 @@ const time = async (row: Row, runs: number) => {
 const admin = (url: string, statement: string) =>
   Effect.runPromise(Effect.scoped(Effect.flatMap(
     Layer.build(PgClient.layer({ url: Redacted.make(url) })),
-    (context) => Effect.flatMap(Effect.provide(SqlClient.SqlClient, context), (sql) => sql.unsafe(statement))
+    (context) => Context.get(context, SqlClient.SqlClient).unsafe(statement)
   )))
 
 const main = async () => {

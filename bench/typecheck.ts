@@ -1,7 +1,8 @@
 // Type-check cost, side by side: the same N tools (3-field inputs) written
-// with graded, with @effect/ai, with bare effect Schema and handlers, in
-// plain TypeScript, with ai (Vercel AI SDK) and with @openai/agents (both on
-// zod 4), each checked by tsc 6 and by the native tsc 7.
+// with graded, with effect/ai (Effect 4.1's, its write and send tools marked
+// `needsApproval`), with bare effect Schema and handlers, in plain
+// TypeScript, with ai (Vercel AI SDK) and with @openai/agents (both on zod 4),
+// each checked by tsc 6 and by the native tsc 7.
 import { execFileSync } from "node:child_process"
 import { mkdirSync, rmSync, writeFileSync } from "node:fs"
 import * as os from "node:os"
@@ -35,6 +36,7 @@ export const buildCore = (): void => {
 }
 
 export const gradedVariant = "graded (Agent.run + HumanConfirm)"
+export const effectAiVariant = "effect/ai Tool (needsApproval) + Toolkit + toLayer + generateText"
 export const gradedSourcesVariant = "graded, from its TypeScript sources"
 const gradedBuildTypes = path.join(here, "../packages/core/dist/index.d.ts")
 const extraOptions: Record<string, object> = {
@@ -53,23 +55,33 @@ const variants: Record<string, (n: number) => string> = {
     for (let i = 0; i < n; i++) {
       lines.push(`export const s${i} = Schema.Struct(${fields})`)
       lines.push(
-        `export const h${i} = (u: unknown) => Effect.flatMap(Schema.decodeUnknown(s${i})(u), (input) => Effect.succeed(input.a))`
+        `export const h${i} = (u: unknown) => Effect.flatMap(Schema.decodeUnknownEffect(s${i})(u), (input) => Effect.succeed(input.a))`
       )
     }
     lines.push(`export const handlers = { ${Array.from({ length: n }, (_, i) => `t${i}: h${i}`).join(", ")} }`)
     return lines.join("\n")
   },
   "effect Schema, the same work": (n) => sameWorkProgram(n),
-  "@effect/ai Tool + Toolkit + toLayer": (n) => {
-    const lines = [`import { Effect, Schema } from "effect"`, `import { Tool, Toolkit } from "@effect/ai"`]
+  [effectAiVariant]: (n) => {
+    const lines = [
+      `import { Effect, Schema } from "effect"`,
+      `import { LanguageModel, Tool, Toolkit } from "effect/ai"`
+    ]
     for (let i = 0; i < n; i++) {
-      lines.push(`export const t${i} = Tool.make("t${i}", { parameters: ${fields}, success: Schema.String })`)
+      // graded's grades in turn: a read, then a write and a send, which ask a person first.
+      const approval = i % 3 === 0 ? "" : ", needsApproval: true"
+      lines.push(
+        `export const t${i} = Tool.make("t${i}", { description: "Tool ${i}.", parameters: Schema.Struct(${fields}), success: Schema.String${approval} })`
+      )
     }
     lines.push(`export const toolkit = Toolkit.make(${Array.from({ length: n }, (_, i) => `t${i}`).join(", ")})`)
     lines.push(
       `export const layer = toolkit.toLayer({ ${
         Array.from({ length: n }, (_, i) => `t${i}: ({ a }) => Effect.succeed(a)`).join(", ")
       } })`
+    )
+    lines.push(
+      `export const response = LanguageModel.generateText({ prompt: "?", toolkit }).pipe(Effect.provide(layer))`
     )
     return lines.join("\n")
   },
@@ -366,7 +378,11 @@ this section alone, \`pnpm bench\` the whole page):
   tool an input struct, an output schema and a handler that decodes, runs and encodes; on every third tool (graded's
   sends) a payload struct and typed \`prepare\` and \`deliver\` functions, the handler decoding the payload between
   them; and the same invocations of the other two thirds, combined with \`Effect.all\`;
-- **@effect/ai Tool + Toolkit + toLayer**: \`Tool.make\` per tool, \`Toolkit.make\` of all, \`toolkit.toLayer(handlers)\`;
+- **effect/ai Tool (needsApproval) + Toolkit + toLayer + generateText**: Effect 4.1's own \`effect/ai\`: \`Tool.make\`
+  per tool (\`parameters: Schema.Struct(...)\`, \`success: Schema.String\`), graded's grades in turn, the write and
+  send tools (two in three) with \`needsApproval: true\`, so that \`LanguageModel\` asks for an approval instead of
+  running them; \`Toolkit.make\` of all, \`toolkit.toLayer(handlers)\`, and one
+  \`LanguageModel.generateText({ prompt, toolkit })\` provided with that layer, so the tools flow through its generics;
 - **graded**: \`Tool.read\`/\`write\`/\`send\` in turn, \`Toolkit.make\` of all, \`Agent.run\` over \`Toolkit.readOnly\`, and one
   \`HumanConfirm\` program invoking every write and send tool; checked against graded's declaration files, and once
   more against its TypeScript sources (as this workspace checks it), which also checks graded's own code;
