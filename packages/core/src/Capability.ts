@@ -208,7 +208,7 @@ export class DuplicateCapability extends Data.TaggedError("@graded/core/Capabili
 export const make = <const Id extends string>(id: Id): Definition<Id> => {
   const key = `@graded/core/Capability/${id}`
   if (!internal.claimCustomKey(key)) throw new DuplicateCapability({ id })
-  const tag = sealed(Context.GenericTag<Custom<Id>, Grant<Id>>(key))
+  const tag = sealed(Context.Service<Custom<Id>, Grant<Id>>(key))
   const definition: Definition<Id> = Object.assign(
     Effect.flatMap(tag, (grant) =>
       internal.isCustomGrant(grant, definition)

@@ -22,7 +22,7 @@ import type { HumanTrigger, SendCapability, WriteCapability } from "./Capability
  * @since 0.1.0
  * @category schemas
  */
-export const schema = Schema.Literal("read", "write", "send")
+export const schema = Schema.Literals(["read", "write", "send"])
 
 /**
  * A tool's side-effect grade, `read`, `write` or `send`: it decides what the

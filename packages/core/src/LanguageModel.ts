@@ -104,7 +104,7 @@ export interface Request {
  * @since 0.1.0
  * @category models
  */
-export const ModelErrorReason = Schema.Literal(
+export const ModelErrorReason = Schema.Literals([
   "bad-request",
   "unauthorized",
   "forbidden",
@@ -118,7 +118,7 @@ export const ModelErrorReason = Schema.Literal(
   "malformed-response",
   "configuration",
   "script-exhausted"
-)
+])
 
 /**
  * @since 0.1.0
@@ -155,7 +155,9 @@ export class ModelError extends Schema.TaggedError<ModelError>()("@graded/core/L
  * @since 0.1.0
  * @category services
  */
-export class LanguageModel extends Context.Tag("@graded/core/LanguageModel")<LanguageModel, LanguageModel.Service>() {}
+export class LanguageModel
+  extends Context.Service<LanguageModel, LanguageModel.Service>()("@graded/core/LanguageModel")
+{}
 
 /**
  * @since 0.1.0

@@ -66,7 +66,7 @@ export class NotStarted extends Schema.TaggedError<NotStarted>()("@graded/core/P
  * @since 0.1.0
  * @category errors
  */
-export const PlanError = Schema.Union(StepFailed, NotStarted)
+export const PlanError = Schema.Union([StepFailed, NotStarted])
 
 /**
  * Every way a plan fails: a step failed, or it did not start.
@@ -143,7 +143,7 @@ export type TypeId = typeof TypeId
 export interface Plan<Name extends string, In, Out, R> extends Pipeable {
   readonly [TypeId]: TypeId
   readonly name: Name
-  readonly input: Schema.Schema<In, unknown>
+  readonly input: Schema.Codec<In, unknown>
   /** The write tools this plan may call. */
   readonly writes: ReadonlyArray<string>
   readonly steps: (input: In, step: Steps) => Effect.Effect<Out, PlanError, R>
@@ -193,7 +193,7 @@ export const isPlan = (u: unknown): u is Any => typeof u === "object" && u !== n
 export const make = <const Name extends string, In, IE, Out, R>(
   name: Name,
   definition: {
-    readonly input: Schema.Schema<In, IE>
+    readonly input: Schema.Codec<In, IE>
     readonly writes: ReadonlyArray<Tool.Tool<string, "write", any, any, any, any>>
     readonly steps: (input: In, step: Steps) => Effect.Effect<Out, PlanError, R>
   }
@@ -234,11 +234,13 @@ export const run = <Name extends string, In, Out, R>(
     const authorization = internal.authorize(plan, trigger.by)
     if (authorization === undefined) return yield* notStarted("this plan was not made by Plan.make")
     const context = yield* Invocation.current
-    const notJson = jsonError(plan.input, input)
+    const notJson = jsonError(input)
     // The schema may be a tool's: its effects run as code that may cause nothing.
     const decoded = yield* (notJson !== undefined
       ? Effect.fail(notJson)
-      : asServiceCode(`plan ${plan.name}'s input schema`)(Schema.decodeUnknown(plan.input, parseOptions)(input))).pipe(
+      : asServiceCode(`plan ${plan.name}'s input schema`)(
+        Schema.decodeUnknownEffect(plan.input, parseOptions)(input)
+      )).pipe(
         Effect.mapError((error) => notStarted(`its input is invalid: ${issueOf(error)}`))
       )
     return yield* plan.steps(decoded, stepsOf(plan.name)).pipe(
@@ -269,10 +271,10 @@ const stepsOf = (plan: string): Steps => {
       const record = (status: "started" | "completed" | "failed", reason?: string) =>
         Audit.record({ type: "step", plan, index: at, step: name, kind, status, reason })
       return record("started").pipe(
-        Effect.zipRight(effect),
-        Effect.catchAllCause((cause) => {
-          if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
-          const failure = Cause.failureOption(cause)
+        Effect.andThen(effect),
+        Effect.catchCause((cause) => {
+          if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+          const failure = Cause.findErrorOption(cause)
           // A nested plan's failure is kept as it is.
           const error = Option.isSome(failure) && isPlanError(failure.value)
             ? failure.value
@@ -282,7 +284,7 @@ const stepsOf = (plan: string): Steps => {
               index: at,
               reason: Option.isSome(failure) ? messageOf(failure.value) : "it failed unexpectedly"
             })
-          return Effect.zipRight(record("failed", error.reason), Effect.fail(error))
+          return Effect.andThen(record("failed", error.reason), Effect.fail(error))
         }),
         Effect.tap(() => record("completed"))
       )

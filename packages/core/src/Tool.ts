@@ -104,9 +104,9 @@ export interface Tool<Name extends string, G extends Grade_.Grade, I, O, E, R> e
   readonly name: Name
   readonly grade: G
   /** Decodes what a model or a form sends. */
-  readonly input: Schema.Schema<I, unknown>
+  readonly input: Schema.Codec<I, unknown>
   /** Encodes what the tool returns; fields not declared here are dropped. */
-  readonly output: Schema.Schema<O, unknown>
+  readonly output: Schema.Codec<O, unknown>
   /** Runs the tool. Write and send tools ask for their capability first. */
   readonly invoke: (input: I) => Effect<O, ToolError<E>, R | Grade_.Capability<G>>
   /** The facts a successful result records for the rest of an agent run, by name. */
@@ -132,7 +132,7 @@ export type Facts<O> = Readonly<Record<string, (output: O) => Invocation.Fact>>
  */
 export interface SendTool<Name extends string, I, P, O, E, R> extends Tool<Name, "send", I, O, E, R> {
   /** Decodes a payload a human edited. */
-  readonly payload: Schema.Schema<P, unknown>
+  readonly payload: Schema.Codec<P, unknown>
   /** Builds the payload a human will be asked to confirm. Sends nothing. */
   readonly prepare: (input: I) => Effect<P, ToolError<E>, R>
   /**
@@ -361,8 +361,8 @@ export type FailureMessages<E> = { readonly [K in FailureTag<NoInfer<E>>]?: stri
  * @category models
  */
 export interface ReadDefinition<Name extends string, I, IE, O, OE, E, R> extends Omit<Options, "failureMessages"> {
-  readonly input: Schema.Schema<I, IE>
-  readonly output: Schema.Schema<O, OE>
+  readonly input: Schema.Codec<I, IE>
+  readonly output: Schema.Codec<O, OE>
   readonly run: Honest<Name, "read", "run", R, (input: I) => Effect<O, E, R>>
   readonly facts?: Facts<O> | undefined
   readonly failureMessages?: FailureMessages<E> | undefined
@@ -390,8 +390,8 @@ export interface Delivery {
  * @category models
  */
 export interface WriteDefinition<Name extends string, I, IE, O, OE, E, R> extends Omit<Options, "failureMessages"> {
-  readonly input: Schema.Schema<I, IE>
-  readonly output: Schema.Schema<O, OE>
+  readonly input: Schema.Codec<I, IE>
+  readonly output: Schema.Codec<O, OE>
   readonly run: Honest<Name, "write", "run", R, (input: I, delivery: Delivery) => Effect<O, E, R>>
   readonly facts?: Facts<O> | undefined
   readonly failureMessages?: FailureMessages<E> | undefined
@@ -407,10 +407,10 @@ export interface WriteDefinition<Name extends string, I, IE, O, OE, E, R> extend
 export interface SendDefinition<Name extends string, I, IE, P, PE, O, OE, E1, R1, E2, R2>
   extends Omit<Options, "failureMessages">
 {
-  readonly input: Schema.Schema<I, IE>
+  readonly input: Schema.Codec<I, IE>
   /** The schema of the prepared payload; an edit by the human is decoded with it. */
-  readonly payload: Schema.Schema<P, PE>
-  readonly output: Schema.Schema<O, OE>
+  readonly payload: Schema.Codec<P, PE>
+  readonly output: Schema.Codec<O, OE>
   readonly prepare: Honest<Name, "send", "prepare", R1, (input: I) => Effect<P, E1, R1>>
   readonly deliver: (confirmed: Confirmed<P, Name>) => Effect<O, E2, R2>
   readonly facts?: Facts<O> | undefined

@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import { ParseResult, Schema } from "effect"
+import { Schema, SchemaIssue } from "effect"
 import type { ParseOptions } from "effect/SchemaAST"
 
 /**
@@ -19,20 +19,42 @@ import type { ParseOptions } from "effect/SchemaAST"
 // Frozen: every decoder in graded shares it, so no code may loosen it.
 export const parseOptions = Object.freeze({ onExcessProperty: "error", errors: "all" } as const satisfies ParseOptions)
 
+// An excess key also says which keys the object takes, so a model can fix its call.
+const leafHook: SchemaIssue.LeafHook = (issue) => {
+  if (issue._tag === "UnexpectedKey" && issue.ast._tag === "Objects") {
+    const names = issue.ast.propertySignatures.map((signature) => JSON.stringify(String(signature.name)))
+    if (names.length > 0) return `Unexpected key; expected one of ${names.join(", ")}`
+  }
+  return SchemaIssue.defaultLeafHook(issue)
+}
+
+const formatter = SchemaIssue.makeFormatterStandardSchemaV1({ leafHook })
+
+// Where, as Effect writes it: `["tags"][0]["label"]`.
+const pathOf = (path: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }>): string =>
+  path.map((segment) => {
+    const key = typeof segment === "object" ? segment.key : segment
+    return `[${typeof key === "string" ? JSON.stringify(key) : String(key)}]`
+  }).join("")
+
 /**
- * The text graded puts in an error's `issue`: Effect's tree of what did not
- * decode, and where. A value Effect cannot print (it shows the value it got,
- * recursively, and runs out of stack on one nested thousands deep) is
- * described as such, rather than the formatting failing in its place.
+ * The text graded puts in an error's `issue`: each thing that did not decode,
+ * as Effect words it, and where (`Expected string\n  at ["query"]`), one after
+ * the other. The input is never repeated in it (a value the model or a human
+ * sent stays out of the message). An issue too deep to format is described as
+ * such, rather than the formatting failing in its place.
  *
  * @since 0.1.0
  * @category combinators
  */
-export const issueOf = (error: ParseResult.ParseError): string => {
+export const issueOf = (error: Schema.SchemaError | SchemaIssue.Issue): string => {
   try {
-    return ParseResult.TreeFormatter.formatErrorSync(error)
+    const issue = SchemaIssue.isIssue(error) ? error : error.issue
+    return formatter(issue).issues
+      .map(({ message, path }) => path !== undefined && path.length > 0 ? `${message}\n  at ${pathOf(path)}` : message)
+      .join("\n")
   } catch {
-    // The formatter ran out of stack (Effect wraps the RangeError).
+    // The formatter ran out of stack.
     return cannotShow
   }
 }
@@ -49,8 +71,8 @@ export class InvalidInput extends Schema.TaggedError<InvalidInput>()("@graded/co
   tool: Schema.String,
   issue: Schema.String
 }) {
-  /** The input of `tool` did not decode: the parse error, as text. */
-  static fromParseError(tool: string, error: ParseResult.ParseError): InvalidInput {
+  /** The input of `tool` did not decode: the schema error, as text. */
+  static fromParseError(tool: string, error: Schema.SchemaError | SchemaIssue.Issue): InvalidInput {
     return new InvalidInput({ tool, issue: issueOf(error) })
   }
 
@@ -78,8 +100,8 @@ export class InvalidOutput extends Schema.TaggedError<InvalidOutput>()("@graded/
   tool: Schema.String,
   issue: Schema.String
 }) {
-  /** The output of `tool` did not encode: the parse error, as text. */
-  static fromParseError(tool: string, error: ParseResult.ParseError): InvalidOutput {
+  /** The output of `tool` did not encode: the schema error, as text. */
+  static fromParseError(tool: string, error: Schema.SchemaError | SchemaIssue.Issue): InvalidOutput {
     return new InvalidOutput({ tool, issue: issueOf(error) })
   }
 
@@ -172,8 +194,8 @@ export class InvalidEdit extends Schema.TaggedError<InvalidEdit>()("@graded/core
   by: Schema.String,
   issue: Schema.String
 }) {
-  /** The edit `by` made to `tool`'s payload did not decode: the parse error, as text. */
-  static fromParseError(tool: string, by: string, error: ParseResult.ParseError): InvalidEdit {
+  /** The edit `by` made to `tool`'s payload did not decode: the schema error, as text. */
+  static fromParseError(tool: string, by: string, error: Schema.SchemaError | SchemaIssue.Issue): InvalidEdit {
     return new InvalidEdit({ tool, by, issue: issueOf(error) })
   }
 
@@ -214,7 +236,7 @@ export type ToolError<E> = E | InvalidInput | InvalidOutput | ConfirmError
  * @since 0.1.0
  * @category schemas
  */
-export const GradedError = Schema.Union(InvalidInput, InvalidOutput, Refused, Rejected, InvalidEdit)
+export const GradedError = Schema.Union([InvalidInput, InvalidOutput, Refused, Rejected, InvalidEdit])
 
 /**
  * @since 0.1.0
@@ -222,9 +244,7 @@ export const GradedError = Schema.Union(InvalidInput, InvalidOutput, Refused, Re
  */
 export type GradedError = typeof GradedError.Type
 
-const tags: ReadonlySet<string> = new Set(
-  [InvalidInput, InvalidOutput, Refused, Rejected, InvalidEdit].map((error) => error._tag)
-)
+const tags: ReadonlySet<string> = new Set(GradedError.members.map((error) => error.fields._tag.schema.literal))
 
 /**
  * Whether a value is one of graded's own failures, by its tag: an error

@@ -27,20 +27,17 @@ export type MadeByHumanConfirmOnly = typeof MadeByHumanConfirmOnly
 export const CapabilityId: unique symbol = Symbol("@graded/core/CapabilityId")
 export type CapabilityId = typeof CapabilityId
 
-export class WriteCapabilityTag extends Context.Tag("@graded/core/WriteCapability")<
-  WriteCapability,
-  WriteCapability.Service
->() {}
+export class WriteCapabilityTag
+  extends Context.Service<WriteCapability, WriteCapability.Service>()("@graded/core/WriteCapability")
+{}
 
-export class SendCapabilityTag extends Context.Tag("@graded/core/SendCapability")<
-  SendCapability,
-  SendCapability.Service
->() {}
+export class SendCapabilityTag
+  extends Context.Service<SendCapability, SendCapability.Service>()("@graded/core/SendCapability")
+{}
 
-export class HumanTriggerTag extends Context.Tag("@graded/core/HumanTrigger")<
-  HumanTrigger,
-  HumanTrigger.Service
->() {}
+export class HumanTriggerTag
+  extends Context.Service<HumanTrigger, HumanTrigger.Service>()("@graded/core/HumanTrigger")
+{}
 
 // Sealed where they are made (seal.ts): each is run in every caller's
 // fiber, and a tool's code that finds one (a supervisor over its own call
@@ -55,7 +52,7 @@ export interface Request {
   readonly grade: Confirmable
   readonly payload: unknown
   /** The schema the payload is shown, edited and checked with. */
-  readonly schema: Schema.Schema<any, unknown>
+  readonly schema: Schema.Codec<any, unknown>
   /** The key the delivery goes out with: a proposal's recorded one, else a fresh one. */
   readonly idempotencyKey?: string | undefined
 }

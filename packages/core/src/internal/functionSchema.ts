@@ -6,11 +6,12 @@
 // schema that cannot be strict at all (a record, a tuple) is sent with
 // `strict: false` rather than misdescribed.
 import { builtOnce } from "./toolState.js"
-import { JSONSchema, type Schema } from "effect"
+import type { Schema } from "effect"
 import type { FunctionSchema, JsonSchema } from "../LanguageModel.js"
 import type { Any } from "../Tool.js"
 import { toWire } from "../Wire.js"
 import { fastStrict } from "./fastSchema.js"
+import { documentOf } from "./jsonSchema.js"
 
 type Node = { [key: string]: unknown }
 
@@ -18,6 +19,10 @@ type Node = { [key: string]: unknown }
 export const openWorldNote = "(Open world: what you pass to this tool is sent outside this system.)"
 
 const isNode = (u: unknown): u is Node => typeof u === "object" && u !== null && !Array.isArray(u)
+
+// An own property, whatever its name (`__proto__` included).
+const setOwn = (node: Node, key: string, value: unknown) =>
+  Object.defineProperty(node, key, { value, enumerable: true, writable: true, configurable: true })
 
 // The keywords kept; everything else is dropped or becomes a hint.
 const kept = new Set([
@@ -70,7 +75,7 @@ const strictNode = (schema: unknown): unknown => {
     else if (!kept.has(key)) continue
     else if (key === "properties" || key === "$defs") {
       const properties: Node = {}
-      for (const [name, property] of Object.entries(value as Node)) properties[name] = strictNode(property)
+      for (const [name, property] of Object.entries(value as Node)) setOwn(properties, name, strictNode(property))
       out[key] = properties
     } else if (key === "additionalProperties" && isNode(value)) out[key] = strictNode(value)
     else out[key] = strictNode(value)
@@ -84,7 +89,7 @@ const strictNode = (schema: unknown): unknown => {
     const properties = (out.properties ?? {}) as Node
     const required = new Set(Array.isArray(schema.required) ? schema.required as Array<string> : [])
     for (const name of Object.keys(properties)) {
-      if (!required.has(name)) properties[name] = nullable(properties[name] as Node)
+      if (!required.has(name)) setOwn(properties, name, nullable(properties[name] as Node))
     }
     out.type = "object"
     out.properties = properties
@@ -147,7 +152,7 @@ const absentNulls = (value: unknown, schema: unknown, defs: Node): unknown => {
   const out: Node = {}
   for (const [key, item] of Object.entries(value)) {
     if (item === null && !required.has(key) && key in schema.properties) continue
-    out[key] = absentNulls(item, schema.properties[key], defs)
+    setOwn(out, key, absentNulls(item, schema.properties[key], defs))
   }
   return out
 }
@@ -179,19 +184,23 @@ export interface Compiled {
   readonly normalize: (args: unknown) => unknown
 }
 
-// The general path: Effect's JSON Schema, made strict where it can be.
-export const general = (input: Schema.Schema<any, any>) => {
-  // An empty struct means "no arguments"; Effect describes it as "any object
-  // or array", which no model needs and strict mode refuses.
+// The general path: the schema's JSON Schema (jsonSchema.ts), made strict where it can be.
+export const general = (input: Schema.Top) => {
+  // An empty struct means "no arguments"; Effect decodes any value but null
+  // with it, which no model needs and strict mode refuses.
   const ast = input.ast
-  const empty = ast._tag === "TypeLiteral" && ast.propertySignatures.length === 0 && ast.indexSignatures.length === 0
-  const made = empty
-    ? { type: "object", properties: {}, required: [], additionalProperties: false }
-    : JSONSchema.make(input) as unknown as Node
-  const defs = (isNode(made.$defs) ? made.$defs : {}) as Node
+  const empty = ast._tag === "Objects" && ast.propertySignatures.length === 0 && ast.indexSignatures.length === 0 &&
+    ast.checks === undefined && ast.encoding === undefined
+  const document = empty
+    ? { schema: { type: "object", required: [], properties: {}, additionalProperties: false }, defs: {} }
+    : documentOf(ast)
+  const made = document.schema
+  const defs = document.defs as Node
   // OpenAI wants an object at the top, not a reference to one.
   const original: Node = typeof made.$ref === "string"
     ? { ...(defs[made.$ref.replace("#/$defs/", "")] as Node), ...(Object.keys(defs).length > 0 ? { $defs: defs } : {}) }
+    : Object.keys(defs).length > 0
+    ? { ...made, $defs: defs }
     : made
   const parameters = strictNode(original) as Node
   if (isNode(parameters.$defs) && Object.keys(parameters.$defs).length === 0) delete parameters.$defs

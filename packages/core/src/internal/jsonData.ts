@@ -1,4 +1,4 @@
-import { ParseResult, type Schema } from "effect"
+import { Schema, SchemaIssue } from "effect"
 
 // Who may import this: graded's decoders and the places a value is shown to
 // a human or stored (the registry, HumanConfirm, Plan's input, Tool.proposal).
@@ -121,12 +121,13 @@ export const jsonIssue = (value: unknown): string | undefined => {
   }
 }
 
-// The same refusal as a parse error, for decoders that report ParseErrors.
-export const jsonError = (schema: Schema.Schema<any, any>, value: unknown): ParseResult.ParseError | undefined => {
+// The same refusal as a schema error, for decoders that report SchemaErrors.
+// The value itself stays out of the issue: its message names where and why.
+export const jsonError = (value: unknown): Schema.SchemaError | undefined => {
   const issue = jsonIssue(value)
   return issue === undefined
     ? undefined
-    : new ParseResult.ParseError({ issue: new ParseResult.Type(schema.ast, value, issue) })
+    : new Schema.SchemaError(new SchemaIssue.InvalidValue({ message: issue }))
 }
 
 /**
@@ -179,7 +180,7 @@ export const firstDifference = (a: unknown, b: unknown, path = "$", depth = 1): 
     }
     return undefined
   }
-  // Dates compare by the instant they hold (a `DateFromSelf` field is shown as one).
+  // Dates compare by the instant they hold (a `Schema.Date` field is shown as one).
   if (a instanceof Date || b instanceof Date) {
     return a instanceof Date && b instanceof Date && Object.is(a.getTime(), b.getTime()) ? undefined : path
   }

@@ -1,7 +1,8 @@
-// The strict key check ahead of a default decode. Refusing excess properties
-// inside Effect's decoder runs a literal-union parser once per input key; for
-// the shapes most tools use, a set of allowed keys per struct, made once, finds
-// the same keys. Who may import this: the registry.
+// The strict key check ahead of a default decode. Under `onExcessProperty:
+// "error"` Effect decodes every struct through its general parser (a generator
+// per value) rather than its fast path; for the shapes most tools use, a set of
+// allowed keys per struct, made once, finds the same keys. Who may import
+// this: the registry.
 //
 // `excessKeyCheck(ast)` returns undefined for a shape it does not cover (the
 // caller then decodes strictly, as before), or a function that says whether
@@ -18,24 +19,25 @@ type Check = (value: unknown) => boolean
 const leaf: Check = () => true
 
 const leafTags = new Set<AST.AST["_tag"]>([
-  "StringKeyword",
-  "NumberKeyword",
-  "BooleanKeyword",
-  "BigIntKeyword",
-  "SymbolKeyword",
-  "UndefinedKeyword",
-  "VoidKeyword",
-  "NeverKeyword",
-  "UnknownKeyword",
-  "AnyKeyword",
+  "String",
+  "Number",
+  "Boolean",
+  "BigInt",
+  "Symbol",
+  "Null",
+  "Undefined",
+  "Void",
+  "Never",
+  "Unknown",
+  "Any",
   "ObjectKeyword",
   "Literal",
   "UniqueSymbol",
-  "Enums",
+  "Enum",
   "TemplateLiteral"
 ])
 
-const isNullish = (ast: AST.AST) => ast._tag === "UndefinedKeyword" || (ast._tag === "Literal" && ast.literal === null)
+const isNullish = (ast: AST.AST) => ast._tag === "Undefined" || ast._tag === "Null"
 
 // Whether `value` is the record the struct decoder would read keys from.
 const isRecord = (value: unknown): value is object =>
@@ -52,12 +54,11 @@ const read = (value: object, name: string): { readonly value: unknown } | undefi
 }
 
 export const excessKeyCheck = (ast: AST.AST, depth = 0): Check | undefined => {
-  if (depth > 32) return undefined
+  // A transformation (a class, a date, a value decoded from a string) is decoded strictly.
+  if (depth > 32 || ast.encoding !== undefined) return undefined
+  // A check sees what was decoded, which is the same either way.
   if (leafTags.has(ast._tag)) return leaf
   switch (ast._tag) {
-    case "Refinement":
-      // The refinement's predicate sees what `from` decoded: the same either way.
-      return excessKeyCheck(ast.from, depth + 1)
     case "Union": {
       // Leaves only, or one struct-like member made optional or nullable: the
       // struct is the only member an object can decode as.
@@ -68,9 +69,9 @@ export const excessKeyCheck = (ast: AST.AST, depth = 0): Check | undefined => {
       const check = checks[0]
       return (value) => value === undefined || value === null || check(value)
     }
-    case "TupleType": {
-      const elements = ast.elements.map((element) => excessKeyCheck(element.type, depth + 1))
-      const rest = ast.rest.map((element) => excessKeyCheck(element.type, depth + 1))
+    case "Arrays": {
+      const elements = ast.elements.map((element) => excessKeyCheck(element, depth + 1))
+      const rest = ast.rest.map((element) => excessKeyCheck(element, depth + 1))
       if (elements.some((check) => check === undefined) || rest.some((check) => check === undefined)) return undefined
       if (elements.every((check) => check === leaf) && rest.every((check) => check === leaf)) return leaf
       // Arrays of one type (the usual case): every element against it.
@@ -86,7 +87,7 @@ export const excessKeyCheck = (ast: AST.AST, depth = 0): Check | undefined => {
         return true
       }
     }
-    case "TypeLiteral": {
+    case "Objects": {
       if (ast.indexSignatures.length > 0) return undefined
       // A lookup in an object without a prototype is faster than a Set here.
       const allowed: { [name: string]: true } = Object.create(null)
@@ -101,10 +102,9 @@ export const excessKeyCheck = (ast: AST.AST, depth = 0): Check | undefined => {
       return (value) => {
         // Not a record: the decoder refuses it, whatever its keys.
         if (!isRecord(value)) return true
-        // The keys the strict decoder checks (`Reflect.ownKeys`): own keys,
-        // non-enumerable ones included, and no symbol, which no struct here
-        // allows. Read in two calls, which are faster than the one.
-        const names = Object.getOwnPropertyNames(value)
+        // The keys the strict decoder checks: own enumerable ones, and no
+        // symbol, which no struct here allows.
+        const names = Object.keys(value)
         for (let i = 0; i < names.length; i++) {
           if (allowed[names[i]!] !== true) return false
         }
@@ -118,8 +118,7 @@ export const excessKeyCheck = (ast: AST.AST, depth = 0): Check | undefined => {
       }
     }
     default:
-      // Transformations, declarations (classes, dates), suspended and other
-      // shapes: decoded strictly.
+      // Declarations (dates, options) and suspended schemas: decoded strictly.
       return undefined
   }
 }

@@ -27,7 +27,7 @@ const Proto = {
 const declaredWrites = new WeakMap<object, ReadonlySet<AnyTool>>()
 
 export const make = <Name extends string, In, IE, Out, R>(name: Name, definition: {
-  readonly input: Schema.Schema<In, IE>
+  readonly input: Schema.Codec<In, IE>
   readonly writes: ReadonlyArray<AnyTool>
   readonly steps: Plan<Name, In, Out, R>["steps"]
 }): Plan<Name, In, Out, R> => {

@@ -7,7 +7,7 @@ import type { Refused } from "../ToolError.js"
 import { markAudited } from "./audit.js"
 
 export const refuse = (refusal: Refused): Effect.Effect<never, Refused> =>
-  Effect.zipRight(
+  Effect.andThen(
     Audit.record({ type: "refused", tool: refusal.tool, gate: refusal.gate, reason: refusal.reason }),
     Effect.fail(markAudited(refusal))
   )

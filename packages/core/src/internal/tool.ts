@@ -46,8 +46,8 @@ const Proto = {
 // would add two type parameters to every tool.
 // Frozen with its AST (seal.ts): code that holds the tool cannot swap what
 // it decodes, encodes or shows a human.
-const erase = <A, I>(schema: Schema.Schema<A, I>): Schema.Schema<A, unknown> =>
-  frozenSchema(schema) as unknown as Schema.Schema<A, unknown>
+const erase = <A, I>(schema: Schema.Codec<A, I>): Schema.Codec<A, unknown> =>
+  frozenSchema(schema) as Schema.Codec<A, unknown>
 
 // `failureMessages` is typed by the tool's failures where it is written
 // (Tool.FailureMessages); the tool keeps it as text by tag.
