@@ -53,7 +53,13 @@ export const make = (script: ReadonlyArray<Reply>) =>
       })
       const reply = script[requests.length - 1] ??
         { status: 500, json: { error: { message: "the replay script is exhausted" } } }
-      if (reply.delay !== undefined) yield* Effect.sleep(reply.delay)
+      // A held reply ends when its client goes: Effect 4's server waits for its
+      // handlers when it closes, and a client that timed out is not coming back.
+      const gone = Effect.callback<void>((resume) => {
+        if (incoming.socket.destroyed) return resume(Effect.void)
+        incoming.socket.once("close", () => resume(Effect.void))
+      })
+      if (reply.delay !== undefined) yield* Effect.raceFirst(Effect.sleep(reply.delay), gone)
       replied = true
       const options = { status: reply.status ?? 200, headers: reply.headers ?? {} }
       return reply.text !== undefined
