@@ -22,7 +22,7 @@ const humans = HumanConfirm.layer(ui)
 const wide = Layer.succeed(Anything, "x") // Layer<{}>
 const unknowing = Layer.succeed(Whatever, "x") // Layer<unknown>
 const objects = Layer.succeed(SomeObject, "x") // Layer<object>
-const PartialSend = Context.GenericTag<Partial<SendCapability>, string>("PartialSend")
+const PartialSend = Context.Service<Partial<SendCapability>, string>("PartialSend")
 const almostSend = Layer.succeed(PartialSend, "x")
 
 // Rejected: layers typed wider than what they provide.
@@ -34,7 +34,7 @@ expectError(Bridge.make(registry, [], { layer: wide }))
 expectError(Bridge.make(registry, [], { layer: unknowing }))
 
 // error: Bridge needs a layer that provides WriteCapability and SendCapability and KnowledgeBase
-expectError(Bridge.make(registry, [], { layer: Layer.die("no UI") }))
+expectError(Bridge.make(registry, [], { layer: Layer.effectContext(Effect.die("no UI")) }))
 
 // error: Bridge needs a layer that provides WriteCapability and SendCapability and KnowledgeBase
 expectError(Bridge.expose(registry, [], { layer: objects }))

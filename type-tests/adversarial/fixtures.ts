@@ -25,6 +25,6 @@ export const ui = HumanConfirm.scripted([])
 
 // Services whose type is wider than any capability: a tag of `{}`, of
 // `unknown`, of `object`. Made without a cast.
-export const Anything = Context.GenericTag<{}, string>("Anything")
-export const Whatever = Context.GenericTag<unknown, string>("Whatever")
-export const SomeObject = Context.GenericTag<object, string>("SomeObject")
+export const Anything = Context.Service<{}, string>("Anything")
+export const Whatever = Context.Service<unknown, string>("Whatever")
+export const SomeObject = Context.Service<object, string>("SomeObject")

@@ -208,7 +208,7 @@ const Search = Tool.read("kb.lookup", {
   description: "d",
   input: Query,
   output: Schema.Array(Schema.String),
-  run: ({ query }) => Effect.flatMap(KnowledgeBase, (kb) => kb.search(query))
+  run: ({ query }) => KnowledgeBase.use((kb) => kb.search(query))
 })
 expectType<Effect.Effect<ReadonlyArray<string>, ToolError.ToolError<never>, KnowledgeBase>>(
   Search.invoke({ query: "x" })

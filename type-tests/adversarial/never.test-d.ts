@@ -115,7 +115,7 @@ expectType<Effect.Effect<Agent.Result<ReadonlyArray<never>>, Agent.AgentError, L
 )
 // eslint-disable-next-line @typescript-eslint/no-unused-vars -- a value only to take its type from
 const either = Agent.run({ toolkit: cond ? Toolkit.make(KbSearch) : Toolkit.make(CurrentConversation), prompt: "?" })
-declare const requirements: Effect.Effect.Context<typeof either>
+declare const requirements: Effect.Services<typeof either>
 expectType<LanguageModel.LanguageModel | KnowledgeBase>(requirements)
 
 // A toolkit widened to any tools: the compiler knows neither names nor grades,

@@ -46,7 +46,7 @@ expectError(
 // User capabilities follow the same rule: only their layer grants them.
 const Consent = Capability.make("Consent")
 
-// error: is not assignable to parameter of type 'Tag<
+// error: is not assignable to parameter of type 'Key<
 expectError(Layer.succeed(Consent, { by: "model" }))
 
 // Accepted: a user capability required by a tool and provided by its layer.

@@ -46,7 +46,7 @@ expectError(HumanConfirm.autoApprove("replies-again", SendReply, () => true))
 const Escalate = Tool.write("ticket.escalate", {
   title: "Escalate",
   description: "Escalate a ticket.",
-  input: Schema.Struct({ ticket: Schema.String, priority: Schema.Literal("low", "high") }),
+  input: Schema.Struct({ ticket: Schema.String, priority: Schema.Literals(["low", "high"]) }),
   output: Schema.Struct({ ok: Schema.Boolean }),
   run: () => Effect.succeed({ ok: true })
 })

@@ -59,7 +59,7 @@ expectError(Tool.read("kb.both", {
   input: Query,
   output: Schema.String,
   run: ({ query }) =>
-    Effect.zipRight(SubmitTicket.invoke({ subject: query }), SendReply.invoke({ text: query })).pipe(Effect.as("x"))
+    Effect.andThen(SubmitTicket.invoke({ subject: query }), SendReply.invoke({ text: query })).pipe(Effect.as("x"))
 }))
 
 // Rejected: a write tool whose run needs SendCapability.

@@ -8,17 +8,17 @@ import { makeDesk } from "../../packages/core/test/supportDesk.js"
 
 export { Payload } from "../../packages/core/test/supportDesk.js"
 
-export class KnowledgeBase extends Context.Tag("KnowledgeBase")<
+export class KnowledgeBase extends Context.Service<
   KnowledgeBase,
   { readonly search: (query: string) => Effect.Effect<ReadonlyArray<string>> }
->() {}
+>()("KnowledgeBase") {}
 
 export const KbSearch = Tool.read("kb.search", {
   title: "Search the knowledge base",
   description: "Find articles.",
   input: Schema.Struct({ query: Schema.String }),
   output: Schema.Array(Schema.String),
-  run: ({ query }) => Effect.flatMap(KnowledgeBase, (kb) => kb.search(query))
+  run: ({ query }) => KnowledgeBase.use((kb) => kb.search(query))
 })
 
 export const CurrentConversation = Tool.read("conversation.current", {

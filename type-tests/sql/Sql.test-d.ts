@@ -2,7 +2,7 @@
 // run asks for a SqlClient (to write graded's tables: approve a proposal
 // row, delete the audit) does not compile in an app that provides only
 // Sql.sqlite. What the layers provide, SqlAudit's reads and the stores, does.
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import { Effect, Layer, Schema } from "effect"
 import { expectError, expectType } from "tsd"
 import { type Audit, Proposal, Registry, Tool, Toolkit } from "@graded/core"

@@ -74,7 +74,7 @@ export class UnknownCustomer extends Data.TaggedError("UnknownCustomer")<{ reado
 export class NotLookedUp extends Data.TaggedError("NotLookedUp")<{ readonly customer: string }> {}
 export class InsufficientFunds extends Data.TaggedError("InsufficientFunds")<{}> {}
 
-const Customer = Schema.String.pipe(Schema.pattern(/^c-\d{1,6}$/))
+const Customer = Schema.String.check(Schema.isPattern(/^c-\d{1,6}$/))
 
 const find = (bank: Bank, customer: string) =>
   customer in bank.customers ? Effect.succeed(bank.customers[customer]!)
@@ -100,7 +100,7 @@ export const makeTools = (bank: Bank) => {
       customer: Schema.String,
       balance: Schema.Number,
       frozen: Schema.Boolean,
-      contact: Schema.Literal("sms", "email")
+      contact: Schema.Literals(["sms", "email"])
     }),
     tags: ["pii"],
     failureMessages: { UnknownCustomer: "There is no customer with that number." },
@@ -124,7 +124,7 @@ export const makeTools = (bank: Bank) => {
     title: "Credit score",
     description: "The customer's credit score from the credit bureau.",
     input: Schema.Struct({ customer: Customer }),
-    output: Schema.Struct({ score: Schema.Number, band: Schema.Literal("poor", "fair", "good") }),
+    output: Schema.Struct({ score: Schema.Number, band: Schema.Literals(["poor", "fair", "good"]) }),
     tags: ["pii", "credit-bureau"],
     sideEffects: ["records an inquiry at the credit bureau"],
     failureMessages: { UnknownCustomer: "There is no customer with that number." },
@@ -145,8 +145,8 @@ export const makeTools = (bank: Bank) => {
     description: "File a ticket for the back office. Priority low for routine requests.",
     input: Schema.Struct({
       customer: Customer,
-      subject: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)),
-      priority: Schema.Literal("low", "high")
+      subject: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200)),
+      priority: Schema.Literals(["low", "high"])
     }),
     output: Schema.Struct({ id: Schema.String }),
     sideEffects: ["creates a ticket in the back-office queue"],
@@ -163,8 +163,8 @@ export const makeTools = (bank: Bank) => {
     description: "Move money from the customer's account to another account.",
     input: Schema.Struct({
       customer: Customer,
-      to: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64)),
-      amount: Schema.Number.pipe(Schema.positive(), Schema.lessThanOrEqualTo(10_000))
+      to: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(64)),
+      amount: Schema.Number.check(Schema.isGreaterThan(0), Schema.isLessThanOrEqualTo(10_000))
     }),
     payload: Schema.Struct({ customer: Schema.String, to: Schema.String, amount: Schema.Number }),
     output: Schema.Struct({ done: Schema.Boolean }),
@@ -194,10 +194,10 @@ export const makeTools = (bank: Bank) => {
     description: "Tell the customer something. The channel (SMS or e-mail) is chosen for you.",
     input: Schema.Struct({
       customer: Customer,
-      text: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(480))
+      text: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(480))
     }),
-    payload: Schema.Struct({ channel: Schema.Literal("sms", "email"), to: Schema.String, text: Schema.String }),
-    output: Schema.Struct({ channel: Schema.Literal("sms", "email") }),
+    payload: Schema.Struct({ channel: Schema.Literals(["sms", "email"]), to: Schema.String, text: Schema.String }),
+    output: Schema.Struct({ channel: Schema.Literals(["sms", "email"]) }),
     tags: ["pii"],
     sideEffects: ["sends the customer an SMS or an e-mail"],
     failureMessages: {

@@ -82,7 +82,7 @@ const main = async () => {
     Effect.gen(function*() {
       log("4. Alice, a person, decides what waits in the store:")
       const [ticket, message] = yield* Proposal.list({ status: "pending" })
-      if (ticket === undefined || message === undefined) return yield* Effect.dieMessage("nothing waits")
+      if (ticket === undefined || message === undefined) return yield* Effect.die(new Error("nothing waits"))
       const approved = yield* Proposal.approve(desk, ticket.id)
       log(`   ${ticket.id} ${approved.proposal.status}: ticket ${show(approved.output)} filed`)
       const refused = yield* Effect.flip(Proposal.approve(desk, message.id))

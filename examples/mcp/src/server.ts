@@ -20,6 +20,6 @@ Effect.runPromise(
   serve.pipe(
     Effect.provide(layer(database())),
     Effect.as(0),
-    Effect.catchAll((error) => Effect.sync(() => (console.error(`support-desk: ${error.message}`), 1)))
+    Effect.catch((error) => Effect.sync(() => (console.error(`support-desk: ${error.message}`), 1)))
   )
 ).then((code) => process.exit(code))

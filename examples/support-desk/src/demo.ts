@@ -81,9 +81,9 @@ export const run = (options: Options) => {
     const second = yield* SendMessage.invoke({ text: "Hi Mei, following up on your invoice." }).pipe(
       asAlice,
       Effect.provide(confirm),
-      Effect.either
+      Effect.result
     )
-    if (second._tag === "Left") log(`   Denied: ${second.left.message}`)
+    if (second._tag === "Failure") log(`   Denied: ${second.failure.message}`)
 
     log("")
     log("4. Alice presses the quick-ticket shortcut: a fixed flow she started, which may write.")

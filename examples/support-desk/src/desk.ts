@@ -19,7 +19,7 @@ export interface Article {
   readonly internalNotes: string
 }
 
-export class Desk extends Context.Tag("support-desk/Desk")<Desk, {
+export class Desk extends Context.Service<Desk, {
   readonly conversation: Effect.Effect<{ readonly customerId: string; readonly messages: ReadonlyArray<string> }>
   readonly customer: (id: string) => Effect.Effect<Customer | undefined>
   readonly searchArticles: (query: string) => Effect.Effect<ReadonlyArray<Article>>
@@ -28,7 +28,7 @@ export class Desk extends Context.Tag("support-desk/Desk")<Desk, {
   readonly postMessage: (message: Message) => Effect.Effect<void>
   readonly openForm: Effect.Effect<void>
   readonly fillForm: (fields: Readonly<Record<string, string>>) => Effect.Effect<Readonly<Record<string, string>>>
-}>() {}
+}>()("support-desk/Desk") {}
 
 /** A chat message and the key its sender gave it. */
 export interface Message {

@@ -8,8 +8,8 @@ const log = (line: string) => console.log(line)
 
 Effect.runPromise(
   run({ log, model: model.layer, modelName: model.name }).pipe(
-    Effect.zipRight(Effect.sync(() => log(""))),
-    Effect.zipRight(Supervised.run({ log, model: model.layer, human: { _tag: "scripted" } }))
+    Effect.andThen(Effect.sync(() => log(""))),
+    Effect.andThen(Supervised.run({ log, model: model.layer, human: { _tag: "scripted" } }))
   )
 ).then(
   () => process.exit(0),

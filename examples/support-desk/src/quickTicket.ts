@@ -11,15 +11,15 @@ export const OpenForm = Tool.write("ticket.openForm", {
   description: "Opens an empty ticket form on the agent's screen.",
   input: Schema.Struct({}),
   output: Schema.Struct({ open: Schema.Boolean }),
-  run: () => Effect.as(Effect.flatMap(Desk, (desk) => desk.openForm), { open: true })
+  run: () => Effect.as(Desk.use((desk) => desk.openForm), { open: true })
 })
 
 export const FillFields = Tool.write("ticket.fillFields", {
   title: "Fill the ticket form",
   description: "Fills fields of the open ticket form.",
   input: Schema.Struct({ customer: Schema.String, plan: Schema.String, subject: Schema.String, body: Schema.String }),
-  output: Schema.Record({ key: Schema.String, value: Schema.String }),
-  run: (fields) => Effect.flatMap(Desk, (desk) => desk.fillForm(fields))
+  output: Schema.Record(Schema.String, Schema.String),
+  run: (fields) => Desk.use((desk) => desk.fillForm(fields))
 })
 
 export const QuickTicket = Plan.make("quick-ticket", {

@@ -59,7 +59,7 @@ const web = (users: Readonly<Record<string, string>>, port: number) =>
     say("The drafted reply waits on the confirm page: approve, edit or reject it there.")
     const resume = Runs.resume(restart.runId, { toolkit: desk })
     let outcome = yield* resume
-    while (outcome.status === "waiting") outcome = yield* Effect.zipRight(Effect.sleep("500 millis"), resume)
+    while (outcome.status === "waiting") outcome = yield* Effect.andThen(Effect.sleep("500 millis"), resume)
     for (const message of outbox.messages) {
       say(`Delivered once, to ${message.to}, with idempotency key ${message.idempotencyKey}: ${show(message.text)}`)
     }

@@ -84,7 +84,7 @@ const tempDir = Effect.acquireRelease(
  * prints to `log`, and succeeds with its pid once it exits 0.
  */
 const restartApp = (restart: Restart, log: (line: string) => void) =>
-  Effect.async<number, Error>((resume) => {
+  Effect.callback<number, Error>((resume) => {
     const tsx = createRequire(import.meta.url).resolve("tsx/cli")
     const child = spawn(process.execPath, [tsx, path.join(here, "restarted.ts")], {
       // The child's stdin is a pipe from here: when this process ends, it ends too.
@@ -144,7 +144,7 @@ export const run = (options: Options) => {
 
     // Back here, a third time on the file: what the database and the chat say.
     const { proposals, stored } = yield* Effect.gen(function*() {
-      const stored = yield* Effect.flatMap(RunStore.RunStore, (runs) => runs.get(runId))
+      const stored = yield* RunStore.RunStore.use((runs) => runs.get(runId))
       return { stored, proposals: yield* Proposal.list({ runId }) }
     }).pipe(Effect.provide(app), Effect.scoped)
     const chat = Desk.readChat(chatFile)

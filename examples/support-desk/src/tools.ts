@@ -10,7 +10,7 @@ export const KbSearch = Tool.read("kb.search", {
   // Internal notes are not declared here, so they never reach the model.
   output: Schema.Array(Schema.Struct({ id: Schema.String, title: Schema.String, body: Schema.String })),
   limits: { maxItems: 5, maxChars: 4000 },
-  run: ({ query }) => Effect.flatMap(Desk, (desk) => desk.searchArticles(query))
+  run: ({ query }) => Desk.use((desk) => desk.searchArticles(query))
 })
 
 export const CurrentConversation = Tool.read("conversation.current", {
@@ -18,7 +18,7 @@ export const CurrentConversation = Tool.read("conversation.current", {
   description: "The conversation open on the agent's screen: the customer's id and their messages.",
   input: Schema.Struct({}),
   output: Schema.Struct({ customerId: Schema.String, messages: Schema.Array(Schema.String) }),
-  run: () => Effect.flatMap(Desk, (desk) => desk.conversation)
+  run: () => Desk.use((desk) => desk.conversation)
 })
 
 class UnknownCustomer extends Schema.TaggedError<UnknownCustomer>()("UnknownCustomer", { id: Schema.String }) {}
@@ -35,7 +35,7 @@ export const CustomerLookup = Tool.read("customer.lookup", {
   }),
   failureMessages: { UnknownCustomer: "No customer has that id." },
   run: ({ customerId }) =>
-    Effect.flatMap(Desk, (desk) => desk.customer(customerId)).pipe(
+    Desk.use((desk) => desk.customer(customerId)).pipe(
       Effect.flatMap((customer) =>
         customer === undefined ? Effect.fail(new UnknownCustomer({ id: customerId })) : Effect.succeed(customer)
       )
@@ -48,10 +48,10 @@ export const SubmitTicket = Tool.write("ticket.submit", {
   input: Schema.Struct({ subject: Schema.String, body: Schema.String }),
   output: Schema.Struct({ id: Schema.String }),
   run: ({ body, subject }) =>
-    Effect.map(Effect.flatMap(Desk, (desk) => desk.fileTicket(subject, body)), (id) => ({ id }))
+    Effect.map(Desk.use((desk) => desk.fileTicket(subject, body)), (id) => ({ id }))
 })
 
-const Message = Schema.Struct({ to: Schema.String, text: Schema.NonEmptyTrimmedString })
+const Message = Schema.Struct({ to: Schema.String, text: Schema.Trimmed.check(Schema.isNonEmpty()) })
 
 export const SendMessage = Tool.send("chat.sendMessage", {
   title: "Send a chat message",
@@ -61,11 +61,11 @@ export const SendMessage = Tool.send("chat.sendMessage", {
   output: Schema.Struct({ sent: Schema.Boolean }),
   // prepare only builds the message; it has no way to send it.
   prepare: ({ text }) =>
-    Effect.map(Effect.flatMap(Desk, (desk) => desk.conversation), ({ customerId }) => ({ to: customerId, text })),
+    Effect.map(Desk.use((desk) => desk.conversation), ({ customerId }) => ({ to: customerId, text })),
   // The delivery's idempotency key goes to the chat service with the message:
   // a retry of a delivery in doubt carries the same key and posts nothing twice.
   deliver: (confirmed) =>
-    Effect.flatMap(Desk, (desk) => desk.postMessage({ ...confirmed.payload, idempotencyKey: confirmed.idempotencyKey }))
+    Desk.use((desk) => desk.postMessage({ ...confirmed.payload, idempotencyKey: confirmed.idempotencyKey }))
       .pipe(Effect.as({ sent: true }))
 })
 

@@ -41,9 +41,9 @@ const program = Effect.gen(function*() {
   console.log("Sending a reply to the customer: it waits for your decision on the confirm page...")
   const sent = yield* SendMessage.invoke({
     text: "Hi Mei, sorry about this: the VAT number comes from Billing > Settings > Tax ID. I have corrected it."
-  }).pipe(Invocation.within({ actor: "agent:alice" }), Effect.either)
-  if (sent._tag === "Right") console.log(`Sent: ${JSON.stringify(outbox.messages.at(-1))}`)
-  else console.log(`Not sent: ${sent.left.message}`)
+  }).pipe(Invocation.within({ actor: "agent:alice" }), Effect.result)
+  if (sent._tag === "Success") console.log(`Sent: ${JSON.stringify(outbox.messages.at(-1))}`)
+  else console.log(`Not sent: ${sent.failure.message}`)
 })
 
 const audit = Audit.layer((entry) =>
@@ -56,8 +56,8 @@ Effect.runPromise(
   program.pipe(
     Effect.provide(Layer.mergeAll(WebConfirm.layer({ users, port }), Desk.layer(outbox), audit)),
     // The first page has closed; the restarted app serves its own.
-    Effect.zipRight(Effect.sync(() => console.log(""))),
-    Effect.zipRight(
+    Effect.andThen(Effect.sync(() => console.log(""))),
+    Effect.andThen(
       Supervised.run({ log: (line) => console.log(line), model: model.layer, human: { _tag: "web", users, port } })
     )
   )

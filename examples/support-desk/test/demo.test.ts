@@ -20,7 +20,7 @@ describe("support-desk demo", () => {
       // Exactly one message went out: the one Alice approved.
       expect(outbox.messages).toHaveLength(1)
       expect(outbox.messages[0]?.text).toContain("reissued your invoice")
-      expect(second._tag).toBe("Left")
+      expect(second._tag).toBe("Failure")
       expect(lines.some((line) => line.includes("agent:alice rejected chat.sendMessage"))).toBe(true)
       // Internal notes and e-mail addresses never reached the model.
       const toModel = result.messages.filter((m) => m.role === "tool").map((m) => m.content).join("\n")

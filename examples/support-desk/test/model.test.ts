@@ -32,7 +32,7 @@ describe("the demo's model", () => {
           }))
         })
       })
-      yield* Effect.async<void>((resume) => void server.listen(0, "127.0.0.1", () => resume(Effect.void)))
+      yield* Effect.callback<void>((resume) => void server.listen(0, "127.0.0.1", () => resume(Effect.void)))
       const port = (server.address() as { port: number }).port
       const choice = fromEnv({
         OPENAI_API_KEY: "k",
