@@ -161,7 +161,7 @@ describe("Plan.run", () => {
       const { effects, QuickTicket } = makePlan()
       const forged = Layer.succeed(
         HumanTriggerTag,
-        { by: "model", via: "forged" } as unknown as HumanTriggerTag["Type"]
+        { by: "model", via: "forged" } as unknown as (typeof HumanTriggerTag)["Service"]
       )
       const first = yield* Effect.flip(
         Plan.run(QuickTicket, { query: "x" }).pipe(Effect.provide(Layer.merge(forged, model())))
@@ -189,8 +189,8 @@ describe("Plan.run", () => {
         yield* Effect.flip(Plan.run(QuickTicket, { query: 7 }).pipe(Effect.provide(Layer.merge(alice, model()))))
       ]
       for (const failure of failures) {
-        const wire = JSON.parse(JSON.stringify(yield* Schema.encode(Plan.PlanError)(failure)))
-        const back = yield* Schema.decodeUnknown(Plan.PlanError)(wire)
+        const wire = JSON.parse(JSON.stringify(yield* Schema.encodeEffect(Plan.PlanError)(failure)))
+        const back = yield* Schema.decodeUnknownEffect(Plan.PlanError)(wire)
         expect(back).toBeInstanceOf(failure.constructor)
         expect(back.message).toBe(failure.message)
       }

@@ -67,7 +67,9 @@ describe("Tool.write", () => {
   it.effect("refuses a WriteCapability forged with a cast", () =>
     Effect.gen(function*() {
       const { SubmitTicket, effects } = makeDesk()
-      const forged = { authorize: () => Effect.die("never called") } as unknown as WriteCapabilityTag["Type"]
+      const forged = {
+        authorize: () => Effect.die("never called")
+      } as unknown as (typeof WriteCapabilityTag)["Service"]
       const error = yield* Effect.flip(
         SubmitTicket.invoke({ subject: "Refund" }).pipe(Effect.provide(Layer.succeed(WriteCapabilityTag, forged)))
       )
@@ -197,7 +199,7 @@ describe("Tool.send", () => {
 describe("a tool's schemas", () => {
   it.effect("are frozen with their AST when the tool is made; a pattern's RegExp is left as it is and still matches", () =>
     Effect.gen(function*() {
-      const Id = Schema.String.pipe(Schema.pattern(/^c-\d+$/g))
+      const Id = Schema.String.check(Schema.isPattern(/^c-\d+$/g))
       const Lookup = Tool.read("customer.byId", {
         title: "Customer",
         description: "A customer by id.",

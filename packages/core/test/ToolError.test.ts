@@ -1,7 +1,7 @@
 // Each message is written once, beside its type in ToolError, and every gate
 // that refuses for that reason says it with those words.
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Schema } from "effect"
+import { Effect, Result, Schema } from "effect"
 import {
   Agent,
   Audit,
@@ -103,9 +103,9 @@ describe("ToolError messages", () => {
     Effect.gen(function*() {
       const desk = makeDesk()
       const result = yield* Registry.make(desk.support).invoke("kb.search", { query: 1 })
-      const parsed = Schema.decodeUnknownEither(desk.KbSearch.input, ToolError.parseOptions)({ query: 1 })
-      if (Either.isRight(parsed)) return expect.unreachable("the input decoded")
-      expect(result.error).toBe(ToolError.InvalidInput.fromParseError("kb.search", parsed.left).message)
+      const parsed = Schema.decodeUnknownResult(desk.KbSearch.input, ToolError.parseOptions)({ query: 1 })
+      if (Result.isSuccess(parsed)) return expect.unreachable("the input decoded")
+      expect(result.error).toBe(ToolError.InvalidInput.fromParseError("kb.search", parsed.failure).message)
       expect(result.error?.startsWith(ToolError.invalidInputMessage("kb.search", ""))).toBe(true)
       const run = yield* Agent.run({ toolkit: Toolkit.readOnly(desk.support), prompt: "go" }).pipe(
         Effect.provide(
@@ -130,9 +130,9 @@ describe("ToolError messages", () => {
           Effect.provide(HumanConfirm.layer(HumanConfirm.scripted([HumanConfirm.approve("agent:bob", edited)])))
         )
       )
-      const parsed = Schema.decodeUnknownEither(desk.SendReply.payload, ToolError.parseOptions)(edited)
-      if (Either.isRight(parsed)) return expect.unreachable("the edit decoded")
-      expect(error).toEqual(ToolError.InvalidEdit.fromParseError("chat.sendMessage", "agent:bob", parsed.left))
+      const parsed = Schema.decodeUnknownResult(desk.SendReply.payload, ToolError.parseOptions)(edited)
+      if (Result.isSuccess(parsed)) return expect.unreachable("the edit decoded")
+      expect(error).toEqual(ToolError.InvalidEdit.fromParseError("chat.sendMessage", "agent:bob", parsed.failure))
       expect(error.message).toContain("nothing was delivered")
       expect(desk.effects.delivered).toEqual([])
     }))
