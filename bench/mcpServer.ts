@@ -138,7 +138,10 @@ const measureOnSignal = (prefix: string) => {
     const started = () => void (cpu = process.cpuUsage())
     const stopped = (profile?: unknown) => {
       const { system, user } = process.cpuUsage(cpu)
-      fs.writeFileSync(`${prefix}.${phase}.json`, JSON.stringify({ cpuMicros: user + system, profile }))
+      // Written whole, then renamed: the bench reads the file as soon as it exists.
+      const file = `${prefix}.${phase}.json`
+      fs.writeFileSync(`${file}.part`, JSON.stringify({ cpuMicros: user + system, profile }))
+      fs.renameSync(`${file}.part`, file)
     }
     const step = starting
       ? profiled
