@@ -30,8 +30,8 @@
  *
  * @since 0.1.0
  */
-import { Args, Command, HelpDoc, Options } from "@effect/cli"
-import { Effect, type Layer, Option } from "effect"
+import { Console, Effect, type Layer } from "effect"
+import { Argument, type CliError, CliOutput, Command, Flag } from "effect/cli"
 import type { Plan, Registry, Toolkit } from "@graded/core"
 import type { McpServe } from "@graded/mcp"
 import type { Check, Policy } from "@graded/policy"
@@ -90,37 +90,34 @@ export type McpOptions = McpServe.Options
  * @category constructors
  */
 export const define = (config: Config): Config => config
-
 // The module may be named before the command (`graded -m desk.ts list`, which
-// is how a package script passes it) or after it (`graded list -m desk.ts`);
-// when both are given, the later one wins, as with any repeated flag.
-const module = Options.text("module").pipe(
-  Options.withAlias("m"),
-  Options.withDescription("the module exporting the toolkit, plans and layer (default graded.config.ts)"),
-  Options.optional
+// is how a package script passes it) or after it (`graded list -m desk.ts`):
+// a flag of the root that every command inherits. Given more than once, the
+// last one wins, as with any repeated flag.
+const module = Flag.String("module").pipe(
+  Flag.withAlias("m"),
+  Flag.withDescription("the module exporting the toolkit, plans and layer (default graded.config.ts)"),
+  Flag.atLeast(0)
 )
-const page = Options.text("page").pipe(Options.withDescription("the page the caller is on"), Options.optional)
-const feature = Options.text("feature").pipe(
-  Options.withDescription("a licensed feature (repeatable)"),
-  Options.repeated
+const page = Flag.String("page").pipe(Flag.withDescription("the page the caller is on"), Flag.optional)
+const feature = Flag.String("feature").pipe(
+  Flag.withDescription("a licensed feature (repeatable)"),
+  Flag.atLeast(0)
 )
-const autonomous = Options.boolean("autonomous").pipe(Options.withDescription("see what a model would be offered"))
-const audit = Options.text("audit").pipe(
-  Options.withDescription("append audit entries to this JSON Lines file"),
-  Options.optional
-)
+const text = (name: string, description: string) =>
+  Flag.String(name).pipe(Flag.withDescription(description), Flag.optional)
+const yes = (name: string, description: string) =>
+  Flag.Boolean(name).pipe(Flag.withDescription(description), Flag.withDefault(false))
+const autonomous = yes("autonomous", "see what a model would be offered")
+const audit = text("audit", "append audit entries to this JSON Lines file")
 
-const root = Command.make("graded", { module })
+const root = Command.make("graded").pipe(Command.withSharedFlags({ module }))
 
-const withModule = <A extends { readonly module: Option.Option<string> }, E, R>(
-  handler: (options: Omit<A, "module"> & { readonly module: string }) => Effect.Effect<void, E, R>
+const withModule = <A extends { readonly module: string }, E, R>(
+  handler: (options: A) => Effect.Effect<void, E, R>
 ) =>
-(options: A) =>
-  Effect.flatMap(root, (global) =>
-    handler({
-      ...options,
-      module: Option.getOrElse(Option.orElse(options.module, () => global.module), () => "graded.config.ts")
-    }))
+(options: Omit<A, "module">) =>
+  Effect.flatMap(root, (global) => handler({ ...options, module: global.module.at(-1) ?? "graded.config.ts" } as A))
 
 // Printed by each command's `--help` (all of them by `graded --help`).
 const examples = {
@@ -173,146 +170,102 @@ const descriptions: { readonly [K in keyof typeof examples]: string } = {
   mcp: "mcp serve: the toolkit to an MCP client (stdio; --http PORT); its writes and sends become proposals"
 }
 
-const list = Command.make("list", { module, page, feature, autonomous }, withModule(internal.list)).pipe(
-  Command.withDescription(descriptions.list)
-)
-const schemas = Command.make("schemas", { module, page, feature, autonomous }, withModule(internal.schemas)).pipe(
-  Command.withDescription(descriptions.schemas)
+// A command with what it does and its examples, as `--help` prints them.
+const exampled = (lines: ReadonlyArray<string>) => Command.withExamples(lines.map((line) => ({ command: `$ ${line}` })))
+const described = (name: keyof typeof examples) =>
+<Name extends string, Input, ContextInput, E, R>(command: Command.Command<Name, Input, ContextInput, E, R>) =>
+  command.pipe(Command.withDescription(descriptions[name]), exampled(examples[name]))
+
+const list = Command.make("list", { page, feature, autonomous }, withModule(internal.list)).pipe(described("list"))
+const schemas = Command.make("schemas", { page, feature, autonomous }, withModule(internal.schemas)).pipe(
+  described("schemas")
 )
 const invoke = Command.make(
   "invoke",
   {
-    module,
     page,
     feature,
     audit,
-    name: Args.text({ name: "tool" }),
-    input: Args.text({ name: "json" }).pipe(Args.withDefault("{}"))
+    name: Argument.String("tool"),
+    input: Argument.String("json").pipe(Argument.withDefault("{}"))
   },
   withModule(internal.invoke)
-).pipe(Command.withDescription(descriptions.invoke))
+).pipe(described("invoke"))
 const plan = Command.make(
   "plan",
-  { module, audit, name: Args.text({ name: "plan" }), input: Args.text({ name: "json" }).pipe(Args.withDefault("{}")) },
+  { audit, name: Argument.String("plan"), input: Argument.String("json").pipe(Argument.withDefault("{}")) },
   withModule(internal.plan)
-).pipe(Command.withDescription(descriptions.plan))
+).pipe(described("plan"))
 const auditLog = Command.make(
   "audit",
   {
-    sqlite: Options.text("sqlite").pipe(
-      Options.withDescription("read the audit from this SQLite file (Sql.sqlite's), instead of a JSON Lines file"),
-      Options.optional
-    ),
-    postgres: Options.text("postgres").pipe(
-      Options.withDescription("read the audit from this PostgreSQL database: postgres://user:password@host:port/db"),
-      Options.optional
-    ),
-    trace: Options.text("trace").pipe(
-      Options.withDescription("every decision on this run (trace id): asked, decided, delivered, refused"),
-      Options.optional
-    ),
-    gate: Options.text("gate").pipe(Options.withDescription("every refusal at this gate"), Options.optional),
-    actor: Options.text("actor").pipe(
-      Options.withDescription("everything this person confirmed: approvals and the deliveries they allowed"),
-      Options.optional
-    ),
-    file: Args.text({ name: "file" }).pipe(Args.optional)
+    sqlite: text("sqlite", "read the audit from this SQLite file (Sql.sqlite's), instead of a JSON Lines file"),
+    postgres: text("postgres", "read the audit from this PostgreSQL database: postgres://user:password@host:port/db"),
+    trace: text("trace", "every decision on this run (trace id): asked, decided, delivered, refused"),
+    gate: text("gate", "every refusal at this gate"),
+    actor: text("actor", "everything this person confirmed: approvals and the deliveries they allowed"),
+    file: Argument.String("file").pipe(Argument.optional)
   },
   internal.audit
-).pipe(Command.withDescription(descriptions.audit))
+).pipe(described("audit"))
 
-const pending = Command.make(
-  "pending",
-  { module, json: Options.boolean("json").pipe(Options.withDescription("one JSON object a line")) },
-  withModule(internal.pending)
-).pipe(Command.withDescription(descriptions.pending))
+const pending = Command.make("pending", { json: yes("json", "one JSON object a line") }, withModule(internal.pending))
+  .pipe(described("pending"))
 const decide = Command.make(
   "decide",
   {
-    module,
-    reason: Options.text("reason").pipe(
-      Options.withDescription("why it is rejected (required with reject); with done, a note on how you checked"),
-      Options.optional
-    ),
-    id: Args.text({ name: "id" }),
-    decision: Args.choice(
-      [
-        ["approve", "approve" as const],
-        ["edit", "edit" as const],
-        ["reject", "reject" as const],
-        ["done", "done" as const],
-        ["retry", "retry" as const]
-      ],
-      { name: "approve|edit|reject|done|retry" }
-    )
+    reason: text("reason", "why it is rejected (required with reject); with done, a note on how you checked"),
+    id: Argument.String("id"),
+    decision: Argument.Literals("approve|edit|reject|done|retry", ["approve", "edit", "reject", "done", "retry"])
   },
   withModule(internal.decide)
-).pipe(Command.withDescription(descriptions.decide))
+).pipe(described("decide"))
 const runs = Command.make(
   "runs",
   {
-    module,
-    json: Options.boolean("json").pipe(Options.withDescription("one JSON object a line")),
-    status: Options.choice("status", ["waiting", "running", "finished", "cancelled"]).pipe(
-      Options.withDescription("only the runs with this status"),
-      Options.optional
+    json: yes("json", "one JSON object a line"),
+    status: Flag.Literals("status", ["waiting", "running", "finished", "cancelled"]).pipe(
+      Flag.withDescription("only the runs with this status"),
+      Flag.optional
     )
   },
   withModule(internal.runs)
-).pipe(Command.withDescription(descriptions.runs))
-const resume = Command.make(
-  "resume",
-  { module, runId: Args.text({ name: "runId" }) },
-  withModule(internal.resume)
-).pipe(Command.withDescription(descriptions.resume))
+).pipe(described("runs"))
+const resume = Command.make("resume", { runId: Argument.String("runId") }, withModule(internal.resume)).pipe(
+  described("resume")
+)
 const cancel = Command.make(
   "cancel",
-  {
-    module,
-    reason: Options.text("reason").pipe(Options.withDescription("why (required)"), Options.optional),
-    runId: Args.text({ name: "runId" })
-  },
+  { reason: text("reason", "why (required)"), runId: Argument.String("runId") },
   withModule(internal.cancel)
-).pipe(Command.withDescription(descriptions.cancel))
+).pipe(described("cancel"))
 
 const manifest = Command.make(
   "manifest",
   {
-    module,
-    json: Options.boolean("json").pipe(Options.withDescription("JSON for review: sorted, stable keys")),
-    check: Options.boolean("check").pipe(
-      Options.withDescription("run the contract review and the conflict checks instead; exit 1 on an error")
-    )
+    json: yes("json", "JSON for review: sorted, stable keys"),
+    check: yes("check", "run the contract review and the conflict checks instead; exit 1 on an error")
   },
   withModule(policyCommands.manifest)
-).pipe(Command.withDescription(descriptions.manifest))
-const review = Command.make(
-  "review",
-  { module, json: Options.boolean("json").pipe(Options.withDescription("the findings as JSON")) },
-  withModule(policyCommands.review)
-).pipe(Command.withDescription(descriptions.review))
+).pipe(described("manifest"))
+const review = Command.make("review", { json: yes("json", "the findings as JSON") }, withModule(policyCommands.review))
+  .pipe(described("review"))
 
 const mcpServe = Command.make(
   "serve",
   {
-    module,
-    http: Options.integer("http").pipe(
-      Options.withDescription("serve over Streamable HTTP on this port (0: any free one) instead of stdio"),
-      Options.optional
+    http: Flag.Int("http").pipe(
+      Flag.withDescription("serve over Streamable HTTP on this port (0: any free one) instead of stdio"),
+      Flag.optional
     ),
-    host: Options.text("host").pipe(
-      Options.withDescription("the address --http listens on (default 127.0.0.1)"),
-      Options.optional
+    host: text("host", "the address --http listens on (default 127.0.0.1)"),
+    maxSessions: Flag.Int("max-sessions").pipe(
+      Flag.withDescription("with --http: the most client sessions open at once (default 1000); beyond, 503"),
+      Flag.optional
     ),
-    maxSessions: Options.integer("max-sessions").pipe(
-      Options.withDescription("with --http: the most client sessions open at once (default 1000); beyond, 503"),
-      Options.optional
-    ),
-    idleTimeout: Options.text("idle-timeout").pipe(
-      Options.withDescription(
-        `with --http: close a session after this long without a request ("30 minutes", the default; "90 seconds"; "never")`
-      ),
-      Options.optional
+    idleTimeout: text(
+      "idle-timeout",
+      `with --http: close a session after this long without a request ("30 minutes", the default; "90 seconds"; "never")`
     ),
     page,
     feature
@@ -321,12 +274,10 @@ const mcpServe = Command.make(
 ).pipe(
   Command.withDescription(
     "serve the toolkit over MCP until the client closes stdin, or with --http until Ctrl-C; a read runs, a write or send records a proposal for graded pending and graded decide"
-  )
+  ),
+  exampled(examples.mcp)
 )
-const mcp = Command.make("mcp").pipe(
-  Command.withDescription(descriptions.mcp),
-  Command.withSubcommands([mcpServe])
-)
+const mcp = Command.make("mcp").pipe(described("mcp"), Command.withSubcommands([mcpServe]))
 
 /**
  * The `graded` command, to embed or extend.
@@ -334,43 +285,25 @@ const mcp = Command.make("mcp").pipe(
  * @since 0.1.0
  * @category constructors
  */
-export const command = root.pipe(Command.withSubcommands([
-  list,
-  invoke,
-  plan,
-  schemas,
-  auditLog,
-  pending,
-  decide,
-  runs,
-  resume,
-  cancel,
-  manifest,
-  review,
-  mcp
-]))
-
-const isCommand = (name: string | undefined): name is keyof typeof examples =>
-  name !== undefined && Object.hasOwn(examples, name)
-
-// The command named on the line (skipping the value of a -m before it), if any.
-const commandIn = (args: ReadonlyArray<string>): keyof typeof examples | undefined => {
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]
-    if (arg === "-m" || arg === "--module") i++
-    else if (isCommand(arg)) return arg
-    else if (!arg?.startsWith("-")) return undefined
-  }
-  return undefined
-}
-
-const examplesDoc = (name: keyof typeof examples | undefined): HelpDoc.HelpDoc => {
-  const lines = name === undefined ? Object.values(examples).flat() : examples[name]
-  return HelpDoc.blocks([
-    HelpDoc.h1(lines.length === 1 ? "EXAMPLE" : "EXAMPLES"),
-    ...lines.map((line) => HelpDoc.p(`$ ${line}`))
+export const command = root.pipe(
+  // `graded --help` prints every command's examples.
+  exampled(Object.values(examples).flat()),
+  Command.withSubcommands([
+    list,
+    invoke,
+    plan,
+    schemas,
+    auditLog,
+    pending,
+    decide,
+    runs,
+    resume,
+    cancel,
+    manifest,
+    review,
+    mcp
   ])
-}
+)
 
 /**
  * The usage summary for a command line that names no known command: each
@@ -407,25 +340,45 @@ export interface RunOptions {
   readonly by?: string | undefined
 }
 
+// What effect/cli prints for a command line it cannot run: what is wrong,
+// on standard error, and nothing on standard output, which stays the
+// command's (a script reads it). A command named without one of those it
+// groups (`graded`, `graded mcp`) says which it takes. Help asked for goes to
+// standard output, as effect/cli prints it.
+const presenter: CliOutput.Presenter = {
+  present: (event) =>
+    event._tag === "InvalidInvocation"
+      ? Effect.flatMap(CliOutput.Formatter, (formatter) => Console.error(formatter.formatErrors(event.errors)))
+      : event._tag === "Help" && event.reason === "Implicit"
+      ? Console.error(
+        `${event.commandPath.join(" ")} needs a command: ${
+          (event.helpDoc.subcommands ?? []).flatMap((group) => group.commands.map((sub) => sub.name)).join(", ")
+        }`
+      )
+      : CliOutput.defaultPresenter.present(event)
+}
+
 /**
  * Runs the command on `argv` as `process.argv` gives it (the node and script
  * paths first). `--help` prints the usage and an example; a command line that
- * does not parse fails with a `ValidationError` whose message is already printed.
+ * does not parse fails with a `CliError.ShowHelp` whose errors are already
+ * printed, on standard error.
  *
  * @example
- * import { NodeContext, NodeRuntime } from "@effect/platform-node"
+ * import { NodeRuntime, NodeServices } from "@effect/platform-node"
  * import { Effect } from "effect"
  * import { Cli } from "@graded/cli"
- * Cli.run(process.argv).pipe(Effect.provide(NodeContext.layer), NodeRuntime.runMain)
+ * Cli.run(process.argv).pipe(Effect.provide(NodeServices.layer), NodeRuntime.runMain)
  *
  * @since 0.1.0
  * @category constructors
  */
-export const run = (argv: ReadonlyArray<string>, options: RunOptions = {}) => {
-  const program = Command.run(command, {
-    name: "graded",
-    version: "0.1.0",
-    footer: examplesDoc(commandIn(argv.slice(2)))
-  })(argv)
+export const run = (
+  argv: ReadonlyArray<string>,
+  options: RunOptions = {}
+): Effect.Effect<void, CliError.CliError, Command.Environment> => {
+  const program = Command.runWith(command, { version: "0.1.0" })(argv.slice(2)).pipe(
+    Effect.provideService(CliOutput.Presenter, presenter)
+  )
   return options.by === undefined ? program : Effect.provideService(program, internal.Person, options.by)
 }

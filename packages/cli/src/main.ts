@@ -1,4 +1,4 @@
-import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import { Effect } from "effect"
 import { program } from "./internal/program.js"
 
@@ -9,6 +9,6 @@ process.stdout.on("error", (error: NodeJS.ErrnoException) => {
 })
 
 program(process.argv).pipe(
-  Effect.provide(NodeContext.layer),
+  Effect.provide(NodeServices.layer),
   NodeRuntime.runMain({ disableErrorReporting: false })
 )

@@ -23,7 +23,7 @@ import { ConfirmTerminal, exitWith } from "./process.js"
 // the decider of every confirmation. The operating-system user unless the app
 // running the command names someone (`Cli.run(argv, { by })`); never a flag,
 // so the person typing cannot claim to be someone else.
-export class Person extends Context.Reference<Person>()("@graded/cli/Person", {
+export class Person extends Context.Reference<string>("@graded/cli/Person", {
   defaultValue: () => `cli:${TerminalConfirm.osUser()}`
 }) {}
 
@@ -52,7 +52,7 @@ const rowsOf = (text: string, stream: NodeJS.WriteStream) =>
 const print = (text: string) => Console.log(rowsOf(text, process.stdout))
 const printJson = (value: unknown) => Console.log(Printable.escape(JSON.stringify(value, null, 2), { multiline: true }))
 
-const fail = (message: string) => Effect.zipRight(Console.error(rowsOf(message, process.stderr)), exitWith(1))
+const fail = (message: string) => Effect.andThen(Console.error(rowsOf(message, process.stderr)), exitWith(1))
 
 // A record as one line of JSON, or, when it cannot be written as JSON, a
 // line naming it and saying so.
@@ -85,7 +85,7 @@ const humanServices = (
 ) =>
   Layer.mergeAll(
     config.layer ?? Layer.empty,
-    Layer.unwrapEffect(
+    Layer.unwrap(
       Effect.map(ConfirmTerminal, (terminal) =>
         TerminalConfirm.layer({ by: who, startWith }).pipe(Layer.provide(terminal)))
     ),
@@ -114,7 +114,7 @@ export const list = (
         }`
       )
     }
-  }).pipe(Effect.catchAll((error) => fail(error.message)))
+  }).pipe(Effect.catch((error) => fail(error.message)))
 
 export const schemas = (
   options: { module: string; page: Option.Option<string>; feature: ReadonlyArray<string>; autonomous: boolean }
@@ -123,7 +123,7 @@ export const schemas = (
     const config = yield* load(options.module)
     const registry = Registry.make(config.toolkit, config.registry)
     yield* printJson(registry.functionSchemas(context(yield* Person, options)))
-  }).pipe(Effect.catchAll((error) => fail(error.message)))
+  }).pipe(Effect.catch((error) => fail(error.message)))
 
 export const invoke = (options: {
   module: string
@@ -148,7 +148,7 @@ export const invoke = (options: {
     if (Exit.isFailure(exit)) return yield* fail(`${options.name} failed unexpectedly: ${firstLine(exit.cause)}`)
     yield* printJson(exit.value)
     if (!exit.value.ok) yield* exitWith(1)
-  }).pipe(Effect.catchAll((error) => fail(error.message)))
+  }).pipe(Effect.catch((error) => fail(error.message)))
 
 export const plan = (options: { module: string; audit: Option.Option<string>; name: string; input: string }) =>
   Effect.gen(function*() {
@@ -167,10 +167,10 @@ export const plan = (options: { module: string; audit: Option.Option<string>; na
       )
     )
     if (Exit.isSuccess(exit)) return yield* printJson({ ok: true, data: exit.value })
-    const failure = Cause.failureOption(exit.cause)
+    const failure = Cause.findErrorOption(exit.cause)
     if (Option.isSome(failure) && Plan.isPlanError(failure.value)) return yield* fail(failure.value.message)
     return yield* fail(`${options.name} failed unexpectedly: ${firstLine(exit.cause)}`)
-  }).pipe(Effect.catchAll((error) => fail(error.message)))
+  }).pipe(Effect.catch((error) => fail(error.message)))
 
 // Every field of a line came from the file or the database, which anyone may
 // have written: each is shown through Printable, so one entry is one line.
@@ -225,16 +225,16 @@ export const audit = (options: AuditOptions) =>
     const exit = yield* query(options).pipe(Effect.provide(SqlAudit.open(source)), Effect.exit)
     if (Exit.isFailure(exit)) return yield* fail(messageOf(exit.cause))
     yield* printEntries(exit.value)
-  }).pipe(Effect.catchAll((error) => fail(error.message)))
+  }).pipe(Effect.catch((error) => fail(error.message)))
 
 // A command line that parses but asks for something the command cannot do
 // (no ProposalStore to read, a rejection without a reason): a usage error,
 // exit code 2, as for a command line that does not parse.
-const usageError = (message: string) => Effect.zipRight(Console.error(rowsOf(message, process.stderr)), exitWith(2))
+const usageError = (message: string) => Effect.andThen(Console.error(rowsOf(message, process.stderr)), exitWith(2))
 
 // A service the module's layer must provide for a command, and how to say it does not.
 interface Needed {
-  readonly tag: Context.Tag<any, any>
+  readonly tag: Context.Key<any, any>
   readonly missing: (file: string) => string
 }
 
@@ -373,11 +373,11 @@ export const pending = (options: { module: string; json: boolean }) =>
         }
       }))
     if (Exit.isFailure(exit)) return yield* fail(`pending failed unexpectedly: ${firstLine(exit.cause)}`)
-  }).pipe(Effect.catchAll((error) => fail(error.message)))
+  }).pipe(Effect.catch((error) => fail(error.message)))
 
 /** A failure's own message, or the first line of what went wrong. */
 export const messageOf = (cause: Cause.Cause<unknown>): string => {
-  const failure = Cause.failureOption(cause)
+  const failure = Cause.findErrorOption(cause)
   if (Option.isSome(failure)) {
     const error = failure.value
     if (typeof error === "object" && error !== null && "message" in error && typeof error.message === "string") {
@@ -409,7 +409,7 @@ const inDoubt = (id: string) =>
 export type Decision = "approve" | "edit" | "reject" | "done" | "retry"
 
 const settled = (approved: Proposal.Approved) =>
-  Effect.zipRight(
+  Effect.andThen(
     print(
       `${Printable.name(approved.proposal.id)} ${Printable.name(approved.proposal.status)} by ${
         Printable.name(approved.proposal.decision?.by ?? "-")
@@ -481,7 +481,7 @@ export const decide = (
       { human: true, startWith: options.decision === "edit" ? "edit" : "decision" }
     )
     if (Exit.isFailure(exit)) return yield* fail(messageOf(exit.cause))
-  }).pipe(Effect.catchAll((error) => fail(error.message)))
+  }).pipe(Effect.catch((error) => fail(error.message)))
 
 // The proposals of a run's waiting turn that still wait on a human.
 const openOf = (run: RunStore.Run) =>
@@ -563,7 +563,7 @@ export const runs = (options: { module: string; json: boolean; status: Option.Op
       { human: false }
     )
     if (Exit.isFailure(exit)) return yield* fail(messageOf(exit.cause))
-  }).pipe(Effect.catchAll((error) => fail(error.message)))
+  }).pipe(Effect.catch((error) => fail(error.message)))
 
 export const resume = (options: { module: string; runId: string }) =>
   Effect.gen(function*() {
@@ -602,7 +602,7 @@ export const resume = (options: { module: string; runId: string }) =>
       { human: false }
     )
     if (Exit.isFailure(exit)) return yield* fail(messageOf(exit.cause))
-  }).pipe(Effect.catchAll((error) => fail(error.message)))
+  }).pipe(Effect.catch((error) => fail(error.message)))
 
 export const cancel = (options: { module: string; runId: string; reason: Option.Option<string> }) =>
   Effect.gen(function*() {
@@ -631,7 +631,7 @@ export const cancel = (options: { module: string; runId: string; reason: Option.
       { human: false }
     )
     if (Exit.isFailure(exit)) return yield* fail(messageOf(exit.cause))
-  }).pipe(Effect.catchAll((error) => fail(error.message)))
+  }).pipe(Effect.catch((error) => fail(error.message)))
 
 // Sealed where they are made (Invocation.seal): each is shared by every
 // fiber, and a tool's code that finds one must not rewrite it in place.

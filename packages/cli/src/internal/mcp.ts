@@ -26,10 +26,10 @@ export interface ServeOptions {
 
 const say = (message: string) => Console.error(Printable.escape(message, { multiline: true }))
 
-const fail = (message: string) => Effect.zipRight(say(message), exitWith(1))
+const fail = (message: string) => Effect.andThen(say(message), exitWith(1))
 
 // A command line that parses but cannot be served: exit code 2, as for one that does not parse.
-const usageError = (message: string) => Effect.zipRight(say(message), exitWith(2))
+const usageError = (message: string) => Effect.andThen(say(message), exitWith(2))
 
 const loopback = new Set(["127.0.0.1", "localhost", "::1", "[::1]"])
 
@@ -46,8 +46,9 @@ const sessionLimits = (
   }
   if (Option.isSome(options.idleTimeout)) {
     const text = options.idleTimeout.value.trim()
-    const timeout = text === "never" ? Option.some(Duration.infinity) : Duration.decodeUnknown(text)
-    if (Option.isNone(timeout) || !Duration.greaterThan(timeout.value, Duration.zero)) {
+    // What the person typed, read as a duration if it is one ("90 seconds"; "soon" is not).
+    const timeout = text === "never" ? Option.some(Duration.infinity) : Duration.fromInput(text as Duration.Input)
+    if (Option.isNone(timeout) || !Duration.isGreaterThan(timeout.value, Duration.zero)) {
       return `--idle-timeout takes a duration such as "30 minutes" or "90 seconds", or "never", not ${
         JSON.stringify(options.idleTimeout.value)
       }`
@@ -103,7 +104,7 @@ export const serve = (options: ServeOptions) =>
       const policed = config.policy !== undefined && !(yield* Guard.current).some((guard) => guard.name === "policy")
       const inForce = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
         policed && config.policy !== undefined
-          ? Effect.zipRight(
+          ? Effect.andThen(
             say(`graded mcp serve: ${options.module}'s policy is in force (its layer does not add Policy.layer)`),
             Effect.provide(effect, Policy.layer(config.policy))
           )
@@ -142,5 +143,5 @@ export const serve = (options: ServeOptions) =>
       Exit.Exit<void, unknown>
     >)
     // Stopped by a signal (Ctrl-C, SIGTERM): the servers closed on the way out; exit code 0.
-    if (Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause)) return yield* fail(messageOf(exit.cause))
-  }).pipe(Effect.catchAll((error) => fail(error.message)))
+    if (Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause)) return yield* fail(messageOf(exit.cause))
+  }).pipe(Effect.catch((error) => fail(error.message)))

@@ -12,7 +12,7 @@ import { exitWith } from "./process.js"
 const print = (text: string) => Console.log(Printable.escape(text, { multiline: true }))
 
 const fail = (message: string, code: number) =>
-  Effect.zipRight(Console.error(Printable.escape(message)), exitWith(code))
+  Effect.andThen(Console.error(Printable.escape(message)), exitWith(code))
 
 // A module without a policy is asked for something it cannot give: a usage error, exit code 2.
 const policyOf = (config: Config, file: string, command: string) =>
@@ -31,7 +31,7 @@ const errorsIn = (review: ReadonlyArray<Review.Finding>, conflicts: ReadonlyArra
   review.length + conflicts.filter((finding) => finding.severity === "error").length
 
 const reported = <A>(effect: Effect.Effect<A, { readonly code?: number; readonly message: string }>) =>
-  Effect.catchAll(effect, (error) => fail(error.message, error.code ?? 1))
+  Effect.catch(effect, (error) => fail(error.message, error.code ?? 1))
 
 export const manifest = (options: { module: string; json: boolean; check: boolean }) =>
   reported(Effect.gen(function*() {

@@ -3,21 +3,20 @@
 // cards at, and where its exit code goes. The defaults are the process's own,
 // which is what `graded` and an app that runs `Cli.run` get; a test that runs
 // the command in its own process gives its own, and no global is touched.
-import type { Terminal } from "@effect/platform"
-import { Context, Effect, type Layer } from "effect"
+import { Context, Effect, type Layer, type Terminal } from "effect"
 import { TerminalConfirm } from "@graded/confirm"
 import { Invocation } from "@graded/core"
 
-export class WorkingDirectory extends Context.Reference<WorkingDirectory>()("@graded/cli/WorkingDirectory", {
+export class WorkingDirectory extends Context.Reference<() => string>("@graded/cli/WorkingDirectory", {
   // Read at each command, not once: an app may change directory between two.
-  defaultValue: (): () => string => () => process.cwd()
+  defaultValue: () => () => process.cwd()
 }) {}
 
-export class ConfirmTerminal extends Context.Reference<ConfirmTerminal>()("@graded/cli/ConfirmTerminal", {
-  defaultValue: (): Layer.Layer<Terminal.Terminal> => TerminalConfirm.stdio
+export class ConfirmTerminal extends Context.Reference<Layer.Layer<Terminal.Terminal>>("@graded/cli/ConfirmTerminal", {
+  defaultValue: () => TerminalConfirm.stdio
 }) {}
 
-export class ExitCode extends Context.Reference<ExitCode>()("@graded/cli/ExitCode", {
+export class ExitCode extends Context.Reference<(code: number) => void>("@graded/cli/ExitCode", {
   defaultValue: () => (code: number): void => void (process.exitCode = code)
 }) {}
 
