@@ -50,6 +50,24 @@ const resolve = (root: Json, schema: unknown): Json | undefined => {
   return resolve(root, defs[ref.slice(prefix.length)])
 }
 
+// Effect 4's JSON Schemas write a number as `anyOf` it and the strings of its
+// non-finite values, and an optional field as `anyOf` it and null: a form
+// offers the one member a person types.
+const nonFinite = new Set(["Infinity", "-Infinity", "NaN"])
+const typed = (root: Json, schema: Json): Json | undefined => {
+  if (!Array.isArray(schema.anyOf)) return schema
+  const members = schema.anyOf.map((member) => resolve(root, member))
+  if (members.some((member) => member === undefined)) return undefined
+  const numeric = members.some((member) => member!.type === "number" || member!.type === "integer")
+  const kept = members.filter((member) =>
+    member!.type !== "null" &&
+    !(numeric && member!.type === "string" && Array.isArray(member!.enum) &&
+      member!.enum.every((value) => nonFinite.has(value as string)))
+  )
+  if (kept.length !== 1) return undefined
+  return typeof schema.description === "string" ? { ...kept[0], description: schema.description } : kept[0]
+}
+
 type Field =
   | { type: "string"; title: string; description?: string; default?: string; enum?: Array<string> }
   | { type: "number" | "integer"; title: string; description?: string; default?: number }
@@ -97,7 +115,8 @@ export const fieldsOf = (schema: unknown, payload: unknown, shown: Printable.Dis
   for (const [key, property] of Object.entries(properties)) {
     // Never a name of the form's own fields.
     if (key.startsWith("graded/")) continue
-    const resolved = resolve(schema, property)
+    const found = resolve(schema, property)
+    const resolved = found === undefined ? undefined : typed(schema, found)
     const value = Object.hasOwn(payload, key) ? payload[key] : undefined
     if (hiding.has(key)) continue
     const field = resolved === undefined ? undefined : fieldOf(key, resolved, value)
