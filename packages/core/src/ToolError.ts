@@ -10,16 +10,20 @@ import type { ParseOptions } from "effect/SchemaAST"
 
 /**
  * How graded decodes every input, payload and edit: a key the schema does not
- * name is an error (a model that adds a field is told so, not ignored), and
- * every issue is reported, not only the first.
+ * name is an error (a model that adds a field is told so, not ignored), every
+ * issue is reported, not only the first, and each names the value it refused
+ * (`Expected string, got 42`).
  *
  * @since 0.1.0
  * @category models
  */
 // Frozen: every decoder in graded shares it, so no code may loosen it.
-export const parseOptions = Object.freeze({ onExcessProperty: "error", errors: "all" } as const satisfies ParseOptions)
+export const parseOptions = Object.freeze(
+  { onExcessProperty: "error", errors: "all", reportInput: true } as const satisfies ParseOptions
+)
 
-// An excess key also says which keys the object takes, so a model can fix its call.
+// An excess key says which keys the object takes, so a model can fix its
+// call, and never its value (a password a model or a human put there).
 const leafHook: SchemaIssue.LeafHook = (issue) => {
   if (issue._tag === "UnexpectedKey" && issue.ast._tag === "Objects") {
     const names = issue.ast.propertySignatures.map((signature) => JSON.stringify(String(signature.name)))
@@ -39,10 +43,9 @@ const pathOf = (path: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }>
 
 /**
  * The text graded puts in an error's `issue`: each thing that did not decode,
- * as Effect words it, and where (`Expected string\n  at ["query"]`), one after
- * the other. The input is never repeated in it (a value the model or a human
- * sent stays out of the message). An issue too deep to format is described as
- * such, rather than the formatting failing in its place.
+ * as Effect words it, and where (`Expected string, got 42\n  at ["query"]`),
+ * one after the other; an excess key's value is left out. An issue too deep to
+ * format is described as such, rather than the formatting failing in its place.
  *
  * @since 0.1.0
  * @category combinators
