@@ -1,6 +1,7 @@
 // Audit sinks, side by side: the same entries recorded through the Audit
 // service (`Audit.record`, stamped with the invocation context, as every tool
-// call records them) into a JSON Lines file, a SQLite file (`Sql.sqlite`) and
+// call records them) into a JSON Lines file, a SQLite file (`Sql.sqlite`, on
+// node:sqlite) and
 // PostgreSQL (`Sql.postgres`: PGlite behind its wire server on 127.0.0.1, and
 // the server GRADED_PG_URL names when it is set), with the memory sink as the
 // floor. Each sample records for a fixed time, from one fiber (each entry
@@ -227,12 +228,13 @@ ${
     ).join("\n")
   }
 
-Where the time goes. The JSON Lines sink appends under a lock, one write a line, without fsync. \`Sql.sqlite\` runs
+Where the time goes. The JSON Lines sink appends under a lock, one write a line, without fsync. \`Sql.sqlite\` is
+graded's own effect/sql client over Node's built-in \`node:sqlite\` (one connection, its statements prepared once),
 with its default \`synchronous = "normal"\` (docs/durability.md says what that risks against \`"full"\`): a commit
 writes the WAL and does not wait for an fsync. Entries recorded at the same time share one statement and one commit
-(a group commit); from one fiber each entry waits for the one before, so each is its own statement, and about a third
-of its time is SQLite's (the rest is the statement's way through @effect/sql and the fibers', profiled with
-\`--cpu-prof\`); from 16 fibers they go in groups of up to 16. PGlite is one PostgreSQL backend in WebAssembly in
+(a group commit); from one fiber each entry waits for the one before, so each is its own statement; from 16 fibers
+they go in groups of up to 16. \`node:sqlite\` runs a statement synchronously, on the process's one thread: a
+statement's time is this process's CPU, as PGlite's is below. PGlite is one PostgreSQL backend in WebAssembly in
 this same Node process, behind a socket: its rows also cost this process's CPU, which a separate server's do not: a
 row there costs more than the group saves.
 `

@@ -298,12 +298,13 @@ for (let r = 0; r < deepRepetitions; r++) {
   shallowCard.push(few.card)
   deepCard.push(many.card)
 }
-// What one commit costs on this file system: the floor under every write, on
-// a connection of the bench's own (`Sql.sqlite` keeps its connection), straight
-// on node:sqlite, SQLite's own default `synchronous = FULL`.
+// What one synced commit costs on this file system: the floor under every
+// write of the "synchronous full" store, on a connection of the bench's own
+// (`Sql.sqlite` keeps its connection), straight on node:sqlite.
 const commit = (() => {
   const db = new DatabaseSync(path.join(tmp, "runs.db"))
   try {
+    db.exec("PRAGMA synchronous = FULL")
     db.exec("CREATE TABLE bench_commit (x TEXT)")
     const insert = db.prepare("INSERT INTO bench_commit (x) VALUES (?)")
     const times: Array<number> = []
@@ -675,8 +676,8 @@ with the cards already waiting. And a pending card should keep its data and litt
 per card): V8 objects of this kind of data take about twice its JSON (a run read back with \`JSON.parse\` does), so
 twice the JSON is the bound.
 
-What changed to get here (profiled with \`node --cpu-prof\`, 3,000 and 10,000 runs on one memory store, and with
-heap snapshots). Nothing on this path polls, sleeps or waits on a timer: the wall time of each row is its CPU. The
+What changed to get here (on effect 3.22 and Node 20, before #37; profiled with \`node --cpu-prof\`, 3,000 and 10,000
+runs on one memory store, and with heap snapshots). Nothing on this path polls, sleeps or waits on a timer: the wall time of each row is its CPU. The
 memory rows this section showed before, 1.43 ms to the card and 0.80 ms to the run finished, timed runs 4 to 18 of a
 cold path (see above) at load 10 on 2 cores. What did grow, with the cards waiting and every proposal decided
 before, was \`ProposalStore.memory\`: \`list\` by run, \`beginDelivery\`'s check that no other proposal holds its key,
@@ -767,9 +768,11 @@ one read and the write; after the approval, \`Runs.resume\` is timed as above. $
   ms(deepRow.deepCpu)
 } | ${ms(deepRow.deepCard)} |
 
-One commit (a one-row INSERT) on this file system took ${ms(commit)} ms in the same run (median of 20): SQLite in WAL
-mode with \`synchronous = FULL\` syncs the log on every commit, and a resume commits six times (the claim, four audit
-entries, the final save), each on its own.
+One synced commit (a one-row INSERT with \`synchronous = FULL\`, on a \`node:sqlite\` connection of the bench's own)
+on this file system took ${ms(commit)} ms in the same run (median of 20). A resume commits six times (the claim, four
+audit entries, the final save), each on its own: with \`synchronous: "full"\` each of them waits for that sync;
+\`Sql.sqlite\`'s default, \`"normal"\`, syncs a delivery's record and what came before it, not the other commits
+(docs/durability.md).
 
 | target | measured | verdict |
 |---|---|---|
@@ -783,8 +786,8 @@ whole, so what grows with the past steps is the JSON read, decoded and written a
 rest of a resume is the same few statements whatever the run's length (on a loaded disk, their six commits dominate).
 On a busy machine the wall-clock figures swing with the load (see the machine note); the CPU column does much less.
 
-What changed to get here (profiled by hand with the inspector, 20 resumes of 200-step runs on a SQLite file, on the
-same busy machine): a resume decoded the run's whole state three times (the read, the claim's \`RETURNING *\`, and
+What changed to get here (on effect 3.22, before #37, with SQLite through libsql; profiled by hand with the
+inspector, 20 resumes of 200-step runs on a SQLite file, on the same busy machine): a resume decoded the run's whole state three times (the read, the claim's \`RETURNING *\`, and
 the save's \`RETURNING *\` of the state it had just written) and read its decided proposals twice. \`SqlRunStore\` now
 remembers the decoding of the last state text it read for each run (a claim that returns the text a read just
 decoded reuses it; any other text is decoded afresh), and a save returns the run from the state it was given, as

@@ -304,7 +304,12 @@ const spread = (values: ReadonlyArray<number>, digits: number) =>
 export const typeTargets = { ratio: 1.2, slope: 600, growth: 5.5 }
 
 /** The "## Type-check cost" section of docs/PERFORMANCE.md, from one run's measures and pairs. */
-export const typecheckSection = (results: ReadonlyArray<Measure>, pairs: Pairs, repetitions: number): string => {
+export const typecheckSection = (
+  results: ReadonlyArray<Measure>,
+  pairs: Pairs,
+  repetitions: number,
+  startedAt: number
+): string => {
   const at = (variant: string, compiler: string, n: number) =>
     results.find((r) => r.variant === variant && r.compiler === compiler && r.n === n)!
   const slope = (variant: string, compiler: string) =>
@@ -365,6 +370,10 @@ export const typecheckSection = (results: ReadonlyArray<Measure>, pairs: Pairs, 
   })
   const busy = Number(pairs.loadBefore.split(",")[0]) > os.cpus().length ? " (shared, busy: other work ran meanwhile)"
     : ""
+  const commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: here, encoding: "utf8" }).trim()
+  const minutes = Math.round((Date.now() - startedAt) / 60_000)
+  const aiAt = (n: number) => at(effectAiVariant, compilerNames[0]!, n).instantiations
+  const aiGrowth = aiAt(500) / aiAt(100)
   return `## Type-check cost
 
 A generator writes N tools with 3-field inputs in each style and type-checks the program with
@@ -391,7 +400,8 @@ this section alone, \`pnpm bench\` the whole page):
 - **@openai/agents tool() + Agent**: \`tool({ name, parameters: z.object(...), execute })\` per tool and one
   \`new Agent({ tools: [...] })\` of all.
 
-Medians of ${repetitions} checks each; instantiation counts are exact and repeat, times do not.
+Medians of ${repetitions} checks each; instantiation counts are exact and repeat, times do not. Measured at commit
+${commit}, in a run of ${minutes} min (every variant, then the pairs below) on the machine this page names.
 
 ${table}
 
@@ -426,10 +436,23 @@ invokes 333 tools. The same-work row writes all of that with bare effect Schema,
 what the larger program costs and the same-work ratio what graded's types and rules cost on top. It is reported
 beside the issue's baseline, never instead of it: the target's verdict is the issue's row above.
 
+effect/ai's row grows with the square of the tools: ${aiAt(100).toLocaleString("en")} instantiations at N = 100,
+${aiAt(500).toLocaleString("en")} at N = 500 (${aiGrowth.toFixed(1)} × for 5 × the tools). The square is
+\`toolkit.toLayer(handlers)\`'s: the handlers' type is a mapped type over the toolkit's tools, each key looking its
+tool up among all of them (measured by hand with tsc 7: the same 500 tools without the \`toLayer\` line, and without
+\`generateText\`, count 120,174). \`needsApproval\` itself costs little: it is a plain option of \`Tool.make\`, read
+when \`LanguageModel\` runs, and unlike graded's grades it leaves no trace in the tool's type, so the compiler has
+nothing to check about who may run a tool that needs approval.
+
 How to read the slope: at N = 100 graded's \`Toolkit.make\` still runs its duplicate-name check (it grows with the
 square of the count, so it stops at 100 tools; past that, \`Toolkit.make\` refuses a duplicate where it is made and
 each name is still checked where its tool is defined). The slope from 100 to 500 therefore understates what one tool
 costs on its own; the N = 500 count divided by 500 is the fairer per-tool figure.
+
+### Before Effect 4: where graded's check time went
+
+Measured by hand on effect 3.22, before #37 (its Schema types differ from Effect 4's: the counts below are not
+comparable with the tables above); kept for the record of what was tried on graded's rules.
 
 Where graded's check time goes (measured by hand with \`--extendedDiagnostics\` and \`--generateTrace\`, against the
 declaration files with one rule at a time replaced by a pass-through, outside this run; counts are exact). Of the
@@ -489,7 +512,7 @@ check grew faster than the tools: it went through every key of the tuple, the ar
 What changed before this section: \`Toolkit.readOnly\` and \`Agent.run\`'s check used to recurse over the toolkit's
 tuple, which costs the compiler the square of its length; at 500 tools the toolkit line alone passed five million
 instantiations and failed with "Type instantiation is excessively deep". \`Toolkit.readOnly\` now returns a list type
-and \`Agent.run\` walks the tuple only when it has an offender to name. type-tests/scale.test.ts keeps 500 tools
+and \`Agent.run\` walks the tuple only when it has an offender to name. type-tests/scale.ts keeps 500 tools
 compiling. Shipping declaration files (the build above) removed the cost of checking graded's own sources (compare
 the "from its TypeScript sources" rows).
 `

@@ -12,6 +12,7 @@ const repetitions = Number(process.env.BENCH_REPETITIONS ?? 5)
 const sizes = (process.env.BENCH_SIZES ?? "10,100,500").split(",").map(Number)
 const pairCount = Number(process.env.BENCH_PAIRS ?? 9)
 
+const startedAt = Date.now()
 buildCore()
 
 console.log(`Type-check cost, ${repetitions} repetitions each (medians):`)
@@ -24,7 +25,7 @@ const current = readFileSync(page, "utf8")
 const heading = "## Type-check cost\n"
 const at = current.indexOf(heading)
 const next = at === -1 ? -1 : current.indexOf("\n## ", at + heading.length)
-const section = typecheckSection(results, pairs, repetitions)
+const section = typecheckSection(results, pairs, repetitions, startedAt)
 writeFileSync(
   page,
   at === -1
