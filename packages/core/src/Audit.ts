@@ -12,6 +12,7 @@ import { discard, stamped, stampOf, writeNow } from "./internal/audit.js"
 import * as lines from "./internal/describe.js"
 import { keptService } from "./internal/kept.js"
 import { sealed } from "./internal/seal.js"
+import { freshService } from "./internal/freshLayer.js"
 
 const tool = Schema.String
 const optionalReason = Schema.optional(Schema.String)
@@ -97,17 +98,18 @@ export type Event = typeof Event.Type
  * @category schemas
  */
 export const Entry = Event.mapMembers(Tuple.map(Schema.fieldsAssign({
-    at: Schema.String,
-    traceId: Schema.UndefinedOr(Schema.String),
-    actor: Schema.UndefinedOr(Schema.String),
-    autonomous: Schema.Boolean,
-    // The tool's compliance tags and declared side effects, on every entry of its calls.
-    tags: Schema.optional(Schema.Array(Schema.String)),
-    sideEffects: Schema.optional(Schema.Array(Schema.String)),
-    // The entry's stable id, where a store that keeps it forwards it to
-    // another sink (`SqlAudit.forwarding`): at least once, so a reader drops
-    // repeats by it.
-    id: Schema.optional(Schema.String)
+  at: Schema.String,
+  // A JSON line leaves out what is undefined: an absent trace or actor is read back as undefined.
+  traceId: Schema.UndefinedOr(Schema.String).pipe(Schema.withDecodingDefaultKey(Effect.succeed(undefined))),
+  actor: Schema.UndefinedOr(Schema.String).pipe(Schema.withDecodingDefaultKey(Effect.succeed(undefined))),
+  autonomous: Schema.Boolean,
+  // The tool's compliance tags and declared side effects, on every entry of its calls.
+  tags: Schema.optional(Schema.Array(Schema.String)),
+  sideEffects: Schema.optional(Schema.Array(Schema.String)),
+  // The entry's stable id, where a store that keeps it forwards it to
+  // another sink (`SqlAudit.forwarding`): at least once, so a reader drops
+  // repeats by it.
+  id: Schema.optional(Schema.String)
 })))
 
 /**
@@ -193,7 +195,7 @@ export const record = (event: Event): Effect.Effect<void> =>
  * @category layers
  */
 export const layer = (write: (entry: Entry) => Effect.Effect<void>): Layer.Layer<Audit> =>
-  sealed(Layer.succeed(Audit, Object.freeze({ write })))
+  sealed(freshService(Audit, () => Effect.succeed(Object.freeze({ write }))))
 
 /**
  * A sink from a function that stores an entry at once (an array, a counter, a
@@ -210,9 +212,10 @@ export const layer = (write: (entry: Entry) => Effect.Effect<void>): Layer.Layer
  */
 export const layerSync = (write: (entry: Entry) => void): Layer.Layer<Audit> =>
   sealed(
-    Layer.succeed(
+    freshService(
       Audit,
-      Object.freeze({ write: (entry: Entry) => Effect.sync(() => write(entry)), unsafeWrite: write })
+      () =>
+        Effect.succeed(Object.freeze({ write: (entry: Entry) => Effect.sync(() => write(entry)), unsafeWrite: write }))
     )
   )
 
@@ -310,25 +313,29 @@ export const ring = (capacity: number): Ring => {
  * @category layers
  */
 export const jsonl = (path: string): Layer.Layer<Audit, PlatformError, FileSystem.FileSystem> =>
-  sealed(Layer.effect(
+  sealed(freshService(
     Audit,
-    Effect.gen(function*() {
-      const fs = yield* FileSystem.FileSystem
-      const file = yield* fs.open(path, { flag: "a" })
-      const lock = yield* Semaphore.make(1)
-      const encoder = new TextEncoder()
-      const append = (entries: ReadonlyArray<Entry>) =>
-        lock.withPermits(1)(Effect.suspend(() =>
-          file.writeAll(encoder.encode(entries.map((entry) => `${JSON.stringify(entry, lines.replacer)}\n`).join("")))
-        ))
-      return Object.freeze<Audit.Service>({
-        write: (entry) =>
-          Effect.ignore(append([entry])),
-        // Forwarded entries, in one append and then synced: a failure is
-        // the forwarder's to retry, and what it counts as stored is on disk.
-        writeBatch: (entries) => Effect.andThen(append(entries), file.sync)
+    () =>
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        const file = yield* fs.open(path, { flag: "a" })
+        const lock = yield* Semaphore.make(1)
+        const encoder = new TextEncoder()
+        const append = (entries: ReadonlyArray<Entry>) =>
+          lock.withPermits(1)(
+            Effect.suspend(() =>
+              file.writeAll(
+                encoder.encode(entries.map((entry) => `${JSON.stringify(entry, lines.replacer)}\n`).join(""))
+              )
+            )
+          )
+        return Object.freeze<Audit.Service>({
+          write: (entry) => Effect.ignore(append([entry])),
+          // Forwarded entries, in one append and then synced: a failure is
+          // the forwarder's to retry, and what it counts as stored is on disk.
+          writeBatch: (entries) => Effect.andThen(append(entries), file.sync)
+        })
       })
-    })
   ))
 
 /**

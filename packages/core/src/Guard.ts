@@ -18,6 +18,7 @@ import type { Message } from "./LanguageModel.js"
 import type * as Tool from "./Tool.js"
 import { adding, Guards, guardsHere } from "./internal/guard.js"
 import { sealed } from "./internal/seal.js"
+import { freshLayer } from "./internal/freshLayer.js"
 
 /**
  * Why a guard leaves a tool out or refuses a call: the gate (written into the
@@ -76,7 +77,7 @@ export interface Guard {
  * @category layers
  */
 export const layer = <E = never, R = never>(guard: Guard | Effect.Effect<Guard, E, R>): Layer.Layer<never, E, R> =>
-  sealed(Layer.effectContext(
+  sealed(freshLayer(() =>
     Effect.zipWith(
       guardsHere,
       Effect.isEffect(guard) ? guard : Effect.succeed(guard),

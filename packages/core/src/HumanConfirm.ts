@@ -37,6 +37,7 @@ import type * as Invocation from "./Invocation.js"
 import * as Printable from "./Printable.js"
 import type * as Tool from "./Tool.js"
 import { sealed } from "./internal/seal.js"
+import { freshLayer, freshService } from "./internal/freshLayer.js"
 
 /**
  * What the human decided.
@@ -370,12 +371,14 @@ export const layer = (ui: UI, options?: Options): Layer.Layer<WriteCapability | 
   // tainted there, so carrying them into a caller's context gains nothing.
   // The layer is sealed: an app keeps it in a module, where a tool's code can
   // import it and rewrite what its build runs.
-  return sealed(Layer.effectContext(Effect.map(taintHere, (tainted) => {
-    const authority = { confirm: confirmWith(asked, auto, tainted) }
-    return Context.make(WriteCapabilityTag, writeCapability(authority)).pipe(
-      Context.add(SendCapabilityTag, sendCapability(authority))
-    )
-  })))
+  return sealed(freshLayer(() =>
+    Effect.map(taintHere, (tainted) => {
+      const authority = { confirm: confirmWith(asked, auto, tainted) }
+      return Context.make(WriteCapabilityTag, writeCapability(authority)).pipe(
+        Context.add(SendCapabilityTag, sendCapability(authority))
+      )
+    })
+  ))
 }
 
 /**
@@ -432,8 +435,9 @@ export const scripted = (decisions: ReadonlyArray<Decision | ((view: View) => De
  */
 export const trigger = (options: { readonly by: string; readonly via: string }): Layer.Layer<HumanTrigger> =>
   // Built where a human's code runs, or tainted; sealed (see `layer`).
-  sealed(Layer.effect(
+  sealed(freshService(
     HumanTriggerTag,
-    Effect.map(taintHere, (tainted) =>
-      taint(grant({ [OnlyGradedLayersGrantThis]: "HumanTrigger", by: options.by, via: options.via }), tainted))
+    () =>
+      Effect.map(taintHere, (tainted) =>
+        taint(grant({ [OnlyGradedLayersGrantThis]: "HumanTrigger", by: options.by, via: options.via }), tainted))
   ))

@@ -16,6 +16,7 @@ import { unguarded } from "./internal/memoryStores.js"
 import type { Decided, New, Outcome, Proposal } from "./Proposal.js"
 import { mayMove, Status } from "./internal/proposalStatus.js"
 import { sealed } from "./internal/seal.js"
+import { freshService } from "./internal/freshLayer.js"
 
 /**
  * No proposal has this id.
@@ -60,7 +61,9 @@ export class AlreadyDecided extends Schema.TaggedError<AlreadyDecided>()("@grade
  * @since 0.1.0
  * @category services
  */
-export class ProposalStore extends Context.Service<ProposalStore, ProposalStore.Service>()("@graded/core/ProposalStore") {}
+export class ProposalStore
+  extends Context.Service<ProposalStore, ProposalStore.Service>()("@graded/core/ProposalStore")
+{}
 
 /**
  * @since 0.1.0
@@ -274,8 +277,7 @@ export const guardDecisions = (store: ProposalStore.Service): ProposalStore.Serv
       Effect.andThen(deciding("claim", id), Effect.suspend(() => store.claim(id, by, leaseUntil))),
     retry: (id, by, leaseUntil) =>
       Effect.andThen(deciding("retry", id), Effect.suspend(() => store.retry(id, by, leaseUntil))),
-    renew: (id, leaseUntil) =>
-      Effect.andThen(deciding("renew", id), Effect.suspend(() => store.renew(id, leaseUntil))),
+    renew: (id, leaseUntil) => Effect.andThen(deciding("renew", id), Effect.suspend(() => store.renew(id, leaseUntil))),
     beginDelivery: (id, key, leaseUntil, holder, approved) =>
       Effect.andThen(
         deciding("beginDelivery", id),
@@ -296,7 +298,9 @@ export const guardDecisions = (store: ProposalStore.Service): ProposalStore.Serv
  * @since 0.1.0
  * @category layers
  */
-export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () => {
+export const memory: Layer.Layer<ProposalStore> = freshService(ProposalStore, () => Effect.sync(memoryStore))
+
+const memoryStore = (): ProposalStore.Service => {
   const proposals = new Map<string, Proposal>()
   let next = 0
   // Indexes, kept by `put`, so that no step reads every proposal the store
@@ -525,7 +529,7 @@ export const memory: Layer.Layer<ProposalStore> = Layer.sync(ProposalStore, () =
   const guarded = guardDecisions(own)
   unguarded.set(guarded, own)
   return guarded
-})
+}
 
 // The proposals of one status, in the order they were added once sorted: a
 // proposal that comes back to a status after a later one entered it clears

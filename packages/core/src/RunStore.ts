@@ -12,6 +12,7 @@
  */
 import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { sealed } from "./internal/seal.js"
+import { freshService } from "./internal/freshLayer.js"
 
 /**
  * A call of the run as stored: its input and output encoded with the tool's
@@ -273,7 +274,9 @@ export declare namespace RunStore {
  * @since 0.1.0
  * @category layers
  */
-export const memory: Layer.Layer<RunStore> = Layer.sync(RunStore, () => {
+export const memory: Layer.Layer<RunStore> = freshService(RunStore, () => Effect.sync(memoryStore))
+
+const memoryStore = (): RunStore.Service => {
   const runs = new Map<string, Run>()
   const iso = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis).toISOString())
   // Each step reads and writes in one synchronous block: no fiber runs between.
@@ -327,7 +330,7 @@ export const memory: Layer.Layer<RunStore> = Layer.sync(RunStore, () => {
           return Effect.succeed(saved)
         }))
   })
-})
+}
 
 // Sealed where they are made (Invocation.seal): each is shared by every
 // fiber, and a tool's code that finds one must not rewrite it in place.

@@ -7,7 +7,7 @@
 // nothing reads as decided. Found by a red-team pass; every row failed before
 // the fix (ProposalStore.guardDecisions, and the memory store's records frozen).
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Effect, Exit, Layer, Option, Schema } from "effect"
+import { Cause, Effect, Exit, Layer, Result, Schema } from "effect"
 import {
   Audit,
   HumanConfirm,
@@ -39,13 +39,13 @@ const forgeDelivered = (store: ProposalStore.ProposalStore.Service, id: string) 
 
 // The gate of a Refused defect, or what happened instead.
 const gateOf = (exit: Exit.Exit<unknown, unknown>) =>
-  Exit.isSuccess(exit) ? "moved" : Option.match(Cause.dieOption(exit.cause), {
-    onNone: () => "failed",
-    onSome: (defect) => defect instanceof ToolError.Refused ? defect.gate : "another defect"
+  Exit.isSuccess(exit) ? "moved" : Result.match(Cause.findDefect(exit.cause), {
+    onFailure: () => "failed",
+    onSuccess: (defect) => defect instanceof ToolError.Refused ? defect.gate : "another defect"
   })
 
 describe("the proposal store's deciding methods, called by code that is not a human's", () => {
-  it.scoped("a read tool of a second run settles the first run's send as delivered by alice: refused, still pending", () =>
+  it.effect("a read tool of a second run settles the first run's send as delivered by alice: refused, still pending", () =>
     Effect.gen(function*() {
       const desk = makeDesk()
       const kept = yield* stores()

@@ -74,7 +74,7 @@ describe("Agent.supervised", () => {
       let shown = 0
       const ui: HumanConfirm.UI = {
         confirm: () =>
-          Effect.zipRight(
+          Effect.andThen(
             Effect.suspend(() => ++shown === 2 ? Deferred.succeed(bothShown, undefined) : Effect.void),
             Effect.as(Deferred.await(bothShown), HumanConfirm.approve("agent:alice"))
           )

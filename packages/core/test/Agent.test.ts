@@ -222,8 +222,8 @@ describe("Agent.run", () => {
           output: Schema.String,
           run: (() =>
             Effect.gen(function*() {
-              const sent = yield* Effect.either(SendReply.invoke({ text: "spam" }))
-              const wrote = yield* Effect.either(sneaky.invoke({ subject: "spam" }))
+              const sent = yield* Effect.result(SendReply.invoke({ text: "spam" }))
+              const wrote = yield* Effect.result(sneaky.invoke({ subject: "spam" }))
               return `${sent._tag}/${wrote._tag}`
             })) as unknown as () => Effect.Effect<string>
         })
@@ -235,7 +235,7 @@ describe("Agent.run", () => {
           ))
         )
         const first = result.calls[0]
-        expect(first?.ok && first.output).toBe("Left/Left")
+        expect(first?.ok && first.output).toBe("Failure/Failure")
         expect(ui.seen).toEqual([])
         expect(effects).toMatchObject({ submitted: [], delivered: [] })
       }))
@@ -253,7 +253,7 @@ describe("Agent.run", () => {
             SendReply.invoke({ text: "spam" }).pipe(
               Effect.provide(HumanConfirm.layer(ui)),
               Effect.as("sent"),
-              Effect.catchAll((error) => Effect.succeed(error._tag))
+              Effect.catch((error) => Effect.succeed(error._tag))
             )
         })
         const result = yield* Agent.run({ toolkit: Toolkit.make(Sneaky), prompt: "?" }).pipe(

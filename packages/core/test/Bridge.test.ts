@@ -84,7 +84,7 @@ describe("Bridge", () => {
     const { support } = makeDesk()
     // The layer provides exactly what the tools need, and dies while it is built.
     const bridge = Bridge.make(Registry.make(support), [], {
-      layer: HumanConfirm.layer(HumanConfirm.scripted([])).pipe(Layer.provide(Layer.die("no UI")))
+      layer: HumanConfirm.layer(HumanConfirm.scripted([])).pipe(Layer.provide(Layer.effectDiscard(Effect.die("no UI"))))
     })
     const result = await bridge.invoke("kb.search", { query: "x" })
     expect(result).toMatchObject({ ok: false, code: "failed" })

@@ -25,7 +25,7 @@ describe("HumanConfirm", () => {
       }])
       // The UI can check an edit before answering.
       const view = ui.seen[0]!
-      expect(yield* Effect.either(view.check({ to: "customer:42", text: "ok" }))).toMatchObject({ _tag: "Right" })
+      expect(yield* Effect.result(view.check({ to: "customer:42", text: "ok" }))).toMatchObject({ _tag: "Success" })
       const bad = yield* Effect.flip(view.check({ to: "customer:42", text: "" }))
       expect(bad).toContain("text")
     }))

@@ -2,7 +2,8 @@
 // while delivering, or its process gone past its lease. Nothing is delivered
 // twice, and nothing stays "approving" for good.
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Layer, Schema, TestClock } from "effect"
+import { Deferred, Effect, Fiber, Layer, Schema } from "effect"
+import { TestClock } from "effect/testing"
 import { Audit, HumanConfirm, Invocation, Proposal, ProposalStore, Registry, Tool, Toolkit } from "@graded/core"
 import { makeDesk } from "./supportDesk.js"
 
@@ -20,10 +21,12 @@ const setup = Effect.gen(function*() {
     output: Schema.Boolean,
     prepare: ({ text }) => Effect.succeed({ text }),
     deliver: (confirmed) =>
-      Effect.zipRight(
-        Effect.zipRight(
-          Deferred.succeed(deliveryStarted, undefined),
-          Effect.sync(() => keys.push(confirmed.idempotencyKey))
+      // The key first: Effect 4 may run the fiber waiting on `deliveryStarted`
+      // at once, before this one's next step.
+      Effect.andThen(
+        Effect.andThen(
+          Effect.sync(() => keys.push(confirmed.idempotencyKey)),
+          Deferred.succeed(deliveryStarted, undefined)
         ),
         hang ? Effect.never : Effect.sync(() => (delivered.push(confirmed.payload.text), true))
       )
@@ -36,7 +39,7 @@ const setup = Effect.gen(function*() {
   const [proposal] = yield* Proposal.list({ status: "pending" })
   const ui = HumanConfirm.layer({ confirm: () => Deferred.await(human) })
   const untilStatus = (status: Proposal.Status) =>
-    Effect.repeat(Effect.zipRight(Effect.yieldNow(), Proposal.get(proposal!.id)), { until: (p) => p.status === status })
+    Effect.repeat(Effect.andThen(Effect.yieldNow, Proposal.get(proposal!.id)), { until: (p) => p.status === status })
   return {
     id: proposal!.id,
     toolkit,
@@ -54,7 +57,7 @@ describe("Proposal.approve, stopped half way", () => {
   it.effect("interrupted while the human decides: back to pending, and a later approval delivers once", () =>
     Effect.gen(function*() {
       const t = yield* setup
-      const fiber = yield* Effect.fork(Proposal.approve(t.toolkit, t.id).pipe(Effect.provide(t.ui)))
+      const fiber = yield* Effect.forkChild(Proposal.approve(t.toolkit, t.id).pipe(Effect.provide(t.ui)))
       yield* t.untilStatus("approving")
       yield* Fiber.interrupt(fiber)
       expect((yield* Proposal.get(t.id)).status).toBe("pending")
@@ -69,7 +72,7 @@ describe("Proposal.approve, stopped half way", () => {
     Effect.gen(function*() {
       const t = yield* setup
       yield* Deferred.succeed(t.human, HumanConfirm.approve("agent:alice"))
-      const fiber = yield* Effect.fork(Proposal.approve(t.toolkit, t.id).pipe(Effect.provide(t.ui)))
+      const fiber = yield* Effect.forkChild(Proposal.approve(t.toolkit, t.id).pipe(Effect.provide(t.ui)))
       yield* Deferred.await(t.deliveryStarted)
       yield* Fiber.interrupt(fiber)
       const settled = yield* Proposal.get(t.id)
@@ -93,7 +96,7 @@ describe("Proposal.approve, stopped half way", () => {
     Effect.gen(function*() {
       const t = yield* setup
       yield* Deferred.succeed(t.human, HumanConfirm.approve("agent:alice", { text: "hi, edited by alice" }))
-      const fiber = yield* Effect.fork(Proposal.approve(t.toolkit, t.id).pipe(Effect.provide(t.ui)))
+      const fiber = yield* Effect.forkChild(Proposal.approve(t.toolkit, t.id).pipe(Effect.provide(t.ui)))
       yield* Deferred.await(t.deliveryStarted)
       yield* Fiber.interrupt(fiber)
       expect(yield* Proposal.get(t.id)).toMatchObject({
@@ -124,7 +127,7 @@ describe("Proposal.approve, stopped half way", () => {
       const t = yield* setup
       t.stopHanging()
       const audit = Audit.memory()
-      const fiber = yield* Effect.fork(
+      const fiber = yield* Effect.forkChild(
         Proposal.approve(t.toolkit, t.id, { lease: "1 minute" }).pipe(Effect.provide(t.ui))
       )
       const claimed = yield* t.untilStatus("approving")
@@ -137,7 +140,7 @@ describe("Proposal.approve, stopped half way", () => {
       expect(audit.entries).toMatchObject([{ type: "refused", tool: "chat.notify", gate: "lease" }])
       // Another human takes it and is asked.
       const bob = yield* Deferred.make<HumanConfirm.Decision>()
-      const second = yield* Effect.fork(
+      const second = yield* Effect.forkChild(
         Proposal.approve(t.toolkit, t.id).pipe(
           Effect.provide(HumanConfirm.layer({ confirm: () => Deferred.await(bob) })),
           Invocation.within({ actor: "agent:bob" })
@@ -160,7 +163,7 @@ describe("Proposal.approve, stopped half way", () => {
       const t = yield* setup
       const audit = Audit.memory()
       yield* Deferred.succeed(t.human, HumanConfirm.approve("agent:alice"))
-      const fiber = yield* Effect.fork(
+      const fiber = yield* Effect.forkChild(
         Proposal.approve(t.toolkit, t.id, { lease: "1 minute" }).pipe(
           Effect.provide(t.ui),
           Invocation.within({ actor: "agent:alice" })
@@ -210,14 +213,14 @@ describe("Proposal.approve, stopped half way", () => {
     Effect.gen(function*() {
       const t = yield* setup
       yield* Deferred.succeed(t.human, HumanConfirm.approve("agent:alice"))
-      const fiber = yield* Effect.fork(Proposal.approve(t.toolkit, t.id).pipe(Effect.provide(t.ui)))
+      const fiber = yield* Effect.forkChild(Proposal.approve(t.toolkit, t.id).pipe(Effect.provide(t.ui)))
       yield* Deferred.await(t.deliveryStarted)
       yield* Fiber.interrupt(fiber)
       const inDoubt = yield* Proposal.get(t.id)
       expect(inDoubt.status).toBe("in-doubt")
       // Interrupted while the human decides: in doubt again, with its reason.
       const waiting = yield* Deferred.make<HumanConfirm.Decision>()
-      const retry = yield* Effect.fork(
+      const retry = yield* Effect.forkChild(
         Proposal.retry(t.toolkit, t.id).pipe(
           Effect.provide(HumanConfirm.layer({ confirm: () => Deferred.await(waiting) }))
         )
@@ -249,7 +252,7 @@ describe("Proposal.markDone", () => {
     Effect.gen(function*() {
       const t = yield* setup
       yield* Deferred.succeed(t.human, HumanConfirm.approve("agent:alice"))
-      const fiber = yield* Effect.fork(Proposal.approve(t.toolkit, t.id).pipe(Effect.provide(t.ui)))
+      const fiber = yield* Effect.forkChild(Proposal.approve(t.toolkit, t.id).pipe(Effect.provide(t.ui)))
       yield* Deferred.await(t.deliveryStarted)
       // A delivery still running is not marked: it settles itself.
       expect(yield* Effect.flip(Proposal.markDone(t.id))).toMatchObject({ status: "delivering" })

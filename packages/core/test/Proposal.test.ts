@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, TestClock } from "effect"
+import { Effect, Layer } from "effect"
+import { TestClock } from "effect/testing"
 import {
   Agent,
   Audit,
@@ -121,10 +122,10 @@ describe("Tool.proposal and Proposal", () => {
       const [, message] = yield* Proposal.list()
       const outcomes = yield* Effect.forEach(
         Array.from({ length: 50 }, (_, i) => i),
-        (i) => Effect.either(Proposal.approve(desk.support, message!.id).pipe(as(HumanConfirm.approve(`agent:${i}`)))),
+        (i) => Effect.result(Proposal.approve(desk.support, message!.id).pipe(as(HumanConfirm.approve(`agent:${i}`)))),
         { concurrency: "unbounded" }
       )
-      expect(outcomes.filter((o) => o._tag === "Right")).toHaveLength(1)
+      expect(outcomes.filter((o) => o._tag === "Success")).toHaveLength(1)
       expect(desk.effects.delivered).toHaveLength(1)
     }).pipe(Effect.provide(ProposalStore.memory)))
 

@@ -10,7 +10,8 @@
 // entries.
 // (White-box: proposals are minted as Tool.proposal and Runs mint them.)
 import { describe, expect, it } from "@effect/vitest"
-import { Clock, Context, Effect, Either, FastCheck as fc, Layer, TestClock } from "effect"
+import { Arbitrary, Clock, Context, Effect, Layer, Result, Schema } from "effect"
+import { TestClock } from "effect/testing"
 import { Proposal, ProposalStore } from "@graded/core"
 import { isProposalRecord, mintProposal } from "../src/internal/capability.js"
 import { deadlines } from "../src/internal/deadlines.js"
@@ -30,12 +31,12 @@ const scanning: Layer.Layer<ProposalStore.ProposalStore> = Layer.sync(ProposalSt
     from: ReadonlyArray<Proposal.Status>,
     update: (proposal: Proposal.Proposal) => Proposal.Proposal | undefined
   ) =>
-    Effect.suspend((): Either.Either<Proposal.Proposal, ProposalStore.NotFound | ProposalStore.AlreadyDecided> => {
+    Effect.suspend((): Effect.Effect<Proposal.Proposal, ProposalStore.NotFound | ProposalStore.AlreadyDecided> => {
       const proposal = proposals.get(id)
-      if (proposal === undefined) return Either.left(new ProposalStore.NotFound({ id }))
+      if (proposal === undefined) return Effect.fail(new ProposalStore.NotFound({ id }))
       const updated = from.includes(proposal.status) ? update(proposal) : undefined
       if (updated === undefined) {
-        return Either.left(
+        return Effect.fail(
           new ProposalStore.AlreadyDecided({
             id,
             status: proposal.status,
@@ -44,7 +45,7 @@ const scanning: Layer.Layer<ProposalStore.ProposalStore> = Layer.sync(ProposalSt
           })
         )
       }
-      return Either.right(put(updated))
+      return Effect.succeed(put(updated))
     })
   const without = <K extends keyof Proposal.Proposal>(
     proposal: Proposal.Proposal,
@@ -194,128 +195,151 @@ type Op =
   | { readonly op: "expire"; readonly now: number }
   | { readonly op: "tick"; readonly minutes: number }
 
+// The few fast-check combinators this suite was written with, on Effect 4's
+// own Arbitrary (Effect 4 ships no fast-check): a weight is how often a
+// choice comes up, and `option`'s `freq` how many values come for one
+// undefined, as fast-check's.
+type Arb<A> = Arbitrary.Arbitrary<A>
+type Weighted<A> = Arb<A> | { readonly arbitrary: Arb<A>; readonly weight: number }
+type Chosen<W> = W extends Arb<infer A> ? A : W extends { readonly arbitrary: Arb<infer A> } ? A : never
+const integer = (min: number, max: number): Arb<number> =>
+  Arbitrary.schema(Schema.Int.check(Schema.isBetween({ minimum: min, maximum: max })))
+const oneof = <const W extends ReadonlyArray<Weighted<any>>>(...choices: W): Arb<Chosen<W[number]>> => {
+  const weighted = choices.map((choice) => "weight" in choice ? choice : { arbitrary: choice, weight: 1 })
+  const total = weighted.reduce((sum, { weight }) => sum + weight, 0)
+  return Arbitrary.flatMap(integer(0, total - 1), (n) => {
+    for (const { arbitrary, weight } of weighted) {
+      if (n < weight) return arbitrary
+      n -= weight
+    }
+    return weighted.at(-1)!.arbitrary
+  })
+}
+const constantFrom = <const A extends ReadonlyArray<unknown>>(...values: A): Arb<A[number]> =>
+  Arbitrary.map(integer(0, values.length - 1), (index) => values[index])
+const option = <A>(arbitrary: Arb<A>, freq = 5): Arb<A | undefined> =>
+  oneof({ arbitrary: Arbitrary.Constant(undefined), weight: 1 }, { arbitrary, weight: freq })
+const boolean: Arb<boolean> = Arbitrary.schema(Schema.Boolean)
+const json: Arb<Schema.Json> = Arbitrary.schema(Schema.Json)
+
 // Mostly the first few proposals, so that one call often follows another on the same proposal.
 const idsUpTo = (few: number, many: number) =>
-  fc.oneof(
-    { arbitrary: fc.integer({ min: 1, max: few }), weight: 3 },
-    { arbitrary: fc.integer({ min: 1, max: many }), weight: 1 }
-  ).map((n) => `p-${n}`)
-const who = fc.constantFrom("agent:alice", "agent:bob")
-const minute = fc.integer({ min: 0, max: 60 })
-const runId = fc.option(fc.constantFrom("r-1", "r-2", "r-3"), { nil: undefined, freq: 4 })
-const traceId = fc.option(fc.constantFrom("t-1", "t-2"), { nil: undefined, freq: 4 })
-const status = fc.constantFrom(...Proposal.Status.literals)
-const decision = fc.record({ by: who, at: minute.map(at), edited: fc.boolean() })
-const addExpiring = (expires: fc.Arbitrary<number>) =>
-  fc.record({
-    op: fc.constant("add" as const),
+  Arbitrary.map(
+    oneof({ arbitrary: integer(1, few), weight: 3 }, { arbitrary: integer(1, many), weight: 1 }),
+    (n) => `p-${n}`
+  )
+const who = constantFrom("agent:alice", "agent:bob")
+const minute = integer(0, 60)
+const runId = option(constantFrom("r-1", "r-2", "r-3"), 4)
+const traceId = option(constantFrom("t-1", "t-2"), 4)
+const status = constantFrom(...Proposal.Status.literals)
+const decision = Arbitrary.all({ by: who, at: Arbitrary.map(minute, at), edited: boolean })
+const addExpiring = (expires: Arb<number>) =>
+  Arbitrary.all({
+    op: Arbitrary.Constant("add"),
     runId,
     traceId,
-    grade: fc.constantFrom("write" as const, "send" as const),
-    expires: fc.option(expires, { nil: undefined })
+    grade: constantFrom("write", "send"),
+    expires: option(expires)
   })
 const add = addExpiring(minute)
-const opOn = (id: fc.Arbitrary<string>): fc.Arbitrary<Op> =>
-  fc.oneof(
+const opOn = (id: Arb<string>): Arb<Op> =>
+  oneof(
     { arbitrary: add, weight: 2 },
-    fc.record({ op: fc.constant("get" as const), id }),
+    Arbitrary.all({ op: Arbitrary.Constant("get"), id }),
     {
-      arbitrary: fc.record({
-        op: fc.constant("list" as const),
-        status: fc.option(status, { nil: undefined }),
+      arbitrary: Arbitrary.all({
+        op: Arbitrary.Constant("list"),
+        status: option(status),
         // Often neither, so that a status alone is listed often.
-        runId: fc.option(fc.constantFrom("r-1", "r-2", "r-3"), { nil: undefined, freq: 2 }),
-        traceId: fc.option(fc.constantFrom("t-1", "t-2"), { nil: undefined, freq: 2 })
+        runId: option(constantFrom("r-1", "r-2", "r-3"), 2),
+        traceId: option(constantFrom("t-1", "t-2"), 2)
       }),
       weight: 2
     },
     {
-      arbitrary: fc.record({
-        op: fc.constant("claim" as const),
+      arbitrary: Arbitrary.all({
+        op: Arbitrary.Constant("claim"),
         id,
         by: who,
-        lease: fc.option(minute, { nil: undefined })
+        lease: option(minute)
       }),
       weight: 3
     },
-    { arbitrary: fc.record({ op: fc.constant("renew" as const), id, lease: minute }), weight: 3 },
-    fc.record({ op: fc.constant("retry" as const), id, by: who, lease: minute }),
+    { arbitrary: Arbitrary.all({ op: Arbitrary.Constant("renew"), id, lease: minute }), weight: 3 },
+    Arbitrary.all({ op: Arbitrary.Constant("retry"), id, by: who, lease: minute }),
     {
       // Few keys, so that two proposals often offer the same one.
-      arbitrary: fc.record({
-        op: fc.constant("beginDelivery" as const),
+      arbitrary: Arbitrary.all({
+        op: Arbitrary.Constant("beginDelivery"),
         id,
-        key: fc.constantFrom("k-1", "k-2", "k-3"),
+        key: constantFrom("k-1", "k-2", "k-3"),
         lease: minute,
-        holder: fc.boolean()
+        holder: boolean
       }),
       weight: 3
     },
     {
       // A claim and its delivery at once, as an approval makes them: proposals
       // reach delivering often, and then offer a key another holds.
-      arbitrary: fc.record({
-        op: fc.constant("approve" as const),
+      arbitrary: Arbitrary.all({
+        op: Arbitrary.Constant("approve"),
         id,
         by: who,
-        key: fc.constantFrom("k-1", "k-2", "k-3"),
+        key: constantFrom("k-1", "k-2", "k-3"),
         lease: minute
       }),
       weight: 3
     },
-    fc.record({ op: fc.constant("reject" as const), id, by: who }),
+    Arbitrary.all({ op: Arbitrary.Constant("reject"), id, by: who }),
     {
-      arbitrary: fc.record({
-        op: fc.constant("settle" as const),
+      arbitrary: Arbitrary.all({
+        op: Arbitrary.Constant("settle"),
         id,
-        outcome: fc.oneof(
-          fc.constant({ status: "pending" } as const),
-          fc.record({ status: fc.constant("delivered" as const), decision, output: fc.jsonValue() }),
-          fc.record({
-            status: fc.constantFrom("failed" as const, "rejected" as const, "in-doubt" as const),
-            decision
-          })
+        outcome: oneof(
+          Arbitrary.Constant({ status: "pending" }),
+          Arbitrary.all({ status: Arbitrary.Constant("delivered"), decision, output: json }),
+          Arbitrary.all({ status: constantFrom("failed", "rejected", "in-doubt"), decision })
         ),
-        from: fc.boolean()
+        from: boolean
       }),
       weight: 2
     },
-    { arbitrary: fc.record({ op: fc.constant("expire" as const), now: minute }), weight: 2 },
-    { arbitrary: fc.record({ op: fc.constant("tick" as const), minutes: fc.integer({ min: 1, max: 10 }) }), weight: 2 }
+    { arbitrary: Arbitrary.all({ op: Arbitrary.Constant("expire"), now: minute }), weight: 2 },
+    { arbitrary: Arbitrary.all({ op: Arbitrary.Constant("tick"), minutes: integer(1, 10) }), weight: 2 }
   )
 const sequenceOf = (
-  first: fc.Arbitrary<Op>,
-  adds: fc.ArrayConstraints,
-  ops: fc.ArrayConstraints,
-  id: fc.Arbitrary<string>
+  first: Arb<Op>,
+  adds: Arbitrary.ArrayOptions,
+  ops: Arbitrary.ArrayOptions,
+  id: Arb<string>
 ) =>
-  fc.tuple(fc.array(first, adds), fc.array(opOn(id), ops)).map((
-    [first, then]
-  ): ReadonlyArray<Op> => [...first, ...then])
-const sequence = sequenceOf(
-  add,
-  { minLength: 2, maxLength: 6 },
-  { minLength: 10, maxLength: 80, size: "max" },
-  idsUpTo(3, 8)
-)
+  Arbitrary.map(
+    Arbitrary.all([Arbitrary.array(first, adds), Arbitrary.array(opOn(id), ops)]),
+    ([first, then]): ReadonlyArray<Op> => [...first, ...then]
+  )
+const sequence = sequenceOf(add, { minLength: 2, maxLength: 6 }, { minLength: 10, maxLength: 80 }, idsUpTo(3, 8))
 // Enough proposals with deadlines that the heap drops its stale entries, and
 // statuses whose proposals come back out of the order they were added.
-const longSequence = fc.tuple(
-  sequenceOf(
-    // Mostly expiring after the first hour, where the calls to expire fall:
-    // their entries wait in the heap while their proposals are decided,
-    addExpiring(fc.integer({ min: 0, max: 600 })),
-    { minLength: 80, maxLength: 150, size: "max" },
-    { minLength: 300, maxLength: 600, size: "max" },
-    idsUpTo(150, 150)
-  ),
-  // and then the hours after, in steps, to the last expiry.
-  fc.array(fc.integer({ min: 0, max: 700 }), { minLength: 3, maxLength: 8 })
-).map(([ops, later]): ReadonlyArray<Op> => [
-  ...ops,
-  ...later.sort((a, b) => a - b).map((now) => ({ op: "expire" as const, now })),
-  { op: "list", status: undefined, runId: undefined, traceId: undefined }
-])
+const longSequence = Arbitrary.map(
+  Arbitrary.all([
+    sequenceOf(
+      // Mostly expiring after the first hour, where the calls to expire fall:
+      // their entries wait in the heap while their proposals are decided,
+      addExpiring(integer(0, 600)),
+      { minLength: 80, maxLength: 150 },
+      { minLength: 300, maxLength: 600 },
+      idsUpTo(150, 150)
+    ),
+    // and then the hours after, in steps, to the last expiry.
+    Arbitrary.array(integer(0, 700), { minLength: 3, maxLength: 8 })
+  ]),
+  ([ops, later]): ReadonlyArray<Op> => [
+    ...ops,
+    ...later.sort((a, b) => a - b).map((now) => ({ op: "expire" as const, now })),
+    { op: "list", status: undefined, runId: undefined, traceId: undefined }
+  ]
+)
 
 const play = (store: Store, op: Exclude<Op, { op: "tick" }>): Effect.Effect<unknown> => {
   const call: Effect.Effect<unknown, unknown> = op.op === "add"
@@ -349,13 +373,13 @@ const play = (store: Store, op: Exclude<Op, { op: "tick" }>): Effect.Effect<unkn
     ? store.retry(op.id, op.by, at(op.lease))
     : op.op === "beginDelivery"
     ? Effect.flatMap(
-      Effect.either(store.get(op.id)),
+      Effect.result(store.get(op.id)),
       (found) =>
         store.beginDelivery(
           op.id,
           op.key,
           at(op.lease),
-          op.holder && Either.isRight(found) ? found.right.decision : undefined
+          op.holder && Result.isSuccess(found) ? found.success.decision : undefined
         )
     )
     : op.op === "approve"
@@ -369,8 +393,8 @@ const play = (store: Store, op: Exclude<Op, { op: "tick" }>): Effect.Effect<unkn
     ? store.settle(op.id, op.outcome, op.from ? ["in-doubt"] : undefined)
     : store.expire(at(op.now))
   return Effect.map(
-    Effect.either(call),
-    (outcome) => Either.isRight(outcome) ? outcome.right : { error: outcome.left }
+    Effect.result(call),
+    (outcome) => Result.isSuccess(outcome) ? outcome.success : { error: outcome.failure }
   )
 }
 
@@ -414,16 +438,19 @@ const sideBySide = (ops: ReadonlyArray<Op>) =>
   })
 
 describe("ProposalStore.memory", () => {
-  it.scoped("answers every call as the store that scanned every proposal did, over random sequences of calls", () =>
+  it.effect("answers every call as the store that scanned every proposal did, over random sequences of calls", () =>
     Effect.gen(function*() {
-      for (const ops of [...examples, ...fc.sample(sequence, { numRuns: propertyRuns(60), seed: 18 })]) {
+      // `size` lets a sequence reach its longest (fast-check's `size: "max"`).
+      const sampled = yield* Arbitrary.sampleEffect(sequence, { count: propertyRuns(60), seed: 18, size: 80 })
+      for (const ops of [...examples, ...sampled]) {
         yield* sideBySide(ops)
       }
     }))
 
-  it.scoped("answers as the scanning store over long sequences on many proposals", () =>
+  it.effect("answers as the scanning store over long sequences on many proposals", () =>
     Effect.gen(function*() {
-      for (const ops of fc.sample(longSequence, { numRuns: propertyRuns(3), seed: 18 })) yield* sideBySide(ops)
+      const sampled = yield* Arbitrary.sampleEffect(longSequence, { count: propertyRuns(3), seed: 18, size: 600 })
+      for (const ops of sampled) yield* sideBySide(ops)
     }))
 })
 
@@ -434,19 +461,20 @@ describe("the memory store's deadlines", () => {
   it("takes exactly the lapsed current deadlines, through many changes", () => {
     // Few ids and many changes, so that stale entries pile up and the heap
     // is rebuilt from the current ones, again and again.
-    const step = fc.oneof(
+    const step = oneof(
       {
-        arbitrary: fc.record({
-          op: fc.constant("set" as const),
-          id: fc.integer({ min: 1, max: 40 }).map((n) => `p-${n}`),
-          until: fc.option(minute.map(at), { nil: undefined, freq: 4 })
+        arbitrary: Arbitrary.all({
+          op: Arbitrary.Constant("set"),
+          id: Arbitrary.map(integer(1, 40), (n) => `p-${n}`),
+          until: option(Arbitrary.map(minute, at), 4)
         }),
         weight: 12
       },
-      { arbitrary: fc.record({ op: fc.constant("take" as const), now: minute.map(at) }), weight: 1 }
+      { arbitrary: Arbitrary.all({ op: Arbitrary.Constant("take"), now: Arbitrary.map(minute, at) }), weight: 1 }
     )
-    fc.assert(
-      fc.property(fc.array(step, { minLength: 200, maxLength: 1500, size: "max" }), (steps) => {
+    const checked = Effect.runSync(Arbitrary.checkEffect(
+      Arbitrary.array(step, { minLength: 200, maxLength: 1500 }),
+      (steps) => {
         const heap = deadlines()
         const reference = new Map<string, string>()
         for (const one of steps) {
@@ -458,10 +486,15 @@ describe("the memory store's deadlines", () => {
           }
           const want = [...reference].filter(([, until]) => until < one.now).map(([id]) => id)
           for (const id of want) reference.delete(id)
-          expect(heap.takeUntil((until) => until < one.now).sort()).toEqual(want.sort())
+          const taken = heap.takeUntil((until) => until < one.now)
+          if (taken.sort().join() !== want.sort().join()) return false
         }
-      }),
-      { numRuns: propertyRuns(25), seed: 18 }
-    )
+        return true
+      },
+      // `size` lets a sequence reach its longest (fast-check's `size: "max"`).
+      { runs: propertyRuns(25), seed: 18, size: 1500 }
+    ))
+    expect(Arbitrary.formatCheckFailure(checked)).toBeUndefined()
+    expect(checked._tag).toBe("Passed")
   })
 })

@@ -26,7 +26,7 @@ const report = redTeam("model loop")
 const tried = <A, E, R>(attack: string, outcome: string, test: Effect.Effect<A, E, R>) =>
   Effect.suspend(() => {
     const held = report.attack(attack)
-    return Effect.tap(test, () => held(outcome))
+    return Effect.tap(test, () => Effect.sync(() => held(outcome)))
   })
 
 const { call, calls, raw, text } = ScriptedModel
@@ -214,7 +214,7 @@ describe("red team: a model turn that is not what its type says", () => {
           )
         )
         if (exit._tag === "Failure") {
-          const failure = Cause.failureOption(exit.cause)
+          const failure = Cause.findErrorOption(exit.cause)
           expect(Option.isSome(failure) && failure.value).toMatchObject({
             _tag: "@graded/core/LanguageModel/ModelError",
             reason: "malformed-response"

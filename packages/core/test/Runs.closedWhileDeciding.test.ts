@@ -3,7 +3,8 @@
 // when the human answers, nothing goes out, and the proposal does not come
 // back to be approved.
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, type Duration, Effect, Either, Fiber, TestClock } from "effect"
+import { Deferred, type Duration, Effect, Fiber, Result } from "effect"
+import { TestClock } from "effect/testing"
 import { HumanConfirm, Invocation, Proposal, Runs, ScriptedModel } from "@graded/core"
 import { human, stores } from "./runsFixture.js"
 import { makeDesk } from "./supportDesk.js"
@@ -15,12 +16,12 @@ const slowHuman = (
   asked: Deferred.Deferred<void>,
   answer: Deferred.Deferred<HumanConfirm.Decision>
 ): HumanConfirm.UI => ({
-  confirm: () => Effect.zipRight(Deferred.succeed(asked, undefined), Deferred.await(answer))
+  confirm: () => Effect.andThen(Deferred.succeed(asked, undefined), Deferred.await(answer))
 })
 
 // A run waiting on one send, and Alice's approval of it forked with her card
 // open: `answer` closes the card, `approving` is her approval's fiber.
-const aliceDeciding = (options: { readonly decisionTimeout?: Duration.DurationInput } = {}) =>
+const aliceDeciding = (options: { readonly decisionTimeout?: Duration.Input } = {}) =>
   Effect.gen(function*() {
     const desk = makeDesk()
     const kept = yield* stores()
@@ -28,16 +29,16 @@ const aliceDeciding = (options: { readonly decisionTimeout?: Duration.DurationIn
       Effect.provide(ScriptedModel.layer([calls(call("chat.sendMessage", { text: "Hi" }))])),
       Effect.provide(kept)
     )
-    if (started.status !== "waiting") return yield* Effect.dieMessage("the run did not wait")
+    if (started.status !== "waiting") return yield* Effect.die(new Error("the run did not wait"))
     const id = started.pending[0]!.id
     const asked = yield* Deferred.make<void>()
     const answer = yield* Deferred.make<HumanConfirm.Decision>()
-    const approving = yield* Effect.fork(
+    const approving = yield* Effect.forkChild(
       Proposal.approve(desk.support, id, { lease: "1 day" }).pipe(
         Invocation.within({ actor: "agent:alice" }),
         Effect.provide(HumanConfirm.layer(slowHuman(asked, answer))),
         Effect.provide(kept),
-        Effect.either
+        Effect.result
       )
     )
     yield* Deferred.await(asked)
@@ -50,7 +51,7 @@ const aliceDeciding = (options: { readonly decisionTimeout?: Duration.DurationIn
   })
 
 describe("Runs: a proposal closed while a human decides it", () => {
-  it.scoped("cancel while a human's card is open: the approval that comes after the cancel delivers nothing", () =>
+  it.effect("cancel while a human's card is open: the approval that comes after the cancel delivers nothing", () =>
     Effect.gen(function*() {
       const { answer, approving, cancel, desk } = yield* aliceDeciding()
       yield* cancel
@@ -60,7 +61,7 @@ describe("Runs: a proposal closed while a human decides it", () => {
       expect(desk.effects.delivered).toEqual([])
     }))
 
-  it.scoped("cancel while a human's card is open, then an invalid edit: the proposal does not come back to be approved", () =>
+  it.effect("cancel while a human's card is open, then an invalid edit: the proposal does not come back to be approved", () =>
     Effect.gen(function*() {
       const { answer, approving, cancel, desk, id, kept } = yield* aliceDeciding()
       yield* cancel
@@ -69,20 +70,20 @@ describe("Runs: a proposal closed while a human decides it", () => {
       yield* Fiber.join(approving)
       const after = yield* Proposal.get(id).pipe(Effect.provide(kept))
       // Later, Carol approves it from the queue.
-      const late = yield* Effect.either(
+      const late = yield* Effect.result(
         Proposal.approve(desk.support, id).pipe(
           human("agent:carol", HumanConfirm.approve("agent:carol")),
           Effect.provide(kept)
         )
       )
-      expect({ status: after.status, late: Either.isLeft(late), delivered: desk.effects.delivered }).toEqual({
+      expect({ status: after.status, late: Result.isFailure(late), delivered: desk.effects.delivered }).toEqual({
         status: "rejected",
         late: true,
         delivered: []
       })
     }))
 
-  it.scoped("a decision timeout passes while the card is open: the late approval delivers nothing", () =>
+  it.effect("a decision timeout passes while the card is open: the late approval delivers nothing", () =>
     Effect.gen(function*() {
       const { answer, approving, desk } = yield* aliceDeciding({ decisionTimeout: "1 hour" })
       yield* TestClock.adjust("2 hours")

@@ -53,7 +53,7 @@ const verifiedOnly: Guard.Guard = {
 }
 
 describe("a decision on a run's proposal", () => {
-  it.scoped("is judged on the facts the run recorded: a payment its read allowed is delivered when the human approves", () =>
+  it.effect("is judged on the facts the run recorded: a payment its read allowed is delivered when the human approves", () =>
     Effect.gen(function*() {
       const desk = makeDesk()
       const kept = yield* stores()
@@ -71,14 +71,14 @@ describe("a decision on a run's proposal", () => {
       const approved = yield* Proposal.approve(desk.toolkit, started.pending[0]!.id).pipe(
         human("agent:alice", HumanConfirm.approve("agent:alice")),
         Guard.within(verifiedOnly),
-        Effect.either,
+        Effect.result,
         Effect.provide(kept)
       )
-      expect(approved._tag).toBe("Right")
+      expect(approved._tag).toBe("Success")
       expect(desk.paid).toEqual([5])
     }))
 
-  it.scoped("that fails tells the model the tool's own text for the failure, not the exception's", () =>
+  it.effect("that fails tells the model the tool's own text for the failure, not the exception's", () =>
     Effect.gen(function*() {
       const desk = makeDesk()
       const kept = yield* stores()

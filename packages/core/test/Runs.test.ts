@@ -1,7 +1,8 @@
 // Durable supervised runs: a write or send waits as a proposal, the run's
 // state is stored, and Runs.resume goes on with the human's decisions.
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Either, Fiber, Layer, Schema, TestClock } from "effect"
+import { Deferred, Effect, Fiber, Layer, Result, Schema, SchemaTransformation } from "effect"
+import { TestClock } from "effect/testing"
 import {
   Audit,
   HumanConfirm,
@@ -20,7 +21,7 @@ import { makeDesk } from "./supportDesk.js"
 const { call, calls, text } = ScriptedModel
 
 describe("Runs", () => {
-  it.scoped("a write and a send wait as proposals; reads ran; resumed after the decisions, the model gets each outcome in order", () =>
+  it.effect("a write and a send wait as proposals; reads ran; resumed after the decisions, the model gets each outcome in order", () =>
     Effect.gen(function*() {
       const desk = makeDesk()
       const kept = yield* stores()
@@ -109,7 +110,7 @@ describe("Runs", () => {
       expect(again).toMatchObject({ status: "finished", result: { answer: resumed.result.answer } })
     }))
 
-  it.scoped("a decision not made in time expires: the model is told, and the late approval delivers nothing", () =>
+  it.effect("a decision not made in time expires: the model is told, and the late approval delivers nothing", () =>
     Effect.gen(function*() {
       const desk = makeDesk()
       const kept = yield* stores()
@@ -139,7 +140,7 @@ describe("Runs", () => {
       expect(desk.effects.delivered).toEqual([])
     }))
 
-  it.scoped("a cancelled run rejects its open proposals: approving one afterwards delivers nothing", () =>
+  it.effect("a cancelled run rejects its open proposals: approving one afterwards delivers nothing", () =>
     Effect.gen(function*() {
       const desk = makeDesk()
       const kept = yield* stores()
@@ -152,13 +153,13 @@ describe("Runs", () => {
         Runs.cancel(started.runId, { reason: "the customer called" })
       ).pipe(Effect.provide(kept))
       expect(cancelled).toMatchObject({ status: "cancelled", state: { ended: { by: "agent:bob" } } })
-      const refused = yield* Effect.either(
+      const refused = yield* Effect.result(
         Proposal.approve(desk.support, started.pending[0]!.id).pipe(
           human("agent:alice", HumanConfirm.approve("agent:alice")),
           Effect.provide(kept)
         )
       )
-      expect(Either.isLeft(refused)).toBe(true)
+      expect(Result.isFailure(refused)).toBe(true)
       expect(desk.effects.delivered).toEqual([])
       const resumed = yield* Runs.resume(started.runId, { toolkit: desk.support }).pipe(
         Effect.provide(ScriptedModel.layer([])),
@@ -174,7 +175,7 @@ describe("Runs", () => {
       expect(twice).toBeInstanceOf(Runs.RunEnded)
     }))
 
-  it.scoped("two processes resuming one run at once: one goes on, the other is told the run is busy", () =>
+  it.effect("two processes resuming one run at once: one goes on, the other is told the run is busy", () =>
     Effect.gen(function*() {
       const desk = makeDesk()
       const kept = yield* stores()
@@ -192,11 +193,11 @@ describe("Runs", () => {
       const slow = Layer.succeed(LanguageModel.LanguageModel, {
         generate: () => Effect.as(Deferred.await(gate), text("Sent."))
       })
-      const first = yield* Effect.fork(
+      const first = yield* Effect.forkChild(
         Runs.resume(started.runId, { toolkit: desk.support }).pipe(Effect.provide(slow), Effect.provide(kept))
       )
       yield* Effect.repeat(
-        Effect.zipRight(Effect.yieldNow(), Effect.flatMap(RunStore.RunStore, (runs) => runs.get(started.runId))),
+        Effect.andThen(Effect.yieldNow, Effect.flatMap(RunStore.RunStore, (runs) => runs.get(started.runId))),
         { until: (run) => run.status === "running" }
       ).pipe(Effect.provide(kept))
       const second = yield* Effect.flip(
@@ -212,20 +213,22 @@ describe("Runs", () => {
       expect(desk.effects.delivered).toHaveLength(1)
     }))
 
-  it.scoped("a read's result is stored as its output schema encodes it, each call encoded once, and comes back decoded", () =>
+  it.effect("a read's result is stored as its output schema encodes it, each call encoded once, and comes back decoded", () =>
     Effect.gen(function*() {
       const desk = makeDesk()
       const kept = yield* stores()
       let encoded = 0
       // A date on the wire and in the store, a Date to the run's caller.
-      const Stamp = Schema.transform(Schema.String, Schema.DateFromSelf, {
-        strict: true,
-        decode: (text) => new Date(text),
-        encode: (date) => {
-          encoded++
-          return date.toISOString()
-        }
-      })
+      const Stamp = Schema.String.pipe(Schema.decodeTo(
+        Schema.Date,
+        SchemaTransformation.transform({
+          decode: (text) => new Date(text),
+          encode: (date) => {
+            encoded++
+            return date.toISOString()
+          }
+        })
+      ))
       const Clock = Tool.read("clock.read", {
         title: "Read the clock",
         description: "The time now.",

@@ -20,7 +20,7 @@ import { makeDesk } from "./supportDesk.js"
 
 const { call, calls, text } = ScriptedModel
 
-const Ticket = Schema.Struct({ subject: Schema.String, priority: Schema.Literal("low", "high") })
+const Ticket = Schema.Struct({ subject: Schema.String, priority: Schema.Literals(["low", "high"]) })
 
 // A help desk: filing a ticket (the tool the rules are about), escalating one
 // (another write with the same input), and the shared desk's send.
@@ -168,10 +168,9 @@ describe("HumanConfirm.autoApprove", () => {
       yield* Effect.flip(
         FileTicket.invoke({ subject: "c", priority: "low" }).pipe(
           Effect.provide(Layer.merge(HumanConfirm.layer(human, { autoApprove: rules.slice(0, 4) }), audit2.layer)),
-          Effect.provide(Logger.replace(
-            Logger.defaultLogger,
-            Logger.make(({ logLevel, message }) => logged.push(`${logLevel.label}: ${String(message)}`))
-          ))
+          Effect.provide(Logger.layer([
+            Logger.make(({ logLevel, message }) => logged.push(`${logLevel.toUpperCase()}: ${String(message)}`))
+          ]))
         )
       )
       expect(logged).toEqual([
@@ -227,10 +226,9 @@ describe("HumanConfirm.autoApprove", () => {
         FileTicket.invoke({ subject: "Refund", priority: "low" }).pipe(
           Invocation.within(facts === undefined ? {} : { facts }),
           Effect.provide(layer),
-          Effect.provide(Logger.replace(
-            Logger.defaultLogger,
-            Logger.make(({ logLevel, message }) => logged.push(`${logLevel.label}: ${String(message)}`))
-          ))
+          Effect.provide(Logger.layer([
+            Logger.make(({ logLevel, message }) => logged.push(`${logLevel.toUpperCase()}: ${String(message)}`))
+          ]))
         )
       yield* Effect.flip(asked(undefined))
       yield* asked({ "account.frozen": false })

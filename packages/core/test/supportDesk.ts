@@ -9,7 +9,7 @@ import { Tool, Toolkit } from "@graded/core"
 export const Article = Schema.Struct({ id: Schema.String, title: Schema.String })
 
 // Trimmed: a reply of only spaces is no reply (the web confirm page refuses such an edit).
-export const Payload = Schema.Struct({ to: Schema.String, text: Schema.NonEmptyTrimmedString })
+export const Payload = Schema.Struct({ to: Schema.String, text: Schema.Trimmed.check(Schema.isNonEmpty()) })
 
 export const makeDesk = () => {
   const effects = {

@@ -168,7 +168,10 @@ const readTurn = (response: unknown, round: number): Result.Result<Checked, Mode
   const turn = decodeTurn(response)
   if (Result.isFailure(turn)) {
     return Result.fail(
-      new ModelError({ reason: "malformed-response", detail: `the model's turn is malformed: ${issueOf(turn.failure)}` })
+      new ModelError({
+        reason: "malformed-response",
+        detail: `the model's turn is malformed: ${issueOf(turn.failure)}`
+      })
     )
   }
   const malformed = new Map<number, string>()
@@ -409,7 +412,14 @@ export const loop = (
       const parsed = parse(call.arguments)
       if (Result.isFailure(parsed)) {
         return Result.fail(
-          refuse(call.id, tool.name, "input", "invalid-input", parsed.failure, invalidInputMessage(tool.name, parsed.failure))
+          refuse(
+            call.id,
+            tool.name,
+            "input",
+            "invalid-input",
+            parsed.failure,
+            invalidInputMessage(tool.name, parsed.failure)
+          )
         )
       }
       // What JSON cannot carry (too deep, a number it would write as null) is

@@ -197,9 +197,7 @@ export const confirmWith =
             reason: issueOf(error)
           })
         ),
-        Effect.mapError((error) =>
-          InvalidEdit.fromParseError(tool, decision.by, error)
-        )
+        Effect.mapError((error) => InvalidEdit.fromParseError(tool, decision.by, error))
       )
       yield* Audit.record({ type: "decided", tool, by: decision.by, decision: "approved", edited: true })
       return mintConfirmed(request.tool, {

@@ -228,7 +228,8 @@ const decideStored = (
     const at = yield* now
     if (exit._tag === "Success") {
       const { by, edited, output } = exit.value
-      const encoded = yield* Effect.orElseSucceed(inSchema(tool)(Schema.encodeEffect(tool.output)(output)), () => undefined)
+      const encoded = yield* Effect.orElseSucceed(inSchema(tool)(Schema.encodeEffect(tool.output)(output)), () =>
+        undefined)
       const settled = yield* store.settle(id, { status: "delivered", decision: { by, at, edited }, output: encoded })
       return { proposal: settled, output }
     }
@@ -236,7 +237,9 @@ const decideStored = (
     // The delivery could not be recorded: the proposal is no longer this
     // approval's (its lease lapsed, and it may be another human's by now), so
     // it is left as it is.
-    if (failure instanceof AlreadyDecided || failure instanceof NotFound) return yield* Effect.failCause(exit.cause)
+    if (failure instanceof AlreadyDecided || failure instanceof NotFound) {
+      return yield* Effect.failCause(exit.cause)
+    }
     const decision = { by: context.actor ?? "human", at, edited: false }
     // The record of the delivery failed (the store erred, a lock held), and
     // may hold all the same: the store is asked. Recorded, the delivery may
