@@ -661,29 +661,10 @@ ${pieceRows.map((r) => `| ${r.what} | ${r.micros.toFixed(1)} | ${r.least.toFixed
 ${ladder()}
 
 Measured this way the handler runs hot in a tight loop; inside a round trip, between the client's and the
-transport's code, the same work costs about twice as much. Before this section's commit, serve.ts also gave each call
-the session's context (\`Invocation.within\`, whose \`autonomous: true\` marked each call's fiber), made the output
-schema's JSON Schema on every call and wrapped the call in three more Effect steps: its handler then took 39 µs (least
-sample) against the bare 4.5, and a profiled round trip put 95 µs under the handler. Now the session's runtime is
-marked once when the session starts and the schemas are made once per tool, so what graded adds over the bare
-server is, nearly all of it, \`registry.invoke\` itself: the strict decode, the gates, the audit, the encode and
-the Effect interpreter running them. Issue #18 then made that path cheaper (the synchronous fast path, plain inputs
-and outputs checked in one pass, no fiber-local anchor for a synchronous hold): the handler's least sample went from
-8.5 to about 7.5 µs, and the warm-up went from 200 calls to 2,000 (after 200 graded's server still ran 10-20% slower
-than after 2,000; a server answers many calls). serve.ts then answered a call whose fiber ends as it starts (a read on
-the registry's synchronous path) without a promise in between (\`Runtime.runFork\` and the fiber's exit where it
-took \`Runtime.runPromiseExit\`): the handler's least sample went from 7.2 to 6.7 µs (the old and the new serve.ts
-taking turns in one process). Runs of this page's method on a quiet machine (load 1.2 to 1.9) read stdio +7%, +6%,
-+10% and Streamable HTTP +26%, +12%, -5%: on one run of this size the latency verdict is as noisy as the target is
-small. At this section's commits, on the machine shared with other work (load 2 to 4), the four runs before this one
-read stdio +10%, +21%, +96%, -20% and Streamable HTTP +23%, +22%, -1%, 0%: at that load the latency columns say
-nothing either way. With the synchronous hold kept off the \`WeakMap\` (see Runtime), two runs one after the other
-on a quiet machine (load 0.4 to 1.3) read stdio +4% and +18%, Streamable HTTP +35% and +4%: the verdicts flip from
-one run to the next. So a run now takes 120 batches, not 30 (about a minute): four such runs in a row (load 0.8 to
-1.7, this one the last) read stdio +11%, +10%, +12%, +14%, steadily just over the target, and Streamable HTTP +10%
-in the first and +5% in the last (the two between were read for stdio only). An in-memory A/B of the build at 7546bc1 against this one, three alternating processes each (200
-calls a batch, 30 batches, this process's CPU): graded 44, 48, 44 µs a round trip before, 28, 37, 33 after, bare
-24 to 31 in both. The steadier figure is the server's own CPU below.
+transport's code, the same work costs more. On Effect 4 serve.ts hands each call to a runner loop forked once per
+session in a fiber marked as the model's (packages/mcp/src/internal/runner.ts: the SDK calls its handlers outside any
+fiber, and graded's mark is given to a fiber by the fiber that makes it), which forks the call as its child: the
+"written out" row above is that path.
 
 The server's own CPU per call over stdio: both stdio servers again (fresh processes, ${warmupCalls} warm-up calls),
 and a third, graded's server from its TypeScript sources through tsx (\`node --import tsx mcpServer.ts\`, as this
@@ -744,7 +725,11 @@ ${
   ).join("\n")
 }
 
-What graded's stdio server's extra ${µs(gradedCpu.total - bareCpu.total)} µs of CPU per call is (issue #18 asked):
+What graded's stdio server's extra ${
+  µs(gradedCpu.total - bareCpu.total)
+} µs of CPU per call is (issue #18 asked; the scratch runs, \`strace\`
+counts and profiles quoted below were made on effect 3.22 and Node 20, before #37, the figures computed from this
+run are this run's):
 
 - Not tsx. Until this run, both servers ran graded from its TypeScript sources through tsx (esbuild's output, with
   \`__name\` wrappers for kept function names). From its build, as a user runs it, graded's server spends ${
@@ -785,6 +770,34 @@ What graded's stdio server's extra ${µs(gradedCpu.total - bareCpu.total)} µs o
 So the gap is graded's, but not a step that could be dropped: it is the footprint of what a call does (every gate,
 the audit and the Effect runtime that runs them), which weighs most when each call starts cold. Closing it means
 running less code per call, not skipping any of it.
+
+### Before Effect 4
+
+On effect 3.22 and Node 20, before #37; kept for the record, not comparable with the figures above.
+
+Inside a round trip, between the client's and the transport's code, the handler's work cost about twice as much as
+in the tight loop. Before #18, serve.ts also gave each call the session's context (\`Invocation.within\`, whose \`autonomous: true\` marked each call's fiber), made the output
+schema's JSON Schema on every call and wrapped the call in three more Effect steps: its handler then took 39 µs (least
+sample) against the bare 4.5, and a profiled round trip put 95 µs under the handler. Then the session's runtime was
+marked once when the session started and the schemas made once per tool, so what graded added over the bare
+server was, nearly all of it, \`registry.invoke\` itself: the strict decode, the gates, the audit, the encode and
+the Effect interpreter running them. Issue #18 then made that path cheaper (the synchronous fast path, plain inputs
+and outputs checked in one pass, no fiber-local anchor for a synchronous hold): the handler's least sample went from
+8.5 to about 7.5 µs, and the warm-up went from 200 calls to 2,000 (after 200 graded's server still ran 10-20% slower
+than after 2,000; a server answers many calls). serve.ts then answered a call whose fiber ends as it starts (a read on
+the registry's synchronous path) without a promise in between (\`Runtime.runFork\` and the fiber's exit where it
+took \`Runtime.runPromiseExit\`): the handler's least sample went from 7.2 to 6.7 µs (the old and the new serve.ts
+taking turns in one process). Runs of this page's method on a quiet machine (load 1.2 to 1.9) read stdio +7%, +6%,
++10% and Streamable HTTP +26%, +12%, -5%: on one run of this size the latency verdict is as noisy as the target is
+small. At this section's commits, on the machine shared with other work (load 2 to 4), the four runs before this one
+read stdio +10%, +21%, +96%, -20% and Streamable HTTP +23%, +22%, -1%, 0%: at that load the latency columns say
+nothing either way. With the synchronous hold kept off the \`WeakMap\`, two runs one after the other
+on a quiet machine (load 0.4 to 1.3) read stdio +4% and +18%, Streamable HTTP +35% and +4%: the verdicts flip from
+one run to the next. So a run takes 120 batches, not 30 (about a minute): four such runs in a row (load 0.8 to
+1.7, this one the last) read stdio +11%, +10%, +12%, +14%, steadily just over the target, and Streamable HTTP +10%
+in the first and +5% in the last (the two between were read for stdio only). An in-memory A/B of the build at 7546bc1 against this one, three alternating processes each (200
+calls a batch, 30 batches, this process's CPU): graded 44, 48, 44 µs a round trip before, 28, 37, 33 after, bare
+24 to 31 in both. The steadier figure was the server's own CPU.
 `
 
 console.log(section)
