@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// The command is written in TypeScript, and so are the modules it loads:
-// tsx compiles both on the fly.
+// `graded` in this repository: the command from its TypeScript sources, and
+// graded's packages from theirs, compiled on the fly by tsx. The published
+// package's bin is the compiled dist/main.js instead (publishConfig.bin).
 import { register } from "tsx/esm/api"
 
 register()

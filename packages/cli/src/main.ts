@@ -1,3 +1,6 @@
+#!/usr/bin/env node
+// The `graded` command. Installed, its bin is this file compiled (dist/main.js);
+// in this repository, bin/graded.mjs runs it from its TypeScript source.
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import { Effect } from "effect"
 import { program } from "./internal/program.js"

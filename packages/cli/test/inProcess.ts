@@ -8,9 +8,8 @@
 // through tsx costs seconds of CPU; this, none.
 // The command as a user starts it keeps its own tests: smoke.test.ts, and the
 // files that need a process (terminals, crashes, races, servers).
-import { Terminal } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
-import { Cause, Console, Effect, Exit, Layer } from "effect"
+import { NodeServices } from "@effect/platform-node"
+import { Cause, Console, Effect, Exit, Layer, Terminal } from "effect"
 import { Invocation } from "@graded/core"
 import { Console as NodeConsole } from "node:console"
 import { Writable } from "node:stream"
@@ -47,49 +46,23 @@ const captured = () => {
   return { stream, text: () => text }
 }
 
-// Effect's Console over a node Console that writes to the captured streams:
-// formatted as console.log formats what the command prints on a pipe.
-const consoleOf = (node: globalThis.Console): Console.Console => ({
-  [Console.TypeId]: Console.TypeId,
-  unsafe: node,
-  assert: (condition, ...args) => Effect.sync(() => node.assert(condition, ...args)),
-  clear: Effect.sync(() => node.clear()),
-  count: (label) => Effect.sync(() => node.count(label)),
-  countReset: (label) => Effect.sync(() => node.countReset(label)),
-  debug: (...args) => Effect.sync(() => node.debug(...args)),
-  dir: (item, options) => Effect.sync(() => node.dir(item, options)),
-  dirxml: (...args) => Effect.sync(() => node.dirxml(...args)),
-  error: (...args) => Effect.sync(() => node.error(...args)),
-  group: (options) =>
-    Effect.sync(() => options?.collapsed === true ? node.groupCollapsed(options.label) : node.group(options?.label)),
-  groupEnd: Effect.sync(() => node.groupEnd()),
-  info: (...args) => Effect.sync(() => node.info(...args)),
-  log: (...args) => Effect.sync(() => node.log(...args)),
-  table: (data, properties) => Effect.sync(() => node.table(data, properties)),
-  time: (label) => Effect.sync(() => node.time(label)),
-  timeEnd: (label) => Effect.sync(() => node.timeEnd(label)),
-  timeLog: (label, ...args) => Effect.sync(() => node.timeLog(label, ...args)),
-  trace: (...args) => Effect.sync(() => node.trace(...args)),
-  warn: (...args) => Effect.sync(() => node.warn(...args))
-})
-
 // A terminal whose input is a pipe carrying `input`: one line per question,
 // then end of input; what it displays goes to standard output, in order with
 // what the command logs.
 const pipedTerminal = (input: string, out: Writable): Terminal.Terminal => {
   const lines = input.split(/\r?\n/)
   if (lines.at(-1) === "") lines.pop()
-  return {
+  return Terminal.make({
     columns: Effect.succeed(0),
     rows: Effect.succeed(0),
-    isTTY: Effect.succeed(false),
-    readInput: Effect.dieMessage("a pipe has no keys to read"),
+    size: Effect.die("a pipe has no size"),
+    readInput: Effect.die("a pipe has no keys to read"),
     readLine: Effect.suspend(() => {
       const line = lines.shift()
-      return line === undefined ? Effect.fail(new Terminal.QuitException()) : Effect.succeed(line)
+      return line === undefined ? Effect.fail(new Terminal.QuitError({})) : Effect.succeed(line)
     }),
     display: (text) => Effect.sync(() => void out.write(text))
-  }
+  })
 }
 
 /** Runs `graded ...args` here, as `node bin/graded.mjs ...args` would run in `cwd`. */
@@ -107,8 +80,10 @@ export const graded = async (args: ReadonlyArray<string>, options: Options): Pro
         Layer.succeed(Terminal.Terminal, pipedTerminal(options.input ?? "", out.stream))
       ),
       Effect.provideService(ExitCode, (set) => void (code = set)),
-      Effect.withConsole(consoleOf(node)),
-      Effect.provide(NodeContext.layer)
+      // Effect's Console is a node Console: this one writes to the captured streams,
+      // formatted as console.log formats what the command prints on a pipe.
+      Effect.provideService(Console.Console, node),
+      Effect.provide(NodeServices.layer)
     )
   )
   // What NodeRuntime.runMain does with a failure the command did not handle: report it, exit code 1.

@@ -323,9 +323,9 @@ describe("graded mcp serve", { timeout: 240_000 }, () => {
     // eslint-disable-next-line no-control-regex
     const text = help.out.replace(/\u001b\[[0-9;]*m/g, "")
     expect(text).toContain("--http integer")
-    expect(text).toContain("--host text")
+    expect(text).toContain("--host string")
     expect(text).toContain("--max-sessions integer")
-    expect(text).toContain("--idle-timeout text")
+    expect(text).toContain("--idle-timeout string")
     expect(text).toContain("$ graded mcp serve --http 3000")
     expect(unknown.code).toBe(2)
     expect(unknown.err).toMatch(/^ {2}mcp +mcp serve: /m)

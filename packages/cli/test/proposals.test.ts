@@ -6,10 +6,10 @@ import { execFile } from "node:child_process"
 import { existsSync, mkdtempSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
-import { fileURLToPath, pathToFileURL } from "node:url"
-import * as SqlClient from "@effect/sql/SqlClient"
-import { LibsqlClient } from "@effect/sql-libsql"
-import { Effect, TestClock, TestContext } from "effect"
+import { DatabaseSync } from "node:sqlite"
+import { fileURLToPath } from "node:url"
+import { Effect } from "effect"
+import { TestClock } from "effect/testing"
 import { Proposal, Runs, ScriptedModel } from "@graded/core"
 import { Sql, SqlAudit } from "@graded/sql"
 import { describe, expect, it } from "vitest"
@@ -73,7 +73,7 @@ const store = () => {
       Effect.gen(function*() {
         yield* TestClock.setTime(Date.now() + 16 * 60_000)
         return yield* Proposal.recover
-      }).pipe(Effect.provide(sqlite), Effect.provide(TestContext.TestContext))
+      }).pipe(Effect.provide(sqlite), Effect.provide(TestClock.layer()))
     )
     expect(moved.map((p) => [p.id, p.status])).toEqual([[id, "in-doubt"]])
   }
@@ -83,14 +83,14 @@ const store = () => {
   // Set with a client of the test's own: Sql.sqlite keeps its connection.
   const crashedLeasePassed = async (id: string) => {
     expect(await approveAndDie(id)).toBe("SIGKILL")
-    await Effect.runPromise(
-      Effect.flatMap(
-        SqlClient.SqlClient,
-        (sql) =>
-          sql`UPDATE graded_proposals SET lease_until = '2000-01-01T00:00:00.000Z'
-          WHERE seq = ${Number(id.slice(2))} AND status = 'delivering'`
-      ).pipe(Effect.provide(LibsqlClient.layer({ url: pathToFileURL(env.GRADED_TEST_DB).href })))
-    )
+    const db = new DatabaseSync(env.GRADED_TEST_DB)
+    try {
+      db.prepare(
+        `UPDATE graded_proposals SET lease_until = '2000-01-01T00:00:00.000Z' WHERE seq = ? AND status = 'delivering'`
+      ).run(Number(id.slice(2)))
+    } finally {
+      db.close()
+    }
     expect((await stored(id)).status).toBe("delivering")
   }
   const audited = () => Effect.runPromise(SqlAudit.entries().pipe(Effect.provide(sqlite)))

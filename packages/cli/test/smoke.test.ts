@@ -84,7 +84,7 @@ describe("graded, started as a user starts it", { timeout: 240_000 }, () => {
   it("a command line that does not parse: what is wrong, exit code 2", async () => {
     const { code, err, out } = await gradedBuilt(["list", ...builtModule, "--frob"])
     expect(code).toBe(2)
-    expect(err).toContain("Received unknown argument: '--frob'")
+    expect(err).toContain("Unrecognized flag: --frob in command graded list")
     expect(out).toBe("")
   })
 })

@@ -28,12 +28,32 @@ const mcpProblem = (mcp: unknown): string | undefined => {
   return undefined
 }
 
+// A module written in TypeScript loads as it is. From its own sources (this
+// repository, a test) the command runs under a loader that compiles
+// TypeScript, which compiles the module too. Compiled (dist/, as installed),
+// it registers tsx, an optional peer, when the app has it; without tsx, Node
+// strips the types itself, which takes only erasable syntax and relative
+// imports that name their .ts files.
+const typescript = /\.[cm]?tsx?$/
+const fromSources = import.meta.url.endsWith(".ts")
+let tsx: Promise<boolean> | undefined
+const withTsx = (): Promise<boolean> =>
+  tsx ??= import("tsx/esm/api").then((api) => {
+    api.register()
+    return true
+  }, () => false)
+
+const withoutTsx =
+  " (a TypeScript module loads through tsx when the project has it, `npm i -D tsx`; without it, Node strips the types itself, which takes only erasable syntax and relative imports that name their .ts files)"
+
 export const load = (file: string): Effect.Effect<Config, ConfigError> =>
   Effect.gen(function*() {
     const resolved = path.resolve((yield* WorkingDirectory)(), file)
+    const compiled = typescript.test(resolved) && !fromSources ? yield* Effect.promise(withTsx) : true
     const module = yield* Effect.tryPromise({
       try: () => import(pathToFileURL(resolved).href) as Promise<Record<string, unknown>>,
-      catch: (error) => new ConfigError({ message: `Cannot load ${file}: ${String(error)}` })
+      catch: (error) =>
+        new ConfigError({ message: `Cannot load ${file}: ${String(error)}${compiled ? "" : withoutTsx}` })
     })
     const exports = (module.default ?? module) as Record<string, unknown>
     if (!Toolkit.isToolkit(exports.toolkit)) {
