@@ -50,8 +50,9 @@ export const entries: ReadonlyArray<string> = [
   "packages/sql/test/sqliteReadonlyProcess.ts"
 ]
 
-// Kept outside the bundle: native addons (and what requires them by a computed path).
-const outside = /^(libsql|@libsql\/|@lydell\/node-pty|@electric-sql\/)/
+// Kept outside the bundle: native addons (and what requires them by a computed path). SQLite is Node's own
+// (node:sqlite, outside as every node: module is).
+const outside = /^(@lydell\/node-pty|@electric-sql\/)/
 
 interface PluginBuild {
   readonly onResolve: (
@@ -107,7 +108,7 @@ export default async function setup(): Promise<void> {
     splitting: true,
     platform: "node",
     format: "esm",
-    target: "node20",
+    target: "node22",
     logLevel: "error",
     // A CommonJS package bundled into ESM may still call require.
     banner: {

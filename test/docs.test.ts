@@ -176,7 +176,7 @@ const documents = [
 ]
 const documented = documents.flatMap(blocks)
 
-// @effect/cli and pnpm color what they print, even in a pipe.
+// effect/cli and pnpm color what they print, even in a pipe.
 // eslint-disable-next-line no-control-regex -- \u001b starts the ANSI escape codes it strips
 const plain = (text: string) => text.replace(/\u001b\[[0-9;?]*[A-Za-z]/g, "").replace(/\r/g, "")
 

@@ -47,8 +47,7 @@ export const SubmitTicket = Tool.write("ticket.submit", {
   description: "File a ticket for the support team.",
   input: Schema.Struct({ subject: Schema.String, body: Schema.String }),
   output: Schema.Struct({ id: Schema.String }),
-  run: ({ body, subject }) =>
-    Effect.map(Desk.use((desk) => desk.fileTicket(subject, body)), (id) => ({ id }))
+  run: ({ body, subject }) => Effect.map(Desk.use((desk) => desk.fileTicket(subject, body)), (id) => ({ id }))
 })
 
 const Message = Schema.Struct({ to: Schema.String, text: Schema.Trimmed.check(Schema.isNonEmpty()) })
