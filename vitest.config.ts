@@ -11,10 +11,8 @@ import { configDefaults, defineConfig } from "vitest/config"
 // `pnpm test:unit` / `pnpm test:system` run one; `pnpm test <path>` one area (test/all.mjs).
 //
 // A worker blocked by a long synchronous test (a compile through the TypeScript
-// API, a property run) cannot answer the main process, and birpc's fixed 60 s
-// timeout would fail a green run with `Timeout calling "onTaskUpdate"`:
-// patches/vitest@3.2.7.patch makes that timeout VITEST_WORKER_RPC_TIMEOUT; test
-// results still travel the same channel, so nothing that fails is hidden.
+// API, a property run) cannot answer the main process for a while: vitest 5's
+// worker channel has no timeout (vitest 3's 60 s needed a patch).
 const workers = Math.max(2, availableParallelism())
 
 export const system = [
@@ -47,15 +45,10 @@ export const system = [
 
 export default defineConfig({
   test: {
-    env: { VITEST_WORKER_RPC_TIMEOUT: String(15 * 60_000) },
     testTimeout: 60_000,
     hookTimeout: 60_000,
     teardownTimeout: 60_000,
     maxWorkers: workers,
-    minWorkers: 1,
-    // Pools belong to the run, not to a project, so unit's sharing is set here:
-    // a threads worker (unit's) keeps its modules from one file to the next.
-    poolOptions: { threads: { isolate: false } },
     projects: [
       {
         extends: true,
@@ -68,6 +61,7 @@ export default defineConfig({
             "type-tests/**/*.test.ts"
           ],
           exclude: [...configDefaults.exclude, ...system],
+          // A threads worker keeps its modules from one file to the next.
           pool: "threads",
           isolate: false
         }
