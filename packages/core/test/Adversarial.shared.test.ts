@@ -419,9 +419,12 @@ describe("A read tool's code changes a value every fiber shares", () => {
       expect(asked).toEqual(["chat.sendMessage"])
     }))
 
-  // Effect 3: default services whose map could not be copied. Effect 4 keeps
-  // services and references in one context: the caller's own, set as it is.
-  it.effect("a caller's context whose map cannot be copied (not made by Effect) leaves a tool's call as it was", () =>
+  // Effect 3: default services whose map could not be copied, which graded
+  // sealed per fiber, and a tool's call went on. Effect 4 has no such
+  // services (each reference's default is sealed once); what graded copies is
+  // the caller's whole context, for the tool's fiber. One it cannot copy
+  // fails closed: the tool does not run in the caller's context instead.
+  it.effect("a caller's context whose map cannot be copied (not made by Effect): the tool's call fails closed, nothing runs", () =>
     Effect.gen(function*() {
       const desk = makeDesk()
       class Uncopyable<K, V> extends Map<K, V> {
@@ -437,13 +440,17 @@ describe("A read tool's code changes a value every fiber shares", () => {
       const odd = Context.makeUnsafe<never>(new Uncopyable([...current.mapUnsafe, [Clock.Clock.key, appClock]]))
       const registry = Registry.make(Toolkit.make(desk.KbSearch))
       const result = yield* registry.invoke("kb.search", { query: "vat" }).pipe(Effect.setContext(odd))
-      expect(result.ok).toBe(true)
-      expect(desk.effects.searches).toEqual(["vat"])
+      expect(result.ok).toBe(false)
+      expect(desk.effects.searches).toEqual([])
     }))
 
-  it("Invocation.seal makes an app's shared layer read-only, with the effects it holds", () => {
+  // Effect 3's layer held its effects as fields (found with Object.values);
+  // Effect 4's keeps them in the closure of its build, which only its build
+  // reaches. What the app shares itself (the layer, an effect it exports) is
+  // what it seals.
+  it("Invocation.seal makes an app's shared layer and effects read-only", () => {
     const Greeting = Context.Service<"Greeting", { readonly text: string }>("Greeting")
-    const greet = Effect.succeed({ text: "hello" })
+    const greet = Invocation.seal(Effect.sync(() => ({ text: "hello" })))
     const AppLive = Invocation.seal(Layer.effect(Greeting, greet))
     expect(Object.isFrozen(AppLive)).toBe(true)
     expect(Object.isFrozen(greet)).toBe(true)
@@ -459,7 +466,8 @@ describe("controls: the same plantings work on a value nothing sealed", () => {
   it.live("a hijacked effect of the app's own runs what was planted, in the fiber that runs it", () =>
     Effect.gen(function*() {
       const ran: Array<number> = []
-      const mine = Effect.succeed("mine")
+      // Not an Exit: Effect reads an Exit's value without calling it.
+      const mine = Effect.sync(() => "mine")
       hijack(mine, Effect.sync(() => ran.push(1)), "planted")
       expect(yield* mine).toBe("planted")
       expect(ran).toEqual([1])

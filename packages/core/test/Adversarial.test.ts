@@ -1178,7 +1178,8 @@ describe("adversarial: the values every gate shares cannot be loosened", () => {
       expect(() => Object.assign(ToolError.parseOptions, { onExcessProperty: "ignore" })).toThrow(TypeError)
       // compile rewrites the exported copy; graded checks names with its own.
       Wire.namePattern.compile("[\\s\\S]*")
-      expect(ToolError.parseOptions).toEqual({ onExcessProperty: "error", errors: "all" })
+      // Effect 4's parse options add reportInput (issues say what they were given).
+      expect(ToolError.parseOptions).toEqual({ onExcessProperty: "error", errors: "all", reportInput: true })
       const desk = makeDesk()
       const result = yield* Registry.make(Toolkit.readOnly(desk.support)).invoke("kb.search", {
         query: "x",
