@@ -2,7 +2,19 @@
 // write and send, shown the exact payload; the run goes on with the outcome.
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Layer, Schema } from "effect"
-import { Agent, Audit, HumanConfirm, Invocation, type LanguageModel, ScriptedModel, Tool, Toolkit } from "@graded/core"
+import {
+  Agent,
+  Audit,
+  HumanConfirm,
+  Invocation,
+  type LanguageModel,
+  Proposal,
+  ProposalStore,
+  RunStore,
+  ScriptedModel,
+  Tool,
+  Toolkit
+} from "@graded/core"
 import { makeDesk } from "./supportDesk.js"
 
 const { call, calls, text } = ScriptedModel
@@ -66,6 +78,23 @@ describe("Agent.supervised", () => {
         autonomous: true
       })
     }))
+
+  it.effect("keeps its run and proposals in stores of its own, not in the caller's of the same layer", () =>
+    Effect.gen(function*() {
+      const desk = makeDesk()
+      const result = yield* Agent.supervised({ toolkit: desk.support, prompt: "File it." }).pipe(
+        Effect.provide(Layer.mergeAll(
+          ScriptedModel.layer([calls(call("ticket.submit", { subject: "VAT" })), text("Filed.")]),
+          HumanConfirm.layer(HumanConfirm.scripted([HumanConfirm.approve("agent:alice")]))
+        ))
+      )
+      expect(desk.effects.submitted).toEqual(["VAT"])
+      expect(result.calls.map((c) => c.ok)).toEqual([true])
+      // Effect 4 reuses a layer an enclosing provide built: the caller's stores
+      // here are the very layers Agent.supervised builds its own from.
+      expect(yield* Proposal.list()).toEqual([])
+      expect(yield* Effect.flatMap(RunStore.RunStore, (runs) => runs.list())).toEqual([])
+    }).pipe(Effect.provide(Layer.merge(ProposalStore.memory, RunStore.memory))))
 
   it.effect("the writes and sends of one turn are asked at once, not one after another", () =>
     Effect.gen(function*() {
