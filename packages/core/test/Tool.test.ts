@@ -216,4 +216,30 @@ describe("a tool's schemas", () => {
       }
       expect(yield* registry.invoke("customer.byId", { id: "x-1" })).toMatchObject({ ok: false, code: "invalid-input" })
     }))
+
+  it.effect("a class schema keeps the AST it had: a getter redefined on the class it extends changes nothing", () =>
+    Effect.gen(function*() {
+      class Ticket extends Schema.Class<Ticket>("Ticket")({ subject: Schema.String }) {}
+      const Other = Schema.Struct({ subject: Schema.Number })
+      const Submit = Tool.read("ticket.check", {
+        title: "Check a ticket",
+        description: "Checks a ticket's subject.",
+        input: Ticket,
+        output: Schema.String,
+        run: (ticket) => Effect.succeed(ticket.subject)
+      })
+      const registry = Registry.make(Toolkit.make(Submit))
+      // Plain JavaScript, no cast: the AST Ticket's parent class hands out, swapped.
+      try {
+        Object.defineProperty(Object.getPrototypeOf(Ticket), "ast", { get: () => Other.ast, configurable: true })
+      } catch {
+        // Refused outright is as good.
+      }
+      expect(Ticket.ast).not.toBe(Other.ast)
+      expect(yield* registry.invoke("ticket.check", { subject: "Refund" })).toEqual({ ok: true, data: "Refund" })
+      expect(yield* registry.invoke("ticket.check", { subject: 42 })).toMatchObject({
+        ok: false,
+        code: "invalid-input"
+      })
+    }))
 })

@@ -258,7 +258,14 @@ const freezeGraph = (value: unknown): void => {
  */
 export const frozenSchema = <S extends { readonly ast: unknown }>(schema: S): S => {
   if (frozenGraphs.has(schema)) return schema
-  freezeGraph(schema.ast)
+  // A class schema (`Schema.Class`, `TaggedError`) finds its AST through a
+  // getter on a class it extends, which freezing the schema does not freeze:
+  // the AST it has now becomes its own, read-only.
+  const ast = schema.ast
+  freezeGraph(ast)
+  if (!Object.prototype.hasOwnProperty.call(schema, "ast") || Object.getOwnPropertyDescriptor(schema, "ast")?.get) {
+    Object.defineProperty(schema, "ast", { value: ast, enumerable: true, writable: false, configurable: false })
+  }
   frozenGraphs.add(schema)
   Object.freeze(schema)
   return schema
