@@ -2,7 +2,8 @@
 // reads back decoded and equal, in order, whoever wrote it; queries select by
 // the columns; and a database that fails never fails the call it records.
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Layer, Logger, LogLevel, type Scope, TestClock } from "effect"
+import { Context, Effect, Layer, Logger, References, type Scope } from "effect"
+import { TestClock } from "effect/testing"
 import { Audit, HumanConfirm, Invocation, Registry } from "@graded/core"
 import { SqlAudit } from "@graded/sql"
 import { makeDesk } from "../../core/test/supportDesk.js"
@@ -31,7 +32,7 @@ const nobody = Effect.provide(HumanConfirm.layer(HumanConfirm.scripted([])))
 const recording = (context: Context.Context<Services>) => {
   const sql = Context.get(context, Audit.Audit)
   const entries: Array<Audit.Entry> = []
-  const layer = Audit.layer((entry) => Effect.zipRight(Effect.sync(() => void entries.push(entry)), sql.write(entry)))
+  const layer = Audit.layer((entry) => Effect.andThen(Effect.sync(() => void entries.push(entry)), sql.write(entry)))
   return { entries, layer }
 }
 
@@ -58,7 +59,7 @@ export const auditContract = (subject: AuditSubject) =>
       name: string,
       body: (database: AuditDatabase, context: Context.Context<Services>) => Effect.Effect<void, unknown, Scope.Scope>
     ) =>
-      it.scoped(name, () =>
+      it.effect(name, () =>
         Effect.gen(function*() {
           const database = yield* subject.database
           yield* body(database, yield* database.open)
@@ -281,7 +282,7 @@ export const auditContract = (subject: AuditSubject) =>
           )
           yield* Audit.record({ type: "called", tool: "kb.search", input: cyclic }).pipe(
             Effect.provide(layer),
-            Logger.withMinimumLogLevel(LogLevel.None)
+            Effect.provideService(References.MinimumLogLevel, "None")
           )
           const read = yield* SqlAudit.entries().pipe(Effect.provide(context))
           expect(read).toMatchObject([{ type: "called", input: { big: "100000000000000000000" } }])
@@ -294,12 +295,12 @@ export const auditContract = (subject: AuditSubject) =>
         yield* sql`DROP TABLE graded_audit`
         const logged: Array<string> = []
         const logger = Logger.make(({ logLevel, message }) =>
-          logged.push(`${logLevel.label} ${String(message)}`)
+          logged.push(`${logLevel.toUpperCase()} ${Array.isArray(message) ? message.join(" ") : String(message)}`)
         )
         const desk = makeDesk()
         const result = yield* Registry.make(desk.support).invoke("kb.search", { query: "VAT" }, { autonomous: true })
           .pipe(
-            Effect.provide(Layer.merge(Layer.succeedContext(context), Logger.replace(Logger.defaultLogger, logger)))
+            Effect.provide(Layer.merge(Layer.succeedContext(context), Logger.layer([logger])))
           )
         expect(result).toMatchObject({ ok: true, data: [{ id: "kb-1", title: "About VAT" }] })
         expect(desk.effects.searches).toEqual(["VAT"])
@@ -307,6 +308,6 @@ export const auditContract = (subject: AuditSubject) =>
         expect(logged.every((line) =>
           line.startsWith("WARN @graded/sql: an audit entry was not stored")
         )).toBe(true)
-        expect(yield* Effect.either(SqlAudit.entries().pipe(Effect.provide(context)))).toMatchObject({ _tag: "Left" })
+        expect(yield* Effect.result(SqlAudit.entries().pipe(Effect.provide(context)))).toMatchObject({ _tag: "Failure" })
       }))
   })

@@ -33,32 +33,32 @@ const tools = (entries: ReadonlyArray<Audit.Entry>) => entries.map((entry) => "t
 
 const suite = (name: string, open: () => Effect.Effect<Db, unknown, Scope.Scope>) =>
   describe(name, () => {
-    it.scoped("a step's entries commit with it; a nested step rolled back takes its own entries, not the outer's", () =>
+    it.effect("a step's entries commit with it; a nested step rolled back takes its own entries, not the outer's", () =>
       Effect.gen(function*() {
         const db = yield* Effect.map(open(), Layer.build).pipe(Effect.flatten)
         // The stores' transaction, as a run's step takes it.
         const step = Context.get(db, RunStore.RunStore).withTransaction!
         yield* step(Effect.gen(function*() {
           yield* Audit.record(event("outer"))
-          yield* Effect.ignore(step(Effect.zipRight(Audit.record(event("undone")), Effect.fail("no"))))
+          yield* Effect.ignore(step(Effect.andThen(Audit.record(event("undone")), Effect.fail("no"))))
           yield* step(Audit.record(event("nested")))
           yield* Audit.record(event("after"))
         })).pipe(Effect.provide(db))
-        yield* Effect.ignore(step(Effect.zipRight(Audit.record(event("rolled back")), Effect.fail("no"))))
+        yield* Effect.ignore(step(Effect.andThen(Audit.record(event("rolled back")), Effect.fail("no"))))
           .pipe(Effect.provide(db))
         const { got, sink } = keeping()
         yield* SqlAudit.forward({ sink: "copy" }, sink).pipe(Effect.provide(db))
         expect(tools(got)).toEqual(["outer", "nested", "after"])
       }))
 
-    it.scoped("forwards what committed, once, in order, each with its id; a step rolled back, never", () =>
+    it.effect("forwards what committed, once, in order, each with its id; a step rolled back, never", () =>
       Effect.gen(function*() {
         const db = yield* Effect.map(open(), Layer.build).pipe(Effect.flatten)
         const sql = storeClient(db)
         yield* Effect.gen(function*() {
           yield* Audit.record(event("a"))
-          yield* sql.withTransaction(Effect.zipRight(Audit.record(event("b")), Audit.record(event("c"))))
-          yield* Effect.ignore(sql.withTransaction(Effect.zipRight(Audit.record(event("undone")), Effect.fail("no"))))
+          yield* sql.withTransaction(Effect.andThen(Audit.record(event("b")), Audit.record(event("c"))))
+          yield* Effect.ignore(sql.withTransaction(Effect.andThen(Audit.record(event("undone")), Effect.fail("no"))))
           yield* Audit.record(event("d"))
         }).pipe(Effect.provide(db))
         const { got, sink } = keeping()
@@ -78,10 +78,10 @@ const suite = (name: string, open: () => Effect.Effect<Db, unknown, Scope.Scope>
         expect(tools(other.got)).toEqual(["a", "b"])
       }))
 
-    it.scoped("a sink that fails is marked fed with nothing: the next pass forwards the same entries, same ids", () =>
+    it.effect("a sink that fails is marked fed with nothing: the next pass forwards the same entries, same ids", () =>
       Effect.gen(function*() {
         const db = yield* Effect.map(open(), Layer.build).pipe(Effect.flatten)
-        yield* Effect.zipRight(Audit.record(event("a")), Audit.record(event("b"))).pipe(Effect.provide(db))
+        yield* Effect.andThen(Audit.record(event("a")), Audit.record(event("b"))).pipe(Effect.provide(db))
         const { got, sink } = keeping(1)
         const failed = yield* Effect.flip(SqlAudit.forward({ sink: "copy" }, sink).pipe(Effect.provide(db)))
         expect(failed).toMatchObject({ _tag: "@graded/sql/SqlAudit/ForwardFailed", sink: "copy" })
@@ -90,7 +90,7 @@ const suite = (name: string, open: () => Effect.Effect<Db, unknown, Scope.Scope>
         expect(tools(got)).toEqual(["a", "b"])
       }))
 
-    it.scoped("SqlAudit.forwarding feeds a JSON Lines file, and its last pass runs as the scope closes", () =>
+    it.effect("SqlAudit.forwarding feeds a JSON Lines file, and its last pass runs as the scope closes", () =>
       Effect.gen(function*() {
         const dir = yield* tempDir
         const file = path.join(dir, "audit.jsonl")
@@ -129,7 +129,7 @@ describe("PGlite", () => {
 const serverUrl = process.env.GRADED_PG_URL
 describe.skipIf(serverUrl === undefined)("PostgreSQL server (GRADED_PG_URL)", () => {
   // Live: the forwarder is asked again on real time below (the server is real, and shared).
-  it.scopedLive("a row numbered first and committed last is forwarded, not passed over", () =>
+  it.live("a row numbered first and committed last is forwarded, not passed over", () =>
     Effect.gen(function*() {
       const database = yield* Effect.acquireRelease(
         Effect.promise(() => createDatabase(serverUrl!)),
@@ -140,9 +140,9 @@ describe.skipIf(serverUrl === undefined)("PostgreSQL server (GRADED_PG_URL)", ()
       const written = yield* Deferred.make<void>()
       const go = yield* Deferred.make<void>()
       // A step that numbers its row, then holds its transaction open.
-      const slow = yield* Effect.fork(
-        sql.withTransaction(Effect.zipRight(
-          Effect.zipRight(Audit.record(event("first")), Deferred.succeed(written, undefined)),
+      const slow = yield* Effect.forkChild(
+        sql.withTransaction(Effect.andThen(
+          Effect.andThen(Audit.record(event("first")), Deferred.succeed(written, undefined)),
           Deferred.await(go)
         )).pipe(Effect.provide(db))
       )

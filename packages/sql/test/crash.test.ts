@@ -5,7 +5,7 @@
 // delivery appends a line to, with its idempotency key: its line count says
 // what went out, and nothing may go out twice without a human saying so.
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either } from "effect"
+import { Effect, Result } from "effect"
 import { HumanConfirm, Invocation, type LanguageModel, Proposal, Runs, RunStore, ScriptedModel } from "@graded/core"
 import { Sql, SqlAudit } from "@graded/sql"
 import { type ChildProcess, spawn } from "node:child_process"
@@ -102,7 +102,7 @@ const setup = Effect.gen(function*() {
         moved.push(...(yield* Proposal.recover.pipe(app)))
         const proposal = yield* Proposal.get(id).pipe(app)
         if (proposal.status !== "approving" && proposal.status !== "delivering") return { proposal, moved }
-        if (Date.now() > deadline) return yield* Effect.dieMessage(`${id} is still ${proposal.status}`)
+        if (Date.now() > deadline) return yield* Effect.die(new Error(`${id} is still ${proposal.status}`))
         yield* Effect.sleep("100 millis")
       }
     })
@@ -119,7 +119,7 @@ const setup = Effect.gen(function*() {
         Effect.provide(ScriptedModel.layer([calls(call("chat.sendMessage", { text: "Your refund is on its way." }))])),
         app
       )
-      if (started.status !== "waiting") return yield* Effect.dieMessage(`the run is ${started.status}`)
+      if (started.status !== "waiting") return yield* Effect.die(new Error(`the run is ${started.status}`))
       expect(started.pending).toMatchObject([{ tool: "chat.sendMessage", status: "pending", runId }])
       return started.pending[0]!.id
     })
@@ -129,7 +129,7 @@ const setup = Effect.gen(function*() {
 })
 
 describe("crashes on one SQLite file, with processes killed by SIGKILL", () => {
-  it.scopedLive(
+  it.live(
     "killed while its run waits for a decision: a new process finds the same proposal waiting; decided, the run finishes, delivered once",
     () =>
       Effect.gen(function*() {
@@ -187,7 +187,7 @@ describe("crashes on one SQLite file, with processes killed by SIGKILL", () => {
     timeout
   )
 
-  it.scopedLive(
+  it.live(
     "killed while the model is thinking: once the run's lease passes, another process resumes it from its last turn",
     () =>
       Effect.gen(function*() {
@@ -201,23 +201,23 @@ describe("crashes on one SQLite file, with processes killed by SIGKILL", () => {
         // Until the dead process's lease passes, the run is busy; then this process takes it.
         const asked: Array<LanguageModel.Request> = []
         const deadline = Date.now() + patience
-        let resumed: Either.Either<Runs.Outcome<any>, unknown>
+        let resumed: Result.Result<Runs.Outcome<any>, unknown>
         for (;;) {
-          resumed = yield* Effect.either(resume("run-think", (request) => {
+          resumed = yield* Effect.result(resume("run-think", (request) => {
             asked.push(request)
             return calls(call("chat.sendMessage", { text: "On its way." }))
           }))
-          if (Either.isRight(resumed)) break
-          expect(resumed.left).toMatchObject({ _tag: "@graded/core/RunStore/RunBusy", status: "running" })
+          if (Result.isSuccess(resumed)) break
+          expect(resumed.failure).toMatchObject({ _tag: "@graded/core/RunStore/RunBusy", status: "running" })
           expect(Date.now()).toBeLessThan(deadline)
           yield* Effect.sleep("100 millis")
         }
         // The model was asked once, with the read it had already made; nothing of round 1 ran again.
         expect(asked).toHaveLength(1)
         expect(results(asked[0]!.messages)).toEqual([{ ok: true, data: [{ id: "kb-1", title: "About refund" }] }])
-        expect(resumed.right).toMatchObject({ status: "waiting", pending: [{ tool: "chat.sendMessage" }] })
-        if (resumed.right.status !== "waiting") return
-        yield* Proposal.approve(desk.support, resumed.right.pending[0]!.id).pipe(
+        expect(resumed.success).toMatchObject({ status: "waiting", pending: [{ tool: "chat.sendMessage" }] })
+        if (resumed.success.status !== "waiting") return
+        yield* Proposal.approve(desk.support, resumed.success.pending[0]!.id).pipe(
           human("agent:bob", HumanConfirm.approve("agent:bob")),
           app
         )
@@ -238,7 +238,7 @@ describe("crashes on one SQLite file, with processes killed by SIGKILL", () => {
       ["decided", "after the approval was decided and audited, before the delivery was recorded"]
     ] as const
   ) {
-    it.scopedLive(
+    it.live(
       `killed ${where}: recovered after the lease, the proposal is pending, nothing went out, a new approval delivers once`,
       () =>
         Effect.gen(function*() {
@@ -335,7 +335,7 @@ describe("crashes on one SQLite file, with processes killed by SIGKILL", () => {
     return { ...context, id, line: line! }
   })
 
-  it.scopedLive(
+  it.live(
     "killed inside deliver after the outside effect: in doubt, never re-run silently; a retry goes out with the same key",
     () =>
       Effect.gen(function*() {
@@ -371,7 +371,7 @@ describe("crashes on one SQLite file, with processes killed by SIGKILL", () => {
     timeout
   )
 
-  it.scopedLive(
+  it.live(
     "killed inside deliver after the outside effect: a human marks it done, and the run goes on told so",
     () =>
       Effect.gen(function*() {

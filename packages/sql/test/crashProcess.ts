@@ -49,7 +49,7 @@ const startAndWait = Effect.gen(function*() {
     const now = yield* Runs.resume("run-crash", { toolkit: desk.support }).pipe(
       Effect.provide(ScriptedModel.layer([]))
     )
-    if (now.status !== "waiting") return yield* Effect.dieMessage(`the run is ${now.status}`)
+    if (now.status !== "waiting") return yield* Effect.die(new Error(`the run is ${now.status}`))
     yield* mark({ started, polls: ++polls })
     yield* Effect.sleep("20 millis")
   }))
@@ -62,7 +62,7 @@ const startAndThink = Effect.gen(function*() {
     generate: () =>
       turns++ === 0
         ? Effect.succeed(calls(call("kb.search", { query: "refund" }, "call_read")))
-        : Effect.zipRight(mark({ asked: turns }), Effect.never)
+        : Effect.andThen(mark({ asked: turns }), Effect.never)
   })
   return yield* Runs.start({
     toolkit: desk.support,
@@ -79,10 +79,10 @@ const approve = Effect.gen(function*() {
   const sink = Context.get(context, Audit.Audit)
   // The database's audit, and, for `decided`, a stop right after the approval is recorded.
   const audit = Audit.layer((entry) =>
-    Effect.zipRight(
+    Effect.andThen(
       sink.write(entry),
       point === "decided" && entry.type === "decided" && entry.decision === "approved"
-        ? Effect.zipRight(mark({ stopped: "decided" }), Effect.never)
+        ? Effect.andThen(mark({ stopped: "decided" }), Effect.never)
         : Effect.void
     )
   )
@@ -90,12 +90,12 @@ const approve = Effect.gen(function*() {
     confirm: () =>
       point === "ui"
         // The human pressed approve; the answer never gets back.
-        ? Effect.zipRight(mark({ stopped: "ui" }), Effect.never)
+        ? Effect.andThen(mark({ stopped: "ui" }), Effect.never)
         : Effect.succeed(HumanConfirm.approve("agent:alice"))
   }
   yield* Invocation.within({ actor: "agent:alice" })(Proposal.approve(desk.support, proposal!, { lease: "1 second" }))
     .pipe(Effect.provide(HumanConfirm.layer(ui)), Effect.provide(audit), Effect.provide(context))
-  return yield* Effect.dieMessage("the approval finished; it was to stop before")
+  return yield* Effect.die(new Error("the approval finished; it was to stop before"))
 })
 
 const programs: Record<string, Effect.Effect<unknown, unknown, never>> = {
@@ -104,7 +104,7 @@ const programs: Record<string, Effect.Effect<unknown, unknown, never>> = {
   approve: Effect.scoped(approve)
 }
 
-const program = programs[mode!] ?? Effect.dieMessage(`no mode ${mode}`)
+const program = programs[mode!] ?? Effect.die(new Error(`no mode ${mode}`))
 Effect.runPromise(program).then(
   () => process.exit(0),
   (error) => {

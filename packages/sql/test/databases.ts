@@ -4,7 +4,7 @@
 // Each test gets an empty database; `open` connects a new pool to it.
 import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
-import { SqlClient } from "@effect/sql/SqlClient"
+import { SqlClient } from "effect/sql/SqlClient"
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Redacted, type Scope } from "effect"
 import { type Audit, ProposalStore, type RunStore } from "@graded/core"
@@ -87,7 +87,7 @@ export const postgres = (name: string, url: () => string) => {
     reset,
     ...subjects(
       name,
-      Effect.zipRight(reset, Effect.sync(() => ({ layer: Sql.postgres({ url: url() }), source: { postgres: url() } })))
+      Effect.andThen(reset, Effect.sync(() => ({ layer: Sql.postgres({ url: url() }), source: { postgres: url() } })))
     )
   }
 }

@@ -60,10 +60,10 @@ const writing = <A extends ReadonlyArray<unknown>, B, E>(
   name: string,
   method: (...args: A) => Effect.Effect<B, E>
 ) =>
-(...args: A) => Effect.zipRight(beforeWrite(faults, name), Effect.suspend(() => method(...args)))
+(...args: A) => Effect.andThen(beforeWrite(faults, name), Effect.suspend(() => method(...args)))
 const reading =
   <A extends ReadonlyArray<unknown>, B, E>(faults: Plan, method: (...args: A) => Effect.Effect<B, E>) => (...args: A) =>
-    Effect.zipRight(beforeRead(faults), Effect.suspend(() => method(...args)))
+    Effect.andThen(beforeRead(faults), Effect.suspend(() => method(...args)))
 
 const proposalsWith = (faults: Plan, store: ProposalStore.ProposalStore.Service): ProposalStore.ProposalStore.Service =>
   ProposalStore.guardDecisions({
@@ -98,7 +98,7 @@ export const faulty = <E>(
   base: Layer.Layer<ProposalStore.ProposalStore | RunStore.RunStore | Audit.Audit, E>,
   faults: Plan
 ): Layer.Layer<ProposalStore.ProposalStore | RunStore.RunStore | Audit.Audit, E> =>
-  Layer.scopedContext(Effect.map(Layer.build(base), (context) => {
+  Layer.effectContext(Effect.map(Layer.build(base), (context) => {
     const sink = Context.get(context, Audit.Audit)
     return Context.make(
       ProposalStore.ProposalStore,
@@ -110,7 +110,7 @@ export const faulty = <E>(
           Audit.Audit,
           faults.mode === "kill" ? {
             write: (entry: Audit.Entry) =>
-              Effect.zipRight(beforeWrite(faults, `audit ${entry.type}`), sink.write(entry))
+              Effect.andThen(beforeWrite(faults, `audit ${entry.type}`), sink.write(entry))
           }
             : sink
         )
@@ -212,8 +212,8 @@ const lease = "1 millis"
 export const process = (scenario: Scenario) =>
   Effect.gen(function*() {
     yield* Proposal.recover
-    const existing = yield* Effect.either(RunStore.RunStore.pipe(Effect.flatMap((runs) => runs.get(runId))))
-    let outcome = existing._tag === "Left"
+    const existing = yield* Effect.result(RunStore.RunStore.pipe(Effect.flatMap((runs) => runs.get(runId))))
+    let outcome = existing._tag === "Failure"
       ? yield* Runs.start({ toolkit: scenario.toolkit, prompt: "The printer is on fire.", runId, lease })
       : yield* Runs.resume(runId, { toolkit: scenario.toolkit, lease })
     for (let round = 0; outcome.status === "waiting" && round < 10; round++) {
@@ -244,14 +244,14 @@ export const drive = <E>(
       const finished = yield* process(scenario).pipe(
         Effect.provide(faulty(open(), faults)),
         Effect.scoped,
-        Effect.catchAllCause(() => Effect.succeed(false))
+        Effect.catchCause(() => Effect.succeed(false))
       )
       faults.dead = false
       if (finished) return started + 1
     }
-    return yield* Effect.dieMessage(
+    return yield* Effect.die(new Error(
       `the run did not finish in 12 processes (${faults.mode} at ${faults.at}): ${faults.log.join(", ")}`
-    )
+    ))
   })
 
 /** The four zeros, as counts, with what broke each. */

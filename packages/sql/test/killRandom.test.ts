@@ -134,7 +134,12 @@ const suite = (
           }))
 
           // The kill schedule: a random child at random intervals, restarted at once.
-          const schedule = Random.make(seed)
+          const random = yield* Random.withSeed(Random.Random, seed)
+          const schedule = {
+            // In [min, max), as Effect 3's was.
+            nextIntBetween: (min: number, max: number) =>
+              Effect.provideService(Random.nextIntBetween(min, max, { halfOpen: true }), Random.Random, random)
+          }
           const killed: Array<string> = []
           let nextKill = Date.now() + (yield* schedule.nextIntBetween(200, 1600))
           let nextLook = Date.now()

@@ -70,7 +70,7 @@ const expectedOr = (what: string, also: ReadonlySet<string> = new Set()) => <A, 
         (expectedTags.has(String(error._tag)) || also.has(String(error._tag))),
       () => Effect.void
     ),
-    Effect.catchAllCause(unexpected(what))
+    Effect.catchCause(unexpected(what))
   )
 
 const resumer = Effect.gen(function*() {
@@ -125,7 +125,7 @@ const resumer = Effect.gen(function*() {
 // stopped half way is decided again the same way, with the same edit.
 const decisionOf = (proposal: Proposal.Proposal) =>
   Effect.map(
-    Random.make(`${seed}/${proposal.id}`).next,
+    Random.withSeed(Random.next, `${seed}/${proposal.id}`),
     (draw): Decision["mode"] => draw < 0.45 ? "approve" : draw < 0.8 ? "edit" : "reject"
   )
 
@@ -167,7 +167,7 @@ const decideOne = (proposal: Proposal.Proposal) =>
     if (mode === "reject") {
       yield* record(proposal, mode)
       // Half on the card, half with Proposal.reject.
-      const onCard = (yield* Random.make(`${seed}/${proposal.id}/card`).next) < 0.5
+      const onCard = (yield* Random.withSeed(Random.next, `${seed}/${proposal.id}/card`)) < 0.5
       return yield* onCard
         ? Proposal.approve(desk, proposal.id, { lease }).pipe(
           Effect.provide(HumanConfirm.layer(human(() => HumanConfirm.reject(by, reason)))),
@@ -188,7 +188,7 @@ const decideOne = (proposal: Proposal.Proposal) =>
   })
 
 const retryOne = (proposal: Proposal.Proposal) =>
-  Effect.zipRight(
+  Effect.andThen(
     record(proposal, "retry"),
     Proposal.retry(desk, proposal.id, { lease }).pipe(
       Effect.provide(HumanConfirm.layer(human(() => HumanConfirm.approve(by)))),
@@ -220,9 +220,9 @@ const layer = /^postgres(ql)?:/.test(store!)
   : Layer.orDie(Sql.sqlite({ filename: store! }))
 const program = Effect.gen(function*() {
   console.log("ready")
-  return yield* role === "resume" ? resumer : role === "decide" ? decider : Effect.dieMessage(`no role ${role}`)
+  return yield* role === "resume" ? resumer : role === "decide" ? decider : Effect.die(new Error(`no role ${role}`))
 }).pipe(
-  Effect.withRandom(Random.make(`${seed}/${name}/${process.pid}`)),
+  Random.withSeed(`${seed}/${name}/${process.pid}`),
   Effect.provide(layer)
 )
 

@@ -91,7 +91,7 @@ export const makeLedgerDesk = (ledger: string) => {
           pid: process.pid
         } satisfies Delivery
       )
-    ).pipe(Effect.zipRight(pause(200)))
+    ).pipe(Effect.andThen(pause(200)))
   const Read = Tool.read("ledger.read", {
     title: "Read an account",
     description: "Read the account a run settles.",
@@ -102,19 +102,19 @@ export const makeLedgerDesk = (ledger: string) => {
   const Write = Tool.write("ledger.write", {
     title: "Book an entry",
     description: "Book an entry on the account.",
-    input: Schema.Struct({ runId: Schema.String, callId: Schema.String, note: Schema.NonEmptyTrimmedString }),
+    input: Schema.Struct({ runId: Schema.String, callId: Schema.String, note: Schema.Trimmed.check(Schema.isNonEmpty()) }),
     output: Schema.Struct({ booked: Schema.Boolean }),
     run: (input, { idempotencyKey }) => Effect.as(deliver("ledger.write", idempotencyKey, input), { booked: true })
   })
   const Send = Tool.send("ledger.send", {
     title: "Tell the customer",
     description: "Send the customer a message about the account.",
-    input: Schema.Struct({ runId: Schema.String, callId: Schema.String, text: Schema.NonEmptyTrimmedString }),
+    input: Schema.Struct({ runId: Schema.String, callId: Schema.String, text: Schema.Trimmed.check(Schema.isNonEmpty()) }),
     payload: Schema.Struct({
       runId: Schema.String,
       callId: Schema.String,
       to: Schema.String,
-      text: Schema.NonEmptyTrimmedString
+      text: Schema.Trimmed.check(Schema.isNonEmpty())
     }),
     output: Schema.Struct({ sent: Schema.Boolean }),
     prepare: ({ callId, runId, text }) => Effect.as(pause(150), { runId, callId, to: `customer-of-${runId}`, text }),

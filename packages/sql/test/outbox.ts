@@ -3,7 +3,7 @@
 // process that delivered it, into a table of its own in the same database.
 // The table has no unique key on purpose: a message delivered twice shows as
 // two rows, which the test counts.
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import { Effect, Schema } from "effect"
 import { Tool, Toolkit } from "@graded/core"
 

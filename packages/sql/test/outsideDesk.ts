@@ -27,11 +27,11 @@ export const makeOutsideDesk = (outside: string, options?: { readonly hang?: "af
     title: "Send a chat message",
     description: "Send a message to the customer.",
     input: Schema.Struct({ text: Schema.String }),
-    payload: Schema.Struct({ to: Schema.String, text: Schema.NonEmptyTrimmedString }),
+    payload: Schema.Struct({ to: Schema.String, text: Schema.Trimmed.check(Schema.isNonEmpty()) }),
     output: Schema.Struct({ delivered: Schema.Boolean }),
     prepare: ({ text }) => Effect.succeed({ to: "customer:42", text }),
     deliver: (confirmed) =>
-      Effect.zipRight(
+      Effect.andThen(
         Effect.sync(() => {
           const line: Sent = { key: confirmed.idempotencyKey, ...confirmed.payload, pid: process.pid }
           fs.appendFileSync(outside, `${JSON.stringify(line)}\n`)

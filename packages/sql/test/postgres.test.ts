@@ -2,7 +2,7 @@
 // (PostgreSQL compiled to WebAssembly, from npm, so this runs wherever Node
 // does), and, when GRADED_PG_URL names a server, a database of its own on
 // that server too (.ci/run starts Debian's postgresql for it).
-import { SqlClient } from "@effect/sql/SqlClient"
+import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Fiber, Layer, Logger, Option } from "effect"
 import { ProposalStore } from "@graded/core"
@@ -36,7 +36,7 @@ const suite = (name: string, skip: boolean, start: () => Promise<{ url: string; 
     fallbackContract(subjects.fallback)
 
     describe("Sql.postgres", () => {
-      it.scoped("makes its tables, records its migrations apart from the app's, and migrates once", () =>
+      it.effect("makes its tables, records its migrations apart from the app's, and migrates once", () =>
         Effect.gen(function*() {
           yield* subjects.reset
           const sql = storeClient(yield* Layer.build(Sql.postgres({ url })))
@@ -68,7 +68,7 @@ const suite = (name: string, skip: boolean, start: () => Promise<{ url: string; 
           yield* sharedQueue(stores)
         }).pipe(Effect.scoped))
 
-      it.scoped("SqlAudit.open names what it cannot read: a URL that is not PostgreSQL's, a server nobody answers at, no graded table", () =>
+      it.effect("SqlAudit.open names what it cannot read: a URL that is not PostgreSQL's, a server nobody answers at, no graded table", () =>
         Effect.gen(function*() {
           yield* subjects.reset
           const reason = (postgres: string) =>
@@ -143,12 +143,11 @@ const suite = (name: string, skip: boolean, start: () => Promise<{ url: string; 
 // What every failed try logs, as lines.
 const capture = () => {
   const logged: Array<string> = []
-  const logger = Logger.replace(
-    Logger.defaultLogger,
+  const logger = Logger.layer([
     Logger.make(({ message }) => {
       logged.push(Array.isArray(message) ? message.join(" ") : String(message))
     })
-  )
+  ])
   return { logger, logged }
 }
 
@@ -160,11 +159,11 @@ describe("Sql.postgres started while the server is down", () => {
         const port = yield* Effect.promise(freePort)
         const url = `postgres://postgres@127.0.0.1:${port}/postgres`
         const { logger, logged } = capture()
-        const starting = yield* Effect.fork(
+        const starting = yield* Effect.forkChild(
           Layer.build(Sql.postgres({ url, connectTimeout: "2 minutes" })).pipe(Effect.provide(logger))
         )
         // The server starts only once the layer has met it down (twice).
-        while (logged.length < 2 && Option.isNone(yield* Fiber.poll(starting))) yield* Effect.sleep("10 millis")
+        while (logged.length < 2 && starting.pollUnsafe() === undefined) yield* Effect.sleep("10 millis")
         yield* Effect.acquireRelease(
           Effect.promise(() => startPglite(port)),
           (server) => Effect.promise(server.stop)

@@ -5,7 +5,7 @@
 // Prints, as JSON, the ids it delivered, the ids it lost (with the error's
 // tag and the status it found) and anything else that went wrong.
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Either, Layer, Redacted } from "effect"
+import { Effect, Result, Layer, Redacted } from "effect"
 import { HumanConfirm, Invocation, Proposal, ProposalStore } from "@graded/core"
 import { Sql } from "@graded/sql"
 import * as fs from "node:fs"
@@ -25,7 +25,7 @@ const approveOne = (id: string) =>
     // Each attempt its own trace, named for the proposal and this process,
     // so that the test finds each attempt's audit entries.
     Invocation.within({ autonomous: false, actor, traceId: `approve:${id}:${process.pid}` }),
-    Effect.either
+    Effect.result
   )
 
 const program = Effect.gen(function*() {
@@ -39,10 +39,10 @@ const program = Effect.gen(function*() {
   const lost: Array<{ id: string; status: string; by: string }> = []
   const errors: Array<string> = []
   for (const { id, outcome } of outcomes) {
-    if (Either.isRight(outcome)) won.push(id)
-    else if (outcome.left instanceof ProposalStore.AlreadyDecided) {
-      lost.push({ id, status: outcome.left.status, by: outcome.left.by ?? "" })
-    } else errors.push(`${id}: ${String(outcome.left)}`)
+    if (Result.isSuccess(outcome)) won.push(id)
+    else if (outcome.failure instanceof ProposalStore.AlreadyDecided) {
+      lost.push({ id, status: outcome.failure.status, by: outcome.failure.by ?? "" })
+    } else errors.push(`${id}: ${String(outcome.failure)}`)
   }
   return { won, lost, errors }
 })

@@ -8,7 +8,7 @@
 // once. On PGlite's wire server (one WebAssembly PostgreSQL, which runs one
 // statement at a time) with 52 calls; with 252 on the server GRADED_PG_URL
 // names; .ci/run (GRADED_PROPERTY_SCALE=4, and a server) 200 and 1,000.
-import { SqlClient } from "@effect/sql/SqlClient"
+import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { Proposal, Runs, ScriptedModel } from "@graded/core"

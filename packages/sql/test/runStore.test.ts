@@ -12,7 +12,7 @@ import { tempDir } from "./databases.js"
 const { call, calls, text } = ScriptedModel
 
 describe("SqlRunStore on a SQLite file shared by two processes", () => {
-  it.scoped("a run another process moved on is read as it now is, not as this process last read it", () =>
+  it.effect("a run another process moved on is read as it now is, not as this process last read it", () =>
     Effect.gen(function*() {
       const desk = makeDesk()
       const filename = path.join(yield* tempDir, "app.db")
@@ -54,7 +54,7 @@ describe("SqlRunStore on a SQLite file shared by two processes", () => {
       expect(desk.effects.submitted).toEqual(["Refund"])
     }))
 
-  it.scoped("save answers the run as the other process then reads it, and a stale save changes nothing", () =>
+  it.effect("save answers the run as the other process then reads it, and a stale save changes nothing", () =>
     Effect.gen(function*() {
       const filename = path.join(yield* tempDir, "app.db")
       const here = Context.get(yield* Layer.build(Sql.sqlite({ filename })), RunStore.RunStore)

@@ -4,7 +4,8 @@
 // the run goes on from its stored state. Each test gets an empty database of
 // its own; `open` connects a new pool to it (for memory, the same stores).
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Context, Effect, Either, Exit, Layer, type Scope, TestClock } from "effect"
+import { Cause, Context, Effect, Result, Exit, Layer, type Scope } from "effect"
+import { TestClock } from "effect/testing"
 import {
   Audit,
   HumanConfirm,
@@ -133,12 +134,12 @@ const awkwardState: RunStore.State = baseState({
   }
 })
 
-const notFound = (id: string) => Either.left(new RunStore.RunNotFound({ id }))
+const notFound = (id: string) => Result.fail(new RunStore.RunNotFound({ id }))
 const busy = (id: string, status: RunStore.Status, leaseUntil?: string) =>
-  Either.left(new RunStore.RunBusy({ id, status, leaseUntil }))
+  Result.fail(new RunStore.RunBusy({ id, status, leaseUntil }))
 
 const isDefect = <A, E>(exit: Exit.Exit<A, E>) =>
-  Exit.isFailure(exit) && Cause.isDie(exit.cause) && !Cause.isFailure(exit.cause)
+  Exit.isFailure(exit) && Cause.hasDies(exit.cause) && !Cause.hasFails(exit.cause)
 
 export const runStoreContract = (subject: RunSubject) =>
   describe(`RunStore contract: ${subject.name}`, () => {
@@ -153,7 +154,7 @@ export const runStoreContract = (subject: RunSubject) =>
           yield* body(Context.get(yield* database.open, RunStore.RunStore), database)
         })
       // Live where pools race on the real clock; else on the test clock, which the tests move.
-      return live ? it.scopedLive(name, test) : it.scoped(name, test)
+      return live ? it.live(name, test) : it.effect(name, test)
     }
 
     withStore("create records a run at version 1; get and list read it back, oldest first and by status", (store) =>
@@ -180,8 +181,8 @@ export const runStoreContract = (subject: RunSubject) =>
       Effect.gen(function*() {
         const created = yield* store.create(aRun("run-1"))
         const again = aRun("run-1", { status: "running", traceId: "t-other", state: baseState({ round: 9 }) })
-        expect(yield* Effect.either(store.create(again))).toEqual(
-          Either.left(new RunStore.RunExists({ id: "run-1" }))
+        expect(yield* Effect.result(store.create(again))).toEqual(
+          Result.fail(new RunStore.RunExists({ id: "run-1" }))
         )
         expect(yield* store.get("run-1")).toEqual(created)
         expect(yield* store.list()).toEqual([created])
@@ -191,9 +192,9 @@ export const runStoreContract = (subject: RunSubject) =>
       Effect.gen(function*() {
         yield* store.create(aRun("run-1"))
         for (const id of ["run-2", "RUN-1", "run-1 ", "", "run-1' OR '1'='1", "%", "run-_"]) {
-          expect(yield* Effect.either(store.get(id))).toEqual(notFound(id))
-          expect(yield* Effect.either(store.claim(id, at(10), at(1)))).toEqual(notFound(id))
-          expect(yield* Effect.either(store.save(aRun(id)))).toEqual(notFound(id))
+          expect(yield* Effect.result(store.get(id))).toEqual(notFound(id))
+          expect(yield* Effect.result(store.claim(id, at(10), at(1)))).toEqual(notFound(id))
+          expect(yield* Effect.result(store.save(aRun(id)))).toEqual(notFound(id))
         }
         expect((yield* store.list()).map((run) => run.id)).toEqual(["run-1"])
       }))
@@ -220,10 +221,10 @@ export const runStoreContract = (subject: RunSubject) =>
           yield* store.create(aRun("run-1"))
           const claimed = yield* store.claim("run-1", at(10), at(1))
           for (const now of [at(2), at(10)]) { // a lease ending now has not passed
-            const refused = yield* Effect.either(store.claim("run-1", at(30), now))
+            const refused = yield* Effect.result(store.claim("run-1", at(30), now))
             expect(refused).toEqual(busy("run-1", "running", at(10)))
-            if (Either.isLeft(refused)) {
-              expect(refused.left.message).toBe(
+            if (Result.isFailure(refused)) {
+              expect(refused.failure.message).toBe(
                 `Run run-1 is being run by another process (held until ${at(10)})`
               )
             }
@@ -234,10 +235,10 @@ export const runStoreContract = (subject: RunSubject) =>
           expect(yield* store.get("run-1")).toEqual(taken)
           // A running run without a lease is held until its process finishes it.
           yield* store.create(aRun("run-2", { status: "running" }))
-          const held = yield* Effect.either(store.claim("run-2", at(30), at(10_000)))
+          const held = yield* Effect.result(store.claim("run-2", at(30), at(10_000)))
           expect(held).toEqual(busy("run-2", "running"))
-          if (Either.isLeft(held)) {
-            expect(held.left.message).toContain("held until it finishes")
+          if (Result.isFailure(held)) {
+            expect(held.failure.message).toContain("held until it finishes")
           }
         })
     )
@@ -246,10 +247,10 @@ export const runStoreContract = (subject: RunSubject) =>
       Effect.gen(function*() {
         for (const status of ["finished", "cancelled"] as const) {
           const created = yield* store.create(aRun(`run-${status}`, { status }))
-          const refused = yield* Effect.either(store.claim(created.id, at(10), at(1)))
+          const refused = yield* Effect.result(store.claim(created.id, at(10), at(1)))
           expect(refused).toEqual(busy(created.id, status))
-          if (Either.isLeft(refused)) {
-            expect(refused.left.message).toContain(`now ${status}`)
+          if (Result.isFailure(refused)) {
+            expect(refused.failure.message).toContain(`now ${status}`)
           }
           expect(yield* store.get(created.id)).toEqual(created)
         }
@@ -278,16 +279,16 @@ export const runStoreContract = (subject: RunSubject) =>
           })
           expect(yield* store.get("run-1")).toEqual(saved)
           // The same version again: someone saved since; nothing changes.
-          const stale = yield* Effect.either(
+          const stale = yield* Effect.result(
             store.save({ ...claimed, status: "finished", state: baseState({ round: 99 }) })
           )
           expect(stale).toEqual(busy("run-1", "waiting"))
-          if (Either.isLeft(stale)) {
-            expect(stale.left.message).toBe("Run run-1 changed since it was read (now waiting); nothing was saved")
+          if (Result.isFailure(stale)) {
+            expect(stale.failure.message).toBe("Run run-1 changed since it was read (now waiting); nothing was saved")
           }
           expect(yield* store.get("run-1")).toEqual(saved)
           // A version from the future is no better.
-          expect(yield* Effect.either(store.save({ ...saved, version: 9 }))).toEqual(busy("run-1", "waiting"))
+          expect(yield* Effect.result(store.save({ ...saved, version: 9 }))).toEqual(busy("run-1", "waiting"))
           expect(yield* store.get("run-1")).toEqual(saved)
         })
     )
@@ -297,13 +298,13 @@ export const runStoreContract = (subject: RunSubject) =>
         yield* store.create(aRun("run-1"))
         const slow = yield* store.claim("run-1", at(10), at(1))
         const other = yield* store.claim("run-1", at(30), at(11))
-        expect(yield* Effect.either(store.save({ ...slow, status: "finished", state: baseState({ round: 4 }) })))
+        expect(yield* Effect.result(store.save({ ...slow, status: "finished", state: baseState({ round: 4 }) })))
           .toEqual(busy("run-1", "running", at(30)))
         expect(yield* store.get("run-1")).toEqual(other)
         // The holder saves, and after that so could nobody with its old version.
         const saved = yield* store.save({ ...other, status: "waiting", leaseUntil: undefined })
         expect(saved.version).toBe(4)
-        expect(yield* Effect.either(store.save(other))).toEqual(busy("run-1", "waiting"))
+        expect(yield* Effect.result(store.save(other))).toEqual(busy("run-1", "waiting"))
       }))
 
     withStore("save changes status, lease and state only: the run's trace, actor and creation stay", (store) =>
@@ -338,21 +339,21 @@ export const runStoreContract = (subject: RunSubject) =>
           const outcomes = yield* Effect.forEach(
             attempts,
             ({ id, pool, until }) =>
-              Effect.either(pool.claim(id, until, now)),
+              Effect.result(pool.claim(id, until, now)),
             { concurrency: "unbounded" }
           )
           for (const id of ids) {
             const mine = outcomes.filter((_, i) =>
               attempts[i]!.id === id
             )
-            const won = mine.filter(Either.isRight).map((outcome) =>
-              outcome.right
+            const won = mine.filter(Result.isSuccess).map((outcome) =>
+              outcome.success
             )
             expect(won).toHaveLength(1)
             expect(won[0]).toMatchObject({ status: "running", version: 2 })
             expect(yield* other.get(id)).toEqual(won[0])
-            for (const lost of mine.filter(Either.isLeft)) {
-              expect(lost.left).toEqual(new RunStore.RunBusy({ id, status: "running", leaseUntil: won[0]!.leaseUntil }))
+            for (const lost of mine.filter(Result.isFailure)) {
+              expect(lost.failure).toEqual(new RunStore.RunBusy({ id, status: "running", leaseUntil: won[0]!.leaseUntil }))
             }
           }
           // Saves at one version from both pools: one wins, the rest save nothing.
@@ -360,10 +361,10 @@ export const runStoreContract = (subject: RunSubject) =>
           const saves = yield* Effect.forEach(
             Array.from({ length: 12 }, (_, i) =>
               i),
-            (i) => Effect.either((i % 2 === 0 ? store : other).save({ ...held, state: baseState({ round: i }) })),
+            (i) => Effect.result((i % 2 === 0 ? store : other).save({ ...held, state: baseState({ round: i }) })),
             { concurrency: "unbounded" }
           )
-          const saved = saves.filter(Either.isRight).map((outcome) => outcome.right)
+          const saved = saves.filter(Result.isSuccess).map((outcome) => outcome.success)
           expect(saved).toHaveLength(1)
           expect(yield* store.get("run-1")).toEqual(saved[0])
           expect(saved[0]!.version).toBe(3)
@@ -445,7 +446,7 @@ const runsEndToEnd = (subject: RunSubject) =>
         database: RunDatabase
       ) => Effect.Effect<void, unknown, Scope.Scope>
     ) =>
-      it.scoped(name, () =>
+      it.effect(name, () =>
         Effect.gen(function*() {
           const database = yield* subject.database
           const process: Process = (self) =>

@@ -28,16 +28,18 @@
 //
 // Sized by GRADED_PROPERTY_SCALE (test/propertyRuns.ts): the examples below,
 // always, and 12 random scenarios times the scale (.ci/run's 4 tries about
-// the 50 this used to); GRADED_PROPERTY_SEED sets fast-check's seed (printed,
+// the 50 this used to); GRADED_PROPERTY_SEED sets the checker's seed (printed,
 // so that a failure can be played again).
 import { afterAll, beforeAll, describe, it } from "@effect/vitest"
-import { Effect, Exit, FastCheck as fc, Layer, Scope } from "effect"
+import { Effect, Exit, Layer, Scope } from "effect"
+import * as Arbitrary from "effect/Arbitrary"
 import { Agent, Audit, Guard, Invocation, Proposal, ProposalStore, Runs, RunStore } from "@graded/core"
 import { Sql, SqlAudit } from "@graded/sql"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { propertyRuns } from "../../../test/propertyRuns.js"
+import { type Arb, boolean, constantFrom, integer, oneof } from "./arbitraries.js"
 import { createDatabase, startPglite } from "./databases.js"
 import {
   by,
@@ -96,12 +98,12 @@ const onSql = (name: string, open: () => Layer.Layer<Stores | GradedDatabase, un
 // ---------------------------------------------------------------------------
 
 const tools = [...reads, ...confirmable]
-const call: fc.Arbitrary<Call> = fc.record({ tool: fc.constantFrom(...tools), arg: fc.nat(2) })
-const choice: fc.Arbitrary<Choice> = fc.oneof(
-  { weight: 3, arbitrary: fc.constant("approve" as const) },
-  { weight: 2, arbitrary: fc.constant("edit" as const) },
-  { weight: 1, arbitrary: fc.constant("reject" as const) },
-  { weight: 1, arbitrary: fc.constant("reject-store" as const) }
+const call: Arb<Call> = Arbitrary.all({ tool: constantFrom(...tools), arg: integer(0, 2) })
+const choice: Arb<Choice> = oneof(
+  { weight: 3, arbitrary: Arbitrary.Constant("approve") },
+  { weight: 2, arbitrary: Arbitrary.Constant("edit") },
+  { weight: 1, arbitrary: Arbitrary.Constant("reject") },
+  { weight: 1, arbitrary: Arbitrary.Constant("reject-store") }
 )
 
 interface Plan {
@@ -112,25 +114,28 @@ interface Plan {
   readonly polls: ReadonlyArray<boolean>
 }
 
-const plans: fc.Arbitrary<Plan> = fc.record({
-  turns: fc.array(fc.array(call, { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 4 }),
-  choices: fc.array(choice, { minLength: confirmable.length * 3, maxLength: confirmable.length * 3 }),
-  // Mostly enough rounds for the script; now and then a limit it reaches.
-  rounds: fc.oneof(
-    { weight: 6, arbitrary: fc.constant(undefined) },
-    { weight: 1, arbitrary: fc.integer({ min: 1, max: 4 }) }
-  ),
-  maxCallsPerRound: fc.oneof(
-    { weight: 6, arbitrary: fc.constant(8) },
-    { weight: 1, arbitrary: fc.integer({ min: 1, max: 2 }) }
-  ),
-  restarts: fc.array(fc.boolean(), { minLength: 1, maxLength: 40 }),
-  polls: fc.array(fc.boolean(), { minLength: 1, maxLength: 10 })
-}).map(({ choices, maxCallsPerRound, polls, restarts, rounds, turns }) => ({
-  scenario: { turns, choices, maxRounds: rounds ?? turns.length + 1, maxCallsPerRound },
-  restarts,
-  polls
-}))
+const plans: Arb<Plan> = Arbitrary.map(
+  Arbitrary.all({
+    turns: Arbitrary.array(Arbitrary.array(call, { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 4 }),
+    choices: Arbitrary.array(choice, { minLength: confirmable.length * 3, maxLength: confirmable.length * 3 }),
+    // Mostly enough rounds for the script; now and then a limit it reaches.
+    rounds: oneof(
+      { weight: 6, arbitrary: Arbitrary.Constant(undefined) },
+      { weight: 1, arbitrary: integer(1, 4) }
+    ),
+    maxCallsPerRound: oneof(
+      { weight: 6, arbitrary: Arbitrary.Constant(8) },
+      { weight: 1, arbitrary: integer(1, 2) }
+    ),
+    restarts: Arbitrary.array(boolean, { minLength: 1, maxLength: 40 }),
+    polls: Arbitrary.array(boolean, { minLength: 1, maxLength: 10 })
+  }),
+  ({ choices, maxCallsPerRound, polls, restarts, rounds, turns }) => ({
+    scenario: { turns, choices, maxRounds: rounds ?? turns.length + 1, maxCallsPerRound },
+    restarts,
+    polls
+  })
+)
 
 // Cases this property found, played first on every run (issue 33). Each has
 // a restart before every step and a resume before every decision.
@@ -265,13 +270,13 @@ const durable = (plan: Plan, database: Database, runId: string) =>
       }).pipe(guarded, Effect.provide(model(scenario)))
     )
     for (let round = 0; outcome.status === "waiting"; round++) {
-      if (round > 10) return yield* Effect.dieMessage(`${database.name}: the run still waits after ${round} rounds`)
+      if (round > 10) return yield* Effect.die(new Error(`${database.name}: the run still waits after ${round} rounds`))
       for (const proposal of outcome.pending) {
         if (cycled(plan.polls, polls++)) {
           polled++
           const answered = yield* resume
           if (answered.status !== "waiting") {
-            return yield* Effect.dieMessage(`${database.name}: a resume with ${proposal.id} open went on`)
+            return yield* Effect.die(new Error(`${database.name}: a resume with ${proposal.id} open went on`))
           }
         }
         const chosen = choiceFor(scenario, proposal.tool, proposal.payload)
@@ -282,20 +287,20 @@ const durable = (plan: Plan, database: Database, runId: string) =>
           continue
         }
         const decided = yield* step(
-          Effect.either(Proposal.approve(toolkit, proposal.id).pipe(Effect.provide(human(scenario)), asSupervisor))
+          Effect.result(Proposal.approve(toolkit, proposal.id).pipe(Effect.provide(human(scenario)), asSupervisor))
         )
-        const rejected = decided._tag === "Left" && decided.left._tag === "@graded/core/ToolError/Rejected"
+        const rejected = decided._tag === "Failure" && decided.failure._tag === "@graded/core/ToolError/Rejected"
         if (rejected !== (chosen === "reject")) {
-          return yield* Effect.dieMessage(
+          return yield* Effect.die(new Error(
             `${database.name}: ${chosen} of ${proposal.tool} answered ${JSON.stringify(decided)}`
-          )
+          ))
         }
       }
       outcome = yield* resume
     }
     yield* Scope.close(scope, Exit.void)
     if (outcome.status !== "finished") {
-      return yield* Effect.dieMessage(`${database.name}: the run was ${outcome.status}`)
+      return yield* Effect.die(new Error(`${database.name}: the run was ${outcome.status}`))
     }
     const audit = yield* database.trail(runId)
     return {
@@ -407,13 +412,18 @@ describe("durable runs at random", () => {
         ? []
         : [onSql("Sql.postgres (GRADED_PG_URL)", () => Sql.postgres({ url: server!.url, maxConnections: 4 }))])
     ]
-    // fast-check counts the examples among numRuns: they come on top, so every scale runs them all.
-    const numRuns = examples.length + propertyRuns(12)
-    console.log(`durable runs property: ${numRuns} scenarios, GRADED_PROPERTY_SEED=${seed}`)
-    await fc.assert(
-      fc.asyncProperty(plans, (plan) => Effect.runPromise(trial(plan, databases))),
-      { numRuns, seed, examples: examples.map((plan) => [plan] as [Plan]) }
-    )
+    // The examples first, every time; then the random scenarios, on top, so every scale runs them all.
+    const runs = propertyRuns(12)
+    console.log(`durable runs property: ${examples.length + runs} scenarios, GRADED_PROPERTY_SEED=${seed}`)
+    for (const plan of examples) await Effect.runPromise(trial(plan, databases))
+    // A check that fails (a defect: `same` throws) is a failure the checker shrinks.
+    const checked = await Effect.runPromise(Arbitrary.checkEffect(
+      plans,
+      (plan) => Effect.as(Effect.catchDefect(trial(plan, databases), Effect.fail), true),
+      { runs, seed }
+    ))
+    const failure = Arbitrary.formatCheckFailure(checked)
+    if (failure !== undefined) throw new Error(failure)
     console.log(`${trials} scenarios: ${[...seen].sort().map(([key, n]) => `${key} ${n}`).join(", ")}`)
   }, 600_000)
 })

@@ -12,7 +12,7 @@ import { tempDir } from "./databases.js"
 const { call, calls, raw, text } = ScriptedModel
 
 describe("Runs on Sql.sqlite", () => {
-  it.scoped("a waiting run survives a restart; the decision is made elsewhere; resume finishes it, delivered once", () =>
+  it.effect("a waiting run survives a restart; the decision is made elsewhere; resume finishes it, delivered once", () =>
     Effect.gen(function*() {
       const desk = makeDesk()
       const filename = path.join(yield* tempDir, "app.db")
@@ -59,7 +59,7 @@ describe("Runs on Sql.sqlite", () => {
   // brackets, within maxArgumentChars), JSON.stringify does not. The read's
   // input went into the run's state, whose save died (a defect), and the run
   // stayed held by its lease for 10 minutes.
-  it.scoped("a read and a write nested 20,000 deep are refused as invalid input; the run finishes and is not left held", () =>
+  it.effect("a read and a write nested 20,000 deep are refused as invalid input; the run finishes and is not left held", () =>
     Effect.gen(function*() {
       const filename = path.join(yield* tempDir, "app.db")
       const open = () => Sql.sqlite({ filename })
@@ -88,7 +88,7 @@ describe("Runs on Sql.sqlite", () => {
           ? exit.value.status === "finished"
             ? exit.value.result.calls.map((c) => c.ok ? "ok" : c.error.message)
             : exit.value.status
-          : Option.match(Cause.failureOption(exit.cause), {
+          : Option.match(Cause.findErrorOption(exit.cause), {
             onNone: () => "died",
             onSome: (error) => `failed: ${String((error as { _tag?: unknown })._tag)}`
           })

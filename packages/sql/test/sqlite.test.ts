@@ -1,22 +1,22 @@
 // Everything on SQLite, in a temp file: the store contract, the audit, the
 // migrations, and what one file shared by several connections needs.
-import { LibsqlClient } from "@effect/sql-libsql"
-import * as Migrator from "@effect/sql/Migrator"
-import { SqlClient } from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Deferred, Effect, Fiber, Layer, Option, Schema } from "effect"
+import { Context, Deferred, Effect, Fiber, Layer, Schema } from "effect"
+import * as Migrator from "effect/sql/Migrator"
+import { SqlClient } from "effect/sql/SqlClient"
 import { type Audit, HumanConfirm, Proposal, ProposalStore, Registry, Tool, Toolkit } from "@graded/core"
 import { Fallback } from "@graded/policy"
 import { Sql, SqlAudit, SqlMigrations } from "@graded/sql"
 import { execFile } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { fileURLToPath, pathToFileURL } from "node:url"
+import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import { built } from "../../../test/built.js"
 import { makeDesk } from "../../core/test/supportDesk.js"
 import { fallbackContract } from "../../policy/test/fallbackContract.js"
 import { auditContract } from "./auditContract.js"
+import * as sqliteClient from "../src/internal/sqlite.js"
 import { durably, transactional } from "../src/internal/transaction.js"
 import { sqlite, tempDir } from "./databases.js"
 import { runStoreContract } from "./runStoreContract.js"
@@ -34,7 +34,7 @@ runStoreContract(sqlite.runs)
 fallbackContract(sqlite.fallback)
 
 describe("Sql.sqlite", () => {
-  it.scoped("makes the file and its tables, records its migrations apart from the app's, and migrates once", () =>
+  it.effect("makes the file and its tables, records its migrations apart from the app's, and migrates once", () =>
     Effect.gen(function*() {
       const filename = path.join(yield* tempDir, "app.db")
       const context = yield* Layer.build(Sql.sqlite({ filename }))
@@ -68,7 +68,7 @@ describe("Sql.sqlite", () => {
       expect(yield* sql`PRAGMA journal_mode`).toEqual([{ journal_mode: "wal" }])
     }))
 
-  it.scoped("proposals outlive the process that made them: a new layer on the same file finds them and delivers once", () =>
+  it.effect("proposals outlive the process that made them: a new layer on the same file finds them and delivers once", () =>
     Effect.gen(function*() {
       const filename = path.join(yield* tempDir, "app.db")
       const desk = makeDesk()
@@ -103,7 +103,7 @@ describe("Sql.sqlite", () => {
   // JSON. One nested 20,000 deep made JSON.stringify run out of stack inside
   // the store (a defect); Infinity (`1e400` in the model's JSON) was stored
   // as null, which no human could approve. Both are refused at proposing.
-  it.scoped("Tool.proposal refuses what JSON cannot carry before it is stored, naming the field", () =>
+  it.effect("Tool.proposal refuses what JSON cannot carry before it is stored, naming the field", () =>
     Effect.gen(function*() {
       const filename = path.join(yield* tempDir, "app.db")
       const Save = Tool.write("notes.save", {
@@ -165,20 +165,20 @@ describe("Sql.sqlite", () => {
       const locked = yield* Deferred.make<void>()
       const release = yield* Deferred.make<void>()
       // Another connection holds the write lock until the test lets it go.
-      const holder = yield* Effect.fork(other.withTransaction(
+      const holder = yield* Effect.forkChild(other.withTransaction(
         other`INSERT INTO graded_audit (at, type, autonomous, entry) VALUES ('x', 'answered', 0, '{}')`.pipe(
-          Effect.zipRight(Deferred.succeed(locked, undefined)),
-          Effect.zipRight(Deferred.await(release))
+          Effect.andThen(Deferred.succeed(locked, undefined)),
+          Effect.andThen(Deferred.await(release))
         )
       ))
       yield* Deferred.await(locked)
-      const claiming = yield* Effect.fork(store.claim(id, "agent:alice"))
+      const claiming = yield* Effect.forkChild(store.claim(id, "agent:alice"))
       // The process goes on meanwhile: timers fire (a claim that blocked the
       // event loop would hold them back until it ended), and the claim waits.
       // Counted ticks, not a duration, so a busy machine only makes it slower.
       // It must be let go within the store's 10-second busy wait.
       for (let tick = 0; tick < 5; tick++) yield* Effect.sleep("10 millis")
-      expect(Option.isNone(yield* Fiber.poll(claiming))).toBe(true)
+      expect(claiming.pollUnsafe() === undefined).toBe(true)
       yield* Deferred.succeed(release, undefined)
       yield* Fiber.join(holder)
       const claimed = yield* Fiber.join(claiming)
@@ -242,13 +242,10 @@ describe("Sql.sqlite", () => {
     120_000
   )
 
-  it.scoped("the decision columns are filled in for entries written before they existed", () =>
+  it.effect("the decision columns are filled in for entries written before they existed", () =>
     Effect.gen(function*() {
       const filename = path.join(yield* tempDir, "old.db")
-      const sql = Context.get(
-        yield* Layer.build(LibsqlClient.layer({ url: pathToFileURL(filename).href })),
-        SqlClient
-      )
+      const sql = Context.get(yield* Layer.build(sqliteClient.layer(filename)), SqlClient)
       // The database as @graded/sql made it before migration 4.
       yield* Migrator.make({})({
         loader: Effect.map(SqlMigrations.loader, (all) => all.filter(([id]) => id <= 3)),
@@ -288,7 +285,7 @@ describe("Sql.sqlite", () => {
       expect(confirmed).toEqual([approved, delivered])
     }))
 
-  it.scoped("SqlAudit.open names what it cannot read: no file, not SQLite, no graded table", () =>
+  it.effect("SqlAudit.open names what it cannot read: no file, not SQLite, no graded table", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
       const missing = path.join(dir, "missing.db")
@@ -296,7 +293,7 @@ describe("Sql.sqlite", () => {
       fs.writeFileSync(text, "these are not the droids\n".repeat(200))
       const empty = path.join(dir, "empty.db")
       yield* Effect.scoped(
-        Layer.build(LibsqlClient.layer({ url: pathToFileURL(empty).href })).pipe(
+        Layer.build(sqliteClient.layer(empty)).pipe(
           Effect.flatMap((context) => Context.get(context, SqlClient)`CREATE TABLE app (id INTEGER)`)
         )
       )
@@ -314,7 +311,7 @@ describe("Sql.sqlite", () => {
       )
     }))
 
-  it.scoped("commits are synced where a delivery needs it: a delivery's record FULL, the rest NORMAL unless asked", () =>
+  it.effect("commits are synced where a delivery needs it: a delivery's record FULL, the rest NORMAL unless asked", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
       const level = (sql: SqlClient) =>
@@ -343,7 +340,7 @@ describe("Sql.sqlite", () => {
       })
     }))
 
-  it.scoped("a file that cannot be opened fails the layer with a SqlError naming it and SQLite's reason", () =>
+  it.effect("a file that cannot be opened fails the layer with a SqlError naming it and SQLite's reason", () =>
     Effect.gen(function*() {
       const filename = path.join(yield* tempDir, "no-such-folder", "app.db")
       const error = yield* Effect.flip(Layer.build(Sql.sqlite({ filename })))
@@ -353,7 +350,7 @@ describe("Sql.sqlite", () => {
       })
     }))
 
-  it.scoped("a statement SQLite refuses fails with SQLite's code and message and the file; the next one runs", () =>
+  it.effect("a statement SQLite refuses fails with SQLite's code and message and the file; the next one runs", () =>
     Effect.gen(function*() {
       const filename = path.join(yield* tempDir, "app.db")
       const sql = storeClient(yield* Layer.build(Sql.sqlite({ filename })))
@@ -368,7 +365,7 @@ describe("Sql.sqlite", () => {
         `SQLite refused the read: SQLITE_ERROR (no such column: nope) on ${filename}`
       )
       // Inside a transaction too; it rolls back, and the client goes on.
-      expect(yield* refused(sql.withTransaction(Effect.zipRight(write("1"), write(null))))).toBe(
+      expect(yield* refused(sql.withTransaction(Effect.andThen(write("1"), write(null))))).toBe(
         `SQLite refused the write: SQLITE_CONSTRAINT_NOTNULL (NOT NULL constraint failed: graded_audit.at) on ${filename}`
       )
       yield* write("2")

@@ -3,7 +3,7 @@
 // proposal it finds (its own and the others'), and prints the ids it won, as
 // JSON. Every proposal is pending when its own process looks, so each is
 // claimed by someone.
-import { Effect, Either } from "effect"
+import { Effect, Result } from "effect"
 import { Proposal, ProposalStore, Registry, Tool, Toolkit } from "@graded/core"
 import { Sql } from "@graded/sql"
 import { makeDesk } from "../../core/test/supportDesk.js"
@@ -16,7 +16,7 @@ const propose = Effect.gen(function*() {
     const result = yield* registry.invoke("chat.sendMessage.propose", { text: `m${process.pid}-${i}` }, {
       autonomous: true
     })
-    if (!result.ok) return yield* Effect.dieMessage(result.error ?? "not proposed")
+    if (!result.ok) return yield* Effect.die(new Error(result.error ?? "not proposed"))
   }
 })
 
@@ -25,15 +25,15 @@ const claim = Effect.gen(function*() {
   const pending = yield* Proposal.list({ status: "pending" })
   const won = yield* Effect.forEach(
     pending,
-    (proposal) => Effect.either(store.claim(proposal.id, `process:${process.pid}`)),
+    (proposal) => Effect.result(store.claim(proposal.id, `process:${process.pid}`)),
     {
       concurrency: 4
     }
   )
-  return won.filter(Either.isRight).map((outcome) => outcome.right.id)
+  return won.filter(Result.isSuccess).map((outcome) => outcome.success.id)
 })
 
-const program = Effect.zipRight(propose, claim)
+const program = Effect.andThen(propose, claim)
 
 Effect.runPromise(program.pipe(Effect.provide(Sql.sqlite({ filename: filename! })))).then(
   (won) => console.log(JSON.stringify(won)),

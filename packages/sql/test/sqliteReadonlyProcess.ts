@@ -4,7 +4,7 @@
 // begins a transaction, then readable and begins another; and prints what
 // each step answered as it goes, one JSON line `[step, answer]` a step: "ok"
 // (or what it read) or the error's message.
-import { Effect, Either } from "effect"
+import { Effect, Result } from "effect"
 import { Sql } from "@graded/sql"
 import * as fs from "node:fs"
 import { currentStoreClient } from "./storeClient.js"
@@ -18,8 +18,10 @@ const program = Effect.gen(function*() {
   const outcome = <A>(effect: Effect.Effect<A, { readonly message: string }>) =>
     Effect.map(
       // Generous: a step that answers nothing within it is a client that hangs.
-      Effect.either(Effect.timeoutFail(effect, { duration: "10 seconds", onTimeout: () => ({ message: "hung" }) })),
-      (answer) => Either.isLeft(answer) ? answer.left.message : typeof answer.right === "string" ? answer.right : "ok"
+      Effect.result(
+        Effect.timeoutOrElse(effect, { duration: "10 seconds", orElse: () => Effect.fail({ message: "hung" }) })
+      ),
+      (answer) => Result.isFailure(answer) ? answer.failure.message : typeof answer.success === "string" ? answer.success : "ok"
     )
   // A statement that fails closes the client's connection, and the next one
   // opens another: opened while the file is read-only (or unreadable), as a

@@ -1,7 +1,7 @@
 // The SqlClient behind `Sql.sqlite`'s or `Sql.postgres`'s GradedDatabase:
 // the tests look at (and break) graded's tables with the stores' own client,
 // which the layers keep from the app.
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import { type Context, Effect } from "effect"
 import * as Database from "../src/internal/database.js"
 

@@ -4,7 +4,7 @@
 // status it is refused with `AlreadyDecided` naming the status, and the
 // proposal is as it was. A store that lets one more move through fails here.
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, type Scope } from "effect"
+import { Effect, Result, type Scope } from "effect"
 import { Proposal, ProposalStore } from "@graded/core"
 import { proposing, type Subject } from "./storeContract.js"
 
@@ -94,7 +94,7 @@ const afterLapse: { readonly [S in Proposal.Status]: Proposal.Status } = {
 export const transitionsContract = (subject: Subject) =>
   describe(`ProposalStore transitions: ${subject.name}`, () => {
     const withStore = (name: string, body: (store: Store) => Effect.Effect<void, unknown, Scope.Scope>) =>
-      it.scoped(name, () => Effect.flatMap(subject.database, (database) => Effect.flatMap(database.open, body)))
+      it.effect(name, () => Effect.flatMap(subject.database, (database) => Effect.flatMap(database.open, body)))
 
     for (const move of moves) {
       withStore(
@@ -111,14 +111,14 @@ export const transitionsContract = (subject: Subject) =>
               const id = yield* reach(store, status)
               const before = yield* store.get(id)
               expect(before.status).toBe(status)
-              const outcome = yield* Effect.either(move.call(store, id))
+              const outcome = yield* Effect.result(move.call(store, id))
               const after = yield* store.get(id)
               if (move.from.includes(status)) {
-                expect(Either.isRight(outcome), `${move.method} from ${status}`).toBe(true)
+                expect(Result.isSuccess(outcome), `${move.method} from ${status}`).toBe(true)
                 expect(after.status, `${move.method} from ${status}`).toBe(move.to ?? status)
               } else {
                 expect(outcome, `${move.method} from ${status}`).toEqual(
-                  Either.left(
+                  Result.fail(
                     expect.objectContaining({ _tag: "@graded/core/ProposalStore/AlreadyDecided", id, status })
                   )
                 )

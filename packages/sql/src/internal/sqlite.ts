@@ -22,6 +22,11 @@
 //   Inside a transaction a failed statement is the transaction's to handle
 //   (SQLite undid only that statement); the connection is closed when the
 //   transaction ends.
+// - SQLite makes a WAL file's companions (-shm, -wal) with the file's
+//   permissions: one made while the file was read-only stays read-only once
+//   the file is writable, and every connection opened after it would be
+//   read-only for good (restarts too). So a new connection first gives them
+//   the file's permissions back, SQLite's own rule, only ever adding some.
 // - A statement that met SQLITE_BUSY outside a transaction is tried again
 //   after a short wait, growing to 100 ms, for up to 10 seconds: a timer, not
 //   SQLite's busy timeout, which would block the whole Node process (every
@@ -36,6 +41,7 @@ import * as SqlClient from "effect/sql/SqlClient"
 import type { Connection } from "effect/sql/SqlConnection"
 import { classifySqliteError, SqlError } from "effect/sql/SqlError"
 import * as Statement from "effect/sql/Statement"
+import * as fs from "node:fs"
 import * as path from "node:path"
 import type { DatabaseSync, StatementSync } from "node:sqlite"
 import { durableCommit } from "./transaction.js"
@@ -135,6 +141,18 @@ interface Prepared {
 }
 const cacheSize = 256
 
+// The -shm and -wal given the permissions the file has that they lack (above).
+const companionsFollow = (filename: string) => {
+  for (const companion of [`${filename}-shm`, `${filename}-wal`]) {
+    try {
+      const [file, own] = [fs.statSync(filename).mode & 0o777, fs.statSync(companion).mode & 0o777]
+      if ((file & ~own) !== 0) fs.chmodSync(companion, own | file)
+    } catch {
+      // No such companion (or not ours to change): SQLite says what it meets.
+    }
+  }
+}
+
 // The file's one connection (opened again after a failure, see above). Every
 // method runs synchronously and throws node:sqlite's error.
 const native = (filename: string, synchronous: Synchronous) => {
@@ -152,6 +170,7 @@ const native = (filename: string, synchronous: Synchronous) => {
   const connection = (): DatabaseSync => {
     if (closed) throw new Error("The SQLite client is closed")
     if (current === undefined) {
+      companionsFollow(filename)
       const db = new DatabaseSync(filename)
       try {
         db.exec(`PRAGMA synchronous = ${setting}`)
@@ -342,17 +361,14 @@ export const layer = (
 ): Layer.Layer<SqlClient.SqlClient, SqlError> =>
   Layer.effectContext(Effect.gen(function*() {
     const sdk = yield* Effect.acquireRelease(
-      Effect.try({
-        try: () => {
-          const sdk = native(path.resolve(filename), options.synchronous ?? "normal")
-          // Opened at once: a file that cannot be opened fails the layer.
-          sdk.execute("SELECT 1", [], "arrays")
-          return sdk
-        },
-        catch: (cause) =>
-          sqlError(cause, `Could not open the SQLite database ${filename}: ${reasonOf(cause)}`, "connect")
-      }),
+      Effect.sync(() => native(path.resolve(filename), options.synchronous ?? "normal")),
       (sdk) => Effect.sync(() => sdk.close())
+    )
+    // Opened at once (waiting out another process's lock): a file that cannot be opened fails the layer.
+    yield* attempt(
+      () => sdk.execute("SELECT 1", [], "arrays"),
+      true,
+      (cause) => sqlError(cause, `Could not open the SQLite database ${filename}: ${reasonOf(cause)}`, "connect")
     )
     const client = yield* make(filename, sdk)
     if (options.wal !== false) yield* client`PRAGMA journal_mode = WAL`
