@@ -168,7 +168,8 @@ describe("McpServe asks the human through the client's form", () => {
       expect(textOf(result)).toMatchObject({ ok: false, code: "rejected" })
       expect(textOf(result).error).toContain("is invalid, nothing was delivered")
       // Effect 4's words for it (v3 said "Expected a number between 1 and 5, actual 9"), naming the field.
-      expect(textOf(result).error).toContain("Expected a value between 1 and 5\n  at [\"level\"]")
+      expect(textOf(result).error).toContain("Expected a value between 1 and 5, got 9")
+      expect(textOf(result).error).toContain("at [\"level\"]")
       // A value of the wrong type, which the client does not check, is refused the same way.
       const { client: other } = yield* session(registry, approve({ level: "urgent" }))
       const typed = yield* Effect.promise(() =>

@@ -273,6 +273,10 @@ export const make = (
       { name: options.name ?? "graded", version: options.version ?? "0.1.0" },
       { capabilities: { tools: { listChanged: false } } }
     )
+    // Closed, the session's loops end (`stdio` chains its own handler after this one).
+    server.onclose = () => {
+      for (const runner of [plain, asModel, asHuman]) runner.stop()
+    }
     server.setRequestHandler(ListToolsRequestSchema, () => plain.run(listing).then(valueOf))
     server.setRequestHandler(
       CallToolRequestSchema,
@@ -310,7 +314,11 @@ export const stdio = (
       const done = () => resume(Effect.void)
       stdin.once("end", done)
       stdin.once("close", done)
-      server.onclose = done
+      const closed = server.onclose
+      server.onclose = () => {
+        closed?.()
+        done()
+      }
       return Effect.sync(() => {
         stdin.off("end", done)
         stdin.off("close", done)
