@@ -1,9 +1,8 @@
-// The guards in force: a service that only ever grows through the public
-// API (`Guard.layer` and `Guard.within` read the guards in scope and add
-// one). Kept in the context rather than a fiber-local value: a layer built in
-// parallel with others sets fiber-locals in a child fiber, which would leak
-// the guard past the region it was provided to. The tag is not exported from
-// the package.
+// The guards in force: a reference in the context that only ever grows
+// through the public API (`Guard.layer` and `Guard.within` read the guards in
+// scope and add one), provided like a service, so it stays in the region it
+// was provided to, also when its layer is built beside others. The key is not
+// exported from the package.
 import { Context, Effect } from "effect"
 import type { Guard, Screening, Verdict } from "../Guard.js"
 import type { Context as InvocationContext } from "../Invocation.js"
