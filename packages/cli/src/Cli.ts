@@ -172,9 +172,10 @@ const descriptions: { readonly [K in keyof typeof examples]: string } = {
 
 // A command with what it does and its examples, as `--help` prints them.
 const exampled = (lines: ReadonlyArray<string>) => Command.withExamples(lines.map((line) => ({ command: `$ ${line}` })))
-const described = (name: keyof typeof examples) =>
-<Name extends string, Input, ContextInput, E, R>(command: Command.Command<Name, Input, ContextInput, E, R>) =>
-  command.pipe(Command.withDescription(descriptions[name]), exampled(examples[name]))
+const described =
+  (name: keyof typeof examples) =>
+  <Name extends string, Input, ContextInput, E, R>(command: Command.Command<Name, Input, ContextInput, E, R>) =>
+    command.pipe(Command.withDescription(descriptions[name]), exampled(examples[name]))
 
 const list = Command.make("list", { page, feature, autonomous }, withModule(internal.list)).pipe(described("list"))
 const schemas = Command.make("schemas", { page, feature, autonomous }, withModule(internal.schemas)).pipe(

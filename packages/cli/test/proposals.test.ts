@@ -191,7 +191,9 @@ describe("graded pending and decide", { timeout: 240_000 }, () => {
       expect(invalid.out).toContain(`"text": "Helo"`)
       expect(invalid.out).toContain("New payload as one line of JSON (empty to go back):")
       expect(invalid.out).not.toContain("Approve, edit or reject?")
-      expect(invalid.err).toMatch(/The edit by cli:\S+ to chat\.sendMessage is invalid, nothing was delivered: [\s\S]*text/)
+      expect(invalid.err).toMatch(
+        /The edit by cli:\S+ to chat\.sendMessage is invalid, nothing was delivered: [\s\S]*text/
+      )
       expect(delivered()).toEqual([])
       expect((await stored(id)).status).toBe("pending")
       // Not JSON: asked again; then a valid edit is delivered, once, as edited.

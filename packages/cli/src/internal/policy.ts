@@ -11,8 +11,7 @@ import { exitWith } from "./process.js"
 // module's own text: shown through Printable, as everything else the command prints.
 const print = (text: string) => Console.log(Printable.escape(text, { multiline: true }))
 
-const fail = (message: string, code: number) =>
-  Effect.andThen(Console.error(Printable.escape(message)), exitWith(code))
+const fail = (message: string, code: number) => Effect.andThen(Console.error(Printable.escape(message)), exitWith(code))
 
 // A module without a policy is asked for something it cannot give: a usage error, exit code 2.
 const policyOf = (config: Config, file: string, command: string) =>

@@ -148,7 +148,8 @@ const decision = (limit: number) =>
       by: yield* decider(given),
       action: given.action,
       payload: given.payload,
-      reason: given.reason === undefined || given.reason.trim() === "" ? "rejected on the confirm page" : given.reason.trim()
+      reason: given.reason === undefined || given.reason.trim() === "" ? "rejected on the confirm page"
+        : given.reason.trim()
     } satisfies Decision
   })
 
@@ -285,7 +286,8 @@ export const make = (options: {
 }) =>
   Effect.gen(function*() {
     const { cards, guard, proposals } = options
-    const signedIn = <R>(route: Effect.Effect<HttpServerResponse.HttpServerResponse, Failure, R>) => answer(Effect.flatMap(guard.api, (caller) => Effect.provideService(route, Caller, caller)))
+    const signedIn = <R>(route: Effect.Effect<HttpServerResponse.HttpServerResponse, Failure, R>) =>
+      answer(Effect.flatMap(guard.api, (caller) => Effect.provideService(route, Caller, caller)))
     const routes = [
       HttpRouter.route("GET", "/", index),
       HttpRouter.route("*", "/api/*", signedIn(Effect.succeed(json(404, { error: "no such endpoint" })))),
