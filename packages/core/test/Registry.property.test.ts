@@ -1,9 +1,10 @@
 // Random invocations (a thousand; GRADED_PROPERTY_SCALE times more in CI): random names (real ones, near misses,
 // garbage), random JSON inputs, random contexts, random human decisions. No
 // exception escapes, every answer is a valid ToolResult, and nothing writes or
-// sends in a context a model is driving.
+// sends in a context a model is driving. (Effect 4: Effect's own Arbitrary,
+// generated from schemas, replaces fast-check.)
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, FastCheck as fc, Layer, Schema } from "effect"
+import { Arbitrary, Effect, Exit, Layer, Schema } from "effect"
 import { HumanConfirm, ProposalStore, Registry, Tool, Toolkit } from "@graded/core"
 import { makeDesk } from "./supportDesk.js"
 import { propertyRuns } from "../../../test/propertyRuns.js"
@@ -49,92 +50,126 @@ const setup = () => {
   return { desk, toolkit, registry: Registry.make(toolkit, { pages: ["ticket", "order"] }) }
 }
 
+type Arb<A> = Arbitrary.Arbitrary<A>
+
+const integer = (minimum: number, maximum: number): Arb<number> =>
+  Arbitrary.schema(Schema.Int.check(Schema.isBetween({ minimum, maximum })))
+
+// One of `values`, each as likely.
+const constantFrom = <A>(values: ReadonlyArray<A>): Arb<A> =>
+  Arbitrary.map(integer(0, values.length - 1), (index) => values[index]!)
+
+// One of the arbitraries, each as likely as its weight says.
+const oneOf = <A>(...choices: ReadonlyArray<{ readonly weight: number; readonly arbitrary: Arb<A> }>): Arb<A> => {
+  const total = choices.reduce((sum, choice) => sum + choice.weight, 0)
+  return Arbitrary.flatMap(integer(0, total - 1), (drawn) => {
+    let left = drawn
+    for (const choice of choices) {
+      if (left < choice.weight) return choice.arbitrary
+      left -= choice.weight
+    }
+    return choices[choices.length - 1]!.arbitrary
+  })
+}
+const even = <A>(...arbitraries: ReadonlyArray<Arb<A>>): Arb<A> =>
+  oneOf(...arbitraries.map((arbitrary) => ({ weight: 1, arbitrary })))
+
+const string = Arbitrary.schema(Schema.String)
+const json: Arb<unknown> = Arbitrary.schema(Schema.Json)
+
 const realNames = setup().toolkit.tools.map((tool) => tool.name)
 
-const nearMiss = (name: string) =>
-  fc.oneof(
-    fc.constant(name.replaceAll(".", "__")),
-    fc.constant(name.toUpperCase()),
-    fc.constant(`${name} `),
-    fc.constant(name.slice(0, -1)),
-    fc.constant(`${name}.now`),
-    fc.constant(name.replace("e", "е")), // a Cyrillic e
-    fc.nat({ max: Math.max(0, name.length - 1) }).map((i) => name.slice(0, i) + name.slice(i + 1))
+const nearMiss = (name: string): Arb<string> =>
+  even(
+    Arbitrary.Constant(name.replaceAll(".", "__")),
+    Arbitrary.Constant(name.toUpperCase()),
+    Arbitrary.Constant(`${name} `),
+    Arbitrary.Constant(name.slice(0, -1)),
+    Arbitrary.Constant(`${name}.now`),
+    Arbitrary.Constant(name.replace("e", "е")), // a Cyrillic e
+    Arbitrary.map(integer(0, Math.max(0, name.length - 1)), (i) => name.slice(0, i) + name.slice(i + 1))
   )
 
-const names = fc.oneof(
-  { weight: 4, arbitrary: fc.constantFrom(...realNames) },
-  { weight: 3, arbitrary: fc.constantFrom(...realNames).chain(nearMiss) },
-  { weight: 1, arbitrary: fc.string() },
-  { weight: 1, arbitrary: fc.constantFrom("__proto__", "constructor", "toString", "", ".", "__") }
+const names = oneOf(
+  { weight: 4, arbitrary: constantFrom(realNames) },
+  { weight: 3, arbitrary: Arbitrary.flatMap(constantFrom(realNames), nearMiss) },
+  { weight: 1, arbitrary: string },
+  { weight: 1, arbitrary: constantFrom(["__proto__", "constructor", "toString", "", ".", "__"]) }
 )
 
-const inputs = fc.oneof(
+const inputs: Arb<unknown> = oneOf<unknown>(
   {
     weight: 2,
-    arbitrary: fc.oneof(
-      fc.record({ subject: fc.string() }),
-      fc.record({ text: fc.string() }),
-      fc.record({ query: fc.string() })
+    arbitrary: even<unknown>(
+      Arbitrary.schema(Schema.Struct({ subject: Schema.String })),
+      Arbitrary.schema(Schema.Struct({ text: Schema.String })),
+      Arbitrary.schema(Schema.Struct({ query: Schema.String }))
     )
   },
   {
     weight: 3,
-    arbitrary: fc.record({ query: fc.string(), subject: fc.string(), text: fc.string(), customer: fc.string() }, {
-      requiredKeys: []
-    })
+    arbitrary: Arbitrary.schema(Schema.Struct({
+      query: Schema.optionalKey(Schema.String),
+      subject: Schema.optionalKey(Schema.String),
+      text: Schema.optionalKey(Schema.String),
+      customer: Schema.optionalKey(Schema.String)
+    }))
   },
   {
     weight: 1,
-    arbitrary: fc.record({ query: fc.string(), limit: fc.oneof(fc.constant(null), fc.double()) }, {
-      requiredKeys: ["query"]
-    })
+    arbitrary: Arbitrary.schema(Schema.Struct({
+      query: Schema.String,
+      limit: Schema.optionalKey(Schema.NullOr(Schema.Number))
+    }))
   },
-  { weight: 2, arbitrary: fc.jsonValue() },
-  { weight: 1, arbitrary: fc.dictionary(fc.string(), fc.jsonValue()) }
+  { weight: 2, arbitrary: json },
+  { weight: 1, arbitrary: Arbitrary.schema(Schema.Record(Schema.String, Schema.Json)) }
 )
 
-const contexts = fc.record({
-  autonomous: fc.boolean(),
-  page: fc.option(fc.constantFrom("ticket", "order", "unknown-page"), { nil: undefined }),
-  features: fc.option(fc.subarray(["crm", "kb"]), { nil: undefined }),
-  actor: fc.option(fc.string(), { nil: undefined })
-}, { requiredKeys: ["autonomous"] })
+const contexts = Arbitrary.schema(Schema.Struct({
+  autonomous: Schema.Boolean,
+  page: Schema.optionalKey(Schema.Literals(["ticket", "order", "unknown-page"])),
+  features: Schema.optionalKey(Schema.Array(Schema.Literals(["crm", "kb"]))),
+  actor: Schema.optionalKey(Schema.String)
+}))
 
-const decisions = fc.oneof(
-  fc.constant(HumanConfirm.approve("human")),
-  fc.constant(HumanConfirm.approve("human")),
-  fc.constant(HumanConfirm.reject("human", "no")),
-  fc.jsonValue().map((edit) => HumanConfirm.approve("human", edit))
+const decisions = even(
+  Arbitrary.Constant(HumanConfirm.approve("human")),
+  Arbitrary.Constant(HumanConfirm.approve("human")),
+  Arbitrary.Constant(HumanConfirm.reject("human", "no")),
+  Arbitrary.map(json, (edit) => HumanConfirm.approve("human", edit))
 )
 
 describe("Registry under random invocations", () => {
-  it("never throws, always answers a ToolResult, never writes or sends for a model", async () => {
-    const { desk, registry } = setup()
-    let runs = 0
-    const count = propertyRuns(1_000)
-    await fc.assert(
-      fc.asyncProperty(names, inputs, contexts, decisions, async (name, input, context, decision) => {
-        runs++
-        const ui = HumanConfirm.scripted([decision])
-        const before = { submitted: desk.effects.submitted.length, delivered: desk.effects.delivered.length }
-        const exit = await Effect.runPromiseExit(
-          registry.invoke(name, input, context).pipe(
-            Effect.provide(Layer.merge(HumanConfirm.layer(ui), ProposalStore.memory))
-          )
-        )
-        expect(Exit.isSuccess(exit)).toBe(true)
-        if (Exit.isSuccess(exit)) expect(isToolResult(exit.value)).toBe(true)
-        if (context.autonomous) {
-          expect(desk.effects.submitted.length).toBe(before.submitted)
-          expect(desk.effects.delivered.length).toBe(before.delivered)
-          expect(ui.seen).toEqual([])
-        }
-      }),
-      { numRuns: count }
-    )
-    expect(runs).toBeGreaterThanOrEqual(count)
-    // The run exercised both sides: humans did write and send.
-    expect(desk.effects.submitted.length + desk.effects.delivered.length).toBeGreaterThan(0)
-  }, 240_000)
+  it.effect("never throws, always answers a ToolResult, never writes or sends for a model", () =>
+    Effect.gen(function*() {
+      const { desk, registry } = setup()
+      let runs = 0
+      const count = propertyRuns(1_000)
+      const result = yield* Arbitrary.checkEffect(
+        Arbitrary.all([names, inputs, contexts, decisions]),
+        ([name, input, context, decision]) =>
+          Effect.promise(async () => {
+            runs++
+            const ui = HumanConfirm.scripted([decision])
+            const before = { submitted: desk.effects.submitted.length, delivered: desk.effects.delivered.length }
+            // Each call in a root fiber of its own, as an app's handler would run it.
+            const exit = await Effect.runPromiseExit(
+              registry.invoke(name, input, context).pipe(
+                Effect.provide(Layer.merge(HumanConfirm.layer(ui), ProposalStore.memory))
+              )
+            )
+            if (!Exit.isSuccess(exit) || !isToolResult(exit.value)) return false
+            if (!context.autonomous) return true
+            return desk.effects.submitted.length === before.submitted &&
+              desk.effects.delivered.length === before.delivered &&
+              ui.seen.length === 0
+          }),
+        { runs: count }
+      )
+      expect(result._tag, Arbitrary.formatCheckFailure(result)).toBe("Passed")
+      expect(runs).toBeGreaterThanOrEqual(count)
+      // The run exercised both sides: humans did write and send.
+      expect(desk.effects.submitted.length + desk.effects.delivered.length).toBeGreaterThan(0)
+    }), 240_000)
 })
