@@ -1,9 +1,9 @@
 // The page and its JSON API, on effect/http's HttpRouter. Every request
 // passes the guard's request check (Host, declared size, path) before any
 // route; every /api/ route (an unknown one too) sits behind the caller's
-// identity; both decision
-// routes (and the in-doubt route: mark done or retry) go through the same
-// decision guard (origin and the card's CSRF value) before the body is read. A body is read up to the size limit, counting the
+// identity; both decision routes (and the in-doubt route: mark done or retry)
+// go through the same decision guard (origin and the card's CSRF value)
+// before the body is read. A body is read up to the size limit, counting the
 // bytes as they arrive (a body with no Content-Length is refused the moment it
 // passes the limit), and only then decoded as UTF-8, JSON and Schema. Who
 // decides is who the guard says is calling; only in single-user mode does the
