@@ -4,7 +4,7 @@
 // its code as a service's, and a proposal store method that moves a human's
 // queue without the guard. (A package export that is not sealed fails in
 // sealed.test.ts.)
-import { Cause, Effect, Exit, Option, Schema } from "effect"
+import { Cause, Effect, Exit, Result, Schema } from "effect"
 import { readdirSync, readFileSync } from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -20,10 +20,13 @@ const sources = (dir: string): Array<string> =>
       : []
   )
 
-// Reading a service tag: `yield* Tag`, `Effect.map(Tag, ...)`, `Effect.serviceOption(Tag)`, `Context.get(c, Tag)`.
+// Reading a service: `yield* Tag`, `Effect.map(Tag, ...)`, `Effect.serviceOption(Tag)`, `Context.get(c, Tag)`,
+// and Effect 4's `Tag.use(...)` / `Tag.useSync(...)` and `fiber.getRef(Tag)`.
 const reads = (tag: string) =>
   new RegExp(
-    `(yield\\* |Effect\\.(map|flatMap|andThen|serviceOption)\\(|Context\\.(get|getOption|unsafeGet)\\([^,]+, )${tag}\\b`
+    `(yield\\* |Effect\\.(map|flatMap|andThen|service|serviceOption)\\(|` +
+      `Context\\.(get|getOption|getUnsafe|getOrUndefined|getOrElse)\\([^,]+, |getRef\\()${tag}\\b|` +
+      `\\b${tag}\\.(use|useSync)\\(`
   )
 
 describe("adding an API: what a contributor must call", () => {
@@ -68,8 +71,8 @@ describe("adding an API: what a contributor must call", () => {
                 >
               )
               return Effect.map(Effect.exit(call), (exit) => {
-                const defect = Exit.isFailure(exit) ? Cause.dieOption(exit.cause) : Option.none()
-                if (Option.isSome(defect) && defect.value instanceof ToolError.Refused) refused.push(method)
+                const defect = Exit.isFailure(exit) ? Result.getOrUndefined(Cause.findDefect(exit.cause)) : undefined
+                if (defect instanceof ToolError.Refused) refused.push(method)
               })
             }, { discard: true }).pipe(Effect.as(true))
         })

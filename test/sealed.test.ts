@@ -1,11 +1,18 @@
 // Every value a tool's code could import and change in place, for an effect
 // to run later in a human's fiber, is read-only once graded is loaded: each
-// package's exported effects, layers, tags and plain data (with the effects
-// and data they hold), Effect's own exported ones, Effect's default services
-// and the default runtime's refs. A new export that is not sealed fails here,
-// naming it. packages/core/test/Adversarial.shared.test.ts keeps the attacks.
+// package's exported effects, layers, services, references and plain data
+// (with the effects and data they hold), Effect's own exported ones, the
+// default value of every reference Effect exports (the clock, the scheduler,
+// the tracer, the loggers: what every fiber that provides none reads), and
+// the empty context every root fiber starts from. A new export that is not
+// sealed fails here, naming it. packages/core/test/Adversarial.shared.test.ts
+// keeps the attacks.
+//
+// Effect 3 to Effect 4: fiber refs are references (`Context.Reference`), the
+// default services a reference's default value, `Runtime.defaultRuntime` the
+// empty context; Effect 4 has no Supervisor.
 import * as Everything from "effect"
-import { Context, DefaultServices, Effect, FiberRef, FiberRefs, Layer, Runtime } from "effect"
+import { Channel, Clock, Context, Effect, Fiber, Layer, Metric, Schedule, Sink, Stream } from "effect"
 import { describe, expect, it } from "vitest"
 import * as cli from "../packages/cli/src/index.js"
 import * as confirm from "../packages/confirm/src/index.js"
@@ -21,29 +28,29 @@ const isPlain = (value: object) => {
   const proto = Object.getPrototypeOf(value)
   return proto === Object.prototype || proto === null || Array.isArray(value)
 }
-const kinds = [
-  Everything.Schedule.ScheduleTypeId,
-  Everything.Supervisor.SupervisorTypeId,
-  Everything.Stream.StreamTypeId,
-  Everything.Sink.SinkTypeId,
-  Everything.Channel.ChannelTypeId
-]
 const isBehaviour = (value: object) =>
-  Effect.isEffect(value) || Layer.isLayer(value) || Context.isTag(value) || isPlain(value) ||
-  kinds.some((kind) => kind in value)
+  Effect.isEffect(value) || Layer.isLayer(value) || Context.isKey(value) || isPlain(value) ||
+  Schedule.isSchedule(value) || Stream.isStream(value) || Sink.isSink(value) || Channel.isChannel(value)
 const isStateful = (value: object) =>
-  "unsafeAddObserver" in value || value instanceof Map || value instanceof Set || value instanceof RegExp ||
+  Fiber.isFiber(value) || value instanceof Map || value instanceof Set || value instanceof RegExp ||
   value instanceof Promise || value instanceof Date || ArrayBuffer.isView(value)
+
+// A map or set anyone could add to: what `set`, `add`, `delete` or `clear` a value has.
+const writableCollection = (value: object) =>
+  ["set", "add", "delete", "clear"].some((method) => typeof Reflect.get(value, method) === "function")
 
 /** The names under `name` of what is writable: the value or anything it holds of the sealed kinds. */
 const writable = (name: string, value: unknown, seen = new Set<object>()): Array<string> => {
-  if (typeof value !== "object" || value === null || seen.has(value)) return []
+  if ((typeof value !== "object" && typeof value !== "function") || value === null || seen.has(value)) return []
   seen.add(value)
-  if (isStateful(value)) return []
-  if (Context.isContext(value)) {
-    return Object.isFrozen(value) && typeof Reflect.get(value.unsafeMap, "set") !== "function" ? [] : [name]
+  if (Context.isKey(value)) {
+    const own = Object.isFrozen(value) ? [] : [name]
+    return Context.isReference(value) ? own.concat(writableDefault(`${name}'s default`, value)) : own
   }
-  if (FiberRef.FiberRefTypeId in value) return Object.isFrozen(value) ? [] : [name]
+  if (typeof value === "function" || isStateful(value)) return []
+  if (Context.isContext(value)) {
+    return Object.isFrozen(value) && !writableCollection(value.mapUnsafe) ? [] : [name]
+  }
   if (!isBehaviour(value)) return []
   const own = Object.isFrozen(value) ? [] : [name]
   return own.concat(
@@ -54,6 +61,19 @@ const writable = (name: string, value: unknown, seen = new Set<object>()): Array
         : []
     })
   )
+}
+
+// The default values that are state Effect itself writes to, and JavaScript's own.
+const stateByDesign = new Set(["effect/Console", "effect/Metric/MetricRegistry"])
+
+// A reference's default: what every fiber that provides none reads, an object frozen or a read-only view.
+const writableDefault = (name: string, reference: Context.Reference<unknown>): Array<string> => {
+  if (stateByDesign.has(reference.key)) return []
+  const value: unknown = Context.get(Context.empty(), reference)
+  if (typeof value !== "object" || value === null) return []
+  if (value instanceof Map || value instanceof Set) return writableCollection(value) ? [name] : []
+  if (!Object.isFrozen(value) || writableCollection(value)) return [name]
+  return isBehaviour(value) ? writable(name, value).filter((found) => found !== name) : []
 }
 
 const exportsOf = (namespace: object) =>
@@ -105,22 +125,27 @@ describe("values every fiber shares are sealed once graded is loaded", () => {
     expect(Object.isFrozen(HumanConfirm.scripted([]))).toBe(true)
   })
 
-  it("Effect's exports", () => {
+  it("Effect's exports, with every reference's default value", () => {
     expect(exportsOf(Everything).flatMap(([key, value]) => writable(key, value))).toEqual([])
     expect(Object.isFrozen(Everything.Clock.currentTimeMillis)).toBe(true)
     expect(Object.isFrozen(Everything.Schedule.once)).toBe(true)
-    expect(Object.isFrozen(Everything.Supervisor.none)).toBe(true)
+    expect(Object.isFrozen(Everything.Tracer.nativeTracer)).toBe(true)
   })
 
-  it("Effect's default services, the clock in them, and the default runtime's refs", () => {
-    const live = FiberRefs.getOrDefault(Runtime.defaultRuntime.fiberRefs, DefaultServices.currentServices)
-    expect(writable("defaultServices", live)).toEqual([])
-    const clock = Context.get(live, Everything.Clock.Clock)
+  it("the empty context every root fiber starts from, and the clock a root reads", () => {
+    const empty = Context.empty()
+    expect(writable("Context.empty()", empty)).toEqual([])
+    const clock = Context.get(empty, Clock.Clock)
     expect(Object.isFrozen(clock)).toBe(true)
     expect(Object.isFrozen(clock.currentTimeMillis)).toBe(true)
-    expect(Object.isFrozen(Runtime.defaultRuntime)).toBe(true)
-    expect(typeof Reflect.get(Runtime.defaultRuntime.fiberRefs.locals, "set")).not.toBe("function")
     // Still works: a root fiber reads the time.
-    expect(Effect.runSync(Everything.Clock.currentTimeMillis)).toBeGreaterThan(0)
+    expect(Effect.runSync(Clock.currentTimeMillis)).toBeGreaterThan(0)
+  })
+
+  // What Effect writes to itself stays writable: a metric a fiber that provides
+  // no registry updates is kept in the registry's default map.
+  it("still works: a root fiber counts a metric in the default registry", () => {
+    const counter = Metric.counter("graded_sealed_test_count")
+    expect(Effect.runSyncExit(Metric.update(counter, 1))._tag).toBe("Success")
   })
 })
