@@ -20,8 +20,8 @@
 // keyed by the fiber itself (code can change its fiber's context, not which
 // fiber it runs in), filled in when the fiber is made. Effect 4 makes every
 // fiber (a fork, a detached fork, a fiber in a scope, a batch's fiber, a root
-// fiber that `Effect.runFork` starts) while the fiber that asks for it is the
-// one running, so each new fiber starts with at least the mark of the fiber
+// fiber that `Effect.runFork` starts) while the fiber that asks for it is
+// evaluating, so each new fiber starts with at least the mark of the fiber
 // that made it (`born` below). A fiber's context is not read for the mark: a
 // context is a value code can replace whole (`Effect.provideContext`).
 // Who may import this: graded's own modules only.
@@ -61,8 +61,14 @@ export interface Mark {
   readonly within: Within | undefined
 }
 
-const makeMark = (autonomous: boolean, ceiling: Ceiling, within: Within | undefined): Mark =>
-  Object.freeze({ autonomous, ceiling, within })
+// Marks graded made: a value found in a context counts only if it is one.
+const made = new WeakSet<Mark>()
+
+const makeMark = (autonomous: boolean, ceiling: Ceiling, within: Within | undefined): Mark => {
+  const mark = Object.freeze({ autonomous, ceiling, within })
+  made.add(mark)
+  return mark
+}
 
 export const free: Mark = makeMark(false, "send", undefined)
 
@@ -83,22 +89,48 @@ const held = new WeakMap<object, Array<Mark>>()
 
 const markOf = (fiber: AnyFiber): Mark => held.get(fiber)?.at(-1) ?? free
 
-// Effect 4's fibers are one class; its constructor sets the fiber's context
-// first, through this method, while the fiber that asked for the new one is
-// the current fiber. Wrapped once, before any tool's code can run, and the
-// prototype frozen after (seal.ts), so no one can unwrap it.
-const fiberPrototype: { setContext(this: AnyFiber, context: EffectContext.Context<never>): void } = Object
-  .getPrototypeOf(Effect.runFork(Effect.void))
-const setContext = fiberPrototype.setContext
-const born = (fiber: AnyFiber): void => {
-  const maker = Fiber.getCurrent()
-  if (maker === undefined) return
-  const mark = markOf(maker)
+// The mark an isolated fiber's context carries too: a context its code
+// captures (`Effect.context`, its fiber's `context`) and starts a fiber from
+// later, from outside any fiber, still starts it marked. Never read to lift
+// a mark: a fiber starts with the strictest of its maker's and this.
+const contextMark = EffectContext.Reference<unknown>("@graded/core/authority/mark", { defaultValue: () => undefined })
+
+// Effect 4's fibers are one class. Wrapped once, before any tool's code can
+// run, and its prototype frozen after, so no one can unwrap it:
+// - `evaluate`, which every start and resumption of a fiber goes through
+//   (its run loop, and the callbacks that see its exit): graded's own stack
+//   of the fibers evaluating now, the innermost last. Effect keeps the
+//   current fiber in a global too (`Fiber.getCurrent`), which any code can
+//   empty or point elsewhere; this stack no code but graded's can reach.
+// - `setContext`, which the constructor calls first: the new fiber starts
+//   with the mark of the fiber evaluating while it is made.
+interface FiberPrototype {
+  evaluate(this: AnyFiber, effect: unknown): void
+  setContext(this: AnyFiber, context: EffectContext.Context<never>): void
+}
+const fiberPrototype: FiberPrototype = Object.getPrototypeOf(Effect.runFork(Effect.void))
+const { evaluate, setContext } = fiberPrototype
+const evaluating: Array<AnyFiber> = []
+const born = (fiber: AnyFiber, context: EffectContext.Context<never>): void => {
+  const maker = evaluating.at(-1)
+  const carried = EffectContext.getOrUndefined(context, contextMark)
+  const mark = strictest(
+    maker === undefined ? free : markOf(maker),
+    typeof carried === "object" && carried !== null && made.has(carried as Mark) ? carried as Mark : undefined
+  )
   if (mark !== free) held.set(fiber, [mark])
+}
+fiberPrototype.evaluate = function(this: AnyFiber, effect: unknown): void {
+  evaluating.push(this)
+  try {
+    evaluate.call(this, effect)
+  } finally {
+    evaluating.pop()
+  }
 }
 fiberPrototype.setContext = function(this: AnyFiber, context: EffectContext.Context<never>): void {
   // The constructor's call: the fiber has no context yet.
-  if ((this as { readonly context?: unknown }).context === undefined) born(this)
+  if ((this as { readonly context?: unknown }).context === undefined) born(this, context)
   setContext.call(this, context)
 }
 Object.freeze(fiberPrototype)
@@ -223,6 +255,7 @@ const isolated = <A, E, R>(caller: AnyFiber, mark: Mark, code: Effect.Effect<A, 
   const services = new Map(caller.context.mapUnsafe)
   const scoped = services.has(Scope.Scope.key)
   for (const key of knobs) services.delete(key)
+  services.set(contextMark.key, mark)
   const body = scoped ? Effect.scoped(code) : code
   const child = Effect.runForkWith(readOnlyContext(services))(Effect.withFiber<A, E, never>((self) => {
     held.set(self, [mark])

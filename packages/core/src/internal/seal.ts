@@ -17,7 +17,7 @@
 // human approves a proposal, or a logger that every fiber calls.
 //
 // Sealed there: objects whose behaviour is their properties (effects, layers,
-// services and references, contexts, plain data), frozen with what they hold
+// services and references, contexts, request resolvers, plain data), frozen with what they hold
 // of the same kinds; a reference's default value (made first: Effect keeps it
 // on the reference the first time it is asked for); the empty context every
 // root fiber starts from. Left alone: objects that keep state in their
@@ -28,7 +28,7 @@
 // index by test/sealed.test.ts.
 // Who may import this: graded's own modules, and each package's index.
 import * as Everything from "effect"
-import { Channel, Context, Effect, Fiber, Layer, Schedule, Sink, Stream } from "effect"
+import { Channel, Context, Effect, Fiber, Layer, RequestResolver, Schedule, Sink, Stream } from "effect"
 
 /**
  * A map that can be read like the one it copies and never written: not a
@@ -147,7 +147,8 @@ const isPlain = (value: object): boolean => {
 /** Whether its behaviour is its properties: sealed, with what it holds. */
 const isBehaviour = (value: object): boolean =>
   Effect.isEffect(value) || Layer.isLayer(value) || Context.isKey(value) || isPlain(value) ||
-  Schedule.isSchedule(value) || Stream.isStream(value) || Sink.isSink(value) || Channel.isChannel(value)
+  Schedule.isSchedule(value) || Stream.isStream(value) || Sink.isSink(value) || Channel.isChannel(value) ||
+  RequestResolver.isRequestResolver(value)
 
 // Objects that look like effects but keep their state in their properties.
 const isStateful = (value: object): boolean =>
