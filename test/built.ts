@@ -11,17 +11,25 @@
 // `import.meta.url` keeps naming the source file, so a program still finds the
 // fixtures beside it. Tests get a program's path with `built(entry)`.
 //
+// Each run builds into a folder of its own, named to the workers through the
+// environment they inherit: two runs in one checkout (two terminals, or
+// `pnpm test` beside a single file's run) no longer remove each other's
+// programs. A run removes its folder at teardown, and a killed run's folder
+// at the next run's start.
+//
 // The command as a user runs it (bin/graded.mjs through tsx) keeps its own
 // smoke tests; these programs are what the tests need a process for.
-import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs"
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { createRequire } from "node:module"
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
-// One fixed place, known to the setup and the workers alike: importing vitest's
-// `inject` here would load vitest's runtime into the globalSetup, which fails.
-const out = path.join(root, "node_modules", ".cache", "graded-test-programs")
+const runs = path.join(root, "node_modules", ".cache", "graded-test-programs")
+// The run's folder reaches the workers as an environment variable, set before
+// they start: importing vitest's `inject` here would load vitest's runtime into
+// the globalSetup.
+const variable = "GRADED_TEST_PROGRAMS"
 
 /** Every program a test starts, as paths from the repository's root. */
 export const entries: ReadonlyArray<string> = [
@@ -93,10 +101,26 @@ const plugin = {
   }
 }
 
-/** vitest's globalSetup: builds every entry. */
-export default async function setup(): Promise<void> {
-  rmSync(out, { recursive: true, force: true })
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
+/** vitest's globalSetup: builds every entry into this run's folder; its teardown removes the folder. */
+export default async function setup(): Promise<() => void> {
+  mkdirSync(runs, { recursive: true })
+  // Folders of runs whose process is gone (killed before their teardown), and the one fixed folder of before.
+  for (const name of readdirSync(runs)) {
+    const pid = /^run-(\d+)-/.exec(name)?.[1]
+    if (pid === undefined || !alive(Number(pid))) rmSync(path.join(runs, name), { recursive: true, force: true })
+  }
+  const out = path.join(runs, `run-${process.pid}-${Date.now().toString(36)}`)
   mkdirSync(out, { recursive: true })
+  process.env[variable] = out
   // esbuild comes with tsx, which the repository already depends on.
   const esbuild = createRequire(createRequire(import.meta.url).resolve("tsx/package.json"))("esbuild") as Esbuild
   await esbuild.build({
@@ -117,11 +141,16 @@ export default async function setup(): Promise<void> {
     },
     plugins: [plugin]
   })
+  return () => rmSync(out, { recursive: true, force: true })
 }
 
 /** The built program for `entry` (a path from the repository's root, as listed in `entries`). */
 export const built = (entry: string): string => {
   if (!entries.includes(entry)) throw new Error(`${entry} is not among the programs test/built.ts builds`)
+  const out = process.env[variable]
+  if (out === undefined) {
+    throw new Error(`${variable} is not set: test/built.ts builds the programs as the system project's globalSetup`)
+  }
   const program = path.join(out, entry.replace(/\.[cm]?ts$/, ".mjs"))
   if (!existsSync(program)) {
     throw new Error(`${program} is missing: test/built.ts builds it as the system project's globalSetup`)
