@@ -13,6 +13,7 @@ import * as lines from "./internal/describe.js"
 import { keptService } from "./internal/kept.js"
 import { sealed } from "./internal/seal.js"
 import { freshService } from "./internal/freshLayer.js"
+import { textOrUndefinedKey, unknownKey } from "./internal/absentKey.js"
 
 const tool = Schema.String
 const optionalReason = Schema.optional(Schema.String)
@@ -38,12 +39,12 @@ export const Event = Schema.Union([
   Schema.Struct({
     type: Schema.Literal("called"),
     tool,
-    input: Schema.Unknown,
+    input: unknownKey,
     openWorld: Schema.optional(Schema.Literal(true))
   }),
   Schema.Struct({ type: Schema.Literal("completed"), tool, chars: Schema.Number }),
   Schema.Struct({ type: Schema.Literal("refused"), tool, gate: Schema.String, reason: Schema.String }),
-  Schema.Struct({ type: Schema.Literal("confirm-requested"), tool, grade: Schema.String, payload: Schema.Unknown }),
+  Schema.Struct({ type: Schema.Literal("confirm-requested"), tool, grade: Schema.String, payload: unknownKey }),
   Schema.Struct({
     type: Schema.Literal("decided"),
     tool,
@@ -99,9 +100,9 @@ export type Event = typeof Event.Type
  */
 export const Entry = Event.mapMembers(Tuple.map(Schema.fieldsAssign({
   at: Schema.String,
-  // A JSON line leaves out what is undefined: an absent trace or actor is read back as undefined.
-  traceId: Schema.UndefinedOr(Schema.String).pipe(Schema.withDecodingDefaultKey(Effect.succeed(undefined))),
-  actor: Schema.UndefinedOr(Schema.String).pipe(Schema.withDecodingDefaultKey(Effect.succeed(undefined))),
+  // Undefined when absent: a JSON line leaves out an entry's missing trace or actor.
+  traceId: textOrUndefinedKey,
+  actor: textOrUndefinedKey,
   autonomous: Schema.Boolean,
   // The tool's compliance tags and declared side effects, on every entry of its calls.
   tags: Schema.optional(Schema.Array(Schema.String)),

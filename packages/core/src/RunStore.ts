@@ -13,6 +13,7 @@
 import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { sealed } from "./internal/seal.js"
 import { freshService } from "./internal/freshLayer.js"
+import { unknownKey } from "./internal/absentKey.js"
 
 /**
  * A call of the run as stored: its input and output encoded with the tool's
@@ -26,8 +27,9 @@ export const StoredCall = Schema.Union([
     ok: Schema.Literal(true),
     id: Schema.String,
     tool: Schema.String,
-    input: Schema.Unknown,
-    output: Schema.Unknown
+    // Undefined when absent: an output nobody knows (a delivery a human marked done) is stored without one.
+    input: unknownKey,
+    output: unknownKey
   }),
   Schema.Struct({
     ok: Schema.Literal(false),

@@ -277,4 +277,25 @@ describe("Runs", () => {
         Array.from({ length: reads + 1 }, () => "2026-01-01T00:00:00.000Z")
       )
     }))
+
+  it("a stored state reads back from its JSON, a call whose input or output is undefined too", () => {
+    // JSON leaves the key out; Effect 4 calls an absent key missing unless its schema says otherwise.
+    const state: RunStore.State = {
+      maxRounds: 4,
+      maxCallsPerRound: 8,
+      maxArgumentChars: 100,
+      context: {},
+      round: 1,
+      messages: [{ role: "user", content: "Send it." }],
+      calls: [{ ok: true, id: "c-1", tool: "chat.sendMessage", input: { text: "hi" }, output: undefined }],
+      usage: { inputTokens: 0, outputTokens: 0 },
+      untrusted: [],
+      refusedBefore: []
+    }
+    const stored = JSON.parse(JSON.stringify(state))
+    expect(stored.calls[0]).not.toHaveProperty("output")
+    expect(Schema.decodeUnknownSync(RunStore.State)(stored).calls).toEqual([
+      { ok: true, id: "c-1", tool: "chat.sendMessage", input: { text: "hi" }, output: undefined }
+    ])
+  })
 })
