@@ -389,8 +389,11 @@ export const forwarding = <E, R>(
       )
     )
     yield* Effect.addFinalizer(() => drain)
+    // A pass is not cut short when the scope closes (the wait between passes
+    // is): one stopped after the sink stored its entries, before they were
+    // marked, would have the last pass send them again.
     yield* Effect.forkScoped(
-      Effect.repeat(drain, Schedule.spaced(options.every ?? Duration.seconds(1)))
+      Effect.repeat(Effect.uninterruptible(drain), Schedule.spaced(options.every ?? Duration.seconds(1)))
     )
   }))
 

@@ -308,6 +308,8 @@ export const auditContract = (subject: AuditSubject) =>
         expect(logged.every((line) =>
           line.startsWith("WARN @graded/sql: an audit entry was not stored")
         )).toBe(true)
-        expect(yield* Effect.result(SqlAudit.entries().pipe(Effect.provide(context)))).toMatchObject({ _tag: "Failure" })
+        expect(yield* Effect.result(SqlAudit.entries().pipe(Effect.provide(context)))).toMatchObject({
+          _tag: "Failure"
+        })
       }))
   })

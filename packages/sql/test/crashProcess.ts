@@ -19,7 +19,7 @@ import { Audit, HumanConfirm, Invocation, LanguageModel, Proposal, Runs, Scripte
 import { Sql } from "@graded/sql"
 import { Context, Effect, Layer } from "effect"
 import * as fs from "node:fs"
-import { makeOutsideDesk } from "./outsideDesk.js"
+import { makeOutsideDesk, untilKilled } from "./outsideDesk.js"
 
 const [mode, filename, outside, marker, proposal, point] = process.argv.slice(2) as Array<string>
 const { call, calls } = ScriptedModel
@@ -62,7 +62,7 @@ const startAndThink = Effect.gen(function*() {
     generate: () =>
       turns++ === 0
         ? Effect.succeed(calls(call("kb.search", { query: "refund" }, "call_read")))
-        : Effect.andThen(mark({ asked: turns }), Effect.never)
+        : Effect.andThen(mark({ asked: turns }), untilKilled)
   })
   return yield* Runs.start({
     toolkit: desk.support,
@@ -82,7 +82,7 @@ const approve = Effect.gen(function*() {
     Effect.andThen(
       sink.write(entry),
       point === "decided" && entry.type === "decided" && entry.decision === "approved"
-        ? Effect.andThen(mark({ stopped: "decided" }), Effect.never)
+        ? Effect.andThen(mark({ stopped: "decided" }), untilKilled)
         : Effect.void
     )
   )
@@ -90,7 +90,7 @@ const approve = Effect.gen(function*() {
     confirm: () =>
       point === "ui"
         // The human pressed approve; the answer never gets back.
-        ? Effect.andThen(mark({ stopped: "ui" }), Effect.never)
+        ? Effect.andThen(mark({ stopped: "ui" }), untilKilled)
         : Effect.succeed(HumanConfirm.approve("agent:alice"))
   }
   yield* Invocation.within({ actor: "agent:alice" })(Proposal.approve(desk.support, proposal!, { lease: "1 second" }))

@@ -109,8 +109,7 @@ export const faulty = <E>(
         Context.add(
           Audit.Audit,
           faults.mode === "kill" ? {
-            write: (entry: Audit.Entry) =>
-              Effect.andThen(beforeWrite(faults, `audit ${entry.type}`), sink.write(entry))
+            write: (entry: Audit.Entry) => Effect.andThen(beforeWrite(faults, `audit ${entry.type}`), sink.write(entry))
           }
             : sink
         )
@@ -249,9 +248,11 @@ export const drive = <E>(
       faults.dead = false
       if (finished) return started + 1
     }
-    return yield* Effect.die(new Error(
-      `the run did not finish in 12 processes (${faults.mode} at ${faults.at}): ${faults.log.join(", ")}`
-    ))
+    return yield* Effect.die(
+      new Error(
+        `the run did not finish in 12 processes (${faults.mode} at ${faults.at}): ${faults.log.join(", ")}`
+      )
+    )
   })
 
 /** The four zeros, as counts, with what broke each. */

@@ -102,14 +102,22 @@ export const makeLedgerDesk = (ledger: string) => {
   const Write = Tool.write("ledger.write", {
     title: "Book an entry",
     description: "Book an entry on the account.",
-    input: Schema.Struct({ runId: Schema.String, callId: Schema.String, note: Schema.Trimmed.check(Schema.isNonEmpty()) }),
+    input: Schema.Struct({
+      runId: Schema.String,
+      callId: Schema.String,
+      note: Schema.Trimmed.check(Schema.isNonEmpty())
+    }),
     output: Schema.Struct({ booked: Schema.Boolean }),
     run: (input, { idempotencyKey }) => Effect.as(deliver("ledger.write", idempotencyKey, input), { booked: true })
   })
   const Send = Tool.send("ledger.send", {
     title: "Tell the customer",
     description: "Send the customer a message about the account.",
-    input: Schema.Struct({ runId: Schema.String, callId: Schema.String, text: Schema.Trimmed.check(Schema.isNonEmpty()) }),
+    input: Schema.Struct({
+      runId: Schema.String,
+      callId: Schema.String,
+      text: Schema.Trimmed.check(Schema.isNonEmpty())
+    }),
     payload: Schema.Struct({
       runId: Schema.String,
       callId: Schema.String,

@@ -8,6 +8,16 @@ import { Effect, Schema } from "effect"
 import { Tool, Toolkit } from "@graded/core"
 import * as fs from "node:fs"
 
+/**
+ * Waits until the process is killed. Effect 4.1's `Effect.never` holds
+ * nothing on the event loop, so node would end a process that waits on it
+ * alone; this holds a timer.
+ */
+export const untilKilled: Effect.Effect<never> = Effect.callback<never>(() => {
+  const timer = setInterval(() => {}, 2 ** 30)
+  return Effect.sync(() => clearInterval(timer))
+})
+
 export interface Sent {
   readonly key: string
   readonly to: string
@@ -36,7 +46,7 @@ export const makeOutsideDesk = (outside: string, options?: { readonly hang?: "af
           const line: Sent = { key: confirmed.idempotencyKey, ...confirmed.payload, pid: process.pid }
           fs.appendFileSync(outside, `${JSON.stringify(line)}\n`)
         }),
-        options?.hang === "after-effect" ? Effect.never : Effect.succeed({ delivered: true })
+        options?.hang === "after-effect" ? untilKilled : Effect.succeed({ delivered: true })
       )
   })
   return { support: Toolkit.make(KbSearch, SendReply) }

@@ -4,7 +4,7 @@
 // that server too (.ci/run starts Debian's postgresql for it).
 import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Fiber, Layer, Logger, Option } from "effect"
+import { Context, Effect, Fiber, Layer, Logger } from "effect"
 import { ProposalStore } from "@graded/core"
 import { Sql, SqlAudit, SqlMigrations } from "@graded/sql"
 import { fallbackContract } from "../../policy/test/fallbackContract.js"

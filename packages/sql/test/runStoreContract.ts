@@ -353,7 +353,9 @@ export const runStoreContract = (subject: RunSubject) =>
             expect(won[0]).toMatchObject({ status: "running", version: 2 })
             expect(yield* other.get(id)).toEqual(won[0])
             for (const lost of mine.filter(Result.isFailure)) {
-              expect(lost.failure).toEqual(new RunStore.RunBusy({ id, status: "running", leaseUntil: won[0]!.leaseUntil }))
+              expect(lost.failure).toEqual(
+                new RunStore.RunBusy({ id, status: "running", leaseUntil: won[0]!.leaseUntil })
+              )
             }
           }
           // Saves at one version from both pools: one wins, the rest save nothing.

@@ -291,9 +291,11 @@ const durable = (plan: Plan, database: Database, runId: string) =>
         )
         const rejected = decided._tag === "Failure" && decided.failure._tag === "@graded/core/ToolError/Rejected"
         if (rejected !== (chosen === "reject")) {
-          return yield* Effect.die(new Error(
-            `${database.name}: ${chosen} of ${proposal.tool} answered ${JSON.stringify(decided)}`
-          ))
+          return yield* Effect.die(
+            new Error(
+              `${database.name}: ${chosen} of ${proposal.tool} answered ${JSON.stringify(decided)}`
+            )
+          )
         }
       }
       outcome = yield* resume

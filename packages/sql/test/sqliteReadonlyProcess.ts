@@ -21,7 +21,8 @@ const program = Effect.gen(function*() {
       Effect.result(
         Effect.timeoutOrElse(effect, { duration: "10 seconds", orElse: () => Effect.fail({ message: "hung" }) })
       ),
-      (answer) => Result.isFailure(answer) ? answer.failure.message : typeof answer.success === "string" ? answer.success : "ok"
+      (answer) =>
+        Result.isFailure(answer) ? answer.failure.message : typeof answer.success === "string" ? answer.success : "ok"
     )
   // A statement that fails closes the client's connection, and the next one
   // opens another: opened while the file is read-only (or unreadable), as a

@@ -245,7 +245,8 @@ export const open = <E>(
             // SQLite reads the file's header as it opens it.
             return fail(unreadable(
               source.sqlite,
-              reason.startsWith("SQLITE_NOTADB") ? `it cannot be read as a database: ${reason}` : `cannot open it: ${reason}`
+              reason.startsWith("SQLITE_NOTADB") ? `it cannot be read as a database: ${reason}`
+                : `cannot open it: ${reason}`
             ))
           })
         )
@@ -254,7 +255,9 @@ export const open = <E>(
     : Layer.unwrap(Effect.gen(function*() {
       const url = Redacted.isRedacted(source.postgres) ? Redacted.value(source.postgres) : source.postgres
       const valid = URL.canParse(url) && ["postgres:", "postgresql:"].includes(new URL(url).protocol)
-      if (!valid) return fail(unreadable(shown(url), "not a PostgreSQL URL (postgres://user:password@host:port/database)"))
+      if (!valid) {
+        return fail(unreadable(shown(url), "not a PostgreSQL URL (postgres://user:password@host:port/database)"))
+      }
       const loaded = yield* Effect.result(postgres.pg)
       if (Result.isFailure(loaded)) {
         return fail(unreadable(shown(url), `reading PostgreSQL needs ${postgres.driver}, and ${loaded.failure}`))

@@ -9,12 +9,12 @@ import { Clock, Effect, Schema } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { Statement } from "effect/sql/Statement"
 import { Proposal, ProposalStore, Invocation } from "@graded/core"
+import { RowNumber } from "./columns.js"
 import { fromJson, toJson } from "./json.js"
 import { currentTransaction, durably, transactional } from "./transaction.js"
 
 const Row = Schema.Struct({
-  // A number from SQLite, digits from PostgreSQL's BIGINT.
-  seq: Schema.Union([Schema.Number, Schema.NumberFromString]),
+  seq: RowNumber,
   tool: Schema.String,
   grade: Schema.Literals(["write", "send"]),
   title: Schema.String,

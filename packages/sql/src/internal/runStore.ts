@@ -13,13 +13,13 @@ import { Clock, Effect, Schema } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { Statement } from "effect/sql/Statement"
 import { RunStore, Invocation } from "@graded/core"
+import { RowNumber } from "./columns.js"
 import { transactional } from "./transaction.js"
 
 const Columns = {
   id: Schema.String,
   status: RunStore.Status,
-  // A number from SQLite, digits from PostgreSQL's BIGINT.
-  version: Schema.Union([Schema.Number, Schema.NumberFromString]),
+  version: RowNumber,
   trace_id: Schema.String,
   actor: Schema.NullOr(Schema.String),
   lease_until: Schema.NullOr(Schema.String),

@@ -322,7 +322,10 @@ const make = (filename: string, sdk: Native) =>
     const end = (how: "COMMIT" | "ROLLBACK") =>
       attempt(() => sdk.end(how), false, refused(filename, `the ${how.toLowerCase()}`, how.toLowerCase()))
     // Each client its own: a transaction on one client is not another's.
-    const transactionService = Context.Service<SqlClient.TransactionConnection, SqlClient.TransactionConnection.Service>(
+    const transactionService = Context.Service<
+      SqlClient.TransactionConnection,
+      SqlClient.TransactionConnection.Service
+    >(
       `@graded/sql/internal/sqlite/Transaction/${clients++}`
     )
     const withTransaction = SqlClient.makeWithTransaction({
