@@ -283,7 +283,7 @@ const invalid = (id: unknown, problem: string): InvalidRule =>
  * const FileTicket = Tool.write("ticket.file", {
  *   title: "File a ticket",
  *   description: "File a support ticket.",
- *   input: Schema.Struct({ subject: Schema.String, priority: Schema.Literal("low", "high") }),
+ *   input: Schema.Struct({ subject: Schema.String, priority: Schema.Literals(["low", "high"]) }),
  *   output: Schema.Struct({ id: Schema.String }),
  *   run: () => Effect.succeed({ id: "T-1" })
  * })
