@@ -26,6 +26,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { DatabaseSync } from "node:sqlite"
+import { loadedFrom } from "./loaded.js"
 
 // One tool call's worth of entries, a send a human approved, and a refusal.
 const events: ReadonlyArray<Audit.Event> = [
@@ -209,8 +210,8 @@ runs it alone). Each sample records for ${result.millis} ms, from one fiber (eac
 one run) and from 16 fibers at once (many runs in one process); medians of ${result.repetitions} interleaved samples.
 Six entries a round: a call, a confirmation asked, approved and delivered, its completion, and a refusal. The SQL
 sinks write one row per entry (entries recorded at the same time share a statement), with the columns and indexes of
-[durability.md](durability.md#the-audit-in-sql); PostgreSQL's pool holds 10 connections. graded runs from its
-TypeScript sources here (through tsx), for every sink alike. "kept" counts what each sink holds afterwards: a sink
+[durability.md](durability.md#the-audit-in-sql); PostgreSQL's pool holds 10 connections. ${loadedFrom()}, for every
+sink alike. "kept" counts what each sink holds afterwards: a sink
 drops what it cannot store rather than fail the call, so a rate without it would prove nothing.
 
 - machine: ${os.cpus()[0]?.model ?? "unknown"}, ${os.cpus().length} cores, ${

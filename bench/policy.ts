@@ -6,9 +6,9 @@
 // `Policy.evaluate` and `registry.candidates` with the policy's guard in force
 // (the run fails unless the policy offers what it should).
 //
-// graded runs from its TypeScript sources through tsx here (the policy package
-// has no build yet); the figures are milliseconds, where tsx's wrappers do
-// not show.
+// graded runs from its TypeScript sources through tsx here when this runs
+// alone, its core from the build under `pnpm bench` (see run.ts); the figures
+// are milliseconds, where tsx's wrappers do not show.
 //
 // `pnpm --dir bench bench:policy` runs this alone and rewrites its section of
 // docs/PERFORMANCE.md; `pnpm bench` runs it with the rest.
@@ -16,6 +16,7 @@ import { Guard, Registry, Tool, Toolkit } from "@graded/core"
 import { Check, Condition, Guideline, Policy } from "@graded/policy"
 import { Effect, Schema } from "effect"
 import * as os from "node:os"
+import { loadedFrom } from "./loaded.js"
 
 const median = (values: ReadonlyArray<number>) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!
 // A young-generation collection before each sample: a full one would also
@@ -294,8 +295,8 @@ of ${result.guidelines.toLocaleString("en")} guidelines over ${
     result.tools.toLocaleString("en")
   } tools and 10 declared roles, with findings planted (50 conflicts, 10 near-duplicates,
 5 unreachable guidelines; the run fails unless \`Check.run\` reports exactly those ${result.findings}). Medians of ${result.repetitions}
-repetitions, least and greatest in brackets, a young-generation garbage collection before each; graded runs from its TypeScript
-sources through tsx. Load average (1, 5, 15 min) ${result.loadBefore} before, ${result.loadAfter} after.
+repetitions, least and greatest in brackets, a young-generation garbage collection before each; ${loadedFrom()}.
+Load average (1, 5, 15 min) ${result.loadBefore} before, ${result.loadAfter} after.
 
 | what | time | target |
 |---|---|---|

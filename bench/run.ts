@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url"
 import { auditSection, measureAudit } from "./audit.js"
 import { measurePolicy, policySection } from "./policy.js"
 import { measureRuntime, rowNames } from "./runtime.js"
-import { buildCore, measure, measurePairs, typecheckSection } from "./typecheck.js"
+import { measure, measurePairs, typecheckSection } from "./typecheck.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const version = (name: string): string =>
@@ -20,8 +20,15 @@ const sizes = (process.env.BENCH_SIZES ?? "10,100,500").split(",").map(Number)
 const loadAtStart = os.loadavg().map((x) => x.toFixed(1)).join(", ")
 
 // graded is measured as it would be installed: compiled to JavaScript and
-// declaration files, not its TypeScript sources run through tsx.
-buildCore()
+// declaration files, not its TypeScript sources run through tsx. The script
+// (\`pnpm bench\`) builds them first (\`node gradedBuild.mjs\`) and loads this
+// with gradedBuild.mjs's module hook, so that every \`@graded/core\` in the
+// process, @graded/sql's and @graded/policy's included, is that one build: on
+// Effect 4 a second copy of graded's core refuses to load (it seals Effect's
+// fiber class, which the first copy sealed already).
+if (!import.meta.resolve("@graded/core").endsWith("/packages/core/dist/index.js")) {
+  throw new Error("run.ts needs graded's build and its module hook: run it with `pnpm bench`")
+}
 
 console.log(`Runtime, ${repetitions} repetitions each (medians):`)
 const runtime = await measureRuntime(repetitions, console.log)
