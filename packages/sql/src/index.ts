@@ -1,5 +1,5 @@
 /**
- * @graded/sql: graded's proposal queue, supervised runs, audit and policy fallback queue on @effect/sql, in SQLite or PostgreSQL.
+ * @graded/sql: graded's proposal queue, supervised runs, audit and policy fallback queue on effect/sql, in SQLite or PostgreSQL.
  *
  * @since 0.1.0
  */

@@ -19,7 +19,7 @@ import { makeOutsideDesk, sent } from "./outsideDesk.js"
 const root = fileURLToPath(new URL("../../..", import.meta.url))
 const { call, calls, text } = ScriptedModel
 
-// Generous: a child's start (loading graded and libsql) is slow on a loaded machine.
+// Generous: a child's start (loading graded) is slow on a loaded machine.
 const patience = 90_000
 const timeout = 4 * patience
 
