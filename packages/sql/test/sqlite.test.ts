@@ -350,6 +350,25 @@ describe("Sql.sqlite", () => {
       })
     }))
 
+  it("names SQLite's result codes as sqlite3.h does, extended codes included", () => {
+    // node:sqlite gives the number (`errcode`); the messages and the stores name it.
+    expect([5, 517, 8, 1032, 10, 1034, 3850, 14, 1299, 2067, 516, 26, 99].map(sqliteClient.codeName)).toEqual([
+      "SQLITE_BUSY",
+      "SQLITE_BUSY_SNAPSHOT",
+      "SQLITE_READONLY",
+      "SQLITE_READONLY_DBMOVED",
+      "SQLITE_IOERR",
+      "SQLITE_IOERR_FSYNC",
+      "SQLITE_IOERR_LOCK",
+      "SQLITE_CANTOPEN",
+      "SQLITE_CONSTRAINT_NOTNULL",
+      "SQLITE_CONSTRAINT_UNIQUE",
+      "SQLITE_ABORT_ROLLBACK",
+      "SQLITE_NOTADB",
+      "SQLite result code 99"
+    ])
+  })
+
   it.effect("a statement SQLite refuses fails with SQLite's code and message and the file; the next one runs", () =>
     Effect.gen(function*() {
       const filename = path.join(yield* tempDir, "app.db")
@@ -361,6 +380,11 @@ describe("Sql.sqlite", () => {
       expect(yield* refused(write(null))).toBe(
         `SQLite refused the write: SQLITE_CONSTRAINT_NOTNULL (NOT NULL constraint failed: graded_audit.at) on ${filename}`
       )
+      // effect/sql's reason classifies SQLite's code; node:sqlite's error is its cause.
+      expect((yield* Effect.flip(write(null))).reason).toMatchObject({
+        _tag: "ConstraintError",
+        cause: { code: "ERR_SQLITE_ERROR", errcode: 1299 }
+      })
       expect(yield* refused(sql`SELECT nope FROM graded_audit`)).toBe(
         `SQLite refused the read: SQLITE_ERROR (no such column: nope) on ${filename}`
       )
