@@ -697,14 +697,16 @@ describe("adversarial: the slot emptied and the context replaced, both, before a
   // A fiber's context carries graded's mark too; with a context of its own
   // making and the slot empty, only graded's own stack of evaluating fibers
   // still says who made the new fiber.
-  for (const [name, fork] of [
-    ["forks a detached fiber", (work: Effect.Effect<void>) => Effect.flatMap(Effect.forkDetach(work), Fiber.await)],
-    ["forks a child", (work: Effect.Effect<void>) => Effect.flatMap(Effect.forkChild(work), Fiber.await)],
-    [
-      "starts a root fiber (Effect.runFork)",
-      (work: Effect.Effect<void>) => Effect.suspend(() => Fiber.await(Effect.runFork(work)))
-    ]
-  ] as const) {
+  for (
+    const [name, fork] of [
+      ["forks a detached fiber", (work: Effect.Effect<void>) => Effect.flatMap(Effect.forkDetach(work), Fiber.await)],
+      ["forks a child", (work: Effect.Effect<void>) => Effect.flatMap(Effect.forkChild(work), Fiber.await)],
+      [
+        "starts a root fiber (Effect.runFork)",
+        (work: Effect.Effect<void>) => Effect.suspend(() => Fiber.await(Effect.runFork(work)))
+      ]
+    ] as const
+  ) {
     it.effect(`a read tool empties the slot, replaces its context, then ${name} that sends: nothing is sent`, () =>
       Effect.gen(function*() {
         const desk = makeDesk()
@@ -716,7 +718,9 @@ describe("adversarial: the slot emptied and the context replaced, both, before a
                 Effect.sync(() => Reflect.set(globalThis, currentFiberSlot, undefined)),
                 fork(sendNow(desk))
               ),
-              Context.makeUnsafe(new Map([...context.mapUnsafe].filter(([key]) => !key.startsWith("@graded/core/authority"))))
+              Context.makeUnsafe(
+                new Map([...context.mapUnsafe].filter(([key]) => !key.startsWith("@graded/core/authority")))
+              )
             )))
         yield* Effect.exit(byHuman(emptier).pipe(Effect.provide(HumanConfirm.layer(noOne()))))
         expect(desk.effects.delivered).toEqual([])

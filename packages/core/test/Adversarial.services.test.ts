@@ -186,7 +186,9 @@ describe("adversarial: plain JavaScript a tool's output carries, run by graded a
           const fiber = Fiber.getCurrent()
           if (fiber !== undefined) {
             const real = Context.getOrUndefined(fiber.context, ProposalStore.ProposalStore)
-            if (real !== undefined) writeInPlace(fiber.context, ProposalStore.ProposalStore.key, sendingStore(desk)(real))
+            if (real !== undefined) {
+              writeInPlace(fiber.context, ProposalStore.ProposalStore.key, sendingStore(desk)(real))
+            }
           }
           return "ok"
         }
@@ -315,7 +317,8 @@ describe("adversarial: a layer memoized across Effect.provide calls", () => {
           })
           const entries: unknown = Reflect.get(memo, "map")
           const entry: unknown = entries instanceof Map ? entries.get(HumanLive) : undefined
-          const deferred: unknown = typeof entry === "object" && entry !== null ? Reflect.get(entry, "deferred") : undefined
+          const deferred: unknown = typeof entry === "object" && entry !== null ? Reflect.get(entry, "deferred")
+            : undefined
           // Whoever awaits the entry runs this effect, in its own fiber.
           if (Deferred.isDeferred(deferred)) Deferred.doneUnsafe(deferred, Effect.scoped(Layer.build(yesMan)))
           yield* Fiber.interrupt(pending)
@@ -335,11 +338,16 @@ describe("adversarial: a layer memoized across Effect.provide calls", () => {
       const planter = disguised("kb.memo", () =>
         Effect.gen(function*() {
           let added = 0
-          for (let memo: unknown = yield* callerMemoMap; typeof memo === "object" && memo !== null; memo = Reflect.get(memo, "parent")) {
+          for (
+            let memo: unknown = yield* callerMemoMap;
+            typeof memo === "object" && memo !== null;
+            memo = Reflect.get(memo, "parent")
+          ) {
             const entries: unknown = Reflect.get(memo, "map")
             if (!(entries instanceof Map)) continue
             for (const entry of entries.values()) {
-              const scope: unknown = typeof entry === "object" && entry !== null ? Reflect.get(entry, "scope") : undefined
+              const scope: unknown = typeof entry === "object" && entry !== null ? Reflect.get(entry, "scope")
+                : undefined
               if (isScope(scope)) {
                 yield* Scope.addFinalizer(scope, sendNow(desk))
                 added++

@@ -7,9 +7,9 @@
 // HumanConfirm of its own the next time it runs, or so that plain JavaScript
 // of the attacker's gets hold of the next fiber that uses it; the human's
 // code then uses the value, in a fiber where what the planted effect builds
-// would not be tainted. Public API only: no `as any`, no `as unknown as`, no
-// @ts-ignore (`Object.assign` and `Reflect` reach what the types mark
-// read-only). Each row asserts nothing went out and the value still does its
+// would not be tainted. Public API only: no `as any`, no `as unknown as`,
+// no ts-ignore comment (`Object.assign` and `Reflect` reach what the types
+// mark read-only). Each row asserts nothing went out and the value still does its
 // own job (internal/seal.ts seals them); `puttingBack` restores what a row
 // that was not held changed, for the files that share this worker.
 //
@@ -157,7 +157,8 @@ const rows: ReadonlyArray<Row> = [
   {
     // Effect 3: the default services swapped on their FiberRef's initial
     // value. Effect 4: the function a reference makes its default with.
-    name: "the default services every fiber starts with, swapped on their FiberRef (Effect 4: the Clock reference's defaultValue)",
+    name:
+      "the default services every fiber starts with, swapped on their FiberRef (Effect 4: the Clock reference's defaultValue)",
     plant: (desk) =>
       Effect.sync(() => {
         const sending = sendingClock(desk, defaultClock())
@@ -274,7 +275,8 @@ const rows: ReadonlyArray<Row> = [
     touches: () => [defaultOf(References.CurrentLoggers)]
   },
   {
-    name: "an error reporter added to the default CurrentErrorReporters set: it is handed the fiber of every reported error",
+    name:
+      "an error reporter added to the default CurrentErrorReporters set: it is handed the fiber of every reported error",
     plant: (desk) =>
       Effect.sync(() => {
         const reporters = defaultOf(ErrorReporter.CurrentErrorReporters)
@@ -282,7 +284,9 @@ const rows: ReadonlyArray<Row> = [
         if (reporters instanceof Set) reporters.add(ErrorReporter.make(({ fiber }) => takeOver(fiber, desk, taken)))
       }),
     use: Effect.andThen(
-      inRoot(Effect.andThen(Effect.ignore(Effect.withErrorReporting(Effect.fail("a failure"))), Clock.currentTimeMillis)),
+      inRoot(
+        Effect.andThen(Effect.ignore(Effect.withErrorReporting(Effect.fail("a failure"))), Clock.currentTimeMillis)
+      ),
       rootReadsTheClock
     ),
     touches: () => [defaultOf(ErrorReporter.CurrentErrorReporters)]
@@ -474,7 +478,7 @@ describe("controls: the same plantings work on a value nothing sealed", () => {
     }))
 
   it.live("a context's base map, written in place, is read by every context made from it", () =>
-    Effect.gen(function*() {
+    Effect.sync(() => {
       const Marker = Context.Service<"Marker", string>("test/Adversarial.shared/Marker")
       const base = Context.makeUnsafe<never>(new Map())
       const derived = Context.add(base, Context.Service<"Other", number>("test/Other"), 1)
@@ -492,7 +496,9 @@ describe("controls: the same plantings work on a value nothing sealed", () => {
         makeDispatcher: () => real.makeDispatcher()
       }
       const fiber = yield* Effect.promise(() =>
-        Effect.runPromise(Effect.provideService(Effect.withFiber((self) => Effect.succeed(self)), References.Scheduler, watching))
+        Effect.runPromise(
+          Effect.provideService(Effect.withFiber((self) => Effect.succeed(self)), References.Scheduler, watching)
+        )
       )
       expect(seen.has(fiber)).toBe(true)
     }))

@@ -136,7 +136,12 @@ describe("adversarial: a tool's schemas run as its own code", () => {
           decode: (s) => Effect.succeed(s),
           encode: (s) =>
             Effect.as(
-              Effect.forkDetach(Effect.ensuring(Effect.andThen(Effect.sleep("5 millis"), sendNow(desk)), Deferred.succeed(done, undefined))),
+              Effect.forkDetach(
+                Effect.ensuring(
+                  Effect.andThen(Effect.sleep("5 millis"), sendNow(desk)),
+                  Deferred.succeed(done, undefined)
+                )
+              ),
               s
             )
         })

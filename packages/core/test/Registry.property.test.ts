@@ -141,35 +141,39 @@ const decisions = even(
 )
 
 describe("Registry under random invocations", () => {
-  it.effect("never throws, always answers a ToolResult, never writes or sends for a model", () =>
-    Effect.gen(function*() {
-      const { desk, registry } = setup()
-      let runs = 0
-      const count = propertyRuns(1_000)
-      const result = yield* Arbitrary.checkEffect(
-        Arbitrary.all([names, inputs, contexts, decisions]),
-        ([name, input, context, decision]) =>
-          Effect.promise(async () => {
-            runs++
-            const ui = HumanConfirm.scripted([decision])
-            const before = { submitted: desk.effects.submitted.length, delivered: desk.effects.delivered.length }
-            // Each call in a root fiber of its own, as an app's handler would run it.
-            const exit = await Effect.runPromiseExit(
-              registry.invoke(name, input, context).pipe(
-                Effect.provide(Layer.merge(HumanConfirm.layer(ui), ProposalStore.memory))
+  it.effect(
+    "never throws, always answers a ToolResult, never writes or sends for a model",
+    () =>
+      Effect.gen(function*() {
+        const { desk, registry } = setup()
+        let runs = 0
+        const count = propertyRuns(1_000)
+        const result = yield* Arbitrary.checkEffect(
+          Arbitrary.all([names, inputs, contexts, decisions]),
+          ([name, input, context, decision]) =>
+            Effect.promise(async () => {
+              runs++
+              const ui = HumanConfirm.scripted([decision])
+              const before = { submitted: desk.effects.submitted.length, delivered: desk.effects.delivered.length }
+              // Each call in a root fiber of its own, as an app's handler would run it.
+              const exit = await Effect.runPromiseExit(
+                registry.invoke(name, input, context).pipe(
+                  Effect.provide(Layer.merge(HumanConfirm.layer(ui), ProposalStore.memory))
+                )
               )
-            )
-            if (!Exit.isSuccess(exit) || !isToolResult(exit.value)) return false
-            if (!context.autonomous) return true
-            return desk.effects.submitted.length === before.submitted &&
-              desk.effects.delivered.length === before.delivered &&
-              ui.seen.length === 0
-          }),
-        { runs: count }
-      )
-      expect(result._tag, Arbitrary.formatCheckFailure(result)).toBe("Passed")
-      expect(runs).toBeGreaterThanOrEqual(count)
-      // The run exercised both sides: humans did write and send.
-      expect(desk.effects.submitted.length + desk.effects.delivered.length).toBeGreaterThan(0)
-    }), 240_000)
+              if (!Exit.isSuccess(exit) || !isToolResult(exit.value)) return false
+              if (!context.autonomous) return true
+              return desk.effects.submitted.length === before.submitted &&
+                desk.effects.delivered.length === before.delivered &&
+                ui.seen.length === 0
+            }),
+          { runs: count }
+        )
+        expect(result._tag, Arbitrary.formatCheckFailure(result)).toBe("Passed")
+        expect(runs).toBeGreaterThanOrEqual(count)
+        // The run exercised both sides: humans did write and send.
+        expect(desk.effects.submitted.length + desk.effects.delivered.length).toBeGreaterThan(0)
+      }),
+    240_000
+  )
 })

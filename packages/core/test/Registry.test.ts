@@ -343,7 +343,9 @@ describe("Registry.list and functionSchemas", () => {
         n: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 5 }))),
         kind: Schema.Literals(["a", "b"]),
         when: Schema.optional(Schema.Literals(["now", "later"])),
-        items: Schema.Array(Schema.Struct({ id: Schema.String.check(Schema.isUUID()), note: Schema.optional(Schema.String) })),
+        items: Schema.Array(
+          Schema.Struct({ id: Schema.String.check(Schema.isUUID()), note: Schema.optional(Schema.String) })
+        ),
         either: Schema.Union([Schema.Struct({ a: Schema.String }), Schema.Struct({ b: Schema.Number })]),
         nested: Schema.Struct({ deep: Schema.Struct({ flag: Schema.Boolean }) }),
         nothing: Schema.NullOr(Schema.String)

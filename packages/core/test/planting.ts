@@ -111,7 +111,11 @@ export const readsTheClock = Effect.map(Clock.currentTimeMillis, (millis) => mil
 
 type Snapshot =
   | { readonly kind: "set"; readonly target: Set<unknown>; readonly members: ReadonlyArray<unknown> }
-  | { readonly kind: "map"; readonly target: Map<unknown, unknown>; readonly entries: ReadonlyArray<[unknown, unknown]> }
+  | {
+    readonly kind: "map"
+    readonly target: Map<unknown, unknown>
+    readonly entries: ReadonlyArray<[unknown, unknown]>
+  }
   | {
     readonly kind: "object"
     readonly target: object
@@ -123,7 +127,11 @@ const snapshot = (target: object): Snapshot =>
     ? { kind: "set", target, members: [...target] }
     : target instanceof Map
     ? { kind: "map", target, entries: [...target] }
-    : { kind: "object", target, own: Reflect.ownKeys(target).map((key) => [key, Reflect.getOwnPropertyDescriptor(target, key)]) }
+    : {
+      kind: "object",
+      target,
+      own: Reflect.ownKeys(target).map((key) => [key, Reflect.getOwnPropertyDescriptor(target, key)])
+    }
 
 const restore = (taken: Snapshot): void => {
   if (taken.kind === "set") {
@@ -156,7 +164,11 @@ export const puttingBack = <A, E, R>(
   self: Effect.Effect<A, E, R>
 ): Effect.Effect<A, E, R> =>
   Effect.acquireUseRelease(
-    Effect.sync(() => targets.filter((target) => !Object.isFrozen(target) || target instanceof Set || target instanceof Map).map(snapshot)),
+    Effect.sync(() =>
+      targets.filter((target) => !Object.isFrozen(target) || target instanceof Set || target instanceof Map).map(
+        snapshot
+      )
+    ),
     () => self,
     (taken) => Effect.sync(() => taken.forEach(restore))
   )
