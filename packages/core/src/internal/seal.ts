@@ -69,8 +69,12 @@ class ReadonlyServices<K, V> implements ReadonlyMap<K, V> {
 Object.freeze(ReadonlyServices.prototype)
 Object.freeze(ReadonlyServices)
 
-/** A set read as the one it copies and never written (a reference's default set of loggers). */
-class ReadonlyValues<V> implements ReadonlySet<V> {
+/**
+ * A set read as the one it copies and never written (a reference's default
+ * set of loggers). Effect only iterates it and asks its size; it does not
+ * claim `ReadonlySet`, whose ES2025 methods (`union`, ...) Effect never calls.
+ */
+class ReadonlyValues<V> implements Iterable<V> {
   readonly #set: Set<V>
   constructor(values: Iterable<V>) {
     this.#set = new Set(values)
@@ -91,7 +95,7 @@ class ReadonlyValues<V> implements ReadonlySet<V> {
   entries(): SetIterator<[V, V]> {
     return this.#set.entries()
   }
-  forEach(f: (value: V, key: V, set: ReadonlySet<V>) => void, self?: unknown): void {
+  forEach(f: (value: V, key: V, set: ReadonlyValues<V>) => void, self?: unknown): void {
     this.#set.forEach((value) => f.call(self, value, value, this))
   }
   [Symbol.iterator](): SetIterator<V> {
