@@ -7,7 +7,7 @@
 // installed `graded` command started. Nothing of the workspace is reachable
 // from the folder: no `workspace:` range, no TypeScript source export.
 import { execFileSync } from "node:child_process"
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -39,11 +39,26 @@ const quickstart = readFileSync(path.join(root, "examples/quickstart/src/main.ts
 const effectVersion: string = JSON.parse(readFileSync(path.join(root, "packages/core/package.json"), "utf8"))
   .peerDependencies.effect
 
-const tarballs = (packer: "npm" | "pnpm"): Record<string, string> => {
+// Packed from a copy of each built package (the packer's prepack rewrites
+// package.json while it packs: never in the checkout others work in).
+const copied = (): string => {
+  const copy = path.join(work, "source")
+  cpSync(path.join(root, "scripts"), path.join(copy, "scripts"), { recursive: true })
+  for (const name of packages) {
+    const from = path.join(root, "packages", name)
+    for (const entry of readdirSync(from)) {
+      if (entry === "node_modules" || entry === "test" || entry.endsWith(".tsbuildinfo")) continue
+      cpSync(path.join(from, entry), path.join(copy, "packages", name, entry), { recursive: true })
+    }
+  }
+  return copy
+}
+
+const tarballs = (packer: "npm" | "pnpm", source: string): Record<string, string> => {
   const dir = path.join(work, `tarballs-${packer}`)
   mkdirSync(dir, { recursive: true })
   for (const name of packages) {
-    const cwd = path.join(root, "packages", name)
+    const cwd = path.join(source, "packages", name)
     if (packer === "npm") run("npm", ["pack", "--silent", "--pack-destination", dir], cwd)
     else pnpm(["pack", "--pack-destination", dir], cwd)
   }
@@ -72,8 +87,9 @@ const app = (installer: "npm" | "pnpm", graded: Record<string, string>): string 
           openai: "^6.30.0"
         },
         devDependencies: { "@types/node": "^24.0.0", typescript: "6.0.3" },
-        // A sibling graded package named by a tarball's own dependencies is the tarball too.
-        ...(installer === "pnpm" ? { pnpm: { overrides: graded } } : { overrides: graded })
+        // A sibling graded package named by a tarball's own dependencies is the tarball too
+        // (pnpm reads its overrides from pnpm-workspace.yaml, below).
+        ...(installer === "npm" ? { overrides: graded } : {})
       },
       null,
       2
@@ -97,7 +113,13 @@ const app = (installer: "npm" | "pnpm", graded: Record<string, string>): string 
   )
   writeFileSync(path.join(dir, "main.ts"), quickstart)
   if (installer === "npm") run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"], dir)
-  else pnpm(["install", "--ignore-workspace", "--config.strict-peer-dependencies=false"], dir)
+  else {
+    writeFileSync(
+      path.join(dir, "pnpm-workspace.yaml"),
+      ["overrides:", ...Object.entries(graded).map(([name, spec]) => `  "${name}": "${spec}"`), ""].join("\n")
+    )
+    pnpm(["install"], dir)
+  }
   return dir
 }
 
@@ -106,7 +128,7 @@ describe.each(["npm", "pnpm"] as const)("packed with %s", (packer) => {
 
   beforeAll(() => {
     pnpm(["-r", "--filter", "./packages/*", "build"], root)
-    graded = tarballs(packer)
+    graded = tarballs(packer, copied())
   }, 10 * minutes)
 
   it("names no workspace: range and exports no TypeScript source", () => {

@@ -136,7 +136,7 @@ export const toData: (guideline: Any) => unknown = internal.toData
  * const SubmitTicket = Tool.write("ticket.submit", {
  *   title: "Submit a ticket",
  *   description: "File a ticket.",
- *   input: Schema.Struct({ subject: Schema.String, priority: Schema.Literal("low", "high") }),
+ *   input: Schema.Struct({ subject: Schema.String, priority: Schema.Literals(["low", "high"]) }),
  *   output: Schema.String,
  *   run: () => Effect.succeed("T-1")
  * })

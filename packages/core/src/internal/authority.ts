@@ -25,8 +25,18 @@
 // that made it (`born` below). A fiber's context is not read for the mark: a
 // context is a value code can replace whole (`Effect.provideContext`).
 // Who may import this: graded's own modules only.
-import { Context as EffectContext, Effect, Fiber, Scheduler, Scope } from "effect"
-import { readOnlyContext, sealed } from "./seal.js"
+import {
+  Context as EffectContext,
+  Effect,
+  ErrorReporter,
+  Fiber,
+  Layer,
+  References,
+  Scheduler,
+  Scope,
+  Tracer
+} from "effect"
+import { readOnlyContext, readOnlySet, sealed } from "./seal.js"
 import { capabilityName, type Confirmable, type Grade, gradeViolation, type Part, rank, within } from "../Grade.js"
 import type { Context } from "../Invocation.js"
 import { autonomousReason, gradeReason, Refused } from "../ToolError.js"
@@ -238,7 +248,27 @@ const knobs: ReadonlyArray<string> = [
   Scheduler.Scheduler.key,
   Scheduler.MaxOpsBeforeYield.key,
   Scheduler.PreventSchedulerYield.key,
-  Scope.Scope.key
+  Scope.Scope.key,
+  // The memo map Effect 4's `Effect.provide` shares between calls: the
+  // caller's next provide reads it, so the code builds its layers in one of
+  // its own.
+  Layer.CurrentMemoMap.key
+]
+
+// Values Effect keeps in a context that stay the caller's after the call:
+// the code gets a copy it cannot write to, or a stand-in. Its spans still
+// have the caller's span as their parent, by id.
+const copies: ReadonlyArray<readonly [string, (value: unknown) => unknown]> = [
+  [Tracer.ParentSpanKey, (span) => {
+    const { spanId, traceId, sampled } = span as Tracer.AnySpan
+    return Tracer.externalSpan({ spanId, traceId, sampled })
+  }],
+  [References.CurrentLogAnnotations.key, (annotations) => Object.freeze({ ...annotations as object })],
+  [References.CurrentLogSpans.key, (spans) => Object.freeze([...spans as ReadonlyArray<unknown>])],
+  [References.TracerSpanAnnotations.key, (annotations) => Object.freeze({ ...annotations as object })],
+  [References.TracerSpanLinks.key, (links) => Object.freeze([...links as ReadonlyArray<unknown>])],
+  [References.CurrentLoggers.key, (loggers) => readOnlySet(loggers as Iterable<unknown>)],
+  [ErrorReporter.CurrentErrorReporters.key, (reporters) => readOnlySet(reporters as Iterable<unknown>)]
 ]
 
 /**
@@ -255,6 +285,9 @@ const isolated = <A, E, R>(caller: AnyFiber, mark: Mark, code: Effect.Effect<A, 
   const services = new Map(caller.context.mapUnsafe)
   const scoped = services.has(Scope.Scope.key)
   for (const key of knobs) services.delete(key)
+  for (const [key, copy] of copies) {
+    if (services.has(key)) services.set(key, copy(services.get(key)))
+  }
   services.set(contextMark.key, mark)
   const body = scoped ? Effect.scoped(code) : code
   const child = Effect.runForkWith(readOnlyContext(services))(Effect.withFiber<A, E, never>((self) => {

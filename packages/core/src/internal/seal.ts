@@ -21,14 +21,26 @@
 // of the same kinds; a reference's default value (made first: Effect keeps it
 // on the reference the first time it is asked for); the empty context every
 // root fiber starts from. Left alone: objects that keep state in their
-// properties (a scheduler, a fiber, a metric registry) and JavaScript's own
+// properties (a scheduler, a fiber, the default metric registry) and JavaScript's own
 // (`globalThis.console`, the console reference's default). Effect never writes
 // to the values sealed: it makes a new effect or context for every change.
 // Each package's sealed list (internal/sealed.ts) is checked against its
 // index by test/sealed.test.ts.
 // Who may import this: graded's own modules, and each package's index.
 import * as Everything from "effect"
-import { Channel, Context, Effect, Fiber, Layer, RequestResolver, Schedule, Sink, Stream } from "effect"
+import {
+  Channel,
+  Context,
+  Effect,
+  ErrorReporter,
+  Fiber,
+  Layer,
+  References,
+  RequestResolver,
+  Schedule,
+  Sink,
+  Stream
+} from "effect"
 
 /**
  * A map that can be read like the one it copies and never written: not a
@@ -105,6 +117,9 @@ class ReadonlyValues<V> implements Iterable<V> {
 Object.freeze(ReadonlyValues.prototype)
 Object.freeze(ReadonlyValues)
 
+/** A read-only copy of `values`, iterated like the set it copies. */
+export const readOnlySet = <V>(values: Iterable<V>): Iterable<V> => new ReadonlyValues(values)
+
 /** A context of `services` whose map no one can write to (an isolated fiber's). */
 export const readOnlyContext = (services: Iterable<readonly [string, unknown]>): Context.Context<never> =>
   Context.makeUnsafe(new ReadonlyServices(services))
@@ -160,6 +175,9 @@ const isStateful = (value: object): boolean =>
   value instanceof WeakSet || value instanceof Promise || value instanceof RegExp || value instanceof Date ||
   ArrayBuffer.isView(value)
 
+// The references whose default set Effect never writes to.
+const readOnlySets: ReadonlySet<string> = new Set([References.CurrentLoggers.key, ErrorReporter.CurrentErrorReporters.key])
+
 // Where Effect keeps a reference's default value once it was asked for.
 const defaultValueKey = "~effect/Context/defaultValue"
 
@@ -170,8 +188,10 @@ const sealDefault = (reference: Context.Reference<unknown>): void => {
   const value = Context.get(Context.empty(), reference)
   if (typeof value !== "object" || value === null || value === globalThis.console) return
   const holder = reference as unknown as Record<string, unknown>
-  if (value instanceof Map) holder[defaultValueKey] = new ReadonlyServices(value)
-  else if (value instanceof Set) holder[defaultValueKey] = new ReadonlyValues(value)
+  // A set Effect only reads (the loggers every fiber calls, the error
+  // reporters): a read-only copy. Maps and other sets are state Effect writes
+  // to (the default metric registry): left as they are.
+  if (value instanceof Set && readOnlySets.has(reference.key)) holder[defaultValueKey] = new ReadonlyValues(value)
   else if ("scheduleTask" in value || isStateful(value)) return
   else {
     seen.add(value)
