@@ -127,6 +127,10 @@ const expectations: Readonly<Record<string, Expectation>> = {
     exit: 0,
     prints: "No findings: every tool passes the four questions."
   },
+  "npm i @graded/core": {
+    notRun: "it adds graded to your own Effect 4 app, from the npm registry, where it is not published yet; " +
+      "test/pack.test.ts installs the packed tarballs the same way, with npm and with pnpm"
+  },
   // docs/openai.md
   "pnpm add @graded/core @graded/openai openai effect": {
     notRun: "it adds the packages to your own project, from the npm registry, where they are not published yet"
