@@ -26,14 +26,21 @@ const pnpm = (args: ReadonlyArray<string>, cwd: string): string => {
     : run("npx", ["-y", "pnpm@12.4.2", ...args], cwd)
 }
 
-const run = (command: string, args: ReadonlyArray<string>, cwd: string): string =>
-  execFileSync(command, args, {
-    cwd,
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "pipe"],
-    // Outside the workspace: no pnpm workspace settings leak in.
-    env: { ...process.env, npm_config_workspace: "", PNPM_HOME: process.env["PNPM_HOME"] ?? "" }
-  })
+const run = (command: string, args: ReadonlyArray<string>, cwd: string): string => {
+  try {
+    return execFileSync(command, args, {
+      cwd,
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+      // Outside the workspace: no pnpm workspace settings leak in.
+      env: { ...process.env, npm_config_workspace: "", PNPM_HOME: process.env["PNPM_HOME"] ?? "" }
+    })
+  } catch (error) {
+    // What the command printed says why it failed (a compile error, a missing module).
+    const { stdout = "", stderr = "" } = error as { stdout?: string; stderr?: string }
+    throw new Error(`${command} ${args.join(" ")} failed in ${cwd}:\n${stdout}\n${stderr}`)
+  }
+}
 
 const quickstart = readFileSync(path.join(root, "examples/quickstart/src/main.ts"), "utf8")
 const effectVersion: string = JSON.parse(readFileSync(path.join(root, "packages/core/package.json"), "utf8"))
