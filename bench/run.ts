@@ -253,7 +253,8 @@ repeat; times are noisy.
   version("zod")
 }), graded (this commit ${commit})
 - graded is measured as a user installs it: \`@graded/core\` compiled to JavaScript and declaration files
-  (\`pnpm --filter @graded/core build\`, which \`pnpm bench\` runs first), not its TypeScript sources.
+  (\`node gradedBuild.mjs\`, which \`pnpm bench\` runs first; the type-check builds the core of the commit it names), not
+  its TypeScript sources.
 - this run measured the Runtime, Audit sinks and Policy sections${
   keptTypes ? "; the Type-check section comes from a run of `bench:types` of its own (it says when)"
     : " and the Type-check section"

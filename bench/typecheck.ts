@@ -4,7 +4,7 @@
 // TypeScript, with ai (Vercel AI SDK) and with @openai/agents (both on zod 4),
 // each checked by tsc 6 and by the native tsc 7.
 import { execFileSync } from "node:child_process"
-import { mkdirSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -15,32 +15,40 @@ const generated = path.join(here, ".generated")
 
 const zodFields = `z.object({ a: z.string(), b: z.number(), c: z.boolean() })`
 
-// graded as a user installs it: the compiled declaration files (run.ts
-// builds them first). The sources row is what this workspace checks.
-/**
- * Builds @graded/core as a user installs it (JavaScript and declaration files
- * in packages/core/dist), from scratch. The build is composite: a build-info
- * file left from an earlier build would make tsc skip emitting into the dist
- * just removed, so both go.
- */
-export const buildCore = (): void => {
-  console.log("Building @graded/core (packages/core/dist)...")
-  const core = path.join(path.dirname(fileURLToPath(import.meta.url)), "../packages/core")
-  rmSync(path.join(core, "dist"), { recursive: true, force: true })
-  rmSync(path.join(core, "tsconfig.build.tsbuildinfo"), { force: true })
-  execFileSync("node", [
-    path.join(path.dirname(fileURLToPath(import.meta.url)), "node_modules/typescript/bin/tsc"),
-    "-p",
-    path.join(core, "tsconfig.build.json")
-  ], { stdio: "inherit" })
-}
-
 export const gradedVariant = "graded (Agent.run + HumanConfirm)"
 export const effectAiVariant = "effect/ai Tool (needsApproval) + Toolkit + toLayer + generateText"
 export const gradedSourcesVariant = "graded, from its TypeScript sources"
-const gradedBuildTypes = path.join(here, "../packages/core/dist/index.d.ts")
+
+// graded's core as committed (HEAD when the measures begin), copied out of
+// git and built here: its declaration files as a user installs them, and its
+// sources as this workspace checks them. The workspace's own files may change
+// under a run that takes most of an hour, half-edited by someone else.
+const snapshot = path.join(generated, "graded-core")
+let snapshotCommit = ""
+const snapshotCore = () => {
+  const repo = path.join(here, "..")
+  snapshotCommit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: repo, encoding: "utf8" }).trim()
+  console.log(`graded's core at ${snapshotCommit}, copied and built (.generated/graded-core)...`)
+  mkdirSync(snapshot, { recursive: true })
+  const tar = execFileSync("git", ["archive", `${snapshotCommit}:packages/core`, "src"], {
+    cwd: repo,
+    maxBuffer: 1 << 28
+  })
+  execFileSync("tar", ["-x", "-C", snapshot], { input: tar })
+  writeFileSync(path.join(snapshot, "package.json"), JSON.stringify({ type: "module" }))
+  writeFileSync(
+    path.join(snapshot, "tsconfig.build.json"),
+    JSON.stringify({
+      extends: "../../../tsconfig.base.json",
+      compilerOptions: { noEmit: false, declaration: true, rootDir: "src", outDir: "dist" },
+      include: ["src"]
+    })
+  )
+  execFileSync("node", [compilers["tsc 6.0"], "-p", path.join(snapshot, "tsconfig.build.json")], { stdio: "inherit" })
+}
 const extraOptions: Record<string, object> = {
-  [gradedVariant]: { paths: { "@graded/core": [gradedBuildTypes] } }
+  [gradedVariant]: { paths: { "@graded/core": [path.join(snapshot, "dist/index.d.ts")] } },
+  [gradedSourcesVariant]: { paths: { "@graded/core": [path.join(snapshot, "src/index.ts")] } }
 }
 
 const variants: Record<string, (n: number) => string> = {
@@ -154,6 +162,7 @@ const median = (values: ReadonlyArray<number>) => {
 const programDir = (variant: string, n: number) => path.join(generated, `${variant.replace(/[^a-z0-9]+/gi, "-")}-${n}`)
 
 const writeProgram = (variant: string, n: number) => {
+  if (!existsSync(snapshot)) snapshotCore()
   const dir = programDir(variant, n)
   mkdirSync(dir, { recursive: true })
   writeFileSync(path.join(dir, "index.ts"), variants[variant]!(n))
@@ -192,6 +201,7 @@ export const measure = (
   log: (line: string) => void
 ): Array<Measure> => {
   rmSync(generated, { recursive: true, force: true })
+  snapshotCore()
   const results: Array<Measure> = []
   for (const n of sizes) {
     for (const variant of Object.keys(variants)) {
@@ -370,7 +380,7 @@ export const typecheckSection = (
   })
   const busy = Number(pairs.loadBefore.split(",")[0]) > os.cpus().length ? " (shared, busy: other work ran meanwhile)"
     : ""
-  const commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: here, encoding: "utf8" }).trim()
+  const commit = snapshotCommit
   const minutes = Math.round((Date.now() - startedAt) / 60_000)
   const aiAt = (n: number) => at(effectAiVariant, compilerNames[0]!, n).instantiations
   const aiGrowth = aiAt(500) / aiAt(100)
@@ -400,8 +410,9 @@ this section alone, \`pnpm bench\` the whole page):
 - **@openai/agents tool() + Agent**: \`tool({ name, parameters: z.object(...), execute })\` per tool and one
   \`new Agent({ tools: [...] })\` of all.
 
-Medians of ${repetitions} checks each; instantiation counts are exact and repeat, times do not. Measured at commit
-${commit}, in a run of ${minutes} min (every variant, then the pairs below) on the machine this page names.
+Medians of ${repetitions} checks each; instantiation counts are exact and repeat, times do not. graded's core as
+committed at ${commit} (copied out of git and built for the run), in a run of ${minutes} min (every variant, then the
+pairs below) on the machine this page names.
 
 ${table}
 

@@ -5,7 +5,7 @@
 import { readFileSync, writeFileSync } from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { buildCore, measure, measurePairs, typecheckSection } from "./typecheck.js"
+import { measure, measurePairs, typecheckSection } from "./typecheck.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const repetitions = Number(process.env.BENCH_REPETITIONS ?? 5)
@@ -13,7 +13,6 @@ const sizes = (process.env.BENCH_SIZES ?? "10,100,500").split(",").map(Number)
 const pairCount = Number(process.env.BENCH_PAIRS ?? 9)
 
 const startedAt = Date.now()
-buildCore()
 
 console.log(`Type-check cost, ${repetitions} repetitions each (medians):`)
 const results = measure(sizes, repetitions, console.log)
