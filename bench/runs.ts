@@ -581,9 +581,9 @@ matters. One process: the store's layer is built once, as an app holds it (a \`M
 audit sink (memory's keeps entries in an array). graded runs from its TypeScript sources through tsx. Nothing polls
 or sleeps: each figure is the time from the call to its answer, and the CPU columns (medians of this process's CPU
 over the same span, all its threads, the collector's helpers included) show where that time went: in memory, all
-of it is CPU. The memory rows' 90th percentiles follow the machine's load: with a load average of 5 to 6 on the 2
-cores (other work running), they were 2.4 to 4.2 ms to the card and 0.7 to 1.4 ms to the run finished, the process
-waiting for a core now and then.
+of it is CPU. The memory rows' 90th percentiles follow the machine's load (on effect 3.22, with a load average of 5
+to 6 on the 2 cores, they were 2.4 to 4.2 ms to the card and 0.7 to 1.4 ms to the run finished, the process waiting
+for a core now and then).
 
 - machine: ${os.cpus()[0]?.model ?? "unknown"}, ${os.cpus().length} cores, ${
   Math.round(os.totalmem() / 2 ** 30)
