@@ -9,6 +9,7 @@
 // package.json.workspace behind: `publish` refuses to run over it, and
 // `restore` puts it back.
 import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
+import process from "node:process"
 import path from "node:path"
 
 const file = "package.json"

@@ -269,8 +269,7 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
 
   // The labels the call's entries carry: the tool's, which `labelled` sets
   // around the call, read here because the recorder is bound before it runs.
-  const labelsFor = (tool: AnyTool, fiber: Fiber.Fiber<unknown, unknown>) =>
-    labelsOf(tool) ?? fiber.getRef(labelsRef)
+  const labelsFor = (tool: AnyTool, fiber: Fiber.Fiber<unknown, unknown>) => labelsOf(tool) ?? fiber.getRef(labelsRef)
 
   // What follows a tool's run: its output encoded, fitted and recorded, or its failure.
   const afterRun = (
@@ -329,7 +328,9 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
 
   // The guards and the audit sink of the context a call runs in, as graded
   // first read them from it (kept.ts); the last context's are at hand.
-  let seen: { readonly context: object; readonly guards: Context.Service.Shape<typeof Guards>; readonly sink: Sink } | undefined
+  let seen:
+    | { readonly context: object; readonly guards: Context.Service.Shape<typeof Guards>; readonly sink: Sink }
+    | undefined
   const servicesOf = (fiber: Fiber.Fiber<unknown, unknown>) => {
     const context = fiber.context
     if (seen === undefined || seen.context !== context) {

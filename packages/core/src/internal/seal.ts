@@ -176,7 +176,10 @@ const isStateful = (value: object): boolean =>
   ArrayBuffer.isView(value)
 
 // The references whose default set Effect never writes to.
-const readOnlySets: ReadonlySet<string> = new Set([References.CurrentLoggers.key, ErrorReporter.CurrentErrorReporters.key])
+const readOnlySets: ReadonlySet<string> = new Set([
+  References.CurrentLoggers.key,
+  ErrorReporter.CurrentErrorReporters.key
+])
 
 // Where Effect keeps a reference's default value once it was asked for.
 const defaultValueKey = "~effect/Context/defaultValue"
