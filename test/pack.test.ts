@@ -21,9 +21,9 @@ const minutes = 60_000
 // pnpm as `pnpm test` runs it (npm_execpath), else the version the README names.
 const pnpm = (args: ReadonlyArray<string>, cwd: string): string => {
   const execPath = process.env["npm_execpath"]
-  return execPath !== undefined && /pnpm/.test(execPath)
-    ? run(process.execPath, [execPath, ...args], cwd)
-    : run("npx", ["-y", "pnpm@12.4.2", ...args], cwd)
+  if (execPath === undefined || !/pnpm/.test(execPath)) return run("npx", ["-y", "pnpm@12.4.2", ...args], cwd)
+  // A JavaScript entry runs under this Node; pnpm's own launcher (a script or a binary) runs as it is.
+  return /\.[cm]?js$/.test(execPath) ? run(process.execPath, [execPath, ...args], cwd) : run(execPath, args, cwd)
 }
 
 const run = (command: string, args: ReadonlyArray<string>, cwd: string): string => {
