@@ -245,4 +245,4 @@ export const layer = (options: Options = {}): Layer.Layer<
   WriteCapability | SendCapability,
   never,
   Terminal.Terminal
-> => Invocation.seal(Layer.unwrap(Effect.map(ui(options), HumanConfirm.layer)))
+> => Invocation.freshLayer(() => Effect.flatMap(ui(options), (made) => Layer.build(HumanConfirm.layer(made))))

@@ -441,12 +441,12 @@ const withoutToken = (server: Server): Server =>
 export const layer = <const O extends Options>(
   options: O
 ): Layer.Layer<WriteCapability | SendCapability | WebConfirm, HttpServerError.ServeError | Misconfigured, Needs<O>> =>
-  Invocation.seal(Layer.unwrap(
-    Effect.map(
+  Invocation.freshLayer(() =>
+    Effect.flatMap(
       make(options),
-      ({ server, ui }) => Layer.merge(HumanConfirm.layer(ui), Layer.succeed(WebConfirm, withoutToken(server)))
+      ({ server, ui }) => Effect.map(Layer.build(HumanConfirm.layer(ui)), Context.add(WebConfirm, withoutToken(server)))
     )
-  ))
+  )
 
 // Sealed where they are made (Invocation.seal): each is shared by every
 // fiber, and a tool's code that finds one must not rewrite it in place.

@@ -11,6 +11,7 @@
 import { Context, Data, Effect, Layer } from "effect"
 import * as internal from "./internal/capability.js"
 import { Refused } from "./ToolError.js"
+import { freshService } from "./internal/freshLayer.js"
 import { sealed } from "./internal/seal.js"
 
 /**
@@ -223,14 +224,12 @@ export const make = <const Id extends string>(id: Id): Definition<Id> => {
     {
       id,
       key,
-      layer: (by: string) => sealed(Layer.sync(tag, () => internal.grantCustom(definition, id, by)))
+      layer: (by: string) =>
+        sealed(freshService(tag, () => Effect.sync(() => internal.grantCustom(definition, id, by))))
     }
   )
-  // Its own properties read-only (the effect itself is left extensible, as
-  // Effect caches a hash on it): code that finds the definition must not swap
-  // `layer` for a function the app would later run.
-  for (const name of ["id", "key", "layer"] as const) {
-    Object.defineProperty(definition, name, { writable: false, configurable: false })
-  }
-  return definition
+  // Sealed: code that finds the definition (an app exports it) must not swap
+  // `layer` for a function the app would later run, nor rewrite the effect
+  // every tool that needs it runs (Effect 4 keeps hashes in a WeakMap).
+  return sealed(definition)
 }

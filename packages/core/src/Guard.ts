@@ -71,19 +71,23 @@ export interface Guard {
 /**
  * Adds a guard for the effect it is provided to; the guard's own services
  * are read once, when the layer is built. The guard object is frozen when it
- * is added (here and by `within`): it runs in every caller's fiber.
+ * is added (here and by `within`): it runs in every caller's fiber. An
+ * effect that makes it is sealed (`Invocation.seal`): each build runs that
+ * same effect (`Policy.layer`'s too), in whichever fiber builds the layer.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer = <E = never, R = never>(guard: Guard | Effect.Effect<Guard, E, R>): Layer.Layer<never, E, R> =>
-  sealed(freshLayer(() =>
+export const layer = <E = never, R = never>(guard: Guard | Effect.Effect<Guard, E, R>): Layer.Layer<never, E, R> => {
+  if (Effect.isEffect(guard)) sealed(guard)
+  return sealed(freshLayer(() =>
     Effect.zipWith(
       guardsHere,
       Effect.isEffect(guard) ? guard : Effect.succeed(guard),
       (guards, made) => Context.make(Guards, adding(made)(guards))
     )
   )) as unknown as Layer.Layer<never, E, R>
+}
 
 /**
  * Runs an effect with a guard added: `Guard.within(guard)(self)`, or

@@ -4,9 +4,10 @@
  *
  * @since 0.1.0
  */
-import { Effect } from "effect"
+import { Context as Services, Effect, type Layer, type Scope } from "effect"
 import { dual } from "effect/Function"
 import * as internal from "./internal/authority.js"
+import * as fresh from "./internal/freshLayer.js"
 import { seal as sealValue, sealed as sealedValue, sealShared } from "./internal/seal.js"
 
 /**
@@ -217,3 +218,42 @@ export const seal = <A>(value: A): A => {
   sealValue(value)
   return value
 }
+
+/**
+ * A layer whose effect is made again for each build, sealed: `make` runs at
+ * every build, in the layer's scope. Of one service (`freshLayer(Service,
+ * make)`, as `Layer.effect`) or of a whole context (`freshLayer(make)`, as
+ * `Layer.effectContext`).
+ *
+ * Effect's `Layer.effect`, `sync`, `succeed` and `effectContext` keep the
+ * effect they run in a closure, where `seal` cannot reach it, and every build
+ * runs that same object. A tracer a tool's code provides in its own fiber is
+ * handed each effect object the fiber runs: code that builds a layer your
+ * app keeps in a module (it can import it) could rewrite that object in
+ * place, and your next build, in a human's fiber, would run it there, where
+ * what it builds is not tainted. Every layer graded hands out is made this
+ * way; make the layers your app keeps with it too.
+ *
+ * @example
+ * import { Context, Effect } from "effect"
+ * import { Invocation } from "@graded/core"
+ *
+ * class Mailer extends Context.Service<Mailer, { readonly send: (to: string) => Effect.Effect<void> }>()("app/Mailer") {}
+ * const MailerLive = Invocation.freshLayer(Mailer, () => Effect.sync(() => ({ send: () => Effect.void })))
+ *
+ * @since 0.4.0
+ * @category utils
+ */
+export const freshLayer: {
+  <I, S, E = never, R = never>(
+    service: Services.Key<I, S>,
+    make: () => Effect.Effect<S, E, R>
+  ): Layer.Layer<I, E, Exclude<R, Scope.Scope>>
+  <A, E = never, R = never>(
+    make: () => Effect.Effect<Services.Context<A>, E, R>
+  ): Layer.Layer<A, E, Exclude<R, Scope.Scope>>
+} = <I, S, E, R>(
+  first: Services.Key<I, S> | (() => Effect.Effect<Services.Context<I>, E, R>),
+  make?: () => Effect.Effect<S, E, R>
+): Layer.Layer<I, E, Exclude<R, Scope.Scope>> =>
+  sealedValue(Services.isKey(first) ? fresh.freshService(first, make!) : fresh.freshLayer(first))

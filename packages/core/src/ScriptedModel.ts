@@ -7,6 +7,7 @@
 import { Effect, Layer } from "effect"
 import { type Request, type Response, type ToolCall, LanguageModel, ModelError } from "./LanguageModel.js"
 import { toWire } from "./Wire.js"
+import { freshService } from "./internal/freshLayer.js"
 import { sealed } from "./internal/seal.js"
 
 /**
@@ -76,7 +77,7 @@ export const calls = (...toolCalls: ReadonlyArray<ToolCall>): Response => ({ tex
  * @category layers
  */
 export const layer = (turns: ReadonlyArray<Turn>): Layer.Layer<LanguageModel> =>
-  sealed(Layer.sync(LanguageModel, () => Object.freeze(scripted(turns))))
+  sealed(freshService(LanguageModel, () => Effect.sync(() => Object.freeze(scripted(turns)))))
 
 const scripted = (turns: ReadonlyArray<Turn>): LanguageModel.Service => {
   let next = 0

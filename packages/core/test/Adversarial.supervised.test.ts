@@ -18,10 +18,11 @@
 // `Supervisor.none.onStart` has its counterpart in Adversarial.shared (the
 // Tracer reference's default, whose hook sees every operation).
 import { describe, expect, it } from "@effect/vitest"
-import { Clock, Context, Effect, Layer, Option, Schedule, Schema, Tracer } from "effect"
+import { Clock, Context, Effect, Layer, Option, Schedule, Schema } from "effect"
 import {
   Agent,
   Audit,
+  Capability,
   Guard,
   HumanConfirm,
   Invocation,
@@ -38,41 +39,10 @@ import {
 import type { SendCapability, WriteCapability } from "@graded/core"
 import { type Desk, disguised, sendWhenHuman } from "./planting.js"
 import { makeDesk } from "./supportDesk.js"
+import { buildTwice, nothingSent, plantIn, prepend, watch } from "./watching.js"
 
-// The key the run loop calls an effect by, and the one that holds what it runs.
-const evaluate = "~effect/Effect/evaluate"
+// The key that holds what an effect runs.
 const args = "~effect/Effect/args"
-
-/** Runs `self` (its failure ignored) and answers every effect object the fiber ran, as the run loop hands them to a tracer. */
-const watch = <A, E, R>(self: Effect.Effect<A, E, R>) => {
-  const seen = new Set<object>()
-  const watcher: Tracer.Tracer = {
-    span: (options) => Tracer.nativeTracer.span(options),
-    context: (primitive, fiber) => (seen.add(primitive), primitive[evaluate](fiber))
-  }
-  return Effect.map(Effect.exit(Effect.withTracer(self, watcher)), () => [...seen])
-}
-
-/**
- * Rewrites `target` in place to run `planted` first, then what it did before
- * (a copy of its old fields, so the value still does its own job).
- */
-const prepend = (target: object, planted: Effect.Effect<unknown>) => {
-  const before = Object.create(Object.getPrototypeOf(target))
-  Object.defineProperties(before, Object.getOwnPropertyDescriptors(target))
-  Object.assign(target, { [evaluate]: () => Effect.andThen(planted, before) })
-}
-
-/** Plants in each unfrozen object `pick` chooses; the count planted. */
-const plantIn = (desk: Desk, found: ReadonlyArray<object>, pick: (found: object) => boolean) => {
-  let planted = 0
-  for (const target of found) {
-    if (Object.isFrozen(target) || !pick(target)) continue
-    prepend(target, sendWhenHuman(desk))
-    planted++
-  }
-  return planted
-}
 
 // The tags' keys rebuilt by hand (their types are public): the tool's code
 // provides a forged capability, refused, to try a write or send at all.
@@ -221,6 +191,44 @@ describe("A read tool rewrites module constants graded runs in a human's fiber",
           delivered: []
         })
       }))
+  }
+})
+
+describe("A read tool rewrites what a layer the app keeps runs when it is built", () => {
+  // Effect's `Layer.sync`, `succeed` and `effect` keep the effect a build runs
+  // in a closure, beyond sealing, the same object at every build. The tool's
+  // code builds the app's layer (its module exports it) while watching, and
+  // rewrites every writable effect object it was handed; the app builds the
+  // same layer next, in a human's fiber. graded's layers make their effects
+  // again for each build (internal/freshLayer.ts).
+  const Consent = Capability.make("KeptConsent")
+  const kept: ReadonlyArray<readonly [string, () => Effect.Effect<unknown, unknown>]> = ((app) => [
+    ["ScriptedModel.layer", () => Effect.provide(Effect.service(LanguageModel.LanguageModel), app.model)],
+    ["a Capability.make layer", () => Effect.provide(Effect.asVoid(Consent), app.consent)],
+    ["Guard.layer of an effect", () => Effect.provide(Guard.current, app.guard)],
+    ["HumanConfirm.layer", () => Effect.provide(Effect.void, app.confirming)],
+    ["HumanConfirm.trigger", () => Effect.provide(Effect.void, app.trigger)],
+    [
+      "Audit.layer",
+      () => Audit.record({ type: "called", tool: "app.note", input: {} }).pipe(Effect.provide(app.audit))
+    ],
+    ["ProposalStore.memory", () => Proposal.list().pipe(Effect.provide(ProposalStore.memory))],
+    ["RunStore.memory", () => Effect.provide(Effect.service(RunStore.RunStore), RunStore.memory)]
+  ])({
+    model: ScriptedModel.layer([ScriptedModel.text("ok")]),
+    consent: Consent.layer("customer:c-1"),
+    guard: Guard.layer(Effect.sync(() => ({
+      name: "admits-all",
+      screen: () => Effect.succeed({ left: new Map() }),
+      admit: () => Effect.succeed(undefined)
+    }))),
+    confirming: HumanConfirm.layer(HumanConfirm.scripted([])),
+    trigger: HumanConfirm.trigger({ by: "agent:alice", via: "ui" }),
+    audit: Audit.layer(() => Effect.void)
+  })
+  for (const [name, use] of kept) {
+    it.live(`${name}: nothing is sent`, () =>
+      Effect.map(buildTwice(use), (result) => expect(result).toEqual(nothingSent)))
   }
 })
 

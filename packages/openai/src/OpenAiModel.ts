@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import { Clock, Duration, Effect, Layer } from "effect"
+import { Clock, Duration, Effect, type Layer } from "effect"
 import { Invocation, LanguageModel } from "@graded/core"
 import OpenAI from "openai"
 import * as chat from "./internal/chat.js"
@@ -111,4 +111,4 @@ export const make = (options: Options): LanguageModel.LanguageModel.Service => {
  * @category layers
  */
 export const layer = (options: Options): Layer.Layer<LanguageModel.LanguageModel> =>
-  Invocation.seal(Layer.sync(LanguageModel.LanguageModel, () => Object.freeze(make(options))))
+  Invocation.freshLayer(LanguageModel.LanguageModel, () => Effect.sync(() => Object.freeze(make(options))))

@@ -22,7 +22,7 @@
  *
  * @since 0.1.0
  */
-import { Context, type Effect, Layer } from "effect"
+import { Context, Effect, type Layer } from "effect"
 import type * as Guideline from "./Guideline.js"
 import type { AlreadyDecided, InvalidDecision, NotFound, Refused } from "./internal/fallback.js"
 import * as internal from "./internal/fallback.js"
@@ -355,7 +355,10 @@ export const makeStore = (backend: Backend): Store.Service => Object.freeze(inte
  * @since 0.1.0
  * @category layers
  */
-export const memory: Layer.Layer<Store> = Layer.sync(Store, () => makeStore(internal.memoryBackend()))
+export const memory: Layer.Layer<Store> = Invocation.freshLayer(
+  Store,
+  () => Effect.sync(() => makeStore(internal.memoryBackend()))
+)
 
 /**
  * What `admit` answers: run the tool (its case is queued), or give the model

@@ -20,7 +20,7 @@
  *
  * @since 0.1.0
  */
-import { Duration, Layer, Redacted, Schema } from "effect"
+import { Context, Duration, Effect, Layer, Redacted, Schema } from "effect"
 import type { MigrationError } from "effect/sql/Migrator"
 import type * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
@@ -75,7 +75,7 @@ export const layer: Layer.Layer<Provided, SqlError | MigrationError, SqlClient.S
   installedFallbackStore,
   database.layer
 ).pipe(
-  Layer.provide(Layer.effectDiscard(SqlMigrations.run))
+  Layer.provide(Invocation.freshLayer(() => Effect.as(SqlMigrations.run, Context.empty())))
 )
 
 /**

@@ -90,7 +90,10 @@ export const make: Effect.Effect<Audit.Audit.Service, never, SqlClient.SqlClient
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<Audit.Audit, never, SqlClient.SqlClient> = Layer.effect(Audit.Audit, internal.make)
+export const layer: Layer.Layer<Audit.Audit, never, SqlClient.SqlClient> = Invocation.freshLayer(
+  Audit.Audit,
+  () => internal.make
+)
 
 /**
  * Reads entries back, in the order they were written, each decoded with
@@ -377,25 +380,33 @@ export const forwarding = <E, R>(
     readonly every?: Duration.Input | undefined
   }
 ): Layer.Layer<never, E, R | database.GradedDatabase> =>
-  Layer.effectDiscard(Effect.gen(function*() {
-    const to = Context.get(yield* Layer.build(options.to), Audit.Audit)
-    const limit = options.limit ?? defaultForwardLimit
-    // Everything there is, a full pass after another.
-    const drain = Effect.repeat(forward(options, to), { while: (forwarded) => forwarded === limit }).pipe(
-      Effect.catchCause((cause) =>
-        Effect.logWarning("@graded/sql: audit entries were not forwarded; the next pass tries again", cause).pipe(
-          Effect.annotateLogs({ sink: options.sink })
+  Invocation.freshLayer(() =>
+    Effect.gen(function*() {
+      const to = Context.get(yield* Layer.build(options.to), Audit.Audit)
+      const limit = options.limit ?? defaultForwardLimit
+      // Everything there is, a full pass after another. Its schedule named: with
+      // none, Effect repeats with a schedule of its own module, one object every
+      // repeat in the process runs and sealing cannot reach.
+      const drain = Effect.repeat(forward(options, to), {
+        schedule: Schedule.forever,
+        while: (forwarded) => forwarded === limit
+      }).pipe(
+        Effect.catchCause((cause) =>
+          Effect.logWarning("@graded/sql: audit entries were not forwarded; the next pass tries again", cause).pipe(
+            Effect.annotateLogs({ sink: options.sink })
+          )
         )
       )
-    )
-    yield* Effect.addFinalizer(() => drain)
-    // A pass is not cut short when the scope closes (the wait between passes
-    // is): one stopped after the sink stored its entries, before they were
-    // marked, would have the last pass send them again.
-    yield* Effect.forkScoped(
-      Effect.repeat(Effect.uninterruptible(drain), Schedule.spaced(options.every ?? Duration.seconds(1)))
-    )
-  }))
+      yield* Effect.addFinalizer(() => drain)
+      // A pass is not cut short when the scope closes (the wait between passes
+      // is): one stopped after the sink stored its entries, before they were
+      // marked, would have the last pass send them again.
+      yield* Effect.forkScoped(
+        Effect.repeat(Effect.uninterruptible(drain), Schedule.spaced(options.every ?? Duration.seconds(1)))
+      )
+      return Context.empty()
+    })
+  )
 
 // Sealed where they are made (Invocation.seal): each is shared by every
 // fiber, and a tool's code that finds one must not rewrite it in place.

@@ -20,7 +20,7 @@
  *
  * @since 0.1.0
  */
-import { Effect, Layer } from "effect"
+import { Context, Effect, type Layer } from "effect"
 import type * as SqlClient from "effect/sql/SqlClient"
 import { Invocation } from "@graded/core"
 import type { Fallback } from "@graded/policy"
@@ -55,8 +55,11 @@ export const make: Effect.Effect<Fallback.Store.Service, never, SqlClient.SqlCli
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<Fallback.Store, never, SqlClient.SqlClient> = Layer.unwrap(
-  Effect.map(internal.requirePolicy, (Fallback) => Layer.effect(Fallback.Store, internal.store(Fallback)))
+export const layer: Layer.Layer<Fallback.Store, never, SqlClient.SqlClient> = Invocation.freshLayer(() =>
+  Effect.flatMap(
+    internal.requirePolicy,
+    (Fallback) => Effect.map(internal.store(Fallback), (store) => Context.make(Fallback.Store, store))
+  )
 )
 
 // Sealed where they are made (Invocation.seal): each is shared by every

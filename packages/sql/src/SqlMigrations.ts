@@ -54,12 +54,16 @@ export const run: Effect.Effect<
   ReadonlyArray<readonly [id: number, name: string]>,
   Migrator.MigrationError | SqlError,
   SqlClient.SqlClient
-> = Migrator.make({})({ loader, table }).pipe(
-  // Two processes starting at once on a new PostgreSQL database may both try
-  // to create the Migrator's table; the one that loses sees it on its next try.
-  Effect.retry({
-    while: (error) => error._tag === "SqlError",
-    times: 3,
-    schedule: Schedule.exponential("50 millis").pipe(Schedule.jittered)
-  })
+> = Effect.suspend(() =>
+  // Made for each run: `Effect.retry` and the Migrator keep what they run in
+  // closures, beyond sealing, and every build of graded's layers runs this.
+  Migrator.make({})({ loader, table }).pipe(
+    // Two processes starting at once on a new PostgreSQL database may both try
+    // to create the Migrator's table; the one that loses sees it on its next try.
+    Effect.retry({
+      while: (error) => error._tag === "SqlError",
+      times: 3,
+      schedule: Schedule.exponential("50 millis").pipe(Schedule.jittered)
+    })
+  )
 )

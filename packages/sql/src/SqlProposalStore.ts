@@ -21,7 +21,7 @@
  *
  * @since 0.1.0
  */
-import { type Effect, Layer } from "effect"
+import type { Effect, Layer } from "effect"
 import type * as SqlClient from "effect/sql/SqlClient"
 import { ProposalStore, Invocation } from "@graded/core"
 import * as internal from "./internal/proposalStore.js"
@@ -52,9 +52,9 @@ export const make: Effect.Effect<ProposalStore.ProposalStore.Service, never, Sql
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<ProposalStore.ProposalStore, never, SqlClient.SqlClient> = Layer.effect(
+export const layer: Layer.Layer<ProposalStore.ProposalStore, never, SqlClient.SqlClient> = Invocation.freshLayer(
   ProposalStore.ProposalStore,
-  internal.make
+  () => internal.make
 )
 
 // Sealed where they are made (Invocation.seal): each is shared by every

@@ -16,7 +16,7 @@
  *
  * @since 0.1.0
  */
-import { type Effect, Layer } from "effect"
+import type { Effect, Layer } from "effect"
 import type * as SqlClient from "effect/sql/SqlClient"
 import { RunStore, Invocation } from "@graded/core"
 import * as internal from "./internal/runStore.js"
@@ -44,9 +44,9 @@ export const make: Effect.Effect<RunStore.RunStore.Service, never, SqlClient.Sql
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<RunStore.RunStore, never, SqlClient.SqlClient> = Layer.effect(
+export const layer: Layer.Layer<RunStore.RunStore, never, SqlClient.SqlClient> = Invocation.freshLayer(
   RunStore.RunStore,
-  internal.make
+  () => internal.make
 )
 
 // Sealed where they are made (Invocation.seal): each is shared by every

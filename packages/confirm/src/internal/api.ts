@@ -11,8 +11,8 @@
 // `{ error }` in one place (`answer`).
 // Imported by WebConfirm.ts only.
 import { NodeHttpServerRequest } from "@effect/platform-node"
-import { Context, Effect, Schema, SchemaIssue } from "effect"
-import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { Context, Effect, Schema, SchemaIssue, type Scope } from "effect"
+import { type HttpServerError, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HumanConfirm, Invocation, Printable, type ProposalStore } from "@graded/core"
 import { randomBytes } from "node:crypto"
 import type { Cards } from "./cards.js"
@@ -299,7 +299,18 @@ export const make = (options: {
         HttpRouter.route("POST", "/api/proposals/:id/in-doubt", signedIn(resolveProposal(proposals, guard)))
       ])
     ]
-    const app = yield* HttpRouter.toHttpEffect(HttpRouter.use((router) => router.addAll(routes)))
+    // A router of its own, not `HttpRouter.toHttpEffect`'s: that builds
+    // Effect's `HttpRouter.layer`, whose effect is the same object at every
+    // build (Invocation.freshLayer says why that matters). Its routes answer
+    // every failure (`answer`): what is left is the router's own, typed as
+    // `toHttpEffect` types it.
+    const router = yield* HttpRouter.make
+    yield* router.addAll(routes)
+    const app = router.asHttpEffect() as Effect.Effect<
+      HttpServerResponse.HttpServerResponse,
+      HttpServerError.HttpServerError,
+      HttpServerRequest.HttpServerRequest | Scope.Scope
+    >
     return Effect.andThen(guard.request, app).pipe(
       Effect.catchTags({
         HttpServerError: (failure) =>

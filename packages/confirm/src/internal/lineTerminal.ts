@@ -19,7 +19,7 @@
 // - the terminal stays in its normal line mode: the person sees what they
 //   type, can correct it, and Ctrl-C stops the program as it always does.
 import { NodeTerminal } from "@effect/platform-node"
-import { type Cause, Effect, Layer, Queue, Scope, Terminal } from "effect"
+import { type Cause, Effect, type Layer, Queue, Scope, Terminal } from "effect"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as readline from "node:readline"
@@ -56,50 +56,54 @@ const typedAhead = new WeakMap<Terminal.Terminal, Effect.Effect<void>>()
 /** Drops the lines typed so far on a terminal made here; does nothing for any other. */
 export const forgetTyped = (terminal: Terminal.Terminal): Effect.Effect<void> => typedAhead.get(terminal) ?? Effect.void
 
-export const layer: Layer.Layer<Terminal.Terminal> = Layer.effect(
+// Made for each build (Invocation.freshLayer), NodeTerminal's terminal too:
+// `NodeTerminal.layer`'s effect is the same object at every build.
+export const layer: Layer.Layer<Terminal.Terminal> = Invocation.freshLayer(
   Terminal.Terminal,
-  Effect.gen(function*() {
-    const node = yield* Terminal.Terminal
-    const scope = yield* Effect.scope
-    const isTerminal = tty.isatty(0)
+  () =>
+    Effect.gen(function*() {
+      const node = yield* NodeTerminal.make()
+      const scope = yield* Effect.scope
+      const isTerminal = tty.isatty(0)
 
-    // Opened at the first card, not before: until then the program's
-    // standard input is left alone.
-    const open = Effect.gen(function*() {
-      const lines = yield* Queue.make<string, Cause.Done>()
-      const end = () => void Queue.endUnsafe(lines)
-      const input = yield* Effect.acquireRelease(Effect.sync(ownInput), (input) => Effect.sync(() => input.destroy()))
-      const reader = yield* Effect.acquireRelease(
-        Effect.sync(() => readline.createInterface({ input, terminal: false, crlfDelay: Number.POSITIVE_INFINITY })),
-        (reader) => Effect.sync(() => reader.close())
+      // Opened at the first card, not before: until then the program's
+      // standard input is left alone.
+      const open = Effect.gen(function*() {
+        const lines = yield* Queue.make<string, Cause.Done>()
+        const end = () => void Queue.endUnsafe(lines)
+        const input = yield* Effect.acquireRelease(Effect.sync(ownInput), (input) => Effect.sync(() => input.destroy()))
+        const reader = yield* Effect.acquireRelease(
+          Effect.sync(() => readline.createInterface({ input, terminal: false, crlfDelay: Number.POSITIVE_INFINITY })),
+          (reader) => Effect.sync(() => reader.close())
+        )
+        reader.on("line", (line) => void Queue.offerUnsafe(lines, line))
+        reader.on("close", end)
+        input.once("error", end)
+        yield* Effect.addFinalizer(() => Effect.sync(() => input.off("error", end)))
+        if (input.readableEnded || input.destroyed) end()
+        return lines
+      })
+      const lines = yield* Effect.cached(Scope.provide(scope)(open))
+
+      const readLine = Effect.flatMap(lines, Queue.take).pipe(
+        Effect.mapError(() => new Terminal.QuitError({}))
       )
-      reader.on("line", (line) => void Queue.offerUnsafe(lines, line))
-      reader.on("close", end)
-      input.once("error", end)
-      yield* Effect.addFinalizer(() => Effect.sync(() => input.off("error", end)))
-      if (input.readableEnded || input.destroyed) end()
-      return lines
+      const terminal = Terminal.make({ ...node, readLine })
+      if (isTerminal) {
+        // Opens the input at the first card too: lines typed before it wait in
+        // the terminal, not in the mailbox, and would answer it. Two turns of
+        // the event loop hold a poll of the input, so what was typed before the
+        // card was drawn has been read, and is dropped.
+        typedAhead.set(
+          terminal,
+          Effect.flatMap(lines, (queue) => Effect.andThen(pollOnce, Effect.asVoid(Queue.clear(queue))))
+        )
+      }
+      return terminal
     })
-    const lines = yield* Effect.cached(Scope.provide(scope)(open))
-
-    const readLine = Effect.flatMap(lines, Queue.take).pipe(
-      Effect.mapError(() => new Terminal.QuitError({}))
-    )
-    const terminal = Terminal.make({ ...node, readLine })
-    if (isTerminal) {
-      // Opens the input at the first card too: lines typed before it wait in
-      // the terminal, not in the mailbox, and would answer it. Two turns of
-      // the event loop hold a poll of the input, so what was typed before the
-      // card was drawn has been read, and is dropped.
-      typedAhead.set(
-        terminal,
-        Effect.flatMap(lines, (queue) => Effect.andThen(pollOnce, Effect.asVoid(Queue.clear(queue))))
-      )
-    }
-    return terminal
-  })
-).pipe(Layer.provide(NodeTerminal.layer))
+)
 
 // Sealed where they are made (Invocation.seal): each is shared by every
 // fiber, and a tool's code that finds one must not rewrite it in place.
+Invocation.seal(pollOnce)
 Invocation.seal(layer)

@@ -4,7 +4,8 @@
 // runs that same object; a tracer's `context` hook is handed every effect a
 // fiber runs, so a tool's code that watches its own call could rewrite it for
 // the next build, in a human's fiber (test/Adversarial.supervised.test.ts).
-// Who may import this: graded's own modules that make layers.
+// Who may import this: core's modules that make layers, and Invocation.ts,
+// whose `freshLayer` the other packages (and apps) make theirs with.
 import { Context, Effect, Layer, Scope } from "effect"
 
 /** A layer of the context `make` builds, made for each build, in the layer's scope. */

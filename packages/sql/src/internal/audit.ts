@@ -231,7 +231,15 @@ const firstLine = (error: unknown): string => {
 
 const fail = <E>(error: E): Layer.Layer<SqlClient.SqlClient, E> => Layer.effectContext(Effect.fail(error))
 
+// Made again for each build (Invocation.freshLayer): an app keeps the layer
+// `SqlAudit.open` returns, and `Layer.unwrap`'s and `effectDiscard`'s effects
+// would be the same objects at every build.
 export const open = <E>(
+  source: Source,
+  unreadable: (database: string, reason: string) => E
+): Layer.Layer<SqlClient.SqlClient, E> => Invocation.freshLayer(() => Layer.build(opened(source, unreadable)))
+
+const opened = <E>(
   source: Source,
   unreadable: (database: string, reason: string) => E
 ): Layer.Layer<SqlClient.SqlClient, E> => {
@@ -263,7 +271,7 @@ export const open = <E>(
         return fail(unreadable(shown(url), `reading PostgreSQL needs ${postgres.driver}, and ${loaded.failure}`))
       }
       // The pool connects when first asked: asked here, so that a server that does not answer is named as such.
-      const connected = loaded.success.PgClient.layer({
+      const connected = postgres.client(loaded.success.PgClient, {
         url: Redacted.make(url),
         maxConnections: 1,
         applicationName: "graded audit",

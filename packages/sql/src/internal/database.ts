@@ -7,7 +7,7 @@
 // the client, for SqlAudit's reads and its outbox.
 // Who may import this: Sql.ts and SqlAudit.ts (and this package's tests,
 // which look at the tables through test/storeClient.ts).
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, type Layer } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import { Invocation } from "@graded/core"
 
@@ -24,13 +24,14 @@ export class GradedDatabase extends Context.Service<GradedDatabase, Token>()("@g
 const clients = new WeakMap<Token, SqlClient.SqlClient>()
 
 /** The token for the `SqlClient` in context. */
-export const layer: Layer.Layer<GradedDatabase, never, SqlClient.SqlClient> = Layer.effect(
+export const layer: Layer.Layer<GradedDatabase, never, SqlClient.SqlClient> = Invocation.freshLayer(
   GradedDatabase,
-  Effect.map(SqlClient.SqlClient, (client) => {
-    const token: Token = Object.freeze(Object.create(null))
-    clients.set(token, client)
-    return token
-  })
+  () =>
+    Effect.map(SqlClient.SqlClient, (client) => {
+      const token: Token = Object.freeze(Object.create(null))
+      clients.set(token, client)
+      return token
+    })
 )
 
 /** `self` run on the client behind the database's token. */

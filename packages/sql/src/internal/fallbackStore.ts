@@ -14,7 +14,7 @@
 // so that an app without it never loads it. `Sql.layer` makes the store only
 // where it is installed (an app without it cannot ask for Fallback.Store).
 // Who may import this: SqlFallbackStore.ts and Sql.ts (installedFallbackStore).
-import { Effect, Layer, Schema } from "effect"
+import { Context, Effect, type Layer, Schema } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import { isSqlError, type SqlError } from "effect/sql/SqlError"
 import type { Statement } from "effect/sql/Statement"
@@ -263,10 +263,15 @@ export const store = (Fallback: Policy): Effect.Effect<Fallback.Store.Service, n
  * `Fallback.Store` where @graded/policy is installed; nothing where it is not
  * (typed as the store all the same: without the package no code can ask for it).
  */
-export const installedFallbackStore = Layer.unwrap(Effect.map(
-  policy,
-  (Fallback) => Fallback === undefined ? Layer.empty : Layer.effect(Fallback.Store, store(Fallback))
-)) as Layer.Layer<Fallback.Store, never, SqlClient.SqlClient>
+export const installedFallbackStore = Invocation.freshLayer(() =>
+  Effect.flatMap(
+    policy,
+    (Fallback) =>
+      Fallback === undefined
+        ? Effect.succeed(Context.empty())
+        : Effect.map(store(Fallback), (made) => Context.make(Fallback.Store, made))
+  )
+) as Layer.Layer<Fallback.Store, never, SqlClient.SqlClient>
 
 // Sealed where they are made (Invocation.seal): each is shared by every
 // fiber, and a tool's code that finds one must not rewrite it in place.

@@ -17,9 +17,11 @@
 // Who may import this: Sql.ts and audit.ts (SqlAudit.open).
 import type * as Pg from "@effect/sql-pg"
 import { Clock, Context, Duration, Effect, Exit, Layer, Random, Redacted, Scope } from "effect"
+import * as Reactivity from "effect/reactivity/Reactivity"
 import type { MigrationError } from "effect/sql/Migrator"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
+import { Invocation } from "@graded/core"
 
 /** The package `Sql.postgres` and `SqlAudit.open({ postgres })` load. */
 export const driver = "@effect/sql-pg"
@@ -52,6 +54,20 @@ export interface Options {
   readonly applicationName: string
   readonly connectTimeout: Duration.Input
 }
+
+/**
+ * A pool of @effect/sql-pg's, made for each build, with a Reactivity of its
+ * own: `PgClient.layer` builds Effect's shared `Reactivity.layer`, whose
+ * effect every build runs (Invocation.freshLayer says why that matters).
+ */
+export const client = (
+  PgClient: typeof Pg.PgClient,
+  config: Pg.PgClient.PgPoolConfig
+): Layer.Layer<SqlClient.SqlClient, SqlError> =>
+  Invocation.freshLayer(
+    SqlClient.SqlClient,
+    () => PgClient.make(config).pipe(Effect.provideServiceEffect(Reactivity.Reactivity, Reactivity.make))
+  )
 
 const firstWaitMillis = 100
 const longestWaitMillis = 5_000
@@ -97,57 +113,63 @@ export const layer = <ROut, E, M>(
   unavailable: (failure: Failure) => E,
   missing: (reason: string) => M
 ): Layer.Layer<ROut, E | M | MigrationError> =>
-  Layer.effectContext(Effect.gen(function*() {
-    const { PgClient } = yield* Effect.mapError(pg, missing)
-    const outer = yield* Effect.scope
-    const host = hostOf(Redacted.value(options.url))
-    const budget = Duration.toMillis(Duration.fromInputUnsafe(options.connectTimeout))
-    const started = yield* Clock.currentTimeMillis
-    const client = PgClient.layer({
-      url: options.url,
-      maxConnections: options.maxConnections,
-      applicationName: options.applicationName
-    })
-    // One try, in a scope of its own: closed when the try fails, so a pool
-    // that connected and then failed to migrate does not stay open.
-    const attempt = Effect.gen(function*() {
-      const scope = yield* Scope.fork(outer, "sequential")
-      return yield* Effect.gen(function*() {
-        // The pool connects when first asked: asked here, so that a server
-        // that does not answer fails the try as connecting, not migrating.
-        const connected = yield* Layer.buildWithScope(client, scope).pipe(
-          Effect.tap((context) => Context.get(context, SqlClient.SqlClient)`SELECT 1`),
-          Effect.mapError((error) => ({ stage: "connect" as const, error }))
-        )
-        // Only what `migrated` provides: the pool stays graded's (Sql.ts).
-        return yield* Layer.buildWithScope(Layer.provide(migrated, Layer.succeedContext(connected)), scope)
-          .pipe(Effect.mapError((error) => ({ stage: "migrate" as const, error })))
-      }).pipe(Effect.onError((cause) => Scope.close(scope, Exit.failCause(cause))))
-    })
-    const loop = (
-      tries: number,
-      wait: number
-    ): Effect.Effect<Context.Context<ROut>, E | MigrationError> =>
-      Effect.catch(attempt, (failed) =>
-        Effect.gen(function*() {
-          if (failed.error._tag !== "SqlError") return yield* Effect.fail(failed.error)
-          const reason = reasonOf(failed.error)
-          const millis = (yield* Clock.currentTimeMillis) - started
-          const next = Math.round(wait * (0.5 + (yield* Random.next)))
-          const what = failed.stage === "connect" ? "connect to" : "migrate"
-          if (millis + next > budget) {
-            yield* Effect.logWarning(
-              `@graded/sql: could not ${what} PostgreSQL at ${host} (try ${tries}): ${reason}; giving up after ${
-                Math.round(millis / 100) / 10
-              } s`
-            )
-            return yield* Effect.fail(unavailable({ host, stage: failed.stage, reason, tries, millis }))
-          }
-          yield* Effect.logWarning(
-            `@graded/sql: could not ${what} PostgreSQL at ${host} (try ${tries}): ${reason}; trying again in ${next} ms`
+  Invocation.freshLayer(() =>
+    Effect.gen(function*() {
+      const { PgClient } = yield* Effect.mapError(pg, missing)
+      const outer = yield* Effect.scope
+      const host = hostOf(Redacted.value(options.url))
+      const budget = Duration.toMillis(Duration.fromInputUnsafe(options.connectTimeout))
+      const started = yield* Clock.currentTimeMillis
+      const pool = client(PgClient, {
+        url: options.url,
+        maxConnections: options.maxConnections,
+        applicationName: options.applicationName
+      })
+      // One try, in a scope of its own: closed when the try fails, so a pool
+      // that connected and then failed to migrate does not stay open.
+      const attempt = Effect.gen(function*() {
+        const scope = yield* Scope.fork(outer, "sequential")
+        return yield* Effect.gen(function*() {
+          // The pool connects when first asked: asked here, so that a server
+          // that does not answer fails the try as connecting, not migrating.
+          const connected = yield* Layer.buildWithScope(pool, scope).pipe(
+            Effect.tap((context) => Context.get(context, SqlClient.SqlClient)`SELECT 1`),
+            Effect.mapError((error) => ({ stage: "connect" as const, error }))
           )
-          yield* Effect.sleep(Duration.millis(next))
-          return yield* loop(tries + 1, Math.min(wait * 2, longestWaitMillis))
-        }))
-    return yield* loop(1, firstWaitMillis)
-  }))
+          // Only what `migrated` provides: the pool stays graded's (Sql.ts).
+          return yield* Layer.buildWithScope(Layer.provide(migrated, Layer.succeedContext(connected)), scope)
+            .pipe(Effect.mapError((error) => ({ stage: "migrate" as const, error })))
+        }).pipe(Effect.onError((cause) => Scope.close(scope, Exit.failCause(cause))))
+      })
+      const loop = (
+        tries: number,
+        wait: number
+      ): Effect.Effect<Context.Context<ROut>, E | MigrationError> =>
+        Effect.catch(attempt, (failed) =>
+          Effect.gen(function*() {
+            if (failed.error._tag !== "SqlError") return yield* Effect.fail(failed.error)
+            const reason = reasonOf(failed.error)
+            const millis = (yield* Clock.currentTimeMillis) - started
+            const next = Math.round(wait * (0.5 + (yield* Random.next)))
+            const what = failed.stage === "connect" ? "connect to" : "migrate"
+            if (millis + next > budget) {
+              yield* Effect.logWarning(
+                `@graded/sql: could not ${what} PostgreSQL at ${host} (try ${tries}): ${reason}; giving up after ${
+                  Math.round(millis / 100) / 10
+                } s`
+              )
+              return yield* Effect.fail(unavailable({ host, stage: failed.stage, reason, tries, millis }))
+            }
+            yield* Effect.logWarning(
+              `@graded/sql: could not ${what} PostgreSQL at ${host} (try ${tries}): ${reason}; trying again in ${next} ms`
+            )
+            yield* Effect.sleep(Duration.millis(next))
+            return yield* loop(tries + 1, Math.min(wait * 2, longestWaitMillis))
+          }))
+      return yield* loop(1, firstWaitMillis)
+    })
+  )
+
+// Sealed where it is made (Invocation.seal): shared by every fiber that
+// opens PostgreSQL, and a tool's code that finds it must not rewrite it.
+Invocation.seal(pg)

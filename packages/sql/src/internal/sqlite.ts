@@ -44,6 +44,7 @@ import * as Statement from "effect/sql/Statement"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import type { DatabaseSync, StatementSync } from "node:sqlite"
+import { Invocation } from "@graded/core"
 import { durableCommit } from "./transaction.js"
 
 const busyWaitMillis = 10_000
@@ -362,18 +363,20 @@ export const layer = (
   filename: string,
   options: { readonly synchronous?: Synchronous | undefined; readonly wal?: boolean | undefined } = {}
 ): Layer.Layer<SqlClient.SqlClient, SqlError> =>
-  Layer.effectContext(Effect.gen(function*() {
-    const sdk = yield* Effect.acquireRelease(
-      Effect.sync(() => native(path.resolve(filename), options.synchronous ?? "normal")),
-      (sdk) => Effect.sync(() => sdk.close())
-    )
-    // Opened at once (waiting out another process's lock): a file that cannot be opened fails the layer.
-    yield* attempt(
-      () => sdk.execute("SELECT 1", [], "arrays"),
-      true,
-      (cause) => sqlError(cause, `Could not open the SQLite database ${filename}: ${reasonOf(cause)}`, "connect")
-    )
-    const client = yield* make(filename, sdk)
-    if (options.wal !== false) yield* client`PRAGMA journal_mode = WAL`
-    return Context.make(SqlClient.SqlClient, client)
-  })).pipe(Layer.provide(Reactivity.layer))
+  Invocation.freshLayer(() =>
+    Effect.gen(function*() {
+      const sdk = yield* Effect.acquireRelease(
+        Effect.sync(() => native(path.resolve(filename), options.synchronous ?? "normal")),
+        (sdk) => Effect.sync(() => sdk.close())
+      )
+      // Opened at once (waiting out another process's lock): a file that cannot be opened fails the layer.
+      yield* attempt(
+        () => sdk.execute("SELECT 1", [], "arrays"),
+        true,
+        (cause) => sqlError(cause, `Could not open the SQLite database ${filename}: ${reasonOf(cause)}`, "connect")
+      )
+      const client = yield* make(filename, sdk)
+      if (options.wal !== false) yield* client`PRAGMA journal_mode = WAL`
+      return Context.make(SqlClient.SqlClient, client)
+    }).pipe(Effect.provideServiceEffect(Reactivity.Reactivity, Reactivity.make))
+  )

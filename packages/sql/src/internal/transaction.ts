@@ -10,6 +10,7 @@
 import { Context, Effect } from "effect"
 import type * as SqlClient from "effect/sql/SqlClient"
 import { isSqlError, type SqlError } from "effect/sql/SqlError"
+import { Invocation } from "@graded/core"
 
 /** A transaction graded began in this fiber: its database and the audit rows it will write. */
 export interface Open {
@@ -65,3 +66,8 @@ export const transactional = (sql: SqlClient.SqlClient) => <A, E, R>(self: Effec
     // Beginning or committing failed: the database's answer, a defect of the step.
     Effect.catchIf((error): error is SqlError => isSqlError(error), (error) => Effect.die(error))
   ) as Effect.Effect<A, E, R>
+
+// Sealed where they are made (Invocation.seal): each is shared by every
+// fiber, and a tool's code that finds one must not rewrite it in place.
+Invocation.seal(currentTransaction)
+Invocation.seal(durableCommit)
