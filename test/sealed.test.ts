@@ -13,6 +13,12 @@
 // empty context; Effect 4 has no Supervisor.
 import * as Everything from "effect"
 import { Channel, Clock, Context, Effect, Fiber, Layer, Metric, Schedule, Sink, Stream } from "effect"
+import * as EffectCli from "effect/cli"
+import * as EffectHttp from "effect/http"
+import * as Reactivity from "effect/reactivity/Reactivity"
+import * as Migrator from "effect/sql/Migrator"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as Statement from "effect/sql/Statement"
 import { describe, expect, it } from "vitest"
 import * as cli from "../packages/cli/src/index.js"
 import * as confirm from "../packages/confirm/src/index.js"
@@ -130,6 +136,29 @@ describe("values every fiber shares are sealed once graded is loaded", () => {
     expect(Object.isFrozen(Everything.Clock.currentTimeMillis)).toBe(true)
     expect(Object.isFrozen(Everything.Schedule.once)).toBe(true)
     expect(Object.isFrozen(Everything.Tracer.nativeTracer)).toBe(true)
+  })
+
+  // Modules Effect's index does not export, which graded's packages run in a
+  // human's fiber: each package seals the ones it runs.
+  it("the Effect modules graded's packages run beyond Effect's index", () => {
+    const run = {
+      "effect/cli": EffectCli,
+      "effect/http": EffectHttp,
+      "effect/reactivity/Reactivity": Reactivity,
+      "effect/sql/Migrator": Migrator,
+      "effect/sql/SqlClient": SqlClient,
+      "effect/sql/Statement": Statement
+    }
+    // An index's entries are modules (namespaces) of their own.
+    const entries = (prefix: string, namespace: object): Array<readonly [string, unknown]> =>
+      Object.entries(namespace).flatMap(([name, value]) =>
+        Object.prototype.toString.call(value) === "[object Module]"
+          ? entries(`${prefix}.${name}`, value as object)
+          : [[`${prefix}.${name}`, value] as const]
+      )
+    const found = Object.entries(run).flatMap(([module, namespace]) => entries(module, namespace))
+    expect(found.length).toBeGreaterThan(50)
+    expect(found.flatMap(([key, value]) => writable(key, value))).toEqual([])
   })
 
   it("the empty context every root fiber starts from, and the clock a root reads", () => {

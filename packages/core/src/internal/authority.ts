@@ -113,12 +113,58 @@ const contextMark = EffectContext.Reference<unknown>("@graded/core/authority/mar
 //   current fiber in a global too (`Fiber.getCurrent`), which any code can
 //   empty or point elsewhere; this stack no code but graded's can reach.
 // - `setContext`, which the constructor calls first: the new fiber starts
-//   with the mark of the fiber evaluating while it is made.
+//   with the mark of the fiber evaluating while it is made. And on every
+//   change of a marked fiber's context: the runtime hooks it reads (below).
 interface FiberPrototype {
   evaluate(this: AnyFiber, effect: unknown): void
   setContext(this: AnyFiber, context: EffectContext.Context<never>): void
 }
 const fiberPrototype: FiberPrototype = Object.getPrototypeOf(Effect.runFork(Effect.void))
+
+// What a fiber's run loop reads from its context on every step: its
+// scheduler (asked whether to yield, handed the fiber, whose stack holds the
+// effects it is running) and its tracer's `context` hook (handed every effect
+// object the fiber runs). Either one hands graded's and Effect's own effect
+// objects to whoever provided it, to rewrite in place for a human's fiber to
+// run later. So in a marked fiber (a model's, a tool's own code) the loop
+// uses only a scheduler and a hook that an unmarked fiber, the app's, used
+// first; one the tool's code provides itself is replaced by Effect's default
+// scheduler and no hook (its spans still go to its tracer).
+interface FiberCache {
+  readonly scheduler: object
+  readonly tracer: object | undefined
+  readonly tracerContext: unknown
+}
+interface FiberFields {
+  cache: FiberCache
+  _dispatcher: unknown
+}
+const appHooks = new WeakSet<object>()
+const defaultScheduler: object = EffectContext.get(EffectContext.empty(), Scheduler.Scheduler)
+appHooks.add(defaultScheduler)
+const trust = (cache: FiberCache): void => {
+  appHooks.add(cache.scheduler)
+  if (cache.tracerContext !== undefined && cache.tracer !== undefined) appHooks.add(cache.tracer)
+}
+const foreign = (cache: FiberCache): boolean =>
+  !appHooks.has(cache.scheduler) ||
+  (cache.tracerContext !== undefined && (cache.tracer === undefined || !appHooks.has(cache.tracer)))
+// One copy per cache: the fibers of one context share it, as Effect's do.
+const withAppHooks = new WeakMap<FiberCache, FiberCache>()
+const confine = (fiber: FiberFields): void => {
+  const cache = fiber.cache
+  let confined = withAppHooks.get(cache)
+  if (confined === undefined) {
+    confined = Object.freeze({
+      ...cache,
+      scheduler: appHooks.has(cache.scheduler) ? cache.scheduler : defaultScheduler,
+      tracerContext: cache.tracer !== undefined && appHooks.has(cache.tracer) ? cache.tracerContext : undefined
+    })
+    withAppHooks.set(cache, confined)
+  }
+  if (confined.scheduler !== cache.scheduler) fiber._dispatcher = undefined
+  fiber.cache = confined
+}
 const { evaluate, setContext } = fiberPrototype
 const evaluating: Array<AnyFiber> = []
 const born = (fiber: AnyFiber, context: EffectContext.Context<never>): void => {
@@ -139,9 +185,15 @@ fiberPrototype.evaluate = function(this: AnyFiber, effect: unknown): void {
   }
 }
 fiberPrototype.setContext = function(this: AnyFiber, context: EffectContext.Context<never>): void {
+  const fields = this as unknown as FiberFields
+  const before = fields.cache
   // The constructor's call: the fiber has no context yet.
   if ((this as { readonly context?: unknown }).context === undefined) born(this, context)
   setContext.call(this, context)
+  const cache = fields.cache
+  if (cache === before) return
+  if (markOf(this) === free) trust(cache)
+  else if (foreign(cache)) confine(fields)
 }
 Object.freeze(fiberPrototype)
 
