@@ -117,10 +117,15 @@ const app = (packer: "npm" | "pnpm", installer: "npm" | "pnpm", graded: Record<s
         types: ["node"],
         outDir: "dist"
       },
-      include: ["main.ts"]
+      include: ["main.ts", "everything.ts"]
     })
   )
   writeFileSync(path.join(dir, "main.ts"), quickstart)
+  // Every package's declarations, compiled with the quickstart.
+  writeFileSync(
+    path.join(dir, "everything.ts"),
+    Object.keys(graded).map((name) => `export * as ${name.slice("@graded/".length)} from "${name}"\n`).join("")
+  )
   if (installer === "npm") run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"], dir)
   else {
     writeFileSync(

@@ -27,10 +27,10 @@ import type { SqlError } from "effect/sql/SqlError"
 import { type Audit, Invocation, type ProposalStore, type RunStore } from "@graded/core"
 import type { Fallback } from "@graded/policy"
 import * as database from "./internal/database.js"
-import { installedFallbackStore } from "./internal/fallbackStore.js"
 import * as postgresClient from "./internal/postgres.js"
 import * as sqliteClient from "./internal/sqlite.js"
 import * as SqlAudit from "./SqlAudit.js"
+import * as SqlFallbackStore from "./SqlFallbackStore.js"
 import * as SqlMigrations from "./SqlMigrations.js"
 import * as SqlProposalStore from "./SqlProposalStore.js"
 import * as SqlRunStore from "./SqlRunStore.js"
@@ -46,8 +46,7 @@ type Provided =
  * Migrates the database of the `SqlClient` in context, then provides the
  * proposal store, the run store, the audit sink and the fallback store on it
  * (and `SqlAudit.entries` and the other reads). The fallback store is
- * @graded/policy's, an optional peer: where the app has not installed it, no
- * code of the app can ask for `Fallback.Store`, and none is made.
+ * @graded/policy's (a peer of @graded/sql).
  *
  * Every service that holds this client can write graded's tables: approve a
  * proposal row, delete audit rows. Provide it to this layer only
@@ -72,7 +71,7 @@ export const layer: Layer.Layer<Provided, SqlError | MigrationError, SqlClient.S
   SqlProposalStore.layer,
   SqlRunStore.layer,
   SqlAudit.layer,
-  installedFallbackStore,
+  SqlFallbackStore.layer,
   database.layer
 ).pipe(
   Layer.provide(Invocation.freshLayer(() => Effect.as(SqlMigrations.run, Context.empty())))

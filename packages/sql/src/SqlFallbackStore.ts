@@ -20,24 +20,20 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, type Layer } from "effect"
+import { type Effect, type Layer } from "effect"
 import type * as SqlClient from "effect/sql/SqlClient"
 import { Invocation } from "@graded/core"
-import type { Fallback } from "@graded/policy"
+import { Fallback } from "@graded/policy"
 import * as internal from "./internal/fallbackStore.js"
 
 /**
  * Makes the store on the `SqlClient` in context, whose database already holds
- * the tables (`SqlMigrations.run`). @graded/policy is an optional peer of
- * @graded/sql, loaded here: where it is not installed, this dies saying so.
+ * the tables (`SqlMigrations.run`).
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make: Effect.Effect<Fallback.Store.Service, never, SqlClient.SqlClient> = Effect.flatMap(
-  internal.requirePolicy,
-  internal.store
-)
+export const make: Effect.Effect<Fallback.Store.Service, never, SqlClient.SqlClient> = internal.store
 
 /**
  * The store as a layer on the `SqlClient` in context; it does not migrate
@@ -55,11 +51,9 @@ export const make: Effect.Effect<Fallback.Store.Service, never, SqlClient.SqlCli
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<Fallback.Store, never, SqlClient.SqlClient> = Invocation.freshLayer(() =>
-  Effect.flatMap(
-    internal.requirePolicy,
-    (Fallback) => Effect.map(internal.store(Fallback), (store) => Context.make(Fallback.Store, store))
-  )
+export const layer: Layer.Layer<Fallback.Store, never, SqlClient.SqlClient> = Invocation.freshLayer(
+  Fallback.Store,
+  () => internal.store
 )
 
 // Sealed where they are made (Invocation.seal): each is shared by every

@@ -1,12 +1,10 @@
 // The program optionalPeers.test.ts runs under withoutPeers.mjs, as if the app
-// had installed neither @effect/sql-pg nor @graded/policy, on the SQLite file
-// given. It prints one JSON line `[step, answer]` a step on stdout as it goes,
+// had not installed @effect/sql-pg, on the SQLite file given. It prints one JSON line `[step, answer]` a step on stdout as it goes,
 // where withoutPeers.mjs prints each attempt to load a missing package.
 import { Cause, Effect, Exit, Layer, type Scope } from "effect"
 import { Proposal, Registry, Tool, Toolkit } from "@graded/core"
-import { Sql, SqlAudit, SqlFallbackStore } from "@graded/sql"
+import { Sql, SqlAudit } from "@graded/sql"
 import { makeDesk } from "../../core/test/supportDesk.js"
-import * as sqliteClient from "../src/internal/sqlite.js"
 
 const [filename] = process.argv.slice(2)
 
@@ -36,10 +34,6 @@ const program = Effect.gen(function*() {
   yield* say(
     "open postgres",
     yield* outcome(Layer.build(SqlAudit.open({ postgres: "postgres://graded@127.0.0.1:1/graded" })))
-  )
-  yield* say(
-    "fallback",
-    yield* outcome(Layer.build(SqlFallbackStore.layer.pipe(Layer.provide(sqliteClient.layer(filename!)))))
   )
 })
 

@@ -10,42 +10,15 @@
 //   UPDATE ... WHERE status = ... RETURNING, as proposals do; only when it
 //   matches no row is the row read, to say why. Drafting a case and adding its
 //   draft are one transaction.
-// @graded/policy is an optional peer: it is imported when a store is made,
-// so that an app without it never loads it. `Sql.layer` makes the store only
-// where it is installed (an app without it cannot ask for Fallback.Store).
-// Who may import this: SqlFallbackStore.ts and Sql.ts (installedFallbackStore).
-import { Context, Effect, type Layer, Schema } from "effect"
+// Who may import this: SqlFallbackStore.ts.
+import { Effect, Schema } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import { isSqlError, type SqlError } from "effect/sql/SqlError"
 import type { Statement } from "effect/sql/Statement"
 import { Invocation } from "@graded/core"
-import type { Fallback } from "@graded/policy"
+import { Fallback } from "@graded/policy"
 import { RowNumber } from "./columns.js"
 import { fromJson, toJson } from "./json.js"
-
-type Policy = typeof Fallback
-
-const isMissing = (cause: unknown) =>
-  cause instanceof Error && "code" in cause && cause.code === "ERR_MODULE_NOT_FOUND" &&
-  cause.message.includes("@graded/policy")
-
-// @graded/policy's Fallback, or undefined where it is not installed.
-const policy: Effect.Effect<Policy | undefined> = Effect.tryPromise({
-  try: () => import("@graded/policy"),
-  catch: (cause) => cause
-}).pipe(
-  Effect.map((module) => module.Fallback),
-  Effect.catch((cause) => isMissing(cause) ? Effect.succeed(undefined) : Effect.die(cause))
-)
-
-/** @graded/policy's Fallback; a defect, naming the package, where it is not installed. */
-export const requirePolicy: Effect.Effect<Policy> = Effect.flatMap(
-  policy,
-  (found) =>
-    found === undefined
-      ? Effect.die(new Error("SqlFallbackStore needs @graded/policy, which is not installed: add it to the app"))
-      : Effect.succeed(found)
-)
 
 const seq = RowNumber
 const decision = {
@@ -132,149 +105,135 @@ const orDie = <A, E>(effect: Effect.Effect<A, E | SqlError>): Effect.Effect<A, E
 const decodeCase = Schema.decodeUnknownEffect(CaseRow)
 const decodeDraft = Schema.decodeUnknownEffect(DraftRow)
 
-export const make = (Fallback: Policy): Effect.Effect<Fallback.Backend, never, SqlClient.SqlClient> =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const already = (id: string, status: string, decided: Fallback.Decision | undefined) =>
-      new Fallback.AlreadyDecided({ id, status, by: decided?.by ?? "(unknown)", at: decided?.at ?? "(unknown)" })
-    const caseRows = (statement: Statement<object>) =>
-      statement.withoutTransform.pipe(
-        Effect.flatMap(Effect.forEach((raw) => Effect.map(decodeCase(raw), toCase))),
-        Effect.orDie
-      )
-    const draftRows = (statement: Statement<object>) =>
-      statement.withoutTransform.pipe(
-        Effect.flatMap(Effect.forEach((raw) => Effect.map(decodeDraft(raw), toDraft))),
-        Effect.orDie
-      )
-    const readCase = (id: string) => {
-      const n = seqOf("c", id)
-      return Effect.flatMap(
-        n === undefined ? Effect.succeed([]) : caseRows(sql`SELECT * FROM graded_review_cases WHERE seq = ${n}`),
-        ([found]) => found === undefined ? Effect.fail(new Fallback.NotFound({ id })) : Effect.succeed(found)
-      )
-    }
-    const readDraft = (id: string) => {
-      const n = seqOf("d", id)
-      return Effect.flatMap(
-        n === undefined ? Effect.succeed([]) : draftRows(sql`SELECT * FROM graded_guideline_drafts WHERE seq = ${n}`),
-        ([found]) => found === undefined ? Effect.fail(new Fallback.NotFound({ id })) : Effect.succeed(found)
-      )
-    }
-    // Why a conditional UPDATE matched nothing.
-    const whyCase = (id: string) =>
-      Effect.flatMap(readCase(id), (found) => Effect.fail(already(id, found.status, found.decision)))
-    const whyDraft = (id: string) =>
-      Effect.flatMap(readDraft(id), (found) => Effect.fail(already(id, found.status, found.decision)))
-    const forUpdate = sql.onDialectOrElse({ pg: () => sql.literal("FOR UPDATE"), orElse: () => sql.literal("") })
-    const where = (status: string | undefined) => status === undefined ? sql`` : sql`WHERE status = ${status}`
+export const make: Effect.Effect<Fallback.Backend, never, SqlClient.SqlClient> = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const already = (id: string, status: string, decided: Fallback.Decision | undefined) =>
+    new Fallback.AlreadyDecided({ id, status, by: decided?.by ?? "(unknown)", at: decided?.at ?? "(unknown)" })
+  const caseRows = (statement: Statement<object>) =>
+    statement.withoutTransform.pipe(
+      Effect.flatMap(Effect.forEach((raw) => Effect.map(decodeCase(raw), toCase))),
+      Effect.orDie
+    )
+  const draftRows = (statement: Statement<object>) =>
+    statement.withoutTransform.pipe(
+      Effect.flatMap(Effect.forEach((raw) => Effect.map(decodeDraft(raw), toDraft))),
+      Effect.orDie
+    )
+  const readCase = (id: string) => {
+    const n = seqOf("c", id)
+    return Effect.flatMap(
+      n === undefined ? Effect.succeed([]) : caseRows(sql`SELECT * FROM graded_review_cases WHERE seq = ${n}`),
+      ([found]) => found === undefined ? Effect.fail(new Fallback.NotFound({ id })) : Effect.succeed(found)
+    )
+  }
+  const readDraft = (id: string) => {
+    const n = seqOf("d", id)
+    return Effect.flatMap(
+      n === undefined ? Effect.succeed([]) : draftRows(sql`SELECT * FROM graded_guideline_drafts WHERE seq = ${n}`),
+      ([found]) => found === undefined ? Effect.fail(new Fallback.NotFound({ id })) : Effect.succeed(found)
+    )
+  }
+  // Why a conditional UPDATE matched nothing.
+  const whyCase = (id: string) =>
+    Effect.flatMap(readCase(id), (found) => Effect.fail(already(id, found.status, found.decision)))
+  const whyDraft = (id: string) =>
+    Effect.flatMap(readDraft(id), (found) => Effect.fail(already(id, found.status, found.decision)))
+  const forUpdate = sql.onDialectOrElse({ pg: () => sql.literal("FOR UPDATE"), orElse: () => sql.literal("") })
+  const where = (status: string | undefined) => status === undefined ? sql`` : sql`WHERE status = ${status}`
 
-    return {
-      take: (request, limits, at) =>
-        orDie(sql.withTransaction(Effect.gen(function*() {
-          const traceKey = JSON.stringify(["trace", request.traceId])
-          const tenantKey = JSON.stringify(["tenant", request.tenant, request.day])
-          const keys = [traceKey, tenantKey].sort()
-          for (const key of keys) {
-            yield* sql`INSERT INTO graded_fallback_quota (key, count) VALUES (${key}, 0) ON CONFLICT (key) DO NOTHING`
-          }
-          const counts = yield* sql<{ readonly key: string; readonly count: number | string }>`SELECT key, count
+  return {
+    take: (request, limits, at) =>
+      orDie(sql.withTransaction(Effect.gen(function*() {
+        const traceKey = JSON.stringify(["trace", request.traceId])
+        const tenantKey = JSON.stringify(["tenant", request.tenant, request.day])
+        const keys = [traceKey, tenantKey].sort()
+        for (const key of keys) {
+          yield* sql`INSERT INTO graded_fallback_quota (key, count) VALUES (${key}, 0) ON CONFLICT (key) DO NOTHING`
+        }
+        const counts = yield* sql<{ readonly key: string; readonly count: number | string }>`SELECT key, count
           FROM graded_fallback_quota WHERE key IN ${sql.in(keys)} ORDER BY key ${forUpdate}`.withoutTransform
-          const count = (key: string) => Number(counts.find((row) => row.key === key)?.count ?? 0)
-          const [usedTrace, usedTenantDay] = [count(traceKey), count(tenantKey)]
-          const granted = usedTrace < limits.perTrace && usedTenantDay < limits.perTenantPerDay
-          if (granted) yield* sql`UPDATE graded_fallback_quota SET count = count + 1 WHERE key IN ${sql.in(keys)}`
-          const [queued] = yield* sql<{ readonly seq: number | string }>`INSERT INTO graded_review_cases
+        const count = (key: string) => Number(counts.find((row) => row.key === key)?.count ?? 0)
+        const [usedTrace, usedTenantDay] = [count(traceKey), count(tenantKey)]
+        const granted = usedTrace < limits.perTrace && usedTenantDay < limits.perTenantPerDay
+        if (granted) yield* sql`UPDATE graded_fallback_quota SET count = count + 1 WHERE key IN ${sql.in(keys)}`
+        const [queued] = yield* sql<{ readonly seq: number | string }>`INSERT INTO graded_review_cases
           (tool, input, context, trace_id, tenant, day, at, over_quota, status)
           VALUES (${request.tool}, ${toJson(request.input)}, ${toJson(request.context)!}, ${request.traceId},
             ${request.tenant}, ${request.day}, ${at}, ${granted ? 0 : 1}, 'pending')
           RETURNING seq`.withoutTransform
-          if (queued === undefined) return yield* Effect.die(new Error("INSERT ... RETURNING gave no row"))
-          return {
-            granted,
-            case: `c-${Number(queued.seq)}`,
-            usedTrace: granted ? usedTrace + 1 : usedTrace,
-            usedTenantDay: granted ? usedTenantDay + 1 : usedTenantDay
-          }
-        }))),
+        if (queued === undefined) return yield* Effect.die(new Error("INSERT ... RETURNING gave no row"))
+        return {
+          granted,
+          case: `c-${Number(queued.seq)}`,
+          usedTrace: granted ? usedTrace + 1 : usedTrace,
+          usedTenantDay: granted ? usedTenantDay + 1 : usedTenantDay
+        }
+      }))),
 
-      cases: (filter) => caseRows(sql`SELECT * FROM graded_review_cases ${where(filter?.status)} ORDER BY seq`),
-      case: readCase,
+    cases: (filter) => caseRows(sql`SELECT * FROM graded_review_cases ${where(filter?.status)} ORDER BY seq`),
+    case: readCase,
 
-      draftCase: (id, guideline, decided) => {
-        const n = seqOf("c", id)
-        if (n === undefined) return Effect.fail(new Fallback.NotFound({ id }))
-        return orDie(sql.withTransaction(Effect.gen(function*() {
-          const [moved] = yield* caseRows(sql`UPDATE graded_review_cases
+    draftCase: (id, guideline, decided) => {
+      const n = seqOf("c", id)
+      if (n === undefined) return Effect.fail(new Fallback.NotFound({ id }))
+      return orDie(sql.withTransaction(Effect.gen(function*() {
+        const [moved] = yield* caseRows(sql`UPDATE graded_review_cases
           SET status = 'drafted', decided_by = ${decided.by}, decided_at = ${decided.at}
           WHERE seq = ${n} AND status = 'pending'
           RETURNING *`)
-          if (moved === undefined) return yield* whyCase(id)
-          const [draft] = yield* draftRows(sql`INSERT INTO graded_guideline_drafts
+        if (moved === undefined) return yield* whyCase(id)
+        const [draft] = yield* draftRows(sql`INSERT INTO graded_guideline_drafts
           (case_id, tool, guideline, status, drafted_by, drafted_at)
           VALUES (${id}, ${moved.tool}, ${toJson(guideline)!}, 'draft', ${decided.by}, ${decided.at})
           RETURNING *`)
-          if (draft === undefined) return yield* Effect.die(new Error("INSERT ... RETURNING gave no row"))
-          const [linked] = yield* caseRows(
-            sql`UPDATE graded_review_cases SET draft = ${draft.id} WHERE seq = ${n} RETURNING *`
-          )
-          return { case: linked ?? moved, draft }
-        })))
-      },
+        if (draft === undefined) return yield* Effect.die(new Error("INSERT ... RETURNING gave no row"))
+        const [linked] = yield* caseRows(
+          sql`UPDATE graded_review_cases SET draft = ${draft.id} WHERE seq = ${n} RETURNING *`
+        )
+        return { case: linked ?? moved, draft }
+      })))
+    },
 
-      rejectCase: (id, decided) => {
-        const n = seqOf("c", id)
-        if (n === undefined) return Effect.fail(new Fallback.NotFound({ id }))
-        return Effect.flatMap(
-          caseRows(sql`UPDATE graded_review_cases
+    rejectCase: (id, decided) => {
+      const n = seqOf("c", id)
+      if (n === undefined) return Effect.fail(new Fallback.NotFound({ id }))
+      return Effect.flatMap(
+        caseRows(sql`UPDATE graded_review_cases
           SET status = 'rejected', decided_by = ${decided.by}, decided_at = ${decided.at}, reason = ${
-            decided.reason ?? null
-          }
+          decided.reason ?? null
+        }
           WHERE seq = ${n} AND status = 'pending'
           RETURNING *`),
-          ([moved]) => moved === undefined ? whyCase(id) : Effect.succeed(moved)
-        )
-      },
+        ([moved]) => moved === undefined ? whyCase(id) : Effect.succeed(moved)
+      )
+    },
 
-      drafts: (filter) => draftRows(sql`SELECT * FROM graded_guideline_drafts ${where(filter?.status)} ORDER BY seq`),
-      draft: readDraft,
+    drafts: (filter) => draftRows(sql`SELECT * FROM graded_guideline_drafts ${where(filter?.status)} ORDER BY seq`),
+    draft: readDraft,
 
-      decideDraft: (id, status, decided) => {
-        const n = seqOf("d", id)
-        if (n === undefined) return Effect.fail(new Fallback.NotFound({ id }))
-        return Effect.flatMap(
-          draftRows(sql`UPDATE graded_guideline_drafts
+    decideDraft: (id, status, decided) => {
+      const n = seqOf("d", id)
+      if (n === undefined) return Effect.fail(new Fallback.NotFound({ id }))
+      return Effect.flatMap(
+        draftRows(sql`UPDATE graded_guideline_drafts
           SET status = ${status}, decided_by = ${decided.by}, decided_at = ${decided.at}, reason = ${
-            decided.reason ?? null
-          }
+          decided.reason ?? null
+        }
           WHERE seq = ${n} AND status = 'draft'
           RETURNING *`),
-          ([moved]) => moved === undefined ? whyDraft(id) : Effect.succeed(moved)
-        )
-      }
+        ([moved]) => moved === undefined ? whyDraft(id) : Effect.succeed(moved)
+      )
     }
-  })
+  }
+})
 
 /** The store on the `SqlClient` in context, with `Fallback.makeStore`'s guards. */
-export const store = (Fallback: Policy): Effect.Effect<Fallback.Store.Service, never, SqlClient.SqlClient> =>
-  Effect.map(make(Fallback), Fallback.makeStore)
-
-/**
- * `Fallback.Store` where @graded/policy is installed; nothing where it is not
- * (typed as the store all the same: without the package no code can ask for it).
- */
-export const installedFallbackStore = Invocation.freshLayer(() =>
-  Effect.flatMap(
-    policy,
-    (Fallback) =>
-      Fallback === undefined
-        ? Effect.succeed(Context.empty())
-        : Effect.map(store(Fallback), (made) => Context.make(Fallback.Store, made))
-  )
-) as Layer.Layer<Fallback.Store, never, SqlClient.SqlClient>
+export const store: Effect.Effect<Fallback.Store.Service, never, SqlClient.SqlClient> = Effect.map(
+  make,
+  Fallback.makeStore
+)
 
 // Sealed where they are made (Invocation.seal): each is shared by every
 // fiber, and a tool's code that finds one must not rewrite it in place.
-Invocation.seal(policy)
-Invocation.seal(requirePolicy)
-Invocation.seal(installedFallbackStore)
+Invocation.seal(make)
+Invocation.seal(store)
