@@ -77,6 +77,11 @@ const tarballs = (packer: "npm" | "pnpm", source: string): Record<string, string
   }))
 }
 
+// What an app lists: every package but @graded/policy, a peer of @graded/sql
+// that npm and pnpm install with it (the overrides point it at its tarball).
+const listed = (graded: Record<string, string>): Record<string, string> =>
+  Object.fromEntries(Object.entries(graded).filter(([name]) => name !== "@graded/policy"))
+
 // One folder per packer and installer: each install starts with no lockfile (CI
 // sets CI=true, under which pnpm refuses to update a lockfile another install left).
 const app = (packer: "npm" | "pnpm", installer: "npm" | "pnpm", graded: Record<string, string>): string => {
@@ -90,7 +95,7 @@ const app = (packer: "npm" | "pnpm", installer: "npm" | "pnpm", graded: Record<s
         private: true,
         type: "module",
         dependencies: {
-          ...graded,
+          ...listed(graded),
           effect: effectVersion,
           "@effect/platform-node": "^4.1.0",
           openai: "^6.30.0"
@@ -121,10 +126,10 @@ const app = (packer: "npm" | "pnpm", installer: "npm" | "pnpm", graded: Record<s
     })
   )
   writeFileSync(path.join(dir, "main.ts"), quickstart)
-  // Every package's declarations, compiled with the quickstart.
+  // Every package's declarations, compiled with the quickstart (@graded/policy's as @graded/sql's import them).
   writeFileSync(
     path.join(dir, "everything.ts"),
-    Object.keys(graded).map((name) => `export * as ${name.slice("@graded/".length)} from "${name}"\n`).join("")
+    Object.keys(listed(graded)).map((name) => `export * as ${name.slice("@graded/".length)} from "${name}"\n`).join("")
   )
   if (installer === "npm") run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"], dir)
   else {

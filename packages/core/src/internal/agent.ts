@@ -516,15 +516,34 @@ export const loop = (
       usage.inputTokens += answer.usage.inputTokens
       usage.outputTokens += answer.usage.outputTokens
       messages.push({ role: "assistant", content: answer.text, toolCalls: answer.calls })
-      // Stored before any of its calls runs: a restart goes on from it.
-      if (durable !== undefined) {
-        yield* durable.answered(state, answer.malformed)
-      }
+      unsaved = true
       return { calls: answer.calls, text: answer.text, malformed: answer.malformed }
     })
+    // Whether the turn the model just gave is stored yet (below).
+    let unsaved = false
+    // Whether running the turn's calls runs no code but graded's: each a
+    // well-formed write within the limits, which becomes a proposal (a read
+    // runs its tool, a send's payload is prepared by its tool's code).
+    const onlyProposals = (answered: Answered) =>
+      durable !== undefined && answered.calls.length <= maxCallsPerRound &&
+      answered.calls.every((call, index) =>
+        !answered.malformed.has(index) && offered.get(call.name)?.grade === "write"
+      )
     for (;;) {
       const answered: Answered = stored ?? (yield* ask)
       stored = undefined
+      // A durable run stores the model's turn before any code of a tool
+      // runs for it, so a restart goes on from it and never asks the model
+      // again. A turn that runs none (an answer, a round over the limit, only
+      // writes to propose) is stored with the step that ends it instead, in
+      // that step's transaction: between the model's answer and that commit
+      // nothing happens outside the process, so a restart in between is the
+      // same as one before the answer came.
+      if (durable !== undefined && unsaved && answered.calls.length > 0 && state.round < maxRounds &&
+        !onlyProposals(answered)) {
+        yield* durable.answered(state, answered.malformed)
+      }
+      unsaved = false
       const round = state.round
       const response = { text: answered.text, toolCalls: answered.calls }
       if (response.toolCalls.length === 0) {
