@@ -77,10 +77,17 @@ const tarballs = (packer: "npm" | "pnpm", source: string): Record<string, string
   }))
 }
 
-// What an app lists: every package but @graded/policy, a peer of @graded/sql
-// that npm and pnpm install with it (the overrides point it at its tarball).
-const listed = (graded: Record<string, string>): Record<string, string> =>
-  Object.fromEntries(Object.entries(graded).filter(([name]) => name !== "@graded/policy"))
+// A user's strict project.
+const strict = {
+  target: "ES2022",
+  module: "NodeNext",
+  moduleResolution: "NodeNext",
+  strict: true,
+  exactOptionalPropertyTypes: true,
+  skipLibCheck: false,
+  types: ["node"],
+  outDir: "dist"
+}
 
 // One folder per packer and installer: each install starts with no lockfile (CI
 // sets CI=true, under which pnpm refuses to update a lockfile another install left).
@@ -95,7 +102,7 @@ const app = (packer: "npm" | "pnpm", installer: "npm" | "pnpm", graded: Record<s
         private: true,
         type: "module",
         dependencies: {
-          ...listed(graded),
+          ...graded,
           effect: effectVersion,
           "@effect/platform-node": "^4.1.0",
           openai: "^6.30.0"
@@ -112,24 +119,15 @@ const app = (packer: "npm" | "pnpm", installer: "npm" | "pnpm", graded: Record<s
   writeFileSync(
     path.join(dir, "tsconfig.json"),
     JSON.stringify({
-      compilerOptions: {
-        target: "ES2022",
-        module: "NodeNext",
-        moduleResolution: "NodeNext",
-        strict: true,
-        exactOptionalPropertyTypes: true,
-        skipLibCheck: false,
-        types: ["node"],
-        outDir: "dist"
-      },
+      compilerOptions: strict,
       include: ["main.ts", "everything.ts"]
     })
   )
   writeFileSync(path.join(dir, "main.ts"), quickstart)
-  // Every package's declarations, compiled with the quickstart (@graded/policy's as @graded/sql's import them).
+  // Every package's declarations, compiled with the quickstart.
   writeFileSync(
     path.join(dir, "everything.ts"),
-    Object.keys(listed(graded)).map((name) => `export * as ${name.slice("@graded/".length)} from "${name}"\n`).join("")
+    Object.keys(graded).map((name) => `export * as ${name.slice("@graded/".length)} from "${name}"\n`).join("")
   )
   if (installer === "npm") run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"], dir)
   else {
@@ -160,6 +158,40 @@ describe.each(["npm", "pnpm"] as const)("packed with %s", (packer) => {
       expect(manifest.peerDependencies?.effect, name).toMatch(/^\^4\./)
     }
   })
+
+  // What @graded/sql's README installs, and nothing else: its peer
+  // @graded/policy comes with it (its layers' types name Fallback.Store).
+  it("an app of @graded/core and @graded/sql alone compiles with skipLibCheck: false", () => {
+    const dir = path.join(work, `app-${packer}-sql`)
+    mkdirSync(dir, { recursive: true })
+    const listed = ["@graded/core", "@graded/sql"]
+    writeFileSync(
+      path.join(dir, "package.json"),
+      JSON.stringify({
+        name: "a-durable-app",
+        private: true,
+        type: "module",
+        dependencies: { ...Object.fromEntries(listed.map((name) => [name, graded[name]])), effect: effectVersion },
+        devDependencies: { "@types/node": "^24.0.0", typescript: "6.0.3" },
+        overrides: graded
+      })
+    )
+    writeFileSync(path.join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions: strict, include: ["main.ts"] }))
+    writeFileSync(
+      path.join(dir, "main.ts"),
+      [
+        `import { Effect } from "effect"`,
+        `import { Proposal } from "@graded/core"`,
+        `import { Sql } from "@graded/sql"`,
+        `await Effect.runPromise(Proposal.list().pipe(Effect.provide(Sql.sqlite({ filename: ":memory:" }))))`,
+        `console.log("listed")`,
+        ""
+      ].join("\n")
+    )
+    run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"], dir)
+    run(process.execPath, [path.join(dir, "node_modules/typescript/bin/tsc"), "-p", "."], dir)
+    expect(run(process.execPath, [path.join(dir, "dist/main.js")], dir)).toContain("listed")
+  }, 5 * minutes)
 
   describe.each(["npm", "pnpm"] as const)("installed with %s", (installer) => {
     let dir = ""
