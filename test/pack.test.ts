@@ -159,8 +159,8 @@ describe.each(["npm", "pnpm"] as const)("packed with %s", (packer) => {
     }
   })
 
-  // What @graded/sql's README installs, and nothing else: its peer
-  // @graded/policy comes with it (its layers' types name Fallback.Store).
+  // What @graded/sql's README installs, and nothing else: not @graded/policy,
+  // an optional peer no type of the index names.
   it("an app of @graded/core and @graded/sql alone compiles with skipLibCheck: false", () => {
     const dir = path.join(work, `app-${packer}-sql`)
     mkdirSync(dir, { recursive: true })

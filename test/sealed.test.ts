@@ -27,8 +27,10 @@ import * as mcp from "../packages/mcp/src/index.js"
 import * as openai from "../packages/openai/src/index.js"
 import * as policy from "../packages/policy/src/index.js"
 import * as sql from "../packages/sql/src/index.js"
+import * as SqlFallbackStore from "../packages/sql/src/SqlFallbackStore.js"
 
-const packages = { cli, confirm, core, mcp, openai, policy, sql }
+// With the modules a package exports beside its index.
+const packages = { cli, confirm, core, mcp, openai, policy, sql, "sql/SqlFallbackStore": { SqlFallbackStore } }
 
 const isPlain = (value: object) => {
   const proto = Object.getPrototypeOf(value)

@@ -95,6 +95,6 @@ export const makePolicy = (desk: Desk) =>
     fallback: { ...fallback, tools: ["kb.search"] }
   })
 
-/** The policy in force, its fallback counted in a store in memory (a SQL one in production: `Sql.sqlite`). */
+/** The policy in force, its fallback counted in a store in memory (a SQL one in production: `SqlFallbackStore.beside(Sql.sqlite(...))`). */
 export const layer = (policy: Policy.Policy<any>): Layer.Layer<Fallback.Store> =>
   Policy.layer(policy).pipe(Layer.provideMerge(Fallback.memory))

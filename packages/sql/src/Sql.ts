@@ -1,7 +1,7 @@
 /**
  * graded's durable parts in one layer: the tables (migrated at start), the
- * `ProposalStore`, the `RunStore`, the `Audit` sink and the policy's
- * `Fallback.Store`, on one database.
+ * `ProposalStore`, the `RunStore` and the `Audit` sink, on one database (and
+ * the policy's `Fallback.Store` beside them: `SqlFallbackStore.beside`).
  *
  * - `Sql.sqlite({ filename })`: one file beside the app, the embedded default.
  *   Several processes on one machine may share the file: it uses WAL, and a
@@ -25,12 +25,10 @@ import type { MigrationError } from "effect/sql/Migrator"
 import type * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import { type Audit, Invocation, type ProposalStore, type RunStore } from "@graded/core"
-import type { Fallback } from "@graded/policy"
 import * as database from "./internal/database.js"
 import * as postgresClient from "./internal/postgres.js"
 import * as sqliteClient from "./internal/sqlite.js"
 import * as SqlAudit from "./SqlAudit.js"
-import * as SqlFallbackStore from "./SqlFallbackStore.js"
 import * as SqlMigrations from "./SqlMigrations.js"
 import * as SqlProposalStore from "./SqlProposalStore.js"
 import * as SqlRunStore from "./SqlRunStore.js"
@@ -39,14 +37,13 @@ type Provided =
   | ProposalStore.ProposalStore
   | RunStore.RunStore
   | Audit.Audit
-  | Fallback.Store
   | database.GradedDatabase
 
 /**
  * Migrates the database of the `SqlClient` in context, then provides the
  * proposal store, the run store, the audit sink and the fallback store on it
- * (and `SqlAudit.entries` and the other reads). The fallback store is
- * @graded/policy's (a peer of @graded/sql).
+ * (and `SqlAudit.entries` and the other reads). @graded/policy's fallback
+ * store goes beside them with `SqlFallbackStore.beside`.
  *
  * Every service that holds this client can write graded's tables: approve a
  * proposal row, delete audit rows. Provide it to this layer only
@@ -71,7 +68,6 @@ export const layer: Layer.Layer<Provided, SqlError | MigrationError, SqlClient.S
   SqlProposalStore.layer,
   SqlRunStore.layer,
   SqlAudit.layer,
-  SqlFallbackStore.layer,
   database.layer
 ).pipe(
   Layer.provide(Invocation.freshLayer(() => Effect.as(SqlMigrations.run, Context.empty())))

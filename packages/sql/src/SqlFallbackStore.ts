@@ -16,14 +16,19 @@
  *    are `Fallback.makeStore`'s, the same as in memory.
  *
  * Ids are `c-<row number>` and `d-<row number>`. `Sql.sqlite`, `Sql.postgres`
- * and `Sql.layer` migrate the tables and provide this store.
+ * and `Sql.layer` migrate the tables; `beside` adds this store to one of them.
+ *
+ * Imported from `@graded/sql/SqlFallbackStore`, not from the package's index:
+ * it needs @graded/policy, an optional peer of @graded/sql that an app without
+ * a fallback does not install.
  *
  * @since 0.1.0
  */
-import { type Effect, type Layer } from "effect"
+import { type Effect, Layer } from "effect"
 import type * as SqlClient from "effect/sql/SqlClient"
 import { Invocation } from "@graded/core"
 import { Fallback } from "@graded/policy"
+import * as database from "./internal/database.js"
 import * as internal from "./internal/fallbackStore.js"
 
 /**
@@ -42,7 +47,7 @@ export const make: Effect.Effect<Fallback.Store.Service, never, SqlClient.SqlCli
  * @example
  * import { PgClient } from "@effect/sql-pg"
  * import { Layer, Redacted } from "effect"
- * import { SqlFallbackStore } from "@graded/sql"
+ * import * as SqlFallbackStore from "@graded/sql/SqlFallbackStore"
  * // A PgClient of your own, on a database SqlMigrations.run has migrated:
  * const store = SqlFallbackStore.layer.pipe(
  *   Layer.provide(PgClient.layer({ url: Redacted.make("postgres://graded@db.internal/graded") }))
@@ -56,7 +61,30 @@ export const layer: Layer.Layer<Fallback.Store, never, SqlClient.SqlClient> = In
   () => internal.store
 )
 
+/**
+ * `sql` (`Sql.sqlite`, `Sql.postgres` or `Sql.layer`) with this store on its
+ * database, beside the proposals.
+ *
+ * @example
+ * import { Sql } from "@graded/sql"
+ * import * as SqlFallbackStore from "@graded/sql/SqlFallbackStore"
+ * const durable = SqlFallbackStore.beside(Sql.sqlite({ filename: "graded.db" }))
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const beside = <A, E, R>(
+  sql: Layer.Layer<A | database.GradedDatabase, E, R>
+): Layer.Layer<A | database.GradedDatabase | Fallback.Store, E, R> => onDatabase.pipe(Layer.provideMerge(sql))
+
+// The store on graded's database, through its token.
+const onDatabase: Layer.Layer<Fallback.Store, never, database.GradedDatabase> = Invocation.freshLayer(
+  Fallback.Store,
+  () => database.use(internal.store)
+)
+
 // Sealed where they are made (Invocation.seal): each is shared by every
 // fiber, and a tool's code that finds one must not rewrite it in place.
 Invocation.seal(make)
 Invocation.seal(layer)
+Invocation.seal(onDatabase)

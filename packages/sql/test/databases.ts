@@ -10,6 +10,7 @@ import { Context, Effect, Layer, Redacted, type Scope } from "effect"
 import { type Audit, ProposalStore, type RunStore } from "@graded/core"
 import { Fallback } from "@graded/policy"
 import { Sql, type SqlAudit } from "@graded/sql"
+import * as SqlFallbackStore from "@graded/sql/SqlFallbackStore"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
@@ -33,7 +34,7 @@ const subjects = (
   layer: Effect.Effect<
     {
       readonly layer: Layer.Layer<
-        ProposalStore.ProposalStore | RunStore.RunStore | Audit.Audit | Fallback.Store | GradedDatabase,
+        ProposalStore.ProposalStore | RunStore.RunStore | Audit.Audit | GradedDatabase,
         unknown
       >
       readonly source: SqlAudit.Source
@@ -58,7 +59,7 @@ const subjects = (
   fallback: {
     name,
     database: Effect.map(layer, ({ layer: open }) => ({
-      open: Effect.map(Layer.build(open), Context.get(Fallback.Store))
+      open: Effect.map(Layer.build(SqlFallbackStore.beside(open)), Context.get(Fallback.Store))
     }))
   }
 })

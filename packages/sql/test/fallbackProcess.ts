@@ -4,6 +4,7 @@
 import { Effect } from "effect"
 import { Fallback } from "@graded/policy"
 import { Sql } from "@graded/sql"
+import * as SqlFallbackStore from "@graded/sql/SqlFallbackStore"
 
 const [filename, count, limit] = process.argv.slice(2)
 
@@ -25,7 +26,7 @@ const program = Effect.gen(function*() {
   return taken.filter((t) => t.granted).length
 })
 
-Effect.runPromise(program.pipe(Effect.provide(Sql.sqlite({ filename: filename! })))).then(
+Effect.runPromise(program.pipe(Effect.provide(SqlFallbackStore.beside(Sql.sqlite({ filename: filename! }))))).then(
   (granted) => console.log(JSON.stringify(granted)),
   (error) => {
     console.error(error)

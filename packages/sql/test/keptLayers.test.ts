@@ -10,7 +10,8 @@ import { Effect, Layer } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import { Audit, Proposal, ProposalStore, RunStore } from "@graded/core"
 import { Fallback } from "@graded/policy"
-import { Sql, SqlAudit, SqlFallbackStore, SqlProposalStore, SqlRunStore } from "@graded/sql"
+import { Sql, SqlAudit, SqlProposalStore, SqlRunStore } from "@graded/sql"
+import * as SqlFallbackStore from "@graded/sql/SqlFallbackStore"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -36,6 +37,7 @@ afterAll(async () => {
 
 const app = {
   sqlite: Sql.sqlite({ filename }),
+  withFallback: SqlFallbackStore.beside(Sql.sqlite({ filename })),
   open: SqlAudit.open({ sqlite: filename }),
   forwarding: SqlAudit.forwarding({ sink: "kept", to: Audit.layer(() => Effect.void) })
 }
@@ -50,6 +52,7 @@ const onItsClient = <A, E>(self: Effect.Effect<A, E, SqlClient.SqlClient>) =>
 const kept: ReadonlyArray<readonly [string, () => Effect.Effect<unknown, unknown>]> = [
   ["Sql.sqlite", () => Effect.provide(Proposal.list(), app.sqlite)],
   ["Sql.postgres", () => Effect.provide(Proposal.list(), postgres!)],
+  ["SqlFallbackStore.beside", () => Effect.provide(Fallback.Store.use((store) => store.cases()), app.withFallback)],
   ["SqlAudit.open", () => Effect.provide(SqlAudit.entries(), app.open)],
   ["SqlAudit.forwarding", () => Effect.provide(Effect.void, Layer.provide(app.forwarding, app.sqlite))],
   [

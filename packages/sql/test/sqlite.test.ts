@@ -7,6 +7,7 @@ import { SqlClient } from "effect/sql/SqlClient"
 import { type Audit, HumanConfirm, Proposal, ProposalStore, Registry, Tool, Toolkit } from "@graded/core"
 import { Fallback } from "@graded/policy"
 import { Sql, SqlAudit, SqlMigrations } from "@graded/sql"
+import * as SqlFallbackStore from "@graded/sql/SqlFallbackStore"
 import { execFile } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -234,7 +235,7 @@ describe("Sql.sqlite", () => {
         )
         const counts = granted.map(({ stdout }) => JSON.parse(stdout) as number)
         expect(counts[0]! + counts[1]!).toBe(7)
-        const store = Context.get(yield* Layer.build(Sql.sqlite({ filename })), Fallback.Store)
+        const store = Context.get(yield* Layer.build(SqlFallbackStore.beside(Sql.sqlite({ filename }))), Fallback.Store)
         const cases = yield* store.cases()
         expect(cases).toHaveLength(24)
         expect(cases.filter((c) => !c.overQuota)).toHaveLength(7)

@@ -1,5 +1,6 @@
 // The program optionalPeers.test.ts runs under withoutPeers.mjs, as if the app
-// had not installed @effect/sql-pg, on the SQLite file given. It prints one JSON line `[step, answer]` a step on stdout as it goes,
+// had installed neither @effect/sql-pg nor @graded/policy, on the SQLite file
+// given. It prints one JSON line `[step, answer]` a step on stdout as it goes,
 // where withoutPeers.mjs prints each attempt to load a missing package.
 import { Cause, Effect, Exit, Layer, type Scope } from "effect"
 import { Proposal, Registry, Tool, Toolkit } from "@graded/core"
@@ -34,6 +35,13 @@ const program = Effect.gen(function*() {
   yield* say(
     "open postgres",
     yield* outcome(Layer.build(SqlAudit.open({ postgres: "postgres://graded@127.0.0.1:1/graded" })))
+  )
+  // The fallback store's module needs @graded/policy: importing it fails, naming the package.
+  yield* say(
+    "fallback",
+    yield* Effect.promise(() =>
+      import("@graded/sql/SqlFallbackStore").then(() => "loaded", (error: Error) => error.message.split("\n")[0])
+    )
   )
 })
 

@@ -5,7 +5,7 @@
 // not get the client that writes graded's tables. What a context holds under
 // this tag is an opaque, frozen token; only this module turns it back into
 // the client, for SqlAudit's reads and its outbox.
-// Who may import this: Sql.ts and SqlAudit.ts (and this package's tests,
+// Who may import this: Sql.ts, SqlAudit.ts and SqlFallbackStore.ts (and this package's tests,
 // which look at the tables through test/storeClient.ts).
 import { Context, Effect, type Layer } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"

@@ -13,7 +13,6 @@ import * as Statement from "effect/sql/Statement"
 import { Invocation } from "@graded/core"
 import * as Sql from "../Sql.js"
 import * as SqlAudit from "../SqlAudit.js"
-import * as SqlFallbackStore from "../SqlFallbackStore.js"
 import * as SqlMigrations from "../SqlMigrations.js"
 import * as SqlProposalStore from "../SqlProposalStore.js"
 import * as SqlRunStore from "../SqlRunStore.js"
@@ -26,7 +25,6 @@ Invocation.seal(SqlError)
 Invocation.seal(Statement)
 Invocation.seal(Sql)
 Invocation.seal(SqlAudit)
-Invocation.seal(SqlFallbackStore)
 Invocation.seal(SqlMigrations)
 Invocation.seal(SqlProposalStore)
 Invocation.seal(SqlRunStore)
