@@ -526,9 +526,7 @@ export const loop = (
     // runs its tool, a send's payload is prepared by its tool's code).
     const onlyProposals = (answered: Answered) =>
       durable !== undefined && answered.calls.length <= maxCallsPerRound &&
-      answered.calls.every((call, index) =>
-        !answered.malformed.has(index) && offered.get(call.name)?.grade === "write"
-      )
+      answered.calls.every((call, index) => !answered.malformed.has(index) && offered.get(call.name)?.grade === "write")
     for (;;) {
       const answered: Answered = stored ?? (yield* ask)
       stored = undefined
@@ -539,8 +537,10 @@ export const loop = (
       // that step's transaction: between the model's answer and that commit
       // nothing happens outside the process, so a restart in between is the
       // same as one before the answer came.
-      if (durable !== undefined && unsaved && answered.calls.length > 0 && state.round < maxRounds &&
-        !onlyProposals(answered)) {
+      if (
+        durable !== undefined && unsaved && answered.calls.length > 0 && state.round < maxRounds &&
+        !onlyProposals(answered)
+      ) {
         yield* durable.answered(state, answered.malformed)
       }
       unsaved = false
