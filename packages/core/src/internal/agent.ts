@@ -284,6 +284,10 @@ export interface Durable {
   ) => Effect.Effect<Draft | Outcome, never, any>
   /** Runs after every turn that did not wait, with the state so far. */
   readonly checkpoint: (state: LoopState) => Effect.Effect<void, any, any>
+  /** Records an entry of graded's own, written with the step's next commit. */
+  readonly record: (event: Audit.Event) => Effect.Effect<void>
+  /** Writes the entries held so far: before a tool's own code runs. */
+  readonly flush: Effect.Effect<void>
 }
 
 /**
@@ -343,7 +347,8 @@ export const loop = (
 ) =>
   Effect.gen(function*() {
     const durable = mode === "autonomous" ? undefined : mode.durable
-    const supervised = durable !== undefined
+    // A durable run's own entries go in with the step's commit (outbox.ts).
+    const note = durable?.record ?? Audit.record
     const model = yield* modelHere
     const registry = Registry.make(options.toolkit, {})
     const context = yield* Invocation.current
@@ -363,7 +368,7 @@ export const loop = (
       const { guidelines, listing } = yield* registry.screened(judged(), guards.length > 0 ? state.messages : undefined)
       offered.clear()
       for (const entry of listing) if (entry.offered) offered.set(entry.wire, options.toolkit.get(entry.name)!)
-      yield* Audit.record({
+      yield* note({
         type: "offered",
         tools: listing.filter((entry) => entry.offered).map((entry) => entry.name),
         suppressed: listing.filter((entry) => !entry.offered).map((entry) =>
@@ -381,7 +386,7 @@ export const loop = (
     const { refusedBefore } = state
 
     const refuse = (id: string, tool: string, gate: string, code: DenialCode, reason: string, message = reason) =>
-      Effect.as(Audit.record({ type: "refused", tool, gate, reason }), denied(id, tool, code, message))
+      Effect.as(note({ type: "refused", tool, gate, reason }), denied(id, tool, code, message))
 
     // The checks every call goes through before a tool is reached: the tool,
     // if offered and the call is new, well sized and valid JSON.
@@ -453,8 +458,11 @@ export const loop = (
           currentRef,
           (outer) => Invocation.merge(outer, { facts })
         )
-      const dispatched = supervised
-        ? Invocation.within({ autonomous: true, untrusted })(withoutCapabilities(viaRegistry))
+      const dispatched = durable !== undefined
+        ? Effect.andThen(
+          durable.flush,
+          Invocation.within({ autonomous: true, untrusted })(withoutCapabilities(viaRegistry))
+        )
         : untrusted.length === 0
         ? viaRegistry
         : Invocation.within({ untrusted })(viaRegistry)
@@ -547,7 +555,7 @@ export const loop = (
       const round = state.round
       const response = { text: answered.text, toolCalls: answered.calls }
       if (response.toolCalls.length === 0) {
-        yield* Audit.record({ type: "answered", rounds: round })
+        yield* note({ type: "answered", rounds: round })
         return { _tag: "Done", stopped: "answer", answer: response.text } satisfies LoopEnd as LoopEnd
       }
       if (round >= maxRounds) {
@@ -564,7 +572,7 @@ export const loop = (
             )
           )
         }
-        yield* Audit.record({
+        yield* note({
           type: "round-limit",
           rounds: round,
           pending: response.toolCalls.map((call) => Printable.name(fromWire(call.name)))

@@ -22,6 +22,7 @@ import { isOpen } from "./proposalStatus.js"
 import { proposalStoreHere, runStoreHere, transaction } from "./services.js"
 import { sealed } from "./seal.js"
 import { millisOf } from "./deadlines.js"
+import { type Outbox, outbox } from "./outbox.js"
 
 export interface StartOptions extends Agent.RunOptions {
   readonly runId?: string | undefined
@@ -189,24 +190,33 @@ const decided = (toolkit: AnyToolkit, call: ToolCall, proposal: Proposal): Agent
 // Drafts a write or send the model called as a proposal for a human: the
 // input decoded, a send's payload prepared (as the model's: it may cause
 // nothing), the run, turn and call named. A call of a turn taken up again
-// after a restart has its proposal already: that one is the call's.
-const drafting =
-  (runId: string, decisionTimeout: number | undefined): Agent.Durable["draft"] =>
-  (tool: AnyTool, call: ToolCall, input: unknown, turn: number) =>
+// after a restart has its proposal already: that one is the call's (a store
+// without transactions can keep a proposal whose run was not saved). The
+// run's proposals are read once for the drafts of a step, and not at all for
+// a run this process has just created.
+const drafting = (
+  runId: string,
+  decisionTimeout: number | undefined,
+  created: boolean,
+  box: Outbox
+): Agent.Durable["draft"] => {
+  let before: ReadonlyArray<Proposal> | undefined = created ? [] : undefined
+  return (tool: AnyTool, call: ToolCall, input: unknown, turn: number) =>
     Effect.gen(function*() {
       const store = yield* proposalStoreHere
-      const known = (yield* store.list({ runId })).find((proposal) =>
-        proposal.turn === turn && proposal.callId === call.id
-      )
+      before ??= yield* store.list({ runId })
+      const known = before.find((proposal) => proposal.turn === turn && proposal.callId === call.id)
       if (known !== undefined) return { proposal: known.id }
       const context = yield* Invocation.current
       const decoded = Schema.decodeUnknownResult(tool.input, parseOptions)(input)
       if (Result.isFailure(decoded)) {
         const issue = issueOf(decoded.failure)
-        yield* Audit.record({ type: "refused", tool: tool.name, gate: "input", reason: issue })
+        yield* box.record({ type: "refused", tool: tool.name, gate: "input", reason: issue })
         return Agent.denied(call.id, tool.name, "invalid-input", invalidInputMessage(tool.name, issue))
       }
       const encodedInput = through(tool.input, decoded.success, "encode")
+      // A send's prepare is its tool's code: what is held is written first.
+      if (isSend(tool)) yield* box.flush
       const prepared = isSend(tool)
         ? yield* Effect.result(
           Invocation.within({ autonomous: true, untrusted: context.untrusted })(
@@ -217,14 +227,14 @@ const drafting =
       if (Result.isFailure(prepared)) {
         // What the model is told: the tool's own text for the failure, as for any call.
         const { code, message } = failureOf(tool, prepared.failure)
-        yield* Audit.record({ type: "failed", tool: tool.name, error: message })
+        yield* box.record({ type: "failed", tool: tool.name, error: message })
         return Agent.denied(call.id, tool.name, code, message)
       }
       // A payload a human could not be shown as it is, nor the store keep.
       const notJson = jsonIssue(prepared.success)
       if (notJson !== undefined) {
         const reason = `the payload cannot be stored: ${notJson}`
-        yield* Audit.record({ type: "refused", tool: tool.name, gate: "proposal", reason })
+        yield* box.record({ type: "refused", tool: tool.name, gate: "proposal", reason })
         return Agent.denied(call.id, tool.name, "refused", reason)
       }
       const millis = yield* Clock.currentTimeMillis
@@ -244,6 +254,7 @@ const drafting =
       })
       return { draft, tool: tool.name }
     })
+}
 
 // Goes on with a run this process holds: the waiting turn first, if every
 // decision is in, or the stored model turn, then the loop. Each step that
@@ -255,12 +266,18 @@ const go = (
   toolkit: AnyToolkit,
   held: Run,
   leaseMillis: number,
-  settled: ReadonlyMap<string, Proposal> = new Map()
+  { created = false, settled = new Map() }: {
+    readonly settled?: ReadonlyMap<string, Proposal>
+    /** Made by this call (Runs.start): no proposal of it can be stored yet. */
+    readonly created?: boolean
+  } = {}
 ) =>
   Effect.gen(function*() {
     const runs = yield* runStoreHere
     const proposals = yield* proposalStoreHere
     const atomically = transaction(runs)
+    // The step's own entries are held for its commit (outbox.ts).
+    const box = outbox()
     let current = held
     const base = held.state
     const codec = callCodec(toolkit)
@@ -270,6 +287,14 @@ const go = (
         runs.save({ ...current, status, leaseUntil, state: next }),
         (saved) => Effect.sync(() => current = saved)
       )
+    // A save that ends a step, and the step's held entries after it: on a
+    // store without transactions (memory) a save that fails keeps them out,
+    // as a rollback does; in a transaction they are written as it commits.
+    const saved = (status: Run["status"], next: State, leaseUntil?: string) =>
+      Effect.tap(save(status, next, leaseUntil), () => box.flush)
+    // A save that is a step of its own: one transaction if entries are held.
+    const step = (status: Run["status"], next: State, leaseUntil?: string) =>
+      Effect.suspend(() => box.empty() ? save(status, next, leaseUntil) : atomically(saved(status, next, leaseUntil)))
     const renewed = Effect.map(Clock.currentTimeMillis, (millis) => iso(millis + leaseMillis))
     const base2: State = { ...base, turn: undefined, answered: undefined }
 
@@ -277,7 +302,7 @@ const go = (
     // the caller's transaction).
     const wait = (turn: NonNullable<State["turn"]>, open: ReadonlyArray<string>) =>
       Effect.andThen(
-        save("waiting", toState(codec, state, base2, turn)),
+        saved("waiting", toState(codec, state, base2, turn)),
         Audit.record({ type: "run", run: held.id, status: "waiting", proposals: open })
       )
     const waiting = (open: ReadonlyArray<Proposal>) =>
@@ -317,10 +342,12 @@ const go = (
       for (const [tool, proposal] of delivered) {
         Agent.absorb(state, tool, through(tool.output, proposal.output, "decode"))
       }
-      yield* Invocation.within({ traceId: held.traceId })(atomically(Effect.andThen(
-        save("running", toState(codec, state, base2), yield* renewed),
-        Audit.record({ type: "run", run: held.id, status: "resumed" })
-      )))
+      // Saved with the run's next step: until then the stored turn still
+      // names its proposals, all of them final, and a restart folds them in
+      // again as here.
+      yield* Invocation.within({ traceId: held.traceId })(
+        box.record({ type: "run", run: held.id, status: "resumed" })
+      )
     } else if (base.answered !== undefined) {
       // The model answered before the process stopped: its turn goes on.
       const last = state.messages.at(-1)
@@ -333,15 +360,21 @@ const go = (
       }
     }
     const checkpoint = (loopState: Agent.LoopState) =>
-      Effect.flatMap(renewed, (until) => save("running", toState(codec, loopState, base2), until))
+      Effect.flatMap(renewed, (until) => step("running", toState(codec, loopState, base2), until))
     const answered = (loopState: Agent.LoopState, malformed: ReadonlyMap<number, string>) =>
       Effect.flatMap(renewed, (until) =>
-        save("running", {
+        step("running", {
           ...toState(codec, loopState, base2),
           answered: { malformed: [...malformed].map(([index, issue]) => ({ index, issue })) }
         }, until))
     const mode = {
-      durable: { draft: drafting(held.id, base.decisionTimeout), checkpoint, answered } satisfies Agent.Durable
+      durable: {
+        draft: drafting(held.id, base.decisionTimeout, created, box),
+        checkpoint,
+        answered,
+        record: box.record,
+        flush: box.flush
+      } satisfies Agent.Durable
     }
     const context: Partial<Invocation.Context> = {
       ...base.context,
@@ -359,7 +392,7 @@ const go = (
       )
         .pipe(
           // A model that failed leaves the run where its last turn left it, to resume.
-          Effect.tapError(() => Effect.ignore(save("waiting", toState(codec, state, base2))))
+          Effect.tapError(() => Effect.ignore(step("waiting", toState(codec, state, base2))))
         )
       if (end._tag === "Waiting") {
         // The turn's proposals, the run waiting on them and the audit of
@@ -373,6 +406,7 @@ const go = (
               continue
             }
             const proposal = yield* proposals.add(outcome.draft as New)
+            yield* box.flush
             yield* Audit.record({ type: "proposed", tool: outcome.tool, proposal: proposal.id })
             made.push(proposal)
             outcomes.push({ proposal: proposal.id })
@@ -390,7 +424,7 @@ const go = (
       }
       const ended = { status: "finished" as const, stopped: end.stopped, answer: end.answer }
       yield* atomically(Effect.andThen(
-        save("finished", { ...toState(codec, state, base2), ended }),
+        saved("finished", { ...toState(codec, state, base2), ended }),
         Audit.record({ type: "run", run: held.id, status: "finished" })
       ))
       return { status: "finished", runId: held.id, result: Agent.finish(state, ended) } satisfies Outcome as Outcome
@@ -467,7 +501,7 @@ export const start = (options: StartOptions) =>
       leaseUntil: iso(millis + leaseMillis),
       state: toState(callCodec(options.toolkit), { ...initial, untrusted: base.untrusted }, base)
     })
-    return yield* go(options.toolkit, created, leaseMillis)
+    return yield* go(options.toolkit, created, leaseMillis, { created: true })
   })
 
 export const resume = (
@@ -510,7 +544,7 @@ export const resume = (
     const leaseMillis = leaseOf(options.lease)
     const millis = yield* Clock.currentTimeMillis
     const held = yield* runs.claim(id, iso(millis + leaseMillis), iso(millis))
-    return yield* go(options.toolkit, held, leaseMillis, settled)
+    return yield* go(options.toolkit, held, leaseMillis, { settled })
   })
 
 export const cancel = (id: string, options: { readonly reason: string }) =>
