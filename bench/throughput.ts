@@ -69,8 +69,10 @@ const worker = async (url: string) => {
         await runtime.dispose()
         process.exit(0)
       }
+      const before = process.cpuUsage()
       await runtime.runPromise(many(Number(line), 8))
-      process.stdout.write("done\n")
+      const cpu = process.cpuUsage(before)
+      process.stdout.write(`done ${cpu.user + cpu.system}\n`)
     }
   }
 }
@@ -84,26 +86,31 @@ const processes = async (url: string, count: number) => {
         stdio: ["pipe", "pipe", "inherit"]
       })
   )
+  // Each line a child answers: "ready", or "done <its CPU microseconds for the round>".
   const lines = children.map((child) => {
-    const waiting: Array<() => void> = []
+    const waiting: Array<(line: string) => void> = []
     let buffer = ""
     child.stdout.on("data", (chunk) => {
       buffer += String(chunk)
       for (let at = buffer.indexOf("\n"); at !== -1; at = buffer.indexOf("\n")) {
+        const line = buffer.slice(0, at)
         buffer = buffer.slice(at + 1)
-        waiting.shift()?.()
+        waiting.shift()?.(line)
       }
     })
-    return () => new Promise<void>((resolve) => waiting.push(resolve))
+    return () => new Promise<string>((resolve) => waiting.push(resolve))
   })
   await Promise.all(lines.map((line) => line()))
   return {
-    round: (runs: number) =>
-      Promise.all(children.map((child, i) => {
+    // The children's CPU for the round, in microseconds.
+    round: async (runs: number) => {
+      const answers = await Promise.all(children.map((child, i) => {
         const done = lines[i]!()
         child.stdin.write(`${Math.ceil(runs / count)}\n`)
         return done
-      })),
+      }))
+      return answers.reduce((sum, line) => sum + Number(line.split(" ")[1]), 0)
+    },
     stop: () =>
       Promise.all(children.map((child) =>
         new Promise((resolve) => {
@@ -117,14 +124,43 @@ const processes = async (url: string, count: number) => {
 interface Row {
   readonly name: string
   readonly target?: number
+  /** Runs a round; a round in other processes answers their CPU (µs). */
   readonly round: (runs: number) => Promise<unknown>
   readonly perSecond: Array<number>
+  /** CPU milliseconds a run: of the processes that ran it, and of the database server. */
+  readonly cpu: Array<number>
+  readonly serverCpu: Array<number>
+}
+
+// The CPU (ms) of every process named postgres this machine shows in /proc:
+// a database server on loopback, which on a bench machine is the one here.
+const postgresCpu = (): number | undefined => {
+  if (!fs.existsSync("/proc/self/stat")) return undefined
+  let ticks = 0
+  for (const pid of fs.readdirSync("/proc")) {
+    if (!/^[0-9]+$/.test(pid)) continue
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+      if (!stat.includes("(postgres)")) continue
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+      ticks += Number(fields[11]) + Number(fields[12])
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return ticks * 10 // at Linux's 100 ticks a second
 }
 
 const time = async (row: Row, runs: number) => {
+  const cpuBefore = process.cpuUsage()
+  const serverBefore = postgresCpu()
   const started = performance.now()
-  await row.round(runs)
+  const children = await row.round(runs)
   row.perSecond.push(runs / ((performance.now() - started) / 1000))
+  const own = process.cpuUsage(cpuBefore)
+  row.cpu.push((typeof children === "number" ? children : own.user + own.system) / 1000 / runs)
+  const serverAfter = postgresCpu()
+  if (serverBefore !== undefined && serverAfter !== undefined) row.serverCpu.push((serverAfter - serverBefore) / runs)
 }
 
 const admin = (url: string, statement: string) =>
@@ -148,10 +184,25 @@ const main = async () => {
       name: "Agent.supervised (its own stores, memory)",
       round: (n) =>
         memory.runPromise(Effect.forEach(Array.from({ length: n }), () => supervisedRun, { discard: true })),
-      perSecond: []
+      perSecond: [],
+      cpu: [],
+      serverCpu: []
     },
-    { name: "SQLite file, one run at a time", round: (n) => sqlite.runPromise(many(n, 1)), perSecond: [] },
-    { name: "SQLite file, 8 runs at once", target: 200, round: (n) => sqlite.runPromise(many(n, 8)), perSecond: [] }
+    {
+      name: "SQLite file, one run at a time",
+      round: (n) => sqlite.runPromise(many(n, 1)),
+      perSecond: [],
+      cpu: [],
+      serverCpu: []
+    },
+    {
+      name: "SQLite file, 8 runs at once",
+      target: 200,
+      round: (n) => sqlite.runPromise(many(n, 8)),
+      perSecond: [],
+      cpu: [],
+      serverCpu: []
+    }
   ]
   const stops: Array<() => Promise<unknown>> = [() => memory.dispose(), () => sqlite.dispose()]
   const server = process.env.GRADED_PG_URL
@@ -167,23 +218,50 @@ const main = async () => {
       {
         name: "PostgreSQL server, one process, 8 runs at once",
         round: (n) => postgres.runPromise(many(n, 8)),
-        perSecond: []
+        perSecond: [],
+        cpu: [],
+        serverCpu: []
       },
-      { name: "PostgreSQL server, 4 processes, 8 runs at once each", target: 500, round: four.round, perSecond: [] }
+      {
+        name: "PostgreSQL server, 4 processes, 8 runs at once each",
+        target: 500,
+        round: four.round,
+        perSecond: [],
+        cpu: [],
+        serverCpu: []
+      }
     )
     stops.push(() => postgres.dispose(), four.stop, () => admin(server, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`))
   }
-  for (const row of rows) await time(row, Math.min(runs, 20)) // warm-up, and migrations
+  // A warm-up round as long as the others: migrations, connections, and the
+  // JIT of every process (each of the 4 children runs a quarter of it).
+  for (const row of rows) await time(row, runs)
   for (let i = 0; i < rounds; i++) for (const row of rows) await time(row, runs)
   for (const stop of stops) await stop()
   fs.rmSync(dir, { recursive: true, force: true })
   const median = (values: ReadonlyArray<number>) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!
-  const measured = rows.map((row) => ({ ...row, rate: median(row.perSecond.slice(1)) }))
+  const measured = rows.map((row) => ({
+    ...row,
+    rate: median(row.perSecond.slice(1)),
+    cpuPerRun: median(row.cpu.slice(1)),
+    serverPerRun: row.serverCpu.length > 1 ? median(row.serverCpu.slice(1)) : undefined
+  }))
   const table = measured.map((row) =>
-    `| ${row.name} | ${row.rate.toFixed(1)} | ${
-      row.target === undefined ? "" : `${row.target}: ${row.rate >= row.target ? "met" : "**missed**"}`
-    } |`
+    `| ${row.name} | ${row.rate.toFixed(1)} | ${row.cpuPerRun.toFixed(2)} | ${
+      row.name.startsWith("PostgreSQL") && row.serverPerRun !== undefined ? row.serverPerRun.toFixed(2) : ""
+    } | ${row.target === undefined ? "" : `${row.target}: ${row.rate >= row.target ? "met" : "**missed**"}`} |`
   ).join("\n")
+  // What the machine's cores can carry at the CPU a run costs, graded's and the server's.
+  const four = measured.find((row) => row.target === 500)
+  const cores = os.cpus().length
+  const ceiling = four === undefined || four.serverPerRun === undefined ? "" : (() => {
+    const total = four.cpuPerRun + four.serverPerRun
+    return `\nOn PostgreSQL from 4 processes a run costs ${four.cpuPerRun.toFixed(2)} ms of CPU in graded's processes
+and ${four.serverPerRun.toFixed(2)} ms in the server's: ${total.toFixed(2)} ms, so ${cores} cores carry at most ${
+      Math.round(cores * 1000 / total)
+    } runs/s, busy with nothing else. ${four.target} runs/s asks for at most ${(cores * 1000 / 500).toFixed(1)} ms of
+CPU a run on this machine, or ${Math.ceil(total * 500 / 1000)} cores at this cost a run.\n`
+  })()
   console.log(table)
   const section = `## Runs per second
 
@@ -192,7 +270,7 @@ all rows side by side in one run of ${Math.round((Date.now() - startedAt) / 1000
 life: \`Runs.start\` with a scripted model that calls a write, \`Proposal.approve\` by a human who approves at once
 (the delivery recorded, the write run, the proposal settled), and \`Runs.resume\` to finished; the Agent.supervised
 row is the same life in memory, as the floor. Rounds of ${runs} runs, every row in turn, ${rounds} times after a
-warm-up round; the median round. graded runs from its TypeScript sources through tsx. PostgreSQL rows only when
+warm-up round of as many; the median round. graded runs from its TypeScript sources through tsx. PostgreSQL rows only when
 \`GRADED_PG_URL\` names a server (\`.ci/run\` starts Debian's); the 4 processes are child processes of the script
 on one database, started before the timed rounds.
 
@@ -201,10 +279,14 @@ on one database, started before the timed rounds.
   } GiB, Node ${process.version}; load average (1, 5, 15 min) ${loadBefore} before the run, ${load()} after
 - graded: this commit ${execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: here, encoding: "utf8" }).trim()}
 
-| runs (start, write call, approval, delivery, finish) | runs/s | target |
-|---|---|---|
+| runs (start, write call, approval, delivery, finish) | runs/s | CPU a run, graded (ms) | CPU a run, PostgreSQL server (ms) | target |
+|---|---|---|---|---|
 ${table}
-`
+
+CPU a run: the CPU time of the processes that ran the round (this one, or the 4 children), and of every process
+named \`postgres\` on this machine (the server on loopback), over the round, divided by its runs; medians of the
+rounds. A SQLite statement runs in this process, so its rows hold the database's CPU too.
+${ceiling}`
   const page = path.join(here, "../docs/PERFORMANCE.md")
   const current = fs.readFileSync(page, "utf8")
   const heading = "## Runs per second\n"
