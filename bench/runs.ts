@@ -781,8 +781,11 @@ one read and the write; after the approval, \`Runs.resume\` is timed as above. $
 } | ${ms(deepRow.deepCard)} |
 
 One synced commit (a one-row INSERT with \`synchronous = FULL\`, on a \`node:sqlite\` connection of the bench's own)
-on this file system took ${ms(commit)} ms in the same run (median of 20). A resume commits six times (the claim, four
-audit entries, the final save), each on its own: with \`synchronous: "full"\` each of them waits for that sync;
+on this file system took ${
+  ms(commit)
+} ms in the same run (median of 20). A resume commits twice (the claim, then the final save
+with the step's audit entries, which wait for it), besides its read of lapsed proposals: with
+\`synchronous: "full"\` each of them waits for that sync;
 \`Sql.sqlite\`'s default, \`"normal"\`, syncs a delivery's record and what came before it, not the other commits
 (docs/durability.md).
 
