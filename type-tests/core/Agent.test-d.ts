@@ -1,6 +1,14 @@
 import { Effect } from "effect"
 import { expectError, expectType } from "tsd"
-import { Agent, LanguageModel, ScriptedModel, type SendCapability, Toolkit, type WriteCapability } from "@graded/core"
+import {
+  Agent,
+  LanguageModel,
+  type NeedsHumanConfirm,
+  ScriptedModel,
+  type SendCapability,
+  Toolkit,
+  type WriteCapability
+} from "@graded/core"
 import { CurrentConversation, KbSearch, KnowledgeBase, SendReply, SubmitTicket, support } from "./fixtures.js"
 
 // Rejected: an autonomous loop handed a send tool, a write tool, or both.
@@ -52,19 +60,30 @@ expectType<Agent.AutonomousViolation<"x (send) needs SendCapability">>(
 )
 
 // Agent.supervised takes any tools: its R keeps the capabilities of the
-// writes and sends, so it runs only where a HumanConfirm layer provides them.
+// writes and sends, and a human for each of them by name, so it runs only
+// where a HumanConfirm layer provides them.
 const supervised = Agent.supervised({ toolkit: support, prompt: "File it and tell the customer." })
 expectType<
   Effect.Effect<
     Agent.Result<readonly [typeof KbSearch, typeof CurrentConversation, typeof SubmitTicket, typeof SendReply]>,
     Agent.AgentError,
-    LanguageModel.LanguageModel | KnowledgeBase | WriteCapability | SendCapability
+    | LanguageModel.LanguageModel
+    | KnowledgeBase
+    | WriteCapability
+    | SendCapability
+    | NeedsHumanConfirm<"ticket.submit" | "chat.sendMessage">
   >
 >(supervised)
 
-// Rejected: run with the model and the knowledge base provided but no HumanConfirm.
+// Accepted: a toolkit of reads alone needs no human.
+expectType<
+  Effect.Effect<Agent.Result<readonly [typeof KbSearch]>, Agent.AgentError, LanguageModel.LanguageModel | KnowledgeBase>
+>(Agent.supervised({ toolkit: Toolkit.make(KbSearch), prompt: "Look it up." }))
 
-// error: Type 'WriteCapability | SendCapability' is not assignable to type 'never'
+// Rejected: run with the model and the knowledge base provided but no
+// HumanConfirm: the message names the tools that wait for a human.
+
+// error: NeedsHumanConfirm<"ticket.submit" | "chat.sendMessage">' is not assignable to type 'never'
 expectError(
   Effect.runPromise(
     supervised.pipe(

@@ -1,6 +1,13 @@
 import { Effect, type Layer, Schema } from "effect"
 import { expectError, expectType } from "tsd"
-import { HumanConfirm, type Invocation, type SendCapability, Tool, type WriteCapability } from "@graded/core"
+import {
+  HumanConfirm,
+  type Invocation,
+  type NeedsHumanConfirm,
+  type SendCapability,
+  Tool,
+  type WriteCapability
+} from "@graded/core"
 import { KbSearch, SendReply, SubmitTicket, support } from "./fixtures.js"
 
 const ui = HumanConfirm.scripted([])
@@ -68,9 +75,12 @@ expectError(HumanConfirm.autoApprove("urgent", Escalate, (input) => input.urgenc
 // error: is not assignable to type 'boolean'
 expectError(HumanConfirm.autoApprove("later", Escalate, () => Effect.succeed(true)))
 
-// The layer takes rules and provides the same capabilities as before.
-expectType<Layer.Layer<WriteCapability | SendCapability>>(HumanConfirm.layer(ui, { autoApprove: [low, short] }))
-expectType<Layer.Layer<WriteCapability | SendCapability>>(HumanConfirm.layer(ui))
+// The layer takes rules and provides the same capabilities as before, and
+// the human every write and send waits for.
+expectType<Layer.Layer<WriteCapability | SendCapability | NeedsHumanConfirm<string>>>(
+  HumanConfirm.layer(ui, { autoApprove: [low, short] })
+)
+expectType<Layer.Layer<WriteCapability | SendCapability | NeedsHumanConfirm<string>>>(HumanConfirm.layer(ui))
 
 // Only rules: a plain predicate or a tool is not one.
 

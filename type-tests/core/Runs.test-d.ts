@@ -4,6 +4,7 @@
 import { Effect } from "effect"
 import { expectError, expectType } from "tsd"
 import {
+  HumanConfirm,
   LanguageModel,
   Proposal,
   ProposalStore,
@@ -12,6 +13,7 @@ import {
   ScriptedModel,
   type SendCapability,
   Toolkit,
+  type ToolError,
   type WriteCapability
 } from "@graded/core"
 import { KbSearch, KnowledgeBase, SendReply, SubmitTicket, support } from "./fixtures.js"
@@ -54,6 +56,37 @@ expectError(withStoresOnly(Proposal.approve(Toolkit.make(SubmitTicket), "p-1")))
 
 // error: Type 'SendCapability' is not assignable to type 'ProposalStore | RunStore'
 expectError(withStoresOnly(Proposal.retry(Toolkit.make(SendReply), "p-1")))
+
+// Run with its store and no HumanConfirm, an approval names the tools that
+// wait for a human.
+
+// error: NeedsHumanConfirm<"ticket.submit" | "chat.sendMessage">' is not assignable to type 'never'
+expectError(
+  Effect.runPromise(
+    Proposal.approve(support, "p-1").pipe(
+      Effect.provideService(KnowledgeBase, { search: () => Effect.succeed([]) }),
+      Effect.provide(ProposalStore.memory)
+    )
+  )
+)
+
+// error: NeedsHumanConfirm<"chat.sendMessage">' is not assignable to type 'never'
+expectError(
+  Effect.runPromise(Proposal.retry(Toolkit.make(SendReply), "p-1").pipe(Effect.provide(ProposalStore.memory)))
+)
+
+// Accepted: with a HumanConfirm layer nothing is left over but the store.
+expectType<
+  Effect.Effect<
+    Proposal.Approved,
+    ProposalStore.NotFound | ProposalStore.AlreadyDecided | ToolError.ToolError<never>,
+    ProposalStore.ProposalStore
+  >
+>(
+  Proposal.approve(Toolkit.make(SubmitTicket, SendReply), "p-1").pipe(
+    Effect.provide(HumanConfirm.layer(HumanConfirm.scripted([])))
+  )
+)
 
 // Accepted: resume takes the toolkit again; it needs what start needs, never a capability.
 expectType<

@@ -16,7 +16,13 @@
  * @since 0.1.0
  */
 import { Effect, Layer, Terminal } from "effect"
-import { HumanConfirm, Invocation, type SendCapability, type WriteCapability } from "@graded/core"
+import {
+  HumanConfirm,
+  Invocation,
+  type NeedsHumanConfirm,
+  type SendCapability,
+  type WriteCapability
+} from "@graded/core"
 import * as os from "node:os"
 import * as LineTerminal from "./internal/lineTerminal.js"
 import * as Card from "./internal/terminalCard.js"
@@ -242,7 +248,7 @@ export const stdio: Layer.Layer<Terminal.Terminal> = LineTerminal.layer
  * @category layers
  */
 export const layer = (options: Options = {}): Layer.Layer<
-  WriteCapability | SendCapability,
+  WriteCapability | SendCapability | NeedsHumanConfirm<string>,
   never,
   Terminal.Terminal
 > => Invocation.freshLayer(() => Effect.flatMap(ui(options), (made) => Layer.build(HumanConfirm.layer(made))))

@@ -34,6 +34,7 @@ import {
   type ProposalStore,
   type SendCapability,
   type Toolkit,
+  type NeedsHumanConfirm,
   type WriteCapability
 } from "@graded/core"
 import { createServer } from "node:http"
@@ -440,7 +441,11 @@ const withoutToken = (server: Server): Server =>
  */
 export const layer = <const O extends Options>(
   options: O
-): Layer.Layer<WriteCapability | SendCapability | WebConfirm, HttpServerError.ServeError | Misconfigured, Needs<O>> =>
+): Layer.Layer<
+  WriteCapability | SendCapability | NeedsHumanConfirm<string> | WebConfirm,
+  HttpServerError.ServeError | Misconfigured,
+  Needs<O>
+> =>
   Invocation.freshLayer(() =>
     Effect.flatMap(
       make(options),

@@ -7,7 +7,7 @@
  * @since 0.1.0
  */
 import type { Effect } from "effect/Effect"
-import type { Builtin } from "./Capability.js"
+import type { Builtin, NeedsHumanConfirmFor } from "./Capability.js"
 import type * as Grade from "./Grade.js"
 import type * as Invocation from "./Invocation.js"
 import type * as Registry from "./Registry.js"
@@ -398,9 +398,13 @@ export type SupervisedOptions<T> = Input & {
  */
 export const supervised = <T extends Toolkit.Any>(
   options: SupervisedOptions<T>
-): Effect<Result<Toolkit.Tools<T>>, AgentError, LanguageModel | Toolkit.Requirements<T>> =>
+): Effect<
+  Result<Toolkit.Tools<T>>,
+  AgentError,
+  LanguageModel | Toolkit.Requirements<T> | NeedsHumanConfirmFor<Toolkit.Tools<T>[number]>
+> =>
   supervisedRun(options as internal.RunOptions) as Effect<
     Result<Toolkit.Tools<T>>,
     AgentError,
-    LanguageModel | Toolkit.Requirements<T>
+    LanguageModel | Toolkit.Requirements<T> | NeedsHumanConfirmFor<Toolkit.Tools<T>[number]>
   >

@@ -128,6 +128,37 @@ export declare namespace HumanTrigger {
 }
 
 /**
+ * A human to confirm the named tools: what `Agent.supervised`,
+ * `Proposal.approve` and `Proposal.retry` need beside `WriteCapability` and
+ * `SendCapability`, so that an effect run without a layer that asks a human
+ * is refused with a message that names the tools waiting for one
+ * (`Type '... | NeedsHumanConfirm<"ticket.submit" | "chat.sendMessage">' is
+ * not assignable to type 'never'`). Provide `HumanConfirm.layer(ui)` (or
+ * `WebConfirm.layer`, `TerminalConfirm.layer`), which provides it for every
+ * tool. A type only, like the capabilities: nothing looks it up.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface NeedsHumanConfirm<Tools extends string> {
+  readonly [internal.NeedsHumanConfirmId]: Tools
+}
+
+/**
+ * `NeedsHumanConfirm` for the writes and sends among `Tools` (a union of
+ * tools), or `never` when there are none.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type NeedsHumanConfirmFor<Tools> = [ConfirmableName<Tools>] extends [never] ? never
+  : NeedsHumanConfirm<ConfirmableName<Tools>>
+
+type ConfirmableName<Tools> = Tools extends
+  { readonly name: infer Name extends string; readonly grade: "write" | "send" } ? Name
+  : never
+
+/**
  * The three capabilities graded itself defines.
  *
  * @since 0.1.0

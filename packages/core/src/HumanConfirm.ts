@@ -17,7 +17,7 @@
  * @since 0.1.0
  */
 import { Context, Data, Effect, Layer } from "effect"
-import type { HumanTrigger, SendCapability, WriteCapability } from "./Capability.js"
+import type { HumanTrigger, NeedsHumanConfirm, SendCapability, WriteCapability } from "./Capability.js"
 import type { Confirmable } from "./Grade.js"
 import {
   grant,
@@ -361,7 +361,10 @@ const indexOf = (options: Options | undefined): rules.Index => {
  * @since 0.1.0
  * @category layers
  */
-export const layer = (ui: UI, options?: Options): Layer.Layer<WriteCapability | SendCapability> => {
+export const layer = (
+  ui: UI,
+  options?: Options
+): Layer.Layer<WriteCapability | SendCapability | NeedsHumanConfirm<string>> => {
   const auto = indexOf(options)
   // The UI's `confirm` as it is now: a tool's code that reaches the app's UI
   // object and swaps the function on it later is not asked instead of it.
@@ -378,7 +381,8 @@ export const layer = (ui: UI, options?: Options): Layer.Layer<WriteCapability | 
         Context.add(SendCapabilityTag, sendCapability(authority))
       )
     })
-  ))
+    // NeedsHumanConfirm is a type only: this layer is what it asks for.
+  )) as Layer.Layer<WriteCapability | SendCapability | NeedsHumanConfirm<string>>
 }
 
 /**

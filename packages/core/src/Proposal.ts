@@ -8,6 +8,7 @@
  * @since 0.1.0
  */
 import { type Duration, Effect } from "effect"
+import type { NeedsHumanConfirmFor } from "./Capability.js"
 import type { Confirmable } from "./Grade.js"
 import { isProposalRecord, type MadeByToolProposalOnly } from "./internal/capability.js"
 import * as decisions from "./internal/decide.js"
@@ -397,7 +398,7 @@ export const approve = <T extends Toolkit.Any>(
 ): Effect.Effect<
   Approved,
   NotFound | AlreadyDecided | ToolError<Tool.Error<Toolkit.Tools<T>[number]>>,
-  ProposalStore | Toolkit.Requirements<T>
+  ProposalStore | Toolkit.Requirements<T> | NeedsHumanConfirmFor<Toolkit.Tools<T>[number]>
 > =>
   // Written once for any toolkit; the signature restores what its type knows.
   decisions.decide(toolkit, id, "approve", options) as Effect.Effect<Approved, never, ProposalStore>
@@ -427,7 +428,7 @@ export const retry = <T extends Toolkit.Any>(
 ): Effect.Effect<
   Approved,
   NotFound | AlreadyDecided | ToolError<Tool.Error<Toolkit.Tools<T>[number]>>,
-  ProposalStore | Toolkit.Requirements<T>
+  ProposalStore | Toolkit.Requirements<T> | NeedsHumanConfirmFor<Toolkit.Tools<T>[number]>
 > => decisions.decide(toolkit, id, "retry", options) as Effect.Effect<Approved, never, ProposalStore>
 
 /**

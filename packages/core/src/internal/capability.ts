@@ -26,6 +26,9 @@ export type MadeByHumanConfirmOnly = typeof MadeByHumanConfirmOnly
 
 export const CapabilityId: unique symbol = Symbol("@graded/core/CapabilityId")
 export type CapabilityId = typeof CapabilityId
+// A type's key only: nothing holds a value under it (Capability.NeedsHumanConfirm).
+export declare const NeedsHumanConfirmId: unique symbol
+export type NeedsHumanConfirmId = typeof NeedsHumanConfirmId
 
 export class WriteCapabilityTag
   extends Context.Service<WriteCapability, WriteCapability.Service>()("@graded/core/WriteCapability")
