@@ -10,11 +10,12 @@
 // entries.
 // (White-box: proposals are minted as Tool.proposal and Runs mint them.)
 import { describe, expect, it } from "@effect/vitest"
-import { Arbitrary, Clock, Context, Effect, Layer, Result, Schema } from "effect"
+import { Arbitrary, Clock, Context, Effect, Layer, Result } from "effect"
 import { TestClock } from "effect/testing"
 import { Proposal, ProposalStore } from "@graded/core"
 import { isProposalRecord, mintProposal } from "../src/internal/capability.js"
 import { deadlines } from "../src/internal/deadlines.js"
+import { type Arb, boolean, constantFrom, integer, json, oneof, option } from "../../../test/arbitraries.js"
 import { propertyRuns } from "../../../test/propertyRuns.js"
 
 // ProposalStore.memory as it was before its indexes: every list, delivery
@@ -194,33 +195,6 @@ type Op =
   | { readonly op: "settle"; readonly id: string; readonly outcome: Proposal.Outcome; readonly from: boolean }
   | { readonly op: "expire"; readonly now: number }
   | { readonly op: "tick"; readonly minutes: number }
-
-// The few fast-check combinators this suite was written with, on Effect 4's
-// own Arbitrary (Effect 4 ships no fast-check): a weight is how often a
-// choice comes up, and `option`'s `freq` how many values come for one
-// undefined, as fast-check's.
-type Arb<A> = Arbitrary.Arbitrary<A>
-type Weighted<A> = Arb<A> | { readonly arbitrary: Arb<A>; readonly weight: number }
-type Chosen<W> = W extends Arb<infer A> ? A : W extends { readonly arbitrary: Arb<infer A> } ? A : never
-const integer = (min: number, max: number): Arb<number> =>
-  Arbitrary.schema(Schema.Int.check(Schema.isBetween({ minimum: min, maximum: max })))
-const oneof = <const W extends ReadonlyArray<Weighted<any>>>(...choices: W): Arb<Chosen<W[number]>> => {
-  const weighted = choices.map((choice) => "weight" in choice ? choice : { arbitrary: choice, weight: 1 })
-  const total = weighted.reduce((sum, { weight }) => sum + weight, 0)
-  return Arbitrary.flatMap(integer(0, total - 1), (n) => {
-    for (const { arbitrary, weight } of weighted) {
-      if (n < weight) return arbitrary
-      n -= weight
-    }
-    return weighted.at(-1)!.arbitrary
-  })
-}
-const constantFrom = <const A extends ReadonlyArray<unknown>>(...values: A): Arb<A[number]> =>
-  Arbitrary.map(integer(0, values.length - 1), (index) => values[index])
-const option = <A>(arbitrary: Arb<A>, freq = 5): Arb<A | undefined> =>
-  oneof({ arbitrary: Arbitrary.Constant(undefined), weight: 1 }, { arbitrary, weight: freq })
-const boolean: Arb<boolean> = Arbitrary.schema(Schema.Boolean)
-const json: Arb<Schema.Json> = Arbitrary.schema(Schema.Json)
 
 // Mostly the first few proposals, so that one call often follows another on the same proposal.
 const idsUpTo = (few: number, many: number) =>

@@ -39,7 +39,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { propertyRuns } from "../../../test/propertyRuns.js"
-import { type Arb, boolean, constantFrom, integer, oneof } from "./arbitraries.js"
+import { type Arb, boolean, constantFrom, integer, oneof } from "../../../test/arbitraries.js"
 import { createDatabase, startPglite } from "./databases.js"
 import {
   by,

@@ -21,7 +21,7 @@ import {
 } from "@graded/core"
 import { propertyRuns } from "../../../test/propertyRuns.js"
 import { makeDesk } from "../../core/test/supportDesk.js"
-import { type Arb, boolean, constantFrom, integer, json, oneof, option } from "./arbitraries.js"
+import { type Arb, boolean, constantFrom, integer, json, oneof, option } from "../../../test/arbitraries.js"
 
 type Store = ProposalStore.ProposalStore.Service
 

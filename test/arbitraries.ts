@@ -1,7 +1,7 @@
-// The few fast-check combinators the property suites were written with, on
-// Effect 4's own Arbitrary (Effect 4 ships no fast-check): a weight is how
-// often a choice comes up, and `option`'s `freq` how many values come for one
-// undefined, as fast-check's.
+// The few fast-check combinators the property suites (core's and sql's) were
+// written with, on Effect 4's own Arbitrary (Effect 4 ships no fast-check): a
+// weight is how often a choice comes up, and `option`'s `freq` how many values
+// come for one undefined, as fast-check's.
 import { Schema } from "effect"
 import * as Arbitrary from "effect/Arbitrary"
 
