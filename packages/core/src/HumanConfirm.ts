@@ -342,7 +342,9 @@ const indexOf = (options: Options | undefined): rules.Index => {
 }
 
 /**
- * Provides `WriteCapability` and `SendCapability` through a UI. Every write
+ * Provides `WriteCapability` and `SendCapability` through a UI (and
+ * `NeedsHumanConfirm` for any tool, what `Agent.supervised` and
+ * `Proposal.approve` name their writes and sends with). Every write
  * and every send asks the human, shown what graded computed from the tool and
  * the payload, except a write that one of `options.autoApprove`'s rules
  * approves (audited as decided by `rule:<id>`). A send always asks. A fiber
