@@ -126,6 +126,19 @@ const inputs: Arb<unknown> = oneOf<unknown>(
   { weight: 1, arbitrary: Arbitrary.schema(Schema.Record(Schema.String, Schema.Json)) }
 )
 
+// A name and an input drawn apart rarely make a call a write or send takes;
+// one call in ten is one, so that every run has humans writing and sending.
+const calls: Arb<readonly [string, unknown]> = oneOf<readonly [string, unknown]>(
+  { weight: 9, arbitrary: Arbitrary.all([names, inputs]) },
+  {
+    weight: 1,
+    arbitrary: even<readonly [string, unknown]>(
+      Arbitrary.map(string, (subject) => ["ticket.submit", { subject }] as const),
+      Arbitrary.map(string, (text) => ["chat.sendMessage", { text }] as const)
+    )
+  }
+)
+
 const contexts = Arbitrary.schema(Schema.Struct({
   autonomous: Schema.Boolean,
   page: Schema.optionalKey(Schema.Literals(["ticket", "order", "unknown-page"])),
@@ -149,8 +162,8 @@ describe("Registry under random invocations", () => {
         let runs = 0
         const count = propertyRuns(1_000)
         const result = yield* Arbitrary.checkEffect(
-          Arbitrary.all([names, inputs, contexts, decisions]),
-          ([name, input, context, decision]) =>
+          Arbitrary.all([calls, contexts, decisions]),
+          ([[name, input], context, decision]) =>
             Effect.promise(async () => {
               runs++
               const ui = HumanConfirm.scripted([decision])
