@@ -7,6 +7,7 @@
  */
 import { Context, Schema } from "effect"
 import type { Effect } from "effect/Effect"
+import type { Stream } from "effect/Stream"
 import { sealed } from "./internal/seal.js"
 
 /**
@@ -94,6 +95,25 @@ export interface Request {
 }
 
 /**
+ * One piece of a streamed turn, in graded's own form: a stretch of text, the
+ * start of a tool call (its id and wire name), a stretch of its arguments'
+ * JSON text, its end, and the turn's end with the tokens it used. `key` tells
+ * the calls of one turn apart while they stream (a provider's index or item
+ * id). A call is complete at its `call-end`, or at `finish` for a provider
+ * that ends all calls at once; a call still open when the stream stops is cut
+ * and is refused, never run. Adapters keep to this list.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type StreamPart =
+  | { readonly type: "text-delta"; readonly delta: string }
+  | { readonly type: "call-start"; readonly key: string; readonly id: string; readonly name: string }
+  | { readonly type: "call-delta"; readonly key: string; readonly delta: string }
+  | { readonly type: "call-end"; readonly key: string }
+  | { readonly type: "finish"; readonly usage?: Usage | undefined }
+
+/**
  * What kind of failure a `ModelError` is: `bad-request` (400 or 422, say a
  * gateway rejecting a definition), `unauthorized` (401), `forbidden` (403),
  * `not-found` (404), `conflict` (409), `rate-limited` (429), `server` (5xx),
@@ -165,13 +185,16 @@ export class LanguageModel
 export declare namespace LanguageModel {
   /**
    * What a model adapter implements: `generate` takes one turn and fails only
-   * with a `ModelError`.
+   * with a `ModelError`; `stream`, where the provider streams, gives the same
+   * turn as it arrives. A streaming loop (`Agent.stream`) uses `stream` when
+   * there is one and `generate` otherwise.
    *
    * @since 0.1.0
    * @category models
    */
   export interface Service {
     readonly generate: (request: Request) => Effect<Response, ModelError>
+    readonly stream?: ((request: Request) => Stream<StreamPart, ModelError>) | undefined
   }
 }
 
