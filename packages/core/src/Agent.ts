@@ -7,13 +7,16 @@
  * @since 0.1.0
  */
 import type { Effect } from "effect/Effect"
+import type { Stream } from "effect/Stream"
 import type { Builtin, NeedsHumanConfirmFor } from "./Capability.js"
 import type * as Grade from "./Grade.js"
 import type * as Invocation from "./Invocation.js"
 import type * as Registry from "./Registry.js"
 import * as internal from "./internal/agent.js"
+import { eventStream } from "./internal/events.js"
 import { supervised as supervisedRun } from "./internal/supervised.js"
 import type { LanguageModel, Message, ModelError, Usage } from "./LanguageModel.js"
+import type { Proposal } from "./Proposal.js"
 import type * as Tool from "./Tool.js"
 import type * as Toolkit from "./Toolkit.js"
 
@@ -405,6 +408,101 @@ export const supervised = <T extends Toolkit.Any>(
 > =>
   supervisedRun(options as internal.RunOptions) as Effect<
     Result<Toolkit.Tools<T>>,
+    AgentError,
+    LanguageModel | Toolkit.Requirements<T> | NeedsHumanConfirmFor<Toolkit.Tools<T>[number]>
+  >
+
+/**
+ * What a streaming loop tells as it goes, in order: the model's text as it
+ * comes (`text-delta`), each call as its arguments arrive (`call-start`, then
+ * `call-delta` pieces of its JSON; nothing is judged or run on a part), a
+ * refusal with the gate and reason (`refused`), each call's outcome once known
+ * (`call`: it ran, with its typed input and output, or why not), and, where a
+ * human decides, each write or send waiting with its card (`pending`: the
+ * proposal, with the exact payload) and the decision once made (`decided`).
+ * `round` is the model turn. `tool` is the name the model asked for, mapped
+ * from its wire form and escaped as the audit stores it.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type Event<Tools extends ReadonlyArray<Tool.Any>> =
+  | { readonly type: "text-delta"; readonly round: number; readonly delta: string }
+  | { readonly type: "call-start"; readonly round: number; readonly id: string; readonly tool: string }
+  | { readonly type: "call-delta"; readonly round: number; readonly id: string; readonly delta: string }
+  | {
+    readonly type: "refused"
+    readonly round: number
+    readonly id: string
+    readonly tool: string
+    readonly gate: string
+    readonly reason: string
+  }
+  | { readonly type: "call"; readonly round: number; readonly call: Call<Tools> }
+  | { readonly type: "pending"; readonly proposal: Proposal }
+  | { readonly type: "decided"; readonly proposal: Proposal }
+
+/**
+ * The last event of `runStream` and `supervisedStream`: the loop's result, as
+ * `run` and `supervised` succeed with it.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface End<Tools extends ReadonlyArray<Tool.Any>> {
+  readonly type: "end"
+  readonly result: Result<Tools>
+}
+
+/**
+ * `run`, streamed: the same loop, gates and audit, told as a `Stream` of
+ * events that ends with the result. The model's turns are streamed where its
+ * adapter streams (`LanguageModel.Service.stream`); a call is judged once its
+ * arguments are complete, and one the stream cut is refused, never run.
+ * Ending the stream early interrupts the run.
+ *
+ * @example
+ * import { Effect, Stream } from "effect"
+ * import { Agent, ScriptedModel, Toolkit } from "@graded/core"
+ *
+ * const program = Agent.runStream({ toolkit: Toolkit.make(), prompt: "Hello?" }).pipe(
+ *   Stream.runForEach((event) => Effect.log(event.type === "text-delta" ? event.delta : event.type)),
+ *   Effect.provide(ScriptedModel.layer([ScriptedModel.text("Hello!")]))
+ * )
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const runStream = <T extends Toolkit.Any>(
+  options: Options<T>
+): Stream<Event<Toolkit.Tools<T>> | End<Toolkit.Tools<T>>, AgentError, LanguageModel | Toolkit.Requirements<T>> =>
+  eventStream(
+    (emit) => internal.run(options as internal.RunOptions, emit),
+    (result) => ({ type: "end", result })
+  ) as Stream<Event<Toolkit.Tools<T>> | End<Toolkit.Tools<T>>, AgentError, LanguageModel | Toolkit.Requirements<T>>
+
+/**
+ * `supervised`, streamed: each write or send waits as a `pending` event with
+ * its proposal (the card: the exact payload a human decides) while the run
+ * asks the caller's `HumanConfirm`; the decision is a `decided` event, the
+ * call's outcome follows, and the model's next turn streams on in the same
+ * stream. Ending the stream early interrupts the run; nothing waiting is run.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const supervisedStream = <T extends Toolkit.Any>(
+  options: SupervisedOptions<T>
+): Stream<
+  Event<Toolkit.Tools<T>> | End<Toolkit.Tools<T>>,
+  AgentError,
+  LanguageModel | Toolkit.Requirements<T> | NeedsHumanConfirmFor<Toolkit.Tools<T>[number]>
+> =>
+  eventStream(
+    (emit) => supervisedRun(options as internal.RunOptions, emit),
+    (result) => ({ type: "end", result })
+  ) as Stream<
+    Event<Toolkit.Tools<T>> | End<Toolkit.Tools<T>>,
     AgentError,
     LanguageModel | Toolkit.Requirements<T> | NeedsHumanConfirmFor<Toolkit.Tools<T>[number]>
   >

@@ -17,8 +17,10 @@
  */
 import type { Duration } from "effect"
 import type { Effect } from "effect/Effect"
+import type { Stream } from "effect/Stream"
 import type * as Agent from "./Agent.js"
 import type { SendCapability, WriteCapability } from "./Capability.js"
+import { eventStream } from "./internal/events.js"
 import * as internal from "./internal/runs.js"
 import type { LanguageModel } from "./LanguageModel.js"
 import type { Proposal } from "./Proposal.js"
@@ -137,6 +139,52 @@ export const resume = <T extends Toolkit.Any>(
   options: { readonly toolkit: T; readonly lease?: Duration.Input | undefined }
 ): Effect<Outcome<Toolkit.Tools<T>>, RunError, Requirements<T>> =>
   internal.resume(runId, options) as Effect<Outcome<Toolkit.Tools<T>>, RunError, Requirements<T>>
+
+/**
+ * The last event of `startStream` and `resumeStream`: how far the run got, as
+ * `start` and `resume` succeed with it.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface End<Tools extends ReadonlyArray<any>> {
+  readonly type: "end"
+  readonly outcome: Outcome<Tools>
+}
+
+/**
+ * `start`, streamed: the run's events (`Agent.Event`) as the loop goes, then
+ * how far it got. A write or send the run waits on is a `pending` event with
+ * its proposal. Ending the stream early (a page closed) interrupts the run
+ * where it is: it stays stored, as the last step saved it, for `resume` in
+ * any process once its lease lapses.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const startStream = <T extends Toolkit.Any>(
+  options: StartOptions<T>
+): Stream<Agent.Event<Toolkit.Tools<T>> | End<Toolkit.Tools<T>>, RunError, Requirements<T>> =>
+  eventStream(
+    (emit) => internal.start(options as internal.StartOptions, emit),
+    (outcome) => ({ type: "end", outcome })
+  ) as Stream<Agent.Event<Toolkit.Tools<T>> | End<Toolkit.Tools<T>>, RunError, Requirements<T>>
+
+/**
+ * `resume`, streamed: the decisions folded in (`decided`, then each call's
+ * outcome), the loop's events from there, then how far the run got.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const resumeStream = <T extends Toolkit.Any>(
+  runId: string,
+  options: { readonly toolkit: T; readonly lease?: Duration.Input | undefined }
+): Stream<Agent.Event<Toolkit.Tools<T>> | End<Toolkit.Tools<T>>, RunError, Requirements<T>> =>
+  eventStream(
+    (emit) => internal.resume(runId, options, emit),
+    (outcome) => ({ type: "end", outcome })
+  ) as Stream<Agent.Event<Toolkit.Tools<T>> | End<Toolkit.Tools<T>>, RunError, Requirements<T>>
 
 /**
  * Cancels a run that is not running elsewhere: it ends `cancelled` with who

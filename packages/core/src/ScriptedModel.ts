@@ -105,7 +105,7 @@ export const calls = (...toolCalls: ReadonlyArray<ToolCall>): Response => ({ tex
  * // A send whose arguments never finish: refused, never run.
  * ScriptedModel.streamed([
  *   { type: "text-delta", delta: "Sending now" },
- *   { type: "call-start", key: "0", id: "c1", name: "chat_sendMessage" },
+ *   { type: "call-start", key: "0", id: "c1", name: "chat__sendMessage" },
  *   { type: "call-delta", key: "0", delta: "{\"text\":\"hi" }
  * ], { cut: true })
  *
@@ -226,7 +226,9 @@ const scripted = (turns: ReadonlyArray<Turn>, chunk: number): LanguageModel.Serv
             ))
           : Effect.succeed(turn)),
     stream: (request) =>
-      Stream.unwrap(Effect.map(play(request), (turn) =>
-        isStreamed(turn) ? streamOf(turn) : streamOfResponse(turn, Math.max(1, chunk))))
+      Stream.unwrap(
+        Effect.map(play(request), (turn) =>
+          isStreamed(turn) ? streamOf(turn) : streamOfResponse(turn, Math.max(1, chunk)))
+      )
   }
 }

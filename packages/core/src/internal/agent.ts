@@ -1,14 +1,7 @@
 import { Effect, Result, Schema } from "effect"
 import * as Audit from "../Audit.js"
 import * as Invocation from "../Invocation.js"
-import {
-  type FunctionSchema,
-  type Message,
-  ModelError,
-  type Response,
-  type ToolCall,
-  type Usage
-} from "../LanguageModel.js"
+import { type FunctionSchema, type Message, ModelError, type ToolCall, type Usage } from "../LanguageModel.js"
 import * as Printable from "../Printable.js"
 import type { Code, ToolResult } from "../Registry.js"
 import type { Any as AnyTool } from "../Tool.js"
@@ -20,6 +13,8 @@ import { withoutCapabilities } from "./capability.js"
 import * as Registry from "./registry.js"
 import { admitAll, guardsHere } from "./guard.js"
 import { currentRef } from "./authority.js"
+import { assemble, type Piece } from "./assemble.js"
+import type { Emit, LoopEvent } from "./events.js"
 import { jsonIssue, plainCopy } from "./jsonData.js"
 import { modelHere } from "./services.js"
 
@@ -303,6 +298,17 @@ export const absorb = (state: LoopState, tool: AnyTool, output: unknown): void =
   if (tool.facts !== undefined) state.facts = recordFacts(state.facts, tool.facts, output)
 }
 
+const noIssues: ReadonlyMap<number, string> = new Map()
+
+// A piece of a streamed turn as the caller is told it: a call by its id and
+// its tool's name (what the model named, escaped, as the audit stores it).
+const eventOf = (piece: Piece, round: number): LoopEvent =>
+  piece.type === "text-delta"
+    ? { type: "text-delta", round, delta: piece.delta }
+    : piece.type === "call-start"
+    ? { type: "call-start", round, id: piece.id, tool: Printable.name(fromWire(piece.name)) }
+    : { type: "call-delta", round, id: piece.id, delta: piece.delta }
+
 /** A model turn as the loop judged it, stored until its calls are done. */
 export interface Answered {
   readonly calls: ReadonlyArray<ToolCall>
@@ -343,10 +349,15 @@ export const loop = (
   maxCallsPerRound: number,
   mode: "autonomous" | { readonly durable: Durable },
   state: LoopState,
-  resumeFrom?: Answered
+  resumeFrom?: Answered,
+  emit?: Emit
 ) =>
   Effect.gen(function*() {
     const durable = mode === "autonomous" ? undefined : mode.durable
+    // Streamed, each outcome is told as soon as it is known.
+    const told = (outcome: Outcome) =>
+      emit === undefined ? Effect.succeed(outcome)
+        : Effect.as(emit({ type: "call", round: state.round, call: outcome.call }), outcome)
     // A durable run's own entries go in with the step's commit (outbox.ts).
     const note = durable?.record ?? Audit.record
     const model = yield* modelHere
@@ -386,7 +397,13 @@ export const loop = (
     const { refusedBefore } = state
 
     const refuse = (id: string, tool: string, gate: string, code: DenialCode, reason: string, message = reason) =>
-      Effect.as(note({ type: "refused", tool, gate, reason }), denied(id, tool, code, message))
+      Effect.as(
+        emit === undefined ? note({ type: "refused", tool, gate, reason }) : Effect.andThen(
+          note({ type: "refused", tool, gate, reason }),
+          emit({ type: "refused", round: state.round, id, tool, gate, reason })
+        ),
+        denied(id, tool, code, message)
+      )
 
     // The checks every call goes through before a tool is reached: the tool,
     // if offered and the call is new, well sized and valid JSON.
@@ -466,7 +483,9 @@ export const loop = (
         : untrusted.length === 0
         ? viaRegistry
         : Invocation.within({ untrusted })(viaRegistry)
-      return Effect.map(dispatched, ({ result, success, text }): Outcome => {
+      // The gate that refused the call, if one did: told when the loop streams.
+      let gate: string | undefined
+      const outcome = Effect.map(dispatched, ({ result, success, text }): Outcome => {
         if (success !== undefined) {
           absorb(state, tool, success.output)
           return {
@@ -479,10 +498,20 @@ export const loop = (
           call: { ok: false, id: call.id, tool: tool.name, error: { code, message: result.error ?? "failed" } },
           content: JSON.stringify(forModel(result))
         }
+        if (refusals.has(code)) gate = result.gate
         // At once: the same read called again later in this turn is not run either.
         remember(state, call, outcome)
         return outcome
       })
+      return emit === undefined ? outcome : Effect.tap(outcome, ({ call: done }) =>
+        gate === undefined || done.ok ? Effect.void : emit({
+          type: "refused",
+          round: state.round,
+          id: done.id,
+          tool: done.tool,
+          gate,
+          reason: done.error.message
+        }))
     }
 
     // Durable, a write or send is drafted for a human, after the same checks.
@@ -497,7 +526,8 @@ export const loop = (
         : Effect.updateService(
           durable.draft(tool, call, input, state.round),
           currentRef,
-          (outer) => Invocation.merge(outer, { facts })
+          (outer) =>
+            Invocation.merge(outer, { facts })
         )
       if (guards.length === 0) return draft
       // The guards (a policy) judge a durable proposal as they judge any call,
@@ -515,12 +545,23 @@ export const loop = (
       if (guards.length > 0 && round > 1) {
         yield* offer
       }
-      const generated: Response = yield* model.generate({ messages: [...messages], tools })
-      const checked = checkTurn(generated, round)
+      const request = { messages: [...messages], tools }
+      const streams = emit !== undefined && model.stream !== undefined
+      const taken = streams
+        ? yield* assemble(model.stream!(request), (piece) => emit!(eventOf(piece, round)))
+        : { response: yield* model.generate(request), issues: noIssues }
+      const checked = checkTurn(taken.response, round)
       if (Result.isFailure(checked)) {
         return yield* checked.failure
       }
-      const answer = checked.success
+      const answer = taken.issues.size === 0 ? checked.success : {
+        ...checked.success,
+        malformed: new Map([...checked.success.malformed, ...taken.issues])
+      }
+      // A model that does not stream is told as one piece of text.
+      if (emit !== undefined && !streams && answer.text !== undefined && answer.text !== "") {
+        yield* emit({ type: "text-delta", round, delta: answer.text })
+      }
       usage.inputTokens += answer.usage.inputTokens
       usage.outputTokens += answer.usage.outputTokens
       messages.push({ role: "assistant", content: answer.text, toolCalls: answer.calls })
@@ -564,12 +605,12 @@ export const loop = (
           settle(
             state,
             call,
-            denied(
+            yield* told(denied(
               call.id,
               Printable.name(fromWire(call.name)),
               "round-limit",
               `the limit of ${maxRounds} rounds is reached`
-            )
+            ))
           )
         }
         yield* note({
@@ -592,31 +633,41 @@ export const loop = (
             continue
           }
         }
-        outcomes[index] = issue !== undefined
-          ? yield* refuse(
-            call.id,
-            Printable.name(fromWire(call.name)),
-            "call",
-            "invalid-input",
-            `the tool call is malformed: ${issue}`
-          )
-          : index >= maxCallsPerRound
-          ? yield* refuse(
-            call.id,
-            Printable.name(fromWire(call.name)),
-            "call-limit",
-            "call-limit",
-            `at most ${maxCallsPerRound} tool calls are run in one turn; this was call ${
-              index + 1
-            } of ${response.toolCalls.length}`
-          )
-          : yield* dispatch(call)
+        outcomes[index] = yield* told(
+          issue !== undefined
+            ? yield* refuse(
+              call.id,
+              Printable.name(fromWire(call.name)),
+              "call",
+              "invalid-input",
+              `the tool call is malformed: ${issue}`
+            )
+            : index >= maxCallsPerRound
+            ? yield* refuse(
+              call.id,
+              Printable.name(fromWire(call.name)),
+              "call-limit",
+              "call-limit",
+              `at most ${maxCallsPerRound} tool calls are run in one turn; this was call ${
+                index + 1
+              } of ${response.toolCalls.length}`
+            )
+            : yield* dispatch(call)
+        )
       }
       // Every write and send of the turn is judged in the turn's context (the
       // facts, marks and refusals its reads left) before any is decided: what
       // one decision brings in reaches the next turn, never a sibling.
       if (durable !== undefined) {
-        const drafted = yield* Effect.forEach(proposing, ([, call]) => propose(call, durable), { concurrency: 1 })
+        const drafted = yield* Effect.forEach(
+          proposing,
+          ([, call]) =>
+            Effect.flatMap(
+              propose(call, durable),
+              (made): Effect.Effect<Outcome | Draft> => "call" in made ? told(made) : Effect.succeed(made)
+            ),
+          { concurrency: 1 }
+        )
         proposing.forEach(([index], i) => outcomes[index] = drafted[i]!)
       }
       if (outcomes.some((outcome) => "draft" in outcome || "proposal" in outcome)) {
@@ -663,7 +714,7 @@ export const checkOptions = (options: RunOptions) =>
     return { maxRounds, maxCallsPerRound }
   })
 
-export const run = (options: RunOptions) =>
+export const run = (options: RunOptions, emit?: Emit) =>
   Effect.gen(function*() {
     const { maxCallsPerRound, maxRounds } = yield* checkOptions(options)
     const outer = yield* Invocation.current
@@ -691,7 +742,10 @@ export const run = (options: RunOptions) =>
     // Every tool call of the loop sees capabilities that refuse, whatever an
     // outer layer provided; provided once here rather than for each call.
     const end = yield* Invocation.within(context)(
-      Effect.andThen(cast, withoutCapabilities(loop(options, maxRounds, maxCallsPerRound, "autonomous", state)))
+      Effect.andThen(
+        cast,
+        withoutCapabilities(loop(options, maxRounds, maxCallsPerRound, "autonomous", state, undefined, emit))
+      )
     )
     return end._tag === "Done" ? finish(state, end) : yield* Effect.die(new Error("an autonomous loop cannot wait"))
   })

@@ -23,6 +23,7 @@ import { proposalStoreHere, runStoreHere, transaction } from "./services.js"
 import { sealed } from "./seal.js"
 import { millisOf } from "./deadlines.js"
 import { type Outbox, outbox } from "./outbox.js"
+import type { Emit } from "./events.js"
 
 export interface StartOptions extends Agent.RunOptions {
   readonly runId?: string | undefined
@@ -266,10 +267,12 @@ const go = (
   toolkit: AnyToolkit,
   held: Run,
   leaseMillis: number,
-  { created = false, settled = new Map() }: {
+  { created = false, emit, settled = new Map() }: {
     readonly settled?: ReadonlyMap<string, Proposal>
     /** Made by this call (Runs.start): no proposal of it can be stored yet. */
     readonly created?: boolean
+    /** Streamed: what the loop and the decisions folded in tell the caller. */
+    readonly emit?: Emit | undefined
   } = {}
 ) =>
   Effect.gen(function*() {
@@ -296,6 +299,7 @@ const go = (
     const step = (status: Run["status"], next: State, leaseUntil?: string) =>
       Effect.suspend(() => box.empty() ? save(status, next, leaseUntil) : atomically(saved(status, next, leaseUntil)))
     const renewed = Effect.map(Clock.currentTimeMillis, (millis) => iso(millis + leaseMillis))
+    const letGo = Effect.suspend(() => runs.save({ ...current, status: "waiting", leaseUntil: undefined }))
     const base2: State = { ...base, turn: undefined, answered: undefined }
 
     // The turn waits on `open`: saved with the audit entry that says so (in
@@ -327,7 +331,13 @@ const go = (
           ? Agent.denied(call.id, proposal.tool, "failed", `proposal ${outcome.proposal} does not belong to this call`)
           : decided(toolkit, call, proposal)
         if (known === undefined) open.push(proposal)
-        else outcomes[index] = known
+        else {
+          outcomes[index] = known
+          if (emit !== undefined) {
+            if (proposal.runId === held.id) yield* emit({ type: "decided", proposal })
+            yield* emit({ type: "call", round: state.round, call: known.call })
+          }
+        }
         const tool = toolkit.get(proposal.tool)
         if (known?.call.ok === true && tool !== undefined && proposal.output !== undefined) {
           delivered.push([tool, proposal])
@@ -388,7 +398,8 @@ const go = (
         base.maxCallsPerRound,
         mode,
         state,
-        resumeFrom
+        resumeFrom,
+        emit
       )
         .pipe(
           // A model that failed leaves the run where its last turn left it, to resume.
@@ -429,9 +440,11 @@ const go = (
       ))
       return { status: "finished", runId: held.id, result: Agent.finish(state, ended) } satisfies Outcome as Outcome
     })).pipe(
-      // A step that died (its transaction rolled back) leaves the run as last
-      // saved, let go: any process resumes it from there, not after the lease.
-      Effect.tapDefect(() => Effect.exit(runs.save({ ...current, status: "waiting", leaseUntil: undefined })))
+      // A step that died (its transaction rolled back), or a run interrupted
+      // (a streamed run's page closed), leaves the run as last saved, let go:
+      // any process resumes it from there, not after the lease.
+      Effect.tapDefect(() => Effect.exit(letGo)),
+      Effect.onInterrupt(() => Effect.exit(letGo))
     )
   })
 
@@ -442,7 +455,14 @@ const leaseOf = (lease: Duration.Input | undefined) => millisOf(lease ?? default
 // U+FFFD): plain text, at most 200 characters.
 const runIdPattern = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/
 
-export const start = (options: StartOptions) =>
+// Streamed, a run that waits tells what it waits on, however it came to wait.
+const tellPending = (emit: Emit | undefined) => <E, R>(outcome: Effect.Effect<Outcome, E, R>) =>
+  emit === undefined ? outcome : Effect.tap(outcome, (outcome) =>
+    outcome.status === "waiting"
+      ? Effect.forEach(outcome.pending, (proposal) => emit({ type: "pending", proposal }), { discard: true })
+      : Effect.void)
+
+export const start = (options: StartOptions, emit?: Emit) =>
   Effect.gen(function*() {
     const { maxCallsPerRound, maxRounds } = yield* Agent.checkOptions(options)
     if (options.runId !== undefined && !runIdPattern.test(options.runId)) {
@@ -501,12 +521,13 @@ export const start = (options: StartOptions) =>
       leaseUntil: iso(millis + leaseMillis),
       state: toState(callCodec(options.toolkit), { ...initial, untrusted: base.untrusted }, base)
     })
-    return yield* go(options.toolkit, created, leaseMillis, { created: true })
-  })
+    return yield* go(options.toolkit, created, leaseMillis, { created: true, emit })
+  }).pipe(tellPending(emit))
 
 export const resume = (
   id: string,
-  options: { readonly toolkit: AnyToolkit; readonly lease?: Duration.Input | undefined }
+  options: { readonly toolkit: AnyToolkit; readonly lease?: Duration.Input | undefined },
+  emit?: Emit
 ) =>
   Effect.gen(function*() {
     const runs = yield* runStoreHere
@@ -544,8 +565,8 @@ export const resume = (
     const leaseMillis = leaseOf(options.lease)
     const millis = yield* Clock.currentTimeMillis
     const held = yield* runs.claim(id, iso(millis + leaseMillis), iso(millis))
-    return yield* go(options.toolkit, held, leaseMillis, { settled })
-  })
+    return yield* go(options.toolkit, held, leaseMillis, { settled, emit })
+  }).pipe(tellPending(emit))
 
 export const cancel = (id: string, options: { readonly reason: string }) =>
   Effect.gen(function*() {

@@ -10,7 +10,7 @@
 // tainted, a write or send asked for there is refused, and a plan's
 // authorization does not cover it. No store, model, guard or sink needs to
 // write or send through graded.
-import { type Cause, Effect, Exit } from "effect"
+import { type Cause, Effect, Exit, Queue, Stream } from "effect"
 import { syncThunk } from "./syncThunk.js"
 import { asServiceCode } from "./authority.js"
 
@@ -51,11 +51,34 @@ const asIs: Restricted = (self) => self
 const wrapped = new WeakMap<object, object>()
 
 /**
+ * What a service's method handed graded as a stream (a model's streamed
+ * turn), as a stream graded made: the service's stream runs in a fiber of its
+ * own, under `restricted` (the method's call too), and only its elements come back. Pulled as it came,
+ * its effects would run in the loop's fiber, unmarked. A value that is no
+ * stream comes back as the only element, for the caller to judge.
+ */
+const ownStream = (make: () => unknown, restricted: Restricted): Stream.Stream<unknown, unknown> =>
+  Stream.callback<unknown, unknown>((queue) =>
+    restricted(Effect.suspend(() => {
+      const value = make()
+      return Stream.isStream(value)
+        ? Stream.runForEach(value as Stream.Stream<unknown, unknown>, (element) => Queue.offer(queue, element))
+        : Queue.offer(queue, value)
+    })).pipe(
+      Effect.matchCauseEffect({
+        onSuccess: () => Queue.end(queue),
+        onFailure: (cause) => Queue.failCause(queue, cause)
+      })
+    )
+  )
+
+/**
  * `service` with every method's effect run as `asServiceCode(whose)`: made once per
  * service object, from its properties read once. Methods are found on the
- * object and its prototypes (a class's instance).
+ * object and its prototypes (a class's instance). The methods named in
+ * `streams` return a stream, run the same way.
  */
-export const marked = <S extends object>(service: S, whose: string): S => {
+export const marked = <S extends object>(service: S, whose: string, streams: ReadonlyArray<string> = []): S => {
   const made = wrapped.get(service)
   if (made !== undefined) return made as S
   const restricted = asServiceCode(whose)
@@ -69,6 +92,8 @@ export const marked = <S extends object>(service: S, whose: string): S => {
       // body is plain JavaScript, which can reach the fiber it runs in.
       wrapper[key] = typeof value !== "function"
         ? value
+        : streams.includes(key as string)
+        ? (...args: Array<unknown>) => ownStream(() => Reflect.apply(value, service, args), restricted)
         : (...args: Array<unknown>) =>
           restricted(Effect.suspend(() => {
             const out = ownEffect(Reflect.apply(value, service, args), asIs)

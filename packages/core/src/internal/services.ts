@@ -17,7 +17,9 @@ export const runStoreIfAny = sealed(Effect.map(
   Effect.serviceOption(RunStore),
   Option.map((store) => marked(store, "the RunStore's code"))
 ))
-export const modelHere = sealed(Effect.map(LanguageModel, (model) => marked(model, "the LanguageModel's code")))
+export const modelHere = sealed(
+  Effect.map(LanguageModel, (model) => marked(model, "the LanguageModel's code", ["stream"]))
+)
 
 type Transactional = {
   readonly withTransaction?: (<A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>) | undefined

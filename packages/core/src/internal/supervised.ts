@@ -10,6 +10,7 @@ import * as RunStore from "../RunStore.js"
 import type { Any as AnyToolkit } from "../Toolkit.js"
 import { InvalidEdit, Refused } from "../ToolError.js"
 import type { RunOptions } from "./agent.js"
+import type { Emit } from "./events.js"
 import * as Runs from "./runs.js"
 import { byGraded } from "./runs.js"
 import { unguarded } from "./memoryStores.js"
@@ -48,9 +49,9 @@ const decide = (toolkit: AnyToolkit, proposal: Proposal) =>
       (error) => settleLeftOpen(proposal.id, error)
     )
 
-export const supervised = (options: RunOptions) =>
+export const supervised = (options: RunOptions, emit?: Emit) =>
   Effect.gen(function*() {
-    let outcome = yield* Runs.start({ ...options, lease: humanTime })
+    let outcome = yield* Runs.start({ ...options, lease: humanTime }, emit)
     // The turn's writes and sends are asked together, as a UI shows them.
     while (outcome.status === "waiting") {
       yield* Invocation.within(options.context ?? {})(
@@ -59,7 +60,7 @@ export const supervised = (options: RunOptions) =>
           discard: true
         })
       )
-      outcome = yield* Runs.resume(outcome.runId, { toolkit: options.toolkit, lease: humanTime })
+      outcome = yield* Runs.resume(outcome.runId, { toolkit: options.toolkit, lease: humanTime }, emit)
     }
     return outcome.status === "finished"
       ? outcome.result
