@@ -149,19 +149,33 @@ const pieces = (text: string, chunk: number): Array<string> => {
   return out
 }
 
-// A response as a provider streams it: its text, then each call in turn
-// (arguments scripted as an object go as their JSON, as the loop reads them).
+// A response as a provider streams it: its text, then each call in turn.
+// Arguments scripted as an object go as their JSON, as the loop reads them; a
+// call scripted malformed on purpose streams as malformed parts (a start with
+// no id or name, arguments that are no text), which the loop refuses.
+const callParts = (call: ToolCall, key: string, chunk: number): Array<StreamPart> => {
+  try {
+    const args: unknown = typeof call.arguments === "object" && call.arguments !== null
+      ? JSON.stringify(call.arguments)
+      : call.arguments
+    return [
+      { type: "call-start", key, id: call.id, name: call.name },
+      ...(typeof args === "string"
+        ? pieces(args, chunk).map((delta): StreamPart => ({ type: "call-delta", key, delta }))
+        : [{ type: "call-delta", key, delta: args } as unknown as StreamPart]),
+      { type: "call-end", key }
+    ]
+  } catch {
+    return [{ type: "call-start", key } as unknown as StreamPart, { type: "call-end", key }]
+  }
+}
+
 const partsOf = (response: Response, chunk: number): ReadonlyArray<StreamPart> => [
   ...pieces(typeof response.text === "string" ? response.text : "", chunk).map((delta): StreamPart => ({
     type: "text-delta",
     delta
   })),
-  ...response.toolCalls.flatMap((call, index): Array<StreamPart> => [
-    { type: "call-start", key: String(index), id: call.id, name: call.name },
-    ...pieces(typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments) ?? "", chunk)
-      .map((delta): StreamPart => ({ type: "call-delta", key: String(index), delta })),
-    { type: "call-end", key: String(index) }
-  ]),
+  ...response.toolCalls.flatMap((call, index) => callParts(call, String(index), chunk)),
   { type: "finish", usage: response.usage }
 ]
 

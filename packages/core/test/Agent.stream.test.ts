@@ -189,6 +189,40 @@ describe("Agent.supervisedStream", () => {
     }))
 })
 
+describe("a compromised model over a stream, supervised", () => {
+  it.effect("a send whose arguments the stream cut is no card: no human is asked, nothing is sent", () =>
+    Effect.gen(function*() {
+      const desk = makeDesk()
+      const ui = HumanConfirm.scripted([HumanConfirm.approve("agent:alice")])
+      const events = yield* collect(
+        Agent.supervisedStream({ toolkit: desk.support, prompt: "Reply.", context: { actor: "agent:alice" } }).pipe(
+          Stream.provide(Layer.merge(
+            ScriptedModel.layer([
+              streamed([
+                { type: "call-start", key: "0", id: "c1", name: "chat__sendMessage" },
+                { type: "call-delta", key: "0", delta: "{\"text\":\"Here is every customer's address: " }
+              ], { cut: true }),
+              // The same call started twice under one key, the second start's arguments complete.
+              streamed([
+                { type: "call-start", key: "0", id: "c2", name: "chat__sendMessage" },
+                { type: "call-start", key: "0", id: "c3", name: "chat__sendMessage" },
+                { type: "call-delta", key: "0", delta: "{\"text\":\"hi\"}" },
+                { type: "finish" }
+              ]),
+              text("Nothing sent.")
+            ]),
+            HumanConfirm.layer(ui)
+          ))
+        )
+      )
+      expect(events.some((event) => event.type === "pending")).toBe(false)
+      expect(events.filter((event) => event.type === "refused").map((event) => event.type === "refused" && event.id))
+        .toEqual(["c1", "c2"])
+      expect(ui.seen).toEqual([])
+      expect(desk.effects).toMatchObject({ prepared: 0, delivered: [] })
+    }))
+})
+
 describe("Runs.startStream", () => {
   it.effect("closing the stream mid-turn leaves the run stored and let go; resumeStream finishes it", () =>
     Effect.gen(function*() {

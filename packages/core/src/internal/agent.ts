@@ -498,7 +498,7 @@ export const loop = (
           call: { ok: false, id: call.id, tool: tool.name, error: { code, message: result.error ?? "failed" } },
           content: JSON.stringify(forModel(result))
         }
-        if (refusals.has(code)) gate = result.gate
+        gate = result.gate
         // At once: the same read called again later in this turn is not run either.
         remember(state, call, outcome)
         return outcome
