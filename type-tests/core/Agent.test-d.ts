@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import { Effect, Stream } from "effect"
 import { expectError, expectType } from "tsd"
 import {
   Agent,
@@ -87,6 +87,31 @@ expectType<
 expectError(
   Effect.runPromise(
     supervised.pipe(
+      Effect.provideService(KnowledgeBase, { search: () => Effect.succeed([]) }),
+      Effect.provide(ScriptedModel.layer([ScriptedModel.text("ok")]))
+    )
+  )
+)
+
+// Streamed, the same rules: the autonomous loop takes read tools only, and a
+// supervised stream runs only where a human decides.
+
+// error: Agent.run takes read tools only: ticket.submit (write) needs WriteCapability; chat.sendMessage (send) needs SendCapability.
+expectError(Agent.runStream({ toolkit: support, prompt: "?" }))
+
+expectType<
+  Stream.Stream<
+    | Agent.Event<ReadonlyArray<typeof KbSearch | typeof CurrentConversation>>
+    | Agent.End<ReadonlyArray<typeof KbSearch | typeof CurrentConversation>>,
+    Agent.AgentError,
+    LanguageModel.LanguageModel | KnowledgeBase
+  >
+>(Agent.runStream({ toolkit: Toolkit.readOnly(support), prompt: "Has this customer reported it before?" }))
+
+// error: NeedsHumanConfirm<"ticket.submit" | "chat.sendMessage">' is not assignable to type 'never'
+expectError(
+  Effect.runPromise(
+    Stream.runDrain(Agent.supervisedStream({ toolkit: support, prompt: "File it." })).pipe(
       Effect.provideService(KnowledgeBase, { search: () => Effect.succeed([]) }),
       Effect.provide(ScriptedModel.layer([ScriptedModel.text("ok")]))
     )
