@@ -231,7 +231,7 @@ const loadAtEnd = os.loadavg().map((x) => x.toFixed(1)).join(", ")
 const doc = `# Performance
 
 Written by \`pnpm bench\` (bench/run.ts), and section by section by the bench's parts (\`pnpm --dir bench
-bench:types\`, \`bench:audit\`, \`bench:policy\`, \`bench:runs\`, \`bench:mcp\`); each section says the run it comes
+bench:types\`, \`bench:audit\`, \`bench:policy\`, \`bench:runs\`, \`bench:mcp\`, \`bench:stream\`); each section says the run it comes
 from. Within a section every figure was measured side by side in one run on the machine below, the peers from the
 same process, interleaved: compare figures within a section, not across sections or with another machine's. Medians
 of ${repetitions} repetitions (more for the agent loop and cold function schemas); instantiation counts are exact and
@@ -283,10 +283,10 @@ ${policySection(policy)}
   guardrails and approval checks around it.
 `
 // The supervised-runs and runs-per-second sections are bench:runs' own (they need databases and a
-// minute), the MCP section bench:mcp's (it spawns servers): kept as they
+// minute), the MCP section bench:mcp's (it spawns servers), the Streaming section bench:stream's: kept as they
 // were when this page is rewritten.
-const ownSections = ["## Supervised runs", "## Runs per second", "## MCP"].map(keptSection).filter((section) =>
-  section !== ""
-)
+const ownSections = ["## Supervised runs", "## Runs per second", "## MCP", "## Streaming"].map(keptSection).filter((
+  section
+) => section !== "")
 writeFileSync(page, [doc.trimEnd(), ...ownSections].join("\n\n") + "\n")
 console.log("wrote docs/PERFORMANCE.md")
