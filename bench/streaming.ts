@@ -27,15 +27,18 @@ const load = () => os.loadavg().map((x) => x.toFixed(1)).join(", ")
 const gc = (globalThis as { gc?: (options?: { readonly type: "minor" | "major" }) => void }).gc
 
 // Three read tools, as a support desk offers them.
-const read = <const Name extends string>(name: Name) =>
-  Tool.read(name, {
-    title: name,
-    description: `Reads ${name}.`,
-    input: Schema.Struct({ query: Schema.String }),
-    output: Schema.String,
-    run: ({ query }) => Effect.succeed(query)
-  })
-const toolkit = Toolkit.make(read("kb.search"), read("customer.lookup"), read("orders.list"))
+const read = {
+  title: "Read",
+  description: "Reads.",
+  input: Schema.Struct({ query: Schema.String }),
+  output: Schema.String,
+  run: ({ query }: { readonly query: string }) => Effect.succeed(query)
+}
+const toolkit = Toolkit.make(
+  Tool.read("kb.search", read),
+  Tool.read("customer.lookup", read),
+  Tool.read("orders.list", read)
+)
 
 const partsOf = (pieces: number): ReadonlyArray<LanguageModel.StreamPart> => [
   ...Array.from({ length: pieces }, (_, i): LanguageModel.StreamPart => ({ type: "text-delta", delta: `w${i} ` })),
