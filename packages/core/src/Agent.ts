@@ -232,7 +232,15 @@ export interface Result<Tools extends ReadonlyArray<Tool.Any>> {
   readonly rounds: number
   readonly calls: ReadonlyArray<Call<Tools>>
   readonly messages: ReadonlyArray<Message>
+  /** The tokens (and cost, where the provider says) of every turn, added up. */
   readonly usage: Usage
+  /**
+   * What each model turn used, by round, as its provider reported it; a turn
+   * that reported nothing is not listed. Each is audited too (`usage`).
+   *
+   * @since 0.2.0
+   */
+  readonly turns: ReadonlyArray<{ readonly round: number; readonly usage: Usage }>
   /**
    * The tools marked `untrusted` whose output entered the conversation. To
    * continue it in a new run, pass them on (`context: { untrusted }`) with

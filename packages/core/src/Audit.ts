@@ -66,6 +66,14 @@ export const Event = Schema.Union([
     reason: optionalReason
   }),
   Schema.Struct({ type: Schema.Literal("answered"), rounds: Schema.Number }),
+  // What a model turn used, as its provider reported it (a turn that reported nothing has no entry).
+  Schema.Struct({
+    type: Schema.Literal("usage"),
+    round: Schema.Number,
+    inputTokens: Schema.Number,
+    outputTokens: Schema.Number,
+    cost: Schema.optional(Schema.Number)
+  }),
   Schema.Struct({ type: Schema.Literal("round-limit"), rounds: Schema.Number, pending: Schema.Array(Schema.String) }),
   // A delivery that stopped without settling: surfaced to a human, who marks it done or retries it.
   Schema.Struct({

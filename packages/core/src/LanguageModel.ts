@@ -68,6 +68,8 @@ export type Message =
 export interface Usage {
   readonly inputTokens: number
   readonly outputTokens: number
+  /** What the provider says the turn cost, in its own unit (OpenRouter: US dollars), where it says. */
+  readonly cost?: number | undefined
 }
 
 /**

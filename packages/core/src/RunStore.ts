@@ -96,7 +96,22 @@ export const State = Schema.Struct({
   round: Schema.Number,
   messages: Schema.Array(StoredMessage),
   calls: Schema.Array(StoredCall),
-  usage: Schema.Struct({ inputTokens: Schema.Number, outputTokens: Schema.Number }),
+  usage: Schema.Struct({
+    inputTokens: Schema.Number,
+    outputTokens: Schema.Number,
+    cost: Schema.optional(Schema.Number)
+  }),
+  /**
+   * The usage each model turn reported, by round (a turn that reported none is not here).
+   *
+   * @since 0.2.0
+   */
+  turns: Schema.optional(Schema.Array(Schema.Struct({
+    round: Schema.Number,
+    inputTokens: Schema.Number,
+    outputTokens: Schema.Number,
+    cost: Schema.optional(Schema.Number)
+  }))),
   untrusted: Schema.Array(Schema.String),
   refusedBefore: Schema.Array(Schema.String),
   /** Facts the run's tools recorded, for a policy's conditions. */

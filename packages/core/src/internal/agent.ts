@@ -136,7 +136,8 @@ interface Checked {
   readonly calls: ReadonlyArray<ToolCall>
   // The index of each call that is malformed, and why.
   readonly malformed: ReadonlyMap<number, string>
-  readonly usage: Usage
+  // What the provider reported of the turn's usage; undefined where it reported none.
+  readonly usage: Usage | undefined
 }
 
 const asJson = (value: unknown): string | undefined => {
@@ -201,11 +202,16 @@ const readTurn = (response: unknown, round: number): Result.Result<Checked, Mode
     }
   })
   const usage = turn.success.usage as Partial<Record<keyof Usage, unknown>> | null | undefined
+  const cost = usage?.cost
   return Result.succeed({
     text: turn.success.text ?? undefined,
     calls,
     malformed,
-    usage: { inputTokens: count(usage?.inputTokens), outputTokens: count(usage?.outputTokens) }
+    usage: typeof usage !== "object" || usage === null ? undefined : {
+      inputTokens: count(usage.inputTokens),
+      outputTokens: count(usage.outputTokens),
+      ...(typeof cost === "number" && Number.isFinite(cost) && cost >= 0 ? { cost } : {})
+    }
   })
 }
 
@@ -213,7 +219,9 @@ const readTurn = (response: unknown, round: number): Result.Result<Checked, Mode
 export interface LoopState {
   readonly messages: Array<Message>
   readonly calls: Array<Call>
-  readonly usage: { inputTokens: number; outputTokens: number }
+  readonly usage: { inputTokens: number; outputTokens: number; cost?: number | undefined }
+  /** The usage each turn reported, by round. */
+  readonly turns: Array<{ readonly round: number; readonly usage: Usage }>
   /** Model turns taken. */
   round: number
   /** The untrusted tools whose output the model has read in this run. */
@@ -233,6 +241,7 @@ export const initialState = (options: RunOptions): LoopState => {
     messages,
     calls: [],
     usage: { inputTokens: 0, outputTokens: 0 },
+    turns: [],
     round: 0,
     untrusted: [],
     refusedBefore: new Set(),
@@ -562,8 +571,13 @@ export const loop = (
       if (emit !== undefined && !streams && answer.text !== undefined && answer.text !== "") {
         yield* emit({ type: "text-delta", round, delta: answer.text })
       }
-      usage.inputTokens += answer.usage.inputTokens
-      usage.outputTokens += answer.usage.outputTokens
+      if (answer.usage !== undefined) {
+        usage.inputTokens += answer.usage.inputTokens
+        usage.outputTokens += answer.usage.outputTokens
+        if (answer.usage.cost !== undefined) usage.cost = (usage.cost ?? 0) + answer.usage.cost
+        state.turns.push({ round, usage: answer.usage })
+        yield* note({ type: "usage", round, ...answer.usage })
+      }
       messages.push({ role: "assistant", content: answer.text, toolCalls: answer.calls })
       unsaved = true
       return { calls: answer.calls, text: answer.text, malformed: answer.malformed }
@@ -689,6 +703,7 @@ export const finish = (
   calls: state.calls,
   messages: state.messages,
   usage: state.usage as Usage,
+  turns: state.turns,
   untrusted: state.untrusted
 })
 

@@ -95,6 +95,9 @@ export const describe = (entry: Event, maxShown: number): string => {
         because(entry.reason)
     case "answered":
       return `the model answered after ${entry.rounds} round(s)`
+    case "usage":
+      return `round ${entry.round} used ${entry.inputTokens} input and ${entry.outputTokens} output tokens` +
+        (entry.cost !== undefined ? `, cost ${entry.cost}` : "")
     case "round-limit":
       return `stopped at the round limit (${entry.rounds}); not run: ${names(entry.pending)}`
     case "in-doubt":
