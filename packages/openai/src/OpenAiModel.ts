@@ -1,17 +1,21 @@
 /**
  * graded's `LanguageModel` over the official `openai` client, for OpenAI and
  * any OpenAI-compatible server (Azure, vLLM, Ollama, LiteLLM). Both the Chat
- * Completions and the Responses API; tool definitions go out with their wire
- * names and strict schemas, exactly as the registry made them.
+ * Completions and the Responses API, each turn whole or streamed; tool
+ * definitions go out with their wire names and strict schemas, exactly as the
+ * registry made them.
  *
  * @since 0.1.0
  */
-import { Clock, Duration, Effect, type Layer } from "effect"
+import { Clock, Duration, Effect, type Layer, Stream } from "effect"
 import { Invocation, LanguageModel } from "@graded/core"
 import OpenAI from "openai"
 import * as chat from "./internal/chat.js"
+import * as chatStream from "./internal/chatStream.js"
 import { retryPolicy, toModelError } from "./internal/errors.js"
 import * as responses from "./internal/responses.js"
+import * as responsesStream from "./internal/responsesStream.js"
+import * as streamed from "./internal/stream.js"
 
 /**
  * What `make` and `layer` take: the model, a client or the key and server to
@@ -51,7 +55,9 @@ const client = (options: Options): OpenAI | LanguageModel.ModelError => {
 
 /**
  * Makes the `LanguageModel` service itself, for code that wraps it or provides
- * it by hand; most apps want `layer`.
+ * it by hand; most apps want `layer`. It offers `stream` beside `generate`
+ * (the loop decides which to call): the same request with `stream: true`,
+ * retried only until its first part, since after it the human has seen tokens.
  *
  * @since 0.1.0
  * @category constructors
@@ -93,9 +99,29 @@ export const make = (options: Options): LanguageModel.LanguageModel.Service => {
       )
     )
 
+  // The same bodies with `stream: true`; a stream is retried only until its first part (internal/stream.ts).
+  const open = (client: OpenAI, request: LanguageModel.Request) => (signal: AbortSignal) =>
+    options.api === "responses"
+      ? client.responses.create(
+        responsesStream.body(options.model, request, { parallelToolCalls, store: options.store }),
+        requestOptions(signal)
+      )
+      : client.chat.completions.create(
+        chatStream.body(options.model, request, { parallelToolCalls }),
+        requestOptions(signal)
+      )
+
   return {
     generate: (request) =>
-      made instanceof LanguageModel.ModelError ? Effect.fail(made) : Effect.retry(once(made, request), policy)
+      made instanceof LanguageModel.ModelError ? Effect.fail(made) : Effect.retry(once(made, request), policy),
+    stream: (request) =>
+      made instanceof LanguageModel.ModelError
+        ? Stream.fail(made)
+        : streamed.turn(
+          open(made, request),
+          options.api === "responses" ? responsesStream.decoder : chatStream.decoder,
+          policy
+        )
   }
 }
 

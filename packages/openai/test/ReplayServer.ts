@@ -1,8 +1,9 @@
 // An OpenAI-compatible server on loopback for tests: an effect/http
 // server that answers each request with the next scripted reply and records
-// what it was sent.
+// what it was sent. A reply may be Server-Sent Events, written one by one,
+// and may cut its connection after them.
 import { NodeHttpServer, NodeHttpServerRequest } from "@effect/platform-node"
-import { Effect } from "effect"
+import { Effect, Stream } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { createServer } from "node:http"
 
@@ -13,6 +14,20 @@ export interface Reply {
   readonly json?: unknown
   readonly text?: string
   /** Hold the reply this long (ms), to test timeouts and interruption. */
+  readonly delay?: number
+  /** Server-Sent Events to send instead, one by one. */
+  readonly events?: ReadonlyArray<Sse>
+  /** Wait this long (ms) before each event but the first, so parts arrive apart. */
+  readonly eventDelay?: number
+  /** After the events, close the connection without ending the body: a stream cut mid-way. */
+  readonly cut?: boolean
+}
+
+/** One event: `data` as its JSON, or a string as it is (`[DONE]`, or a chunk that is no JSON). */
+export interface Sse {
+  readonly event?: string
+  readonly data: unknown
+  /** Wait this long (ms) before this event, instead of the reply's `eventDelay`. */
   readonly delay?: number
 }
 
@@ -28,12 +43,15 @@ export interface Replay {
   readonly requests: ReadonlyArray<Recorded>
   /** Requests whose handling was cut short because the client went away. */
   readonly abandoned: () => number
+  /** Streamed replies whose last event was written. */
+  readonly streamed: () => number
 }
 
 export const make = (script: ReadonlyArray<Reply>) =>
   Effect.gen(function*() {
     const requests: Array<Recorded> = []
     let abandoned = 0
+    let streamed = 0
     const server = yield* NodeHttpServer.make(() => createServer(), { port: 0, host: "127.0.0.1" })
     const app = Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
@@ -60,8 +78,35 @@ export const make = (script: ReadonlyArray<Reply>) =>
         incoming.socket.once("close", () => resume(Effect.void))
       })
       if (reply.delay !== undefined) yield* Effect.raceFirst(Effect.sleep(reply.delay), gone)
-      replied = true
       const options = { status: reply.status ?? 200, headers: reply.headers ?? {} }
+      if (reply.events !== undefined) {
+        // Replied once the last event is written; a client that goes before is abandoned.
+        const socket = incoming.socket
+        const cut = Effect.callback<never>(() => {
+          // Node writes a chunked reply's queued chunks on the next tick; then end() sends
+          // them and closes the socket in the middle of the body.
+          setImmediate(() => socket.end(() => socket.destroy()))
+        })
+        const body = Stream.fromIterable(reply.events).pipe(
+          Stream.mapEffect((event, i) => {
+            const wait = event.delay ?? (i > 0 ? reply.eventDelay : undefined)
+            return Effect.as(wait !== undefined ? Effect.sleep(wait) : Effect.void, encoder.encode(sse(event)))
+          }),
+          Stream.concat(
+            Stream.fromEffect(Effect.sync(() => {
+              replied = true
+              streamed++
+            })).pipe(Stream.drain)
+          ),
+          Stream.concat(reply.cut === true ? Stream.fromEffect(cut) : Stream.empty)
+        )
+        return HttpServerResponse.stream(body, {
+          ...options,
+          contentType: "text/event-stream",
+          headers: { "cache-control": "no-cache", ...options.headers }
+        })
+      }
+      replied = true
       return reply.text !== undefined
         ? HttpServerResponse.text(reply.text, options)
         : HttpServerResponse.jsonUnsafe(reply.json ?? {}, options)
@@ -72,9 +117,17 @@ export const make = (script: ReadonlyArray<Reply>) =>
     return {
       baseURL: `http://127.0.0.1:${address.port}/v1`,
       requests,
-      abandoned: () => abandoned
+      abandoned: () => abandoned,
+      streamed: () => streamed
     } satisfies Replay
   })
+
+const encoder = new TextEncoder()
+
+const sse = (event: Sse): string =>
+  `${event.event !== undefined ? `event: ${event.event}\n` : ""}data: ${
+    typeof event.data === "string" ? event.data : JSON.stringify(event.data)
+  }\n\n`
 
 // Canned replies in each API's shape.
 export const chatReply = (message: {

@@ -60,8 +60,10 @@ export const response = (completion: OpenAI.Chat.Completions.ChatCompletion): La
   return {
     text: choice.message.content ?? undefined,
     toolCalls: calls,
-    usage: completion.usage !== undefined
-      ? { inputTokens: completion.usage.prompt_tokens, outputTokens: completion.usage.completion_tokens }
-      : undefined
+    usage: usage(completion.usage)
   }
 }
+
+// Shared with the stream, whose last chunk carries it.
+export const usage = (usage: OpenAI.CompletionUsage | null | undefined): LanguageModel.Usage | undefined =>
+  usage != null ? { inputTokens: usage.prompt_tokens, outputTokens: usage.completion_tokens } : undefined

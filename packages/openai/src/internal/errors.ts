@@ -69,6 +69,44 @@ export const toModelError = (error: unknown, now: number): LanguageModel.ModelEr
   return new LanguageModel.ModelError(wait === undefined ? fields : { ...fields, retryAfterMillis: wait })
 }
 
+// What reading a streamed body throws, after its headers came with a 2xx:
+// an event that is no JSON (the client's JSON.parse), an error the server
+// sent as an event (the client's APIError, with no status), or the body cut
+// short (fetch's own error, "terminated"). Anything else is not the openai
+// client's and cannot be told from a dropped connection.
+export const toStreamError = (error: unknown): LanguageModel.ModelError => {
+  if (error instanceof LanguageModel.ModelError) return error
+  const name = typeof error === "object" && error !== null ? error.constructor?.name ?? "" : ""
+  if (error instanceof SyntaxError) {
+    return new LanguageModel.ModelError({
+      reason: "malformed-response",
+      detail: `a streamed event is not JSON: ${messageOf(error)}`
+    })
+  }
+  if (name === "APIError") {
+    const body = (error as { error?: unknown }).error
+    const code = typeof body === "object" && body !== null && "code" in body ? body.code : undefined
+    return providerFailure(code, messageOf(error))
+  }
+  if (name === "OpenAIError") {
+    return new LanguageModel.ModelError({ reason: "malformed-response", detail: messageOf(error) })
+  }
+  return new LanguageModel.ModelError({ reason: "connection", detail: `the stream was cut: ${messageOf(error)}` })
+}
+
+// A failure the provider reports inside a stream that began well (a chat
+// error event, a Responses `error` or `response.failed`): it has a code, not
+// a status. Its own fault unless the code says otherwise.
+export const providerFailure = (code: unknown, message: unknown): LanguageModel.ModelError => {
+  const detail = `${typeof code === "string" ? `${code}: ` : ""}${
+    typeof message === "string" ? message : "the provider reported a failure"
+  }`
+  const reason: LanguageModel.ModelErrorReason = code === "rate_limit_exceeded" ? "rate-limited"
+    : code === "invalid_prompt" ? "bad-request"
+    : "server"
+  return new LanguageModel.ModelError({ reason, detail })
+}
+
 const isRetryable = (error: LanguageModel.ModelError): boolean =>
   error.reason === "rate-limited" || error.reason === "server" || error.reason === "timeout" ||
   error.reason === "connection" || error.reason === "conflict"

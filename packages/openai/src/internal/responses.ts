@@ -65,8 +65,10 @@ export const response = (result: OpenAI.Responses.Response): LanguageModel.Respo
   return {
     text: texts.length > 0 ? texts.join("") : undefined,
     toolCalls: calls,
-    usage: result.usage != null
-      ? { inputTokens: result.usage.input_tokens, outputTokens: result.usage.output_tokens }
-      : undefined
+    usage: usage(result.usage)
   }
 }
+
+// Shared with the stream, whose `response.completed` event carries it.
+export const usage = (usage: OpenAI.Responses.ResponseUsage | null | undefined): LanguageModel.Usage | undefined =>
+  usage != null ? { inputTokens: usage.input_tokens, outputTokens: usage.output_tokens } : undefined

@@ -1,0 +1,89 @@
+// A streamed turn over either API. The request goes out with a signal its
+// stream's scope aborts, so a consumer that is interrupted or stops reading
+// ends the HTTP request. Each API's decoder reads the provider's events into
+// graded's parts. The retry policy applies until the first part only: after
+// it the human has seen tokens, and a second request would show them another
+// turn.
+import { Clock, Effect, Schedule, Stream } from "effect"
+import { LanguageModel } from "@graded/core"
+import { toModelError, toStreamError } from "./errors.js"
+
+type Part = LanguageModel.StreamPart
+
+/**
+ * One API's reading of its events, made afresh for each request. `event`
+ * never throws on what the server sent: it gives the parts an event makes, or
+ * the typed failure of an event it cannot read (a throw is caught as one).
+ * `end` is told how the events stopped: `undefined` when the body ended, or
+ * the failure that cut it.
+ */
+export interface Decoder {
+  readonly event: (event: unknown) => ReadonlyArray<Part> | LanguageModel.ModelError
+  readonly end: (cut: LanguageModel.ModelError | undefined) => ReadonlyArray<Part> | LanguageModel.ModelError
+}
+
+export const malformed = (detail: string) =>
+  new LanguageModel.ModelError({ reason: "malformed-response", detail: `a streamed event is malformed: ${detail}` })
+
+const emit = (result: ReadonlyArray<Part> | LanguageModel.ModelError): Stream.Stream<Part, LanguageModel.ModelError> =>
+  result instanceof LanguageModel.ModelError ? Stream.fail(result) : Stream.fromIterable(result)
+
+const read = (decoder: Decoder, event: unknown): ReadonlyArray<Part> | LanguageModel.ModelError => {
+  try {
+    return decoder.event(event)
+  } catch (error) {
+    return malformed(`reading it threw (${String(error).slice(0, 200)})`)
+  }
+}
+
+const attempt = (
+  open: (signal: AbortSignal) => Promise<AsyncIterable<unknown>>,
+  decoder: () => Decoder
+): Stream.Stream<Part, LanguageModel.ModelError> =>
+  Stream.unwrap(Effect.gen(function*() {
+    const controller = yield* Effect.acquireRelease(
+      Effect.sync(() => new AbortController()),
+      (controller) => Effect.sync(() => controller.abort())
+    )
+    const events = yield* Effect.tryPromise({ try: () => open(controller.signal), catch: (error) => error }).pipe(
+      Effect.catch((error) => Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.fail(toModelError(error, now))))
+    )
+    const decoding = decoder()
+    let seen = 0
+    const parts = Stream.fromAsyncIterable(events, toStreamError).pipe(
+      Stream.mapEffect((event) => {
+        seen++
+        const result = read(decoding, event)
+        return result instanceof LanguageModel.ModelError ? Effect.fail(result) : Effect.succeed(result)
+      }),
+      Stream.flattenIterable
+    )
+    // A 200 whose body holds no event at all is no stream (a proxy's page): malformed, as `generate` has it.
+    const ended = () => seen === 0 ? malformed("the reply holds no Server-Sent Events") : decoding.end(undefined)
+    return Stream.concat(parts, Stream.suspend(() => emit(ended()))).pipe(
+      Stream.catch((cut) => emit(decoding.end(cut)))
+    )
+  }))
+
+/**
+ * The parts of one turn: `open` sends the request (with the signal to abort
+ * it) and gives the provider's events; `policy` is `generate`'s retry policy,
+ * applied while no part has been emitted.
+ */
+export const turn = (
+  open: (signal: AbortSignal) => Promise<AsyncIterable<unknown>>,
+  decoder: () => Decoder,
+  policy: Schedule.Schedule<LanguageModel.ModelError, LanguageModel.ModelError>
+): Stream.Stream<Part, LanguageModel.ModelError> =>
+  Stream.suspend(() => {
+    let started = false
+    return attempt(open, decoder).pipe(
+      Stream.tap(() =>
+        Effect.sync(() => {
+          started = true
+        })
+      ),
+      // Stream.retry would run the request again after parts were emitted too.
+      Stream.retry(Schedule.while(policy, () => !started))
+    )
+  })
