@@ -33,7 +33,7 @@ export interface Options {
   readonly model: string
   /** Which API to call (default `"chat"`). */
   readonly api?: "chat" | "responses" | undefined
-  /** Per request (default 60 seconds). */
+  /** Per request (default 60 seconds); streamed, also the longest wait between two events. */
   readonly timeout?: Duration.Input | undefined
   /** Retries of 409, 429, 5xx, timeouts and dropped connections (default 3). */
   readonly maxRetries?: number | undefined
@@ -120,7 +120,8 @@ export const make = (options: Options): LanguageModel.LanguageModel.Service => {
         : streamed.turn(
           open(made, request),
           options.api === "responses" ? responsesStream.decoder : chatStream.decoder,
-          policy
+          policy,
+          timeout
         )
   }
 }

@@ -245,6 +245,26 @@ for (const fx of fixtures) {
         expect(yield* throughCore(parts, failure)).toEqual(Exit.fail(failure))
       }))
 
+    it.live("a server that stops sending mid-stream is cut after the timeout: timeout, not retried, its call cut", () =>
+      Effect.gen(function*() {
+        const steps: ReadonlyArray<Step> = [
+          { text: "Look" },
+          { call: 0, id: "call_a", name: "kb__search" },
+          { call: 0, args: "{\"query\":\"va" },
+          { call: 0, args: "t\"}" }
+        ]
+        // The server stalls after the text: a second and a half before the next event.
+        const events = fx.events(steps)
+        const after = events.findIndex((event) => JSON.stringify(event).includes("\"Look\"")) + 1
+        const slow = { events: events.map((event, i) => i === after ? { ...event, delay: 1_500 } : event) }
+        const server = yield* Replay.make([slow, slow])
+        const { exit, parts } = yield* collect(streamOf(model(server.baseURL, { ...options, timeout: "300 millis" })))
+        expect(failureOf(exit)).toMatchObject({ reason: "timeout", detail: expect.stringMatching(/stalled/) })
+        expect(parts.length).toBeGreaterThan(0)
+        expect(parts.some((part) => part.type === "finish")).toBe(false)
+        expect(server.requests).toHaveLength(1)
+      }))
+
     it.live("a failure before the first part is retried: a 429, then a cut before any part, then the stream", () =>
       Effect.gen(function*() {
         const server = yield* Replay.make([

@@ -1,6 +1,8 @@
 // A streamed turn over either API. The request goes out with a signal its
 // stream's scope aborts, so a consumer that is interrupted or stops reading
-// ends the HTTP request. Each API's decoder reads the provider's events into
+// ends the HTTP request. The client's timeout covers the wait for the headers
+// only: a server that stops sending mid-stream is cut when no event came for
+// as long (`timeout`), as a connection that dropped. Each API's decoder reads the provider's events into
 // graded's parts. The retry policy applies until the first part only: after
 // it the human has seen tokens, and a second request would show them another
 // turn.
@@ -38,7 +40,8 @@ const read = (decoder: Decoder, event: unknown): ReadonlyArray<Part> | LanguageM
 
 const attempt = (
   open: (signal: AbortSignal) => Promise<AsyncIterable<unknown>>,
-  decoder: () => Decoder
+  decoder: () => Decoder,
+  idleMillis: number
 ): Stream.Stream<Part, LanguageModel.ModelError> =>
   Stream.unwrap(Effect.gen(function*() {
     const controller = yield* Effect.acquireRelease(
@@ -50,7 +53,12 @@ const attempt = (
     )
     const decoding = decoder()
     let seen = 0
+    const stalled = new LanguageModel.ModelError({
+      reason: "timeout",
+      detail: `the stream stalled: no event for ${idleMillis} ms`
+    })
     const parts = Stream.fromAsyncIterable(events, toStreamError).pipe(
+      Stream.timeoutOrElse({ duration: idleMillis, orElse: () => Stream.fail(stalled) }),
       Stream.mapEffect((event) => {
         seen++
         const result = read(decoding, event)
@@ -68,16 +76,18 @@ const attempt = (
 /**
  * The parts of one turn: `open` sends the request (with the signal to abort
  * it) and gives the provider's events; `policy` is `generate`'s retry policy,
- * applied while no part has been emitted.
+ * applied while no part has been emitted; `idleMillis` the longest wait
+ * between two events.
  */
 export const turn = (
   open: (signal: AbortSignal) => Promise<AsyncIterable<unknown>>,
   decoder: () => Decoder,
-  policy: Schedule.Schedule<LanguageModel.ModelError, LanguageModel.ModelError>
+  policy: Schedule.Schedule<LanguageModel.ModelError, LanguageModel.ModelError>,
+  idleMillis: number
 ): Stream.Stream<Part, LanguageModel.ModelError> =>
   Stream.suspend(() => {
     let started = false
-    return attempt(open, decoder).pipe(
+    return attempt(open, decoder, idleMillis).pipe(
       Stream.tap(() =>
         Effect.sync(() => {
           started = true
