@@ -8,6 +8,7 @@
 // from the folder: no `workspace:` range, no TypeScript source export.
 import { execFileSync } from "node:child_process"
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -214,4 +215,6 @@ describe.each(["npm", "pnpm"] as const)("packed with %s", (packer) => {
   })
 })
 
-afterAll(() => rmSync(work, { recursive: true, force: true }))
+// Four installed apps' node_modules: on a loaded machine removing them took
+// over the default minute (.ci/run beside other work), with every test passed.
+afterAll(() => rm(work, { recursive: true, force: true }), 300_000)
