@@ -7,7 +7,7 @@
 // installed `graded` command started. Nothing of the workspace is reachable
 // from the folder: no `workspace:` range, no TypeScript source export.
 import { execFileSync } from "node:child_process"
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
