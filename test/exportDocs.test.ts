@@ -135,6 +135,7 @@ describe("export docs", () => {
       "core/Audit.Audit.Service",
       "core/Plan.PlanError",
       "openai/OpenAiModel.layer",
+      "effect-ai/EffectAiModel.layer",
       "confirm/TerminalConfirm.layer",
       "cli/Cli.run"
     ]))

@@ -128,7 +128,12 @@ const app = (packer: "npm" | "pnpm", installer: "npm" | "pnpm", graded: Record<s
   // Every package's declarations, compiled with the quickstart.
   writeFileSync(
     path.join(dir, "everything.ts"),
-    Object.keys(graded).map((name) => `export * as ${name.slice("@graded/".length)} from "${name}"\n`).join("")
+    Object.keys(graded).map((name) =>
+      // @graded/effect-ai as effectAi: a package's name as an identifier.
+      `export * as ${
+        name.slice("@graded/".length).replace(/-(\w)/g, (_, c: string) => c.toUpperCase())
+      } from "${name}"\n`
+    ).join("")
   )
   if (installer === "npm") run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"], dir)
   else {

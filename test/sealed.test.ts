@@ -23,6 +23,7 @@ import { describe, expect, it } from "vitest"
 import * as cli from "../packages/cli/src/index.js"
 import * as confirm from "../packages/confirm/src/index.js"
 import * as core from "../packages/core/src/index.js"
+import * as effectAi from "../packages/effect-ai/src/index.js"
 import * as mcp from "../packages/mcp/src/index.js"
 import * as openai from "../packages/openai/src/index.js"
 import * as policy from "../packages/policy/src/index.js"
@@ -30,7 +31,17 @@ import * as sql from "../packages/sql/src/index.js"
 import * as SqlFallbackStore from "../packages/sql/src/SqlFallbackStore.js"
 
 // With the modules a package exports beside its index.
-const packages = { cli, confirm, core, mcp, openai, policy, sql, "sql/SqlFallbackStore": { SqlFallbackStore } }
+const packages = {
+  cli,
+  confirm,
+  core,
+  "effect-ai": effectAi,
+  mcp,
+  openai,
+  policy,
+  sql,
+  "sql/SqlFallbackStore": { SqlFallbackStore }
+}
 
 const isPlain = (value: object) => {
   const proto = Object.getPrototypeOf(value)
