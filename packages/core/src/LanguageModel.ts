@@ -149,6 +149,58 @@ export const ModelErrorReason = Schema.Literals([
 export type ModelErrorReason = typeof ModelErrorReason.Type
 
 /**
+ * The reason an HTTP status means, for an adapter's `ModelError`: 400 and 422
+ * `bad-request`, 401 `unauthorized`, 403 `forbidden`, 404 `not-found`, 408
+ * `timeout`, 409 `conflict`, 429 `rate-limited`, 5xx `server`, any other
+ * `http`. One rule for every adapter.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export const reasonOfStatus = (status: number): ModelErrorReason =>
+  status === 400 || status === 422 ? "bad-request"
+    : status === 401 ? "unauthorized"
+    : status === 403 ? "forbidden"
+    : status === 404 ? "not-found"
+    : status === 408 ? "timeout"
+    : status === 409 ? "conflict"
+    : status === 429 ? "rate-limited"
+    : status >= 500 ? "server"
+    : "http"
+
+const header = (headers: unknown, name: string): string | undefined => {
+  if (typeof headers !== "object" || headers === null) return undefined
+  if ("get" in headers && typeof headers.get === "function") {
+    const value: unknown = headers.get(name)
+    return typeof value === "string" ? value : undefined
+  }
+  for (const [key, value] of Object.entries(headers)) {
+    if (key.toLowerCase() === name) return typeof value === "string" ? value : undefined
+  }
+  return undefined
+}
+
+/**
+ * How long a provider asked to wait, in milliseconds, from its reply's
+ * headers (a `Headers` object or a plain record): `retry-after-ms` (OpenAI's),
+ * else `retry-after` in seconds or as an HTTP date, read against `now`.
+ * `undefined` when it asked nothing readable.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export const retryAfterMillis = (headers: unknown, now: number): number | undefined => {
+  const ms = header(headers, "retry-after-ms")
+  if (ms !== undefined && ms.trim() !== "" && Number.isFinite(Number(ms)) && Number(ms) >= 0) return Number(ms)
+  const after = header(headers, "retry-after")
+  if (after === undefined || after.trim() === "") return undefined
+  const seconds = Number(after)
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000
+  const date = Date.parse(after)
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now)
+}
+
+/**
  * The model could not answer. `reason` says what kind of failure
  * (`ModelErrorReason`); `detail` is the provider's own message.
  *

@@ -52,6 +52,19 @@ export const maxWireLength = 64
 export const toWire = (name: string): string => name.replaceAll(".", "__")
 
 /**
+ * A name a model gave, made safe to send back: a model may answer with a name
+ * no gateway accepts ("ticket.submit", a thousand characters), which the loop
+ * refuses, but the conversation still echoes its turn back, and a strict
+ * gateway rejects the whole request for such a name. The call id, not the
+ * name, ties a result to its call. A name in the wire pattern is kept.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const echoSafe = (name: string): string =>
+  wirePattern.test(name) ? name : (name.replace(/[^a-zA-Z0-9_-]/g, "_").slice(0, maxWireLength) || "invalid_name")
+
+/**
  * The tool name of a wire name: every `__` becomes `.`.
  *
  * @example

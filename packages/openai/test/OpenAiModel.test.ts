@@ -4,7 +4,7 @@ import { TestClock } from "effect/testing"
 import { Agent, LanguageModel, Registry, Toolkit } from "@graded/core"
 import { OpenAiModel } from "@graded/openai"
 import { LanguageModel as LM } from "@graded/core"
-import { retryAfterMillis, retryPolicy } from "../src/internal/errors.js"
+import { retryPolicy } from "../src/internal/errors.js"
 import { makeDesk } from "../../core/test/supportDesk.js"
 import * as Replay from "./ReplayServer.js"
 
@@ -332,10 +332,10 @@ describe("the retry policy", () => {
 describe("retry-after", () => {
   it("reads retry-after-ms, retry-after in seconds, and retry-after as an HTTP date", () => {
     const now = Date.parse("2026-11-30T12:00:00Z")
-    expect(retryAfterMillis(new Headers({ "retry-after-ms": "250" }), now)).toBe(250)
-    expect(retryAfterMillis(new Headers({ "retry-after": "2" }), now)).toBe(2000)
-    expect(retryAfterMillis(new Headers({ "retry-after": "Mon, 30 Nov 2026 12:00:03 GMT" }), now)).toBe(3000)
-    expect(retryAfterMillis(new Headers({ "retry-after": "soon" }), now)).toBeUndefined()
-    expect(retryAfterMillis(new Headers({}), now)).toBeUndefined()
+    expect(LM.retryAfterMillis(new Headers({ "retry-after-ms": "250" }), now)).toBe(250)
+    expect(LM.retryAfterMillis(new Headers({ "retry-after": "2" }), now)).toBe(2000)
+    expect(LM.retryAfterMillis(new Headers({ "retry-after": "Mon, 30 Nov 2026 12:00:03 GMT" }), now)).toBe(3000)
+    expect(LM.retryAfterMillis(new Headers({ "retry-after": "soon" }), now)).toBeUndefined()
+    expect(LM.retryAfterMillis(new Headers({}), now)).toBeUndefined()
   })
 })

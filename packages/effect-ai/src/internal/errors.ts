@@ -1,24 +1,12 @@
 // From whatever effect/ai fails or dies with to a typed ModelError. An HTTP
-// status, where the provider kept one, decides the reason as @graded/openai's
-// does; otherwise the AiError's reason does. A defect (a provider that threw
+// status, where the provider kept one, decides the reason (LanguageModel.reasonOfStatus, as for
+// every adapter); otherwise the AiError's reason does. A defect (a provider that threw
 // on output it could not read) is a malformed response, never a throw.
 import { Duration } from "effect"
 import { LanguageModel } from "@graded/core"
 import { AiError } from "effect/ai"
 
 type Fields = ConstructorParameters<typeof LanguageModel.ModelError>[0]
-
-const reasonOf = (status: number): LanguageModel.ModelErrorReason =>
-  status === 400 ? "bad-request"
-    : status === 401 ? "unauthorized"
-    : status === 403 ? "forbidden"
-    : status === 404 ? "not-found"
-    : status === 408 ? "timeout"
-    : status === 409 ? "conflict"
-    : status === 422 ? "bad-request"
-    : status === 429 ? "rate-limited"
-    : status >= 500 ? "server"
-    : "http"
 
 // When the provider gives no status: what the AiError's reason says.
 const reasonOfTag = (reason: AiError.AiErrorReason): LanguageModel.ModelErrorReason => {
@@ -54,26 +42,6 @@ const reasonOfTag = (reason: AiError.AiErrorReason): LanguageModel.ModelErrorRea
     case "UnknownError":
       return "malformed-response"
   }
-}
-
-const header = (headers: unknown, name: string): string | undefined => {
-  if (typeof headers !== "object" || headers === null) return undefined
-  for (const [key, value] of Object.entries(headers)) {
-    if (key.toLowerCase() === name) return typeof value === "string" ? value : undefined
-  }
-  return undefined
-}
-
-// retry-after-ms (OpenAI's), else retry-after in seconds or as an HTTP date.
-export const retryAfterMillis = (headers: unknown, now: number): number | undefined => {
-  const ms = header(headers, "retry-after-ms")
-  if (ms !== undefined && ms.trim() !== "" && Number.isFinite(Number(ms)) && Number(ms) >= 0) return Number(ms)
-  const after = header(headers, "retry-after")
-  if (after === undefined || after.trim() === "") return undefined
-  const seconds = Number(after)
-  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000
-  const date = Date.parse(after)
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now)
 }
 
 const httpOf = (reason: AiError.AiErrorReason): { readonly status?: number; readonly headers?: unknown } => {
@@ -119,12 +87,12 @@ export const fromFailure = (error: unknown, now: number, streaming: boolean): La
   }
   const { headers, status } = httpOf(error.reason)
   const fields: Fields = {
-    reason: status !== undefined ? reasonOf(status) : reasonOfTag(error.reason),
+    reason: status !== undefined ? LanguageModel.reasonOfStatus(status) : reasonOfTag(error.reason),
     detail: error.message,
     ...(status !== undefined ? { status } : {})
   }
   const retryAfter = error.retryAfter
-  const wait = retryAfter !== undefined ? Duration.toMillis(retryAfter) : retryAfterMillis(headers, now)
+  const wait = retryAfter !== undefined ? Duration.toMillis(retryAfter) : LanguageModel.retryAfterMillis(headers, now)
   return new LanguageModel.ModelError(wait === undefined ? fields : { ...fields, retryAfterMillis: wait })
 }
 

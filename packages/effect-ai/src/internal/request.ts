@@ -3,9 +3,8 @@
 // definitions as a toolkit of dynamic tools: a wire name, a description, the
 // JSON Schema graded made and its strictness. The toolkit has no handlers:
 // effect/ai is only ever asked to describe the tools to the provider.
-import type { LanguageModel } from "@graded/core"
+import { type LanguageModel, Wire } from "@graded/core"
 import { Prompt, Tool, Toolkit } from "effect/ai"
-import { wireSafe } from "./wireSafe.js"
 
 /** The toolkit effect/ai is given: tools by wire name, no handler among them. */
 export type Tools = Toolkit.Toolkit<Record<string, Tool.Any>>
@@ -67,7 +66,7 @@ export const prompt = (messages: ReadonlyArray<LanguageModel.Message>): Prompt.P
           content.push(
             Prompt.makePart("tool-call", {
               id: call.id,
-              name: wireSafe(call.name),
+              name: Wire.echoSafe(call.name),
               params: paramsOf(call.arguments),
               providerExecuted: false
             })
@@ -80,7 +79,7 @@ export const prompt = (messages: ReadonlyArray<LanguageModel.Message>): Prompt.P
       case "tool": {
         const part = Prompt.makePart("tool-result", {
           id: message.callId,
-          name: wireSafe(message.name),
+          name: Wire.echoSafe(message.name),
           isFailure: false,
           result: resultOf(message.content),
           providerExecuted: false

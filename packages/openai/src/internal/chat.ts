@@ -1,8 +1,7 @@
 // Chat Completions: graded's messages and definitions to the request body,
 // and the first choice back to a turn.
-import type { LanguageModel } from "@graded/core"
+import { type LanguageModel, Wire } from "@graded/core"
 import type OpenAI from "openai"
-import { wireSafe } from "./wireSafe.js"
 
 type Params = OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming
 type Message = OpenAI.Chat.Completions.ChatCompletionMessageParam
@@ -22,7 +21,7 @@ const message = (message: LanguageModel.Message): Message => {
           tool_calls: message.toolCalls.map((call) => ({
             id: call.id,
             type: "function",
-            function: { name: wireSafe(call.name), arguments: call.arguments }
+            function: { name: Wire.echoSafe(call.name), arguments: call.arguments }
           }))
         }
     case "tool":

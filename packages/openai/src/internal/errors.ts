@@ -7,34 +7,6 @@ import { LanguageModel } from "@graded/core"
 
 type Fields = ConstructorParameters<typeof LanguageModel.ModelError>[0]
 
-const reasonOf = (status: number): LanguageModel.ModelErrorReason =>
-  status === 400 ? "bad-request"
-    : status === 401 ? "unauthorized"
-    : status === 403 ? "forbidden"
-    : status === 404 ? "not-found"
-    : status === 408 ? "timeout"
-    : status === 409 ? "conflict"
-    : status === 422 ? "bad-request"
-    : status === 429 ? "rate-limited"
-    : status >= 500 ? "server"
-    : "http"
-
-// retry-after-ms (OpenAI's), else retry-after in seconds or as an HTTP date.
-export const retryAfterMillis = (headers: unknown, now: number): number | undefined => {
-  const get = (name: string): string | null | undefined =>
-    typeof headers === "object" && headers !== null && "get" in headers && typeof headers.get === "function"
-      ? headers.get(name)
-      : undefined
-  const ms = Number(get("retry-after-ms"))
-  if (get("retry-after-ms") != null && Number.isFinite(ms) && ms >= 0) return ms
-  const after = get("retry-after")
-  if (after == null) return undefined
-  const seconds = Number(after)
-  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000
-  const date = Date.parse(after)
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now)
-}
-
 const messageOf = (error: unknown): string => {
   if (typeof error === "object" && error !== null) {
     const body = "error" in error ? (error as { error?: unknown }).error : undefined
@@ -64,8 +36,8 @@ export const toModelError = (error: unknown, now: number): LanguageModel.ModelEr
   if (status === undefined) {
     return new LanguageModel.ModelError({ reason: "malformed-response", detail: messageOf(error) })
   }
-  const fields: Fields = { reason: reasonOf(status), detail: messageOf(error), status }
-  const wait = retryAfterMillis((error as { headers?: unknown }).headers, now)
+  const fields: Fields = { reason: LanguageModel.reasonOfStatus(status), detail: messageOf(error), status }
+  const wait = LanguageModel.retryAfterMillis((error as { headers?: unknown }).headers, now)
   return new LanguageModel.ModelError(wait === undefined ? fields : { ...fields, retryAfterMillis: wait })
 }
 

@@ -1,8 +1,7 @@
 // The Responses API: the conversation as input items (messages, function
 // calls and their outputs, matched by call_id), and the output items back.
-import type { LanguageModel } from "@graded/core"
+import { type LanguageModel, Wire } from "@graded/core"
 import type OpenAI from "openai"
-import { wireSafe } from "./wireSafe.js"
 
 type Params = OpenAI.Responses.ResponseCreateParamsNonStreaming
 type Item = OpenAI.Responses.ResponseInputItem
@@ -20,7 +19,7 @@ const items = (message: LanguageModel.Message): Array<Item> => {
         ...message.toolCalls.map((call): Item => ({
           type: "function_call",
           call_id: call.id,
-          name: wireSafe(call.name),
+          name: Wire.echoSafe(call.name),
           arguments: call.arguments
         }))
       ]
