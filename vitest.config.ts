@@ -26,6 +26,7 @@ export const system = [
   "packages/cli/test/terminal.test.ts",
   "packages/sql/test/**/*.test.ts",
   "packages/confirm/test/browser.test.ts",
+  "packages/confirm/test/browser.chat.test.ts",
   "packages/confirm/test/hiddenCharacters.test.ts",
   "packages/mcp/test/connect.test.ts",
   "packages/mcp/test/elicit.test.ts",
@@ -35,6 +36,7 @@ export const system = [
   "examples/credit-desk/test/story.test.ts",
   "examples/mcp/test/demo.test.ts",
   "examples/quickstart/test/readme.test.ts",
+  "examples/support-desk/test/chat.test.ts",
   "examples/support-desk/test/supervised.test.ts",
   "examples/support-desk/test/web.test.ts",
   // The documented commands, each in a shell; the other checks of test/ are unit tests.

@@ -36,6 +36,7 @@ export const entries: ReadonlyArray<string> = [
   "examples/credit-desk/src/main.ts",
   "examples/mcp/src/main.ts",
   "examples/quickstart/src/main.ts",
+  "examples/support-desk/src/chat.ts",
   "examples/support-desk/src/main.ts",
   "examples/support-desk/src/web.ts",
   "packages/cli/src/main.ts",

@@ -1,6 +1,15 @@
-import { Effect } from "effect"
-import { expectError } from "tsd"
+import { Effect, Layer, Stream } from "effect"
+import { expectError, expectType } from "tsd"
+import {
+  Agent,
+  ScriptedModel,
+  type NeedsHumanConfirm,
+  type SendCapability,
+  type Toolkit,
+  type WriteCapability
+} from "@graded/core"
 import { WebConfirm } from "@graded/confirm"
+import { KnowledgeBase, support } from "../core/fixtures.js"
 
 // Rejected: options that do not say who decides. The message says which
 // options would, rather than "Property 'users' is missing".
@@ -21,3 +30,37 @@ expectError(WebConfirm.layer({ singleUser: true, users: { t: "alice" } }))
 WebConfirm.layer({ port: 8080, singleUser: true })
 WebConfirm.layer({ users: { "a-token": "alice" }, timeout: "5 minutes" })
 WebConfirm.layer({ authenticate: (request) => Effect.succeed(request.url) })
+
+// A chat's reply: the support desk's supervised run, streamed, with its model
+// and its tools' services provided, is what `chat.reply` takes; the server
+// provides the human part (its writes' and sends' NeedsHumanConfirm).
+const deskReply = (request: WebConfirm.ChatRequest) =>
+  Agent.supervisedStream({ toolkit: support, messages: WebConfirm.toMessages(request.messages) }).pipe(
+    Stream.provide(Layer.merge(
+      ScriptedModel.layer([ScriptedModel.text("Hello")]),
+      Layer.succeed(KnowledgeBase, { search: () => Effect.succeed([]) })
+    ))
+  )
+expectType<
+  Stream.Stream<
+    Agent.Event<Toolkit.Tools<typeof support>> | Agent.End<Toolkit.Tools<typeof support>>,
+    Agent.AgentError,
+    WriteCapability | SendCapability | NeedsHumanConfirm<"ticket.submit" | "chat.sendMessage">
+  >
+>(deskReply({ messages: [], by: undefined }))
+WebConfirm.layer({ singleUser: true, chat: { reply: deskReply } })
+WebConfirm.make({ users: { "a-token": "alice" }, chat: { reply: deskReply } })
+
+// Rejected: a reply whose tools' services are left to provide; the server
+// provides only the human part. The message names the service left over.
+
+// error: Type 'KnowledgeBase' is not assignable to type 'WriteCapability | SendCapability | NeedsHumanConfirm<string>'
+expectError(WebConfirm.layer({
+  singleUser: true,
+  chat: {
+    reply: (request) =>
+      Agent.supervisedStream({ toolkit: support, messages: WebConfirm.toMessages(request.messages) }).pipe(
+        Stream.provide(ScriptedModel.layer([ScriptedModel.text("Hello")]))
+      )
+  }
+}))

@@ -23,14 +23,21 @@
  * (421); bodies over `maxBodyBytes` refused before they are parsed (413);
  * bound to 127.0.0.1 unless told otherwise.
  *
+ * With `chat`, the server also serves a chat page (`/chat`): the app's agent
+ * answers there, its text streamed over Server-Sent Events, and each write or
+ * send it proposes is a card of this server, drawn in the conversation and
+ * decided there as on the confirm page, under the same sign-in and CSRF rules.
+ *
  * @since 0.1.0
  */
 import { NodeHttpServer } from "@effect/platform-node"
-import { Context, type Duration, Effect, Layer, Schema, type Scope } from "effect"
+import { Context, type Duration, Effect, Layer, Schema, type Scope, type Stream } from "effect"
 import type { HttpServerError, HttpServerRequest } from "effect/http"
 import {
+  type Agent,
   HumanConfirm,
   Invocation,
+  type LanguageModel,
   type ProposalStore,
   type SendCapability,
   type Toolkit,
@@ -96,7 +103,89 @@ export interface Common {
   readonly maxChars?: number | undefined
   /** Proposals from a store, shown as cards beside live confirmations. */
   readonly proposals?: Proposals<Toolkit.Any> | undefined
+  /**
+   * A chat page at `/chat`: the app's agent, its answers streamed, its writes
+   * and sends decided as cards inline in the conversation.
+   *
+   * @since 0.2.0
+   */
+  readonly chat?: Chat | undefined
 }
+
+/**
+ * One message of a chat's conversation as the page sends it: the person's
+ * (`user`), or an answer the agent gave before (`assistant`).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface ChatMessage {
+  readonly role: "user" | "assistant"
+  readonly content: string
+}
+
+/**
+ * What the chat page asks for: the conversation so far, the person's new
+ * message last (at most 100 messages of 20,000 characters each), and who is
+ * chatting: the signed-in person, or in single-user mode the name the page
+ * gives, if any.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface ChatRequest {
+  readonly messages: ReadonlyArray<ChatMessage>
+  readonly by: string | undefined
+}
+
+/**
+ * The chat page's agent. `reply` starts the run that answers a request,
+ * usually `Agent.supervisedStream` over the conversation
+ * (`WebConfirm.toMessages(request.messages)`), with its model and its tools'
+ * services provided. The server provides the rest: a `HumanConfirm` over its
+ * own cards, so each write or send of the run is a card of this server,
+ * drawn in the conversation and on the confirm page alike, decided by a
+ * signed-in person with the card's CSRF value. The page closing interrupts
+ * the run.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Chat {
+  readonly reply: (
+    request: ChatRequest
+  ) => Stream.Stream<
+    Agent.Event<any> | Agent.End<any>,
+    unknown,
+    WriteCapability | SendCapability | NeedsHumanConfirm<string>
+  >
+}
+
+/**
+ * A chat's conversation as a model's messages, for `Agent.supervisedStream`'s
+ * `messages`.
+ *
+ * @example
+ * import { Stream } from "effect"
+ * import { Agent, ScriptedModel, Toolkit } from "@graded/core"
+ * import { WebConfirm } from "@graded/confirm"
+ *
+ * const chat: WebConfirm.Chat = {
+ *   reply: (request) =>
+ *     Agent.supervisedStream({ toolkit: Toolkit.make(), messages: WebConfirm.toMessages(request.messages) }).pipe(
+ *       Stream.provide(ScriptedModel.layer([ScriptedModel.text("Hello!")]))
+ *     )
+ * }
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const toMessages = (messages: ReadonlyArray<ChatMessage>): ReadonlyArray<LanguageModel.Message> =>
+  messages.map((message): LanguageModel.Message =>
+    message.role === "user"
+      ? { role: "user", content: message.content }
+      : { role: "assistant", content: message.content, toolCalls: [] }
+  )
 
 /**
  * Who decides, by the app's own sign-in: every API call runs `authenticate`,
@@ -273,6 +362,13 @@ export interface Server {
   readonly token: string | undefined
   /** The page for the person holding `token` (with `users`: each person's own link). */
   readonly link: (token: string) => string
+  /**
+   * The chat page for the person holding `token`, when the server has `chat`;
+   * otherwise undefined.
+   *
+   * @since 0.2.0
+   */
+  readonly chatLink: ((token: string) => string) | undefined
   /** How many confirmations wait for a person. */
   readonly pending: () => number
   /** The last 1,000 decisions, oldest first. */
@@ -291,6 +387,21 @@ const positive = (option: string, value: number | undefined, fallback: number) =
   value === undefined ? Effect.succeed(fallback)
     : Number.isInteger(value) && value > 0 ? Effect.succeed(value)
     : new Misconfigured({ option, reason: `${option} must be a positive whole number, got ${value}` })
+
+// The app's chat as it is now, checked at run time too (a cast or plain
+// JavaScript): code that reaches the app's object and swaps its `reply`
+// later is not called instead of it. One CSRF value per server starts its
+// runs, told to a signed-in page by /api/me.
+const chatOf = (chat: Chat | undefined): Effect.Effect<Api.ChatOptions | undefined, Misconfigured> => {
+  if (chat === undefined) return Effect.succeed(undefined)
+  if (typeof chat !== "object" || chat === null || typeof chat.reply !== "function") {
+    return new Misconfigured({
+      option: "chat",
+      reason: "chat must be { reply }: a function from a chat request to the run's stream of events"
+    })
+  }
+  return Effect.succeed({ chat: Object.freeze({ reply: chat.reply.bind(chat) }), csrf: Guard.secret() })
+}
 
 // Exactly one way to tell who decides, checked at run time too: the types
 // say so, but a cast or plain JavaScript does not.
@@ -337,7 +448,8 @@ const who = (options: Options): Effect.Effect<Guard.Who, Misconfigured> => {
 
 /**
  * Starts the server and returns the UI for `HumanConfirm.layer`, and the
- * server. Fails with `Misconfigured` when the options do not say who decides.
+ * server. Fails with `Misconfigured` when the options do not say who decides,
+ * or give a `chat` without its `reply`.
  *
  * @example
  * import { Effect } from "effect"
@@ -365,6 +477,7 @@ export const make = <const O extends Options>(
     const decider = yield* who(options)
     const maxBodyBytes = yield* positive("maxBodyBytes", options.maxBodyBytes, defaultMaxBodyBytes)
     const maxChars = yield* positive("maxChars", options.maxChars, defaultMaxChars)
+    const chat = yield* chatOf(options.chat)
     const host = options.host ?? "127.0.0.1"
     const server = yield* NodeHttpServer.make(() => createServer(), { port: options.port ?? 0, host })
     const address = server.address
@@ -380,22 +493,26 @@ export const make = <const O extends Options>(
           hosts: Guard.hosts(host, port, options.allowedHosts ?? []),
           maxBodyBytes
         }),
-        proposals: options.proposals === undefined ? undefined : ProposalCards.make(options.proposals.toolkit, maxChars)
+        proposals: options.proposals === undefined ? undefined
+          : ProposalCards.make(options.proposals.toolkit, maxChars),
+        chat
       })
     )
     // Added after the server, so it runs first as the scope closes: every
     // waiting caller hears at once, before the server waits for its connections.
     yield* Effect.addFinalizer(() => cards.close("the confirm server closed"))
     const link = (token: string) => `${origin}/#token=${token}`
+    const chatLink = chat === undefined ? undefined : (token: string) => `${origin}/chat#token=${token}`
     const token = decider._tag === "SingleUser" ? decider.token : undefined
     return {
-      ui: { confirm: cards.ask },
+      ui: { confirm: (view) => cards.ask(view) },
       // Frozen, as every object graded shares with the code it serves.
       server: Object.freeze({
         url: token === undefined ? `${origin}/` : link(token),
         origin,
         token,
         link,
+        chatLink,
         pending: () => cards.pending().length,
         decided: cards.decided
       })
@@ -417,6 +534,7 @@ const withoutToken = (server: Server): Server =>
     origin: server.origin,
     token: undefined,
     link: server.link,
+    chatLink: server.chatLink,
     pending: server.pending,
     decided: server.decided
   })

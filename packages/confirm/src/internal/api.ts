@@ -3,7 +3,8 @@
 // route; every /api/ route (an unknown one too) sits behind the caller's
 // identity; both decision routes (and the in-doubt route: mark done or retry)
 // go through the same decision guard (origin and the card's CSRF value)
-// before the body is read. A body is read up to the size limit, counting the
+// before the body is read; so does starting a chat run (`POST /api/chat`,
+// with the chat's own CSRF value, which /api/me tells a signed-in page). A body is read up to the size limit, counting the
 // bytes as they arrive (a body with no Content-Length is refused the moment it
 // passes the limit), and only then decoded as UTF-8, JSON and Schema. Who
 // decides is who the guard says is calling; only in single-user mode does the
@@ -15,9 +16,12 @@ import { Context, Effect, Schema, SchemaIssue, type Scope } from "effect"
 import { type HttpServerError, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HumanConfirm, Invocation, Printable, type ProposalStore } from "@graded/core"
 import { randomBytes } from "node:crypto"
+import type { Chat } from "../WebConfirm.js"
 import type { Cards } from "./cards.js"
 import { type AlreadyDecided, listed, type PartlyShown, shownInFull, type UnknownCard } from "./cards.js"
 import { type Forbidden, type Guard, TooLarge, type Unauthorized } from "./guard.js"
+import * as ChatRun from "./chat.js"
+import { chatPage } from "./chatPage.js"
 import { page } from "./page.js"
 import type { Decision, Expired, Proposals, Resolution, Taken, Undelivered, WrongKind } from "./proposals.js"
 import { isReserved, reservedReason } from "./reservedNames.js"
@@ -210,21 +214,74 @@ const list = (cards: Cards, proposals: Proposals | undefined) =>
     (pending) => json(200, { requests: [...cards.pending().map(listed), ...pending] })
   )
 
-/** `GET /api/me`: who the page decides as; in single-user mode, the page asks. */
-const me = Effect.map(Caller, (by) => json(200, by === undefined ? { singleUser: true } : { by, singleUser: false }))
+/**
+ * `GET /api/me`: who the page decides as; in single-user mode, the page asks.
+ * With a chat, the value its runs are started with (`chatCsrf`).
+ */
+const me = (chatCsrf: string | undefined) =>
+  Effect.map(Caller, (by) =>
+    json(200, {
+      ...(by === undefined ? { singleUser: true } : { by, singleUser: false }),
+      ...(chatCsrf === undefined ? {} : { chatCsrf })
+    }))
 
-const index = Effect.sync(() => {
-  const nonce = randomBytes(16).toString("base64")
-  return HttpServerResponse.html(page(nonce)).pipe(
-    HttpServerResponse.setHeaders({
-      "content-security-policy":
-        `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; img-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
-      "x-content-type-options": "nosniff",
-      "referrer-policy": "no-referrer",
-      "cache-control": "no-store"
+/** A page, under a CSP whose nonce is made for this response. */
+const served = (html: (nonce: string) => string) =>
+  Effect.sync(() => {
+    const nonce = randomBytes(16).toString("base64")
+    return HttpServerResponse.html(html(nonce)).pipe(
+      HttpServerResponse.setHeaders({
+        "content-security-policy":
+          `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; img-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
+        "x-content-type-options": "nosniff",
+        "referrer-policy": "no-referrer",
+        "cache-control": "no-store"
+      })
+    )
+  })
+
+const index = served(page)
+const chatIndex = served(chatPage)
+
+/** Who is chatting: the caller the guard named, or in single-user mode the body's `by` if it gives one. */
+const chatter = (given: { readonly by?: unknown }) =>
+  Effect.flatMap(Caller, (caller): Effect.Effect<string | undefined, BadBody> => {
+    if (caller !== undefined) return Effect.succeed(caller)
+    const claimed = typeof given.by === "string" ? given.by.trim() : ""
+    if (claimed === "") return Effect.succeed(undefined)
+    if (isReserved(claimed)) return new BadBody({ reason: reservedReason })
+    return Effect.succeed(Printable.name(claimed))
+  })
+
+/**
+ * `POST /api/chat`: starts a run for the conversation and answers with its
+ * events as they come (`text/event-stream`). Checked like a decision (origin,
+ * the chat's CSRF value) before the body is read.
+ */
+const chat = (cards: Cards, guard: Guard, options: ChatOptions, context: Context.Context<never>) =>
+  Effect.gen(function*() {
+    yield* guard.decision(options.csrf)
+    const given = yield* body(guard.maxBodyBytes, ChatRun.Body)
+    const request = { messages: given.messages, by: yield* chatter(given) }
+    return HttpServerResponse.stream(ChatRun.events(cards, options.chat, request, context), {
+      contentType: "text/event-stream; charset=utf-8",
+      headers: {
+        "cache-control": "no-store",
+        "x-content-type-options": "nosniff",
+        // A proxy that buffers responses (nginx) would hold the tokens back.
+        "x-accel-buffering": "no",
+        // One run a connection: once the answer ends, so does the connection,
+        // rather than idling open past a server that is closing.
+        connection: "close"
+      }
     })
-  )
-})
+  })
+
+/** The chat, when the server has one: the app's `reply`, and the CSRF value its runs are started with. */
+export interface ChatOptions {
+  readonly chat: Chat
+  readonly csrf: string
+}
 
 const error = (status: number) => (failure: { readonly message: string }) =>
   Effect.succeed(json(status, { error: Printable.escape(failure.message, { multiline: true }) }))
@@ -283,20 +340,28 @@ export const make = (options: {
   readonly cards: Cards
   readonly guard: Guard
   readonly proposals: Proposals | undefined
+  readonly chat: ChatOptions | undefined
 }) =>
   Effect.gen(function*() {
-    const { cards, guard, proposals } = options
+    const { cards, chat: chatOptions, guard, proposals } = options
+    // What the server was made in: the context a chat run gets, without the request's.
+    const context = yield* Effect.context<never>()
     const signedIn = <R>(route: Effect.Effect<HttpServerResponse.HttpServerResponse, Failure, R>) =>
       answer(Effect.flatMap(guard.api, (caller) => Effect.provideService(route, Caller, caller)))
     const routes = [
       HttpRouter.route("GET", "/", index),
       HttpRouter.route("*", "/api/*", signedIn(Effect.succeed(json(404, { error: "no such endpoint" })))),
-      HttpRouter.route("GET", "/api/me", signedIn(me)),
+      HttpRouter.route("GET", "/api/me", signedIn(me(chatOptions?.csrf))),
       HttpRouter.route("GET", "/api/requests", signedIn(list(cards, proposals))),
       HttpRouter.route("POST", "/api/requests/:id/decision", signedIn(decideCard(cards, guard))),
       ...(proposals === undefined ? [] : [
         HttpRouter.route("POST", "/api/proposals/:id/decision", signedIn(decideProposal(proposals, guard))),
         HttpRouter.route("POST", "/api/proposals/:id/in-doubt", signedIn(resolveProposal(proposals, guard)))
+      ]),
+      // Only with a chat: without one, /chat is not found and /api/chat is an unknown endpoint.
+      ...(chatOptions === undefined ? [] : [
+        HttpRouter.route("GET", "/chat", chatIndex),
+        HttpRouter.route("POST", "/api/chat", signedIn(chat(cards, guard, chatOptions, context)))
       ])
     ]
     // A router of its own, not `HttpRouter.toHttpEffect`'s: that builds
@@ -329,3 +394,4 @@ export const make = (options: {
 Invocation.seal(Caller)
 Invocation.seal(me)
 Invocation.seal(index)
+Invocation.seal(chatIndex)

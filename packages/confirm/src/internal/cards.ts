@@ -7,7 +7,8 @@
 // What a card shows is computed once, when it opens (`display`), from core's
 // display model (`Printable.display`): every field cut at `maxChars`, the
 // characters that hide or reorder text listed, wherever they are.
-// Imported by WebConfirm.ts (the UI) and internal/api.ts (the routes);
+// Imported by WebConfirm.ts (the UI) and internal/api.ts (the routes, and a
+// chat run's UI, which is told each card it opens);
 // `display` and `PartlyShown` by internal/proposals.ts too.
 import { Clock, Deferred, type Duration, Effect, Schema } from "effect"
 import { HumanConfirm, Printable } from "@graded/core"
@@ -165,8 +166,16 @@ export class AlreadyDecided extends Schema.TaggedError<AlreadyDecided>()(
 }
 
 export interface Cards {
-  /** Opens a card for the view and waits for its decision (or the timeout's, or the server closing). */
-  readonly ask: (view: HumanConfirm.View) => Effect.Effect<HumanConfirm.Decision>
+  /**
+   * Opens a card for the view and waits for its decision (or the timeout's, or
+   * the server closing). `opened` is told the card once it is open, before the
+   * wait (a chat run tells its page which card to draw); interrupted there or
+   * in the wait, the card is removed.
+   */
+  readonly ask: (
+    view: HumanConfirm.View,
+    opened?: (card: Card) => Effect.Effect<void>
+  ) => Effect.Effect<HumanConfirm.Decision>
   /** A waiting card; one decided already fails with who decided, while the server remembers it. */
   readonly find: (id: string) => Effect.Effect<Card, UnknownCard | AlreadyDecided>
   /** Fails if the card was decided already. */
@@ -247,12 +256,12 @@ export const make = (options: {
   }
 
   return {
-    ask: (view) =>
+    ask: (view, opened) =>
       Effect.uninterruptibleMask((restore) =>
         closed !== undefined ? Effect.succeed(HumanConfirm.reject(server, closed)) : Effect.flatMap(
           open(view),
           (card) =>
-            restore(wait(card)).pipe(
+            restore(opened === undefined ? wait(card) : Effect.andThen(opened(card), wait(card))).pipe(
               // A confirmation abandoned by its caller leaves no card behind.
               Effect.onInterrupt(() => Effect.sync(() => card.decided === undefined && cards.delete(card.id)))
             )
