@@ -59,7 +59,27 @@ const pairsText = (p: ReturnType<typeof pairedRatios>) =>
 // The targets (#34): the per-call target is measured with the ring sink; the
 // memory sink keeps every entry, a test sink, and is reported, not targeted.
 const ringFiber = micros(rowNames.gradedRing)
+// Tracing's cost per call (#40): a traced ring row less the ring row, as
+// the median of the differences of samples taken in the same repetition.
+const pairedDifferences = (what: string, against: string) => {
+  const ours = samplesOf(what)
+  const theirs = samplesOf(against)
+  const diffs = ours.map((x, i) => x - theirs[i]!).sort((a, b) => a - b)
+  return { median: diffs[Math.floor(diffs.length / 2)]!, min: diffs[0]!, max: diffs.at(-1)!, n: diffs.length }
+}
+const tracedDiffs = pairedDifferences(rowNames.gradedTraced, rowNames.gradedRing)
+const spansOnlyDiffs = pairedDifferences(rowNames.gradedSpansOnly, rowNames.gradedRing)
 const runtimeTargets = [
+  `| tracing per tool call (\`Audit.otel\` with Effect's OtlpTracer exporting, batched, to a loopback receiver, less the same calls untraced), in one fiber: at most 2 µs | ${
+    µs(tracedDiffs.median)
+  } (${µs(tracedDiffs.min)} – ${µs(tracedDiffs.max)} over ${tracedDiffs.n} pairs); medians ${
+    µs(micros(rowNames.gradedTraced))
+  } / ${µs(ringFiber)}; ${(runtime.exportedBytes / 1e6).toFixed(1)} MB of spans exported | ${
+    runtimeVerdict(tracedDiffs.median <= 2)
+  } |`,
+  `| reported, not a target: of which graded's sink (the same calls with a tracer that exports nothing, less untraced) | ${
+    µs(spansOnlyDiffs.median)
+  } (${µs(spansOnlyDiffs.min)} – ${µs(spansOnlyDiffs.max)} over ${spansOnlyDiffs.n} pairs) | reported |`,
   `| in one fiber with the ring sink, against ai's lookup + safeValidateTypes + execute: at most 1.0 | ${
     pairsText(versusAiPairs)
   }; medians ${µs(ringFiber)} / ${µs(micros(rowNames.aiValidated))} | ${runtimeVerdict(versusAi <= 1)} |`,

@@ -483,7 +483,7 @@ export interface OtelOptions {
  * const store = Audit.memory()
  * const traced = Audit.otel().pipe(
  *   Layer.provide(store.layer),
- *   Layer.provide(OtlpTracer.layer({ url: "http://localhost:4318/v1/traces" })),
+ *   Layer.provide(OtlpTracer.layer({ url: "http://localhost:4318/v1/traces", resource: { serviceName: "desk" } })),
  *   Layer.provide([OtlpSerialization.layerJson, FetchHttpClient.layer])
  * )
  *
@@ -498,26 +498,21 @@ export const otel = (options?: OtelOptions): Layer.Layer<Audit> =>
         const inner = yield* Audit
         const span = otelSpans.spans(yield* Tracer.Tracer, options)
         const keep = inner === discard ? undefined : inner
-        const write = (entry: Entry) => {
-          span(entry)
-        }
         const innerUnsafe = keep?.unsafeWrite
         const innerBatch = keep?.writeBatch
+        // With no sink beneath, or one that stores at once, both happen in one
+        // synchronous step: graded then records a call's entries without an effect.
+        const now = keep === undefined ? span : innerUnsafe === undefined ? undefined : (entry: Entry) => {
+          innerUnsafe(entry)
+          span(entry)
+        }
         return Object.freeze<Audit.Service>({
-          write: (entry) =>
-            keep === undefined
-              ? Effect.sync(() => write(entry))
-              : Effect.andThen(keep.write(entry), Effect.sync(() => write(entry))),
-          unsafeWrite: keep === undefined
-            ? write
-            : innerUnsafe === undefined
-            ? undefined
-            : (entry) => {
-              innerUnsafe(entry)
-              write(entry)
-            },
+          write: now !== undefined
+            ? (entry) => Effect.sync(() => now(entry))
+            : (entry) => Effect.andThen(keep!.write(entry), Effect.sync(() => span(entry))),
+          unsafeWrite: now,
           writeBatch: innerBatch === undefined ? undefined : (entries) =>
-            Effect.andThen(innerBatch(entries), Effect.sync(() => entries.forEach(write)))
+            Effect.andThen(innerBatch(entries), Effect.sync(() => entries.forEach(span)))
         })
       })
   ))

@@ -231,7 +231,16 @@ export const spans = (tracer: Tracer.Tracer, options: Options = {}): (entry: Ent
     }
   }
 
+  // A tracer that throws loses its span, never the call the entry records.
   return (entry) => {
+    try {
+      follow(entry)
+    } catch {
+      // dropped, as a sink drops what it cannot store
+    }
+  }
+
+  function follow(entry: Entry): void {
     const at = nanosOf(entry.at)
     const key = entry.traceId ?? ""
     if (!runs.has(key)) {
