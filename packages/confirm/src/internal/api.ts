@@ -22,6 +22,8 @@ import { type AlreadyDecided, listed, type PartlyShown, shownInFull, type Unknow
 import { type Forbidden, type Guard, TooLarge, type Unauthorized } from "./guard.js"
 import * as ChatRun from "./chat.js"
 import { chatPage } from "./chatPage.js"
+import * as Timeline from "./timeline.js"
+import { timelinePage } from "./timelinePage.js"
 import { page } from "./page.js"
 import type { Decision, Expired, Proposals, Resolution, Taken, Undelivered, WrongKind } from "./proposals.js"
 import { isReserved, reservedReason } from "./reservedNames.js"
@@ -242,6 +244,7 @@ const served = (html: (nonce: string) => string) =>
 
 const index = served(page)
 const chatIndex = served(chatPage)
+const timelineIndex = served(timelinePage)
 
 /** Who is chatting: the caller the guard named, or in single-user mode the body's `by` if it gives one. */
 const chatter = (given: { readonly by?: unknown }) =>
@@ -341,6 +344,7 @@ export const make = (options: {
   readonly guard: Guard
   readonly proposals: Proposals | undefined
   readonly chat: ChatOptions | undefined
+  readonly timeline?: Timeline.TimelineOptions | undefined
 }) =>
   Effect.gen(function*() {
     const { cards, chat: chatOptions, guard, proposals } = options
@@ -362,6 +366,20 @@ export const make = (options: {
       ...(chatOptions === undefined ? [] : [
         HttpRouter.route("GET", "/chat", chatIndex),
         HttpRouter.route("POST", "/api/chat", signedIn(chat(cards, guard, chatOptions, context)))
+      ]),
+      // Only with a timeline: the runs page and its one endpoint.
+      ...(options.timeline === undefined ? [] : [
+        HttpRouter.route("GET", "/runs", timelineIndex),
+        HttpRouter.route(
+          "GET",
+          "/api/runs",
+          signedIn(
+            Effect.flatMap(
+              HttpServerRequest.HttpServerRequest,
+              (request) => Timeline.handler(options.timeline!, request)
+            )
+          )
+        )
       ])
     ]
     // A router of its own, not `HttpRouter.toHttpEffect`'s: that builds
@@ -395,3 +413,4 @@ Invocation.seal(Caller)
 Invocation.seal(me)
 Invocation.seal(index)
 Invocation.seal(chatIndex)
+Invocation.seal(timelineIndex)
