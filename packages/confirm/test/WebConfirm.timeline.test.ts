@@ -24,7 +24,7 @@ const timeline = (entries: ReadonlyArray<Audit.Entry>) =>
           status: response.status,
           type,
           csp: response.headers.get("content-security-policy"),
-          body: type.includes("json") ? await response.json() : await response.text()
+          body: (type.includes("json") ? await response.json() : await response.text()) as any
         }
       })
     return { server, get }
