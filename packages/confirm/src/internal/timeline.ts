@@ -1,8 +1,8 @@
 // The run timeline's data: audit entries, read through the app's own reader
 // (any sink that reads back: memory, JSON Lines, SQLite, PostgreSQL), grouped
 // into runs by trace id and each run into rounds. A round opens at an offer
-// (the candidate set the model was shown, with what was left out and why) or
-// at a second model answer, and holds the calls, results, refusals, cards and
+// (the candidate set the model was shown, with what was left out and why)
+// that follows what the round before did, or at a second model answer, and holds the calls, results, refusals, cards and
 // their decisions, deliveries and in-doubt deliveries that followed. Every
 // text from outside (a tool name a model made up, a payload, a reason, a
 // decider) is shown as `Audit.describe` and `Printable` show it: escaped, on
@@ -133,7 +133,9 @@ export const rounds = (entries: ReadonlyArray<Audit.Entry>): ReadonlyArray<Round
   }
   for (const entry of entries) {
     if (entry.type === "offered") {
-      const round = current === undefined || current.offer !== undefined || current.steps.length > 0 ? open() : current
+      // An offer with nothing after it was made again (a resumed run offers
+      // once as it resumes and once as it asks the model): the later one stands.
+      const round = current === undefined || current.steps.length > 0 || current.tokens !== undefined ? open() : current
       round.offer = offerOf(entry)
     } else if (entry.type === "usage") {
       const round = current === undefined || current.tokens !== undefined ? open() : current
