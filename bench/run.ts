@@ -71,7 +71,7 @@ const pairedDifferences = (what: string, against: string) => {
 const tracedDiffs = pairedDifferences(rowNames.gradedTraced, rowNames.gradedRing)
 const spansOnlyDiffs = pairedDifferences(rowNames.gradedSpansOnly, rowNames.gradedRing)
 const runtimeTargets = [
-  `| tracing per tool call (\`Audit.otel\` with Effect's OtlpTracer exporting, batched, to a loopback receiver, less the same calls untraced), in one fiber: at most 2 µs | ${
+  `| tracing per tool call (\`Audit.otel\` with Effect's OtlpTracer exporting protobuf, batched, to a receiver in another process, less the same calls untraced), in one fiber: at most 2 µs | ${
     µs(tracedDiffs.median)
   } (${µs(tracedDiffs.min)} – ${µs(tracedDiffs.max)} over ${tracedDiffs.n} pairs); medians ${
     µs(micros(rowNames.gradedTraced))
@@ -127,7 +127,7 @@ writeChart(path.join(images, "bench-tracing.svg"), {
   unit: "µs",
   bars: [
     { label: "Audit.otel, a tracer that exports nothing (graded's share)", value: spansOnlyDiffs.median, ours: true },
-    { label: "Audit.otel + Effect's OtlpTracer, batched to a loopback receiver", value: tracedDiffs.median },
+    { label: "Audit.otel + Effect's OtlpTracer (protobuf, batched)", value: tracedDiffs.median },
     { label: "the target", value: 2 }
   ]
 })

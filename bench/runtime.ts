@@ -109,7 +109,7 @@ export const rowNames = {
   gradedSpansOnly:
     "graded registry.invoke, in one fiber, Audit.ring(1024) under Audit.otel, native spans kept by no exporter (the sink's own share)",
   gradedTraced:
-    "graded registry.invoke, in one fiber, Audit.ring(1024) under Audit.otel, spans batched by Effect's OtlpTracer to a loopback receiver",
+    "graded registry.invoke, in one fiber, Audit.ring(1024) under Audit.otel, spans batched by Effect's OtlpTracer (protobuf) to a loopback receiver",
   effectAiPromise: "effect/ai toolkit handle, its result stream run, Effect.runPromise per call",
   effectAiFiber: "effect/ai toolkit handle, its result stream run, in one fiber",
   aiValidated: "ai: lookup + safeValidateTypes + execute",
@@ -223,7 +223,8 @@ export const measureRuntime = async (repetitions: number, log: (line: string) =>
         exportInterval: "200 millis",
         resource: { serviceName: "graded-bench" }
       })),
-      Layer.provide([OtlpSerialization.layerJson, FetchHttpClient.layer])
+      // Protobuf, OTLP's default encoding: cheaper to make than its JSON (about 6 µs a span against 10 here).
+      Layer.provide([OtlpSerialization.layerProtobuf, FetchHttpClient.layer])
     ),
     tracedScope
   ))

@@ -484,7 +484,7 @@ export interface OtelOptions {
  * const traced = Audit.otel().pipe(
  *   Layer.provide(store.layer),
  *   Layer.provide(OtlpTracer.layer({ url: "http://localhost:4318/v1/traces", resource: { serviceName: "desk" } })),
- *   Layer.provide([OtlpSerialization.layerJson, FetchHttpClient.layer])
+ *   Layer.provide([OtlpSerialization.layerProtobuf, FetchHttpClient.layer])
  * )
  *
  * @since 0.4.0
