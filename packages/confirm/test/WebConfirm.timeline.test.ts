@@ -4,9 +4,14 @@
 // decider and delivery; behind the page's sign-in; filters by state, actor and
 // tool; text from outside comes back as the audit's escaped lines.
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
-import { Audit, Printable } from "@graded/core"
+import { Effect, Layer } from "effect"
+import { Agent, Audit, HumanConfirm, Printable, ScriptedModel } from "@graded/core"
 import { WebConfirm } from "@graded/confirm"
+import { Sql, SqlAudit } from "@graded/sql"
+import { mkdtempSync, rmSync } from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { makeDesk } from "../../core/test/supportDesk.js"
 import { run as creditDesk } from "../../../examples/credit-desk/src/story.js"
 
 const story = Effect.runPromise(creditDesk({ log: () => {} }))
@@ -156,6 +161,46 @@ describe("WebConfirm timeline", () => {
       expect(shown.some((text) => text.includes("\\u202E"))).toBe(true)
       expect(detail.rounds[0].steps[0].tool).toBe(Printable.name(hostile))
       expect(detail.rounds[0].steps[1].line).toBe(Audit.describe(entries[1]!))
+    }).pipe(Effect.scoped))
+
+  it.live("reads a SQLite audit through SqlAudit.entries, as written by a supervised run", () =>
+    Effect.gen(function*() {
+      const dir = mkdtempSync(path.join(os.tmpdir(), "graded-timeline-"))
+      yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
+      const database = yield* Layer.build(Sql.sqlite({ filename: path.join(dir, "graded.db") }))
+      const desk = makeDesk()
+      yield* Agent.supervised({
+        toolkit: desk.support,
+        prompt: "Tell the customer.",
+        context: { actor: "agent:mei", traceId: "sqlite-run" }
+      }).pipe(
+        Effect.provide(Layer.mergeAll(
+          ScriptedModel.layer([
+            ScriptedModel.calls(ScriptedModel.call("chat.sendMessage", { text: "Hello" })),
+            ScriptedModel.text("Sent.")
+          ]),
+          HumanConfirm.layer(HumanConfirm.scripted([HumanConfirm.approve("agent:mei")]))
+        )),
+        Effect.provide(database)
+      )
+      const { server } = yield* WebConfirm.make({
+        singleUser: true,
+        timeline: { entries: SqlAudit.entries().pipe(Effect.provide(database)) }
+      })
+      const get = (query: string) =>
+        Effect.promise(async () =>
+          (await fetch(`${server.origin}/api/runs${query}`, { headers: { authorization: `Bearer ${server.token}` } }))
+            .json() as Promise<any>
+        )
+      const [run] = runsOf(yield* get(""))
+      expect(run).toMatchObject({ trace: "sqlite-run", actor: "agent:mei", state: "finished", decisions: 1 })
+      const steps = (yield* get("?trace=sqlite-run")).rounds.flatMap((round: any) => round.steps)
+      expect(steps.find((step: any) => step.type === "decided")).toMatchObject({
+        tool: "chat.sendMessage",
+        decision: "approved",
+        by: "agent:mei"
+      })
+      expect(steps.find((step: any) => step.type === "delivered").key).toMatch(/\S/)
     }).pipe(Effect.scoped))
 
   it.live("an audit that cannot be read is a 503, not a crash", () =>
