@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Schema, Tracer } from "effect"
 import { FetchHttpClient } from "effect/http"
 import { OtlpSerialization, OtlpTracer } from "effect/observability"
-import { Agent, Audit, HumanConfirm, ScriptedModel, Tool, Toolkit } from "@graded/core"
+import { Agent, Audit, HumanConfirm, Invocation, ScriptedModel, Tool, Toolkit } from "@graded/core"
 import { makeDesk } from "./supportDesk.js"
 
 const { call, calls, text } = ScriptedModel
@@ -253,6 +253,34 @@ describe("Audit.otel", () => {
       )
       // Only the payload the human was shown, and only where the hook let it.
       expect(leaking).toEqual(["graded.confirm.payload"])
+    }))
+
+  it.effect("a tracer that throws loses its spans, never the run or the entries beneath", () =>
+    Effect.gen(function*() {
+      const store = Audit.memory()
+      const broken = Tracer.make({
+        span() {
+          throw new Error("the tracer is down")
+        }
+      })
+      const desk = yield* supervisedRun(
+        Audit.otel().pipe(Layer.provide(store.layer), Layer.provide(Layer.succeed(Tracer.Tracer, broken)))
+      )
+      expect(desk.effects.delivered).toHaveLength(1)
+      expect(store.entries.map((entry) => entry.type)).toContain("answered")
+    }))
+
+  it.effect("past maxOpenRuns the oldest run followed is ended where it stood, not kept forever", () =>
+    Effect.gen(function*() {
+      const { tracer, ended } = memoryTracer()
+      const sink = Audit.otel({ maxOpenRuns: 1 }).pipe(Layer.provide(Layer.succeed(Tracer.Tracer, tracer)))
+      const offered = (traceId: string) =>
+        Audit.record({ type: "offered", tools: ["kb.search"], suppressed: [] }).pipe(
+          Invocation.within({ traceId, actor: "agent:alice" })
+        )
+      yield* Effect.andThen(offered("run-a"), offered("run-b")).pipe(Effect.provide(sink))
+      // run-a never ended on its own; run-b's arrival ended it, and run-b is still followed.
+      expect(ended.map((span) => span.attributes["graded.trace_id"])).toEqual(["run-a"])
     }))
 
   it.live("over OTLP/HTTP to a receiver on loopback: the same spans, and the secret is not in the bytes", () =>
