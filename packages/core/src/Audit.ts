@@ -441,7 +441,7 @@ export const describe = (entry: Event): string => lines.describe(entry, maxShown
  * @since 0.4.0
  * @category models
  */
-export type PayloadField = otelSpans.PayloadField
+export type PayloadField = "input" | "payload" | "reason" | "error"
 
 /**
  * How `otel` exports.

@@ -22,9 +22,7 @@
 // `payloads` hook; by default none does.
 // Who may import this: Audit.ts.
 import { Context, Exit, Option, Tracer } from "effect"
-import type { Entry } from "../Audit.js"
-
-export type PayloadField = "input" | "payload" | "reason" | "error"
+import type { Entry, PayloadField } from "../Audit.js"
 
 export type Reveal = (field: PayloadField, value: unknown, entry: Entry) => string | undefined
 
