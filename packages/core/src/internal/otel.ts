@@ -262,6 +262,14 @@ export const spans = (tracer: Tracer.Tracer, options: Options = {}): (entry: Ent
         run.offer = entry
         if (run.turn !== undefined) offerOn(run.turn, entry)
         else offerOn(run.span, entry)
+        // Each offer is an event of the run too: a model that reports no
+        // usage has no turn spans, and every turn's set stays readable.
+        run.span.event("graded.offered", at, {
+          "graded.tools.offered": entry.tools,
+          "graded.tools.left_out": entry.suppressed.map((left) => left.tool),
+          "graded.tools.left_out.gates": entry.suppressed.map((left) => left.gate ?? ""),
+          "graded.tools.left_out.reasons": entry.suppressed.map((left) => left.reason)
+        })
         return
       }
       case "usage": {
