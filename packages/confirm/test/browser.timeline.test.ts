@@ -95,6 +95,13 @@ afterAll(async () => {
 
 const runLink = (trace: string) => `${server.origin}/runs#${new URLSearchParams({ token: server.token!, run: trace })}`
 
+// Opens one run and waits for its own heading: between two runs only the
+// fragment changes, and the page redraws after it has fetched the new run.
+const openRun = async (page: Page, trace: string) => {
+  await page.goto(runLink(trace))
+  await page.locator("div.card h2", { hasText: `Run ${trace}` }).waitFor()
+}
+
 for (const chosen of browsers) {
   describe(`the run timeline in ${chosen.name}`, () => {
     let browser: Browser
@@ -133,17 +140,15 @@ for (const chosen of browsers) {
     it("two roles, one conversation: their candidate sets and why the score was left out for support", async () => {
       const page = await browser.newPage({ viewport: { width: 1200, height: 800 } })
       const support = runs.filter((run) => run.actor === "agent:alice" && run.tools.length === 0).at(-1)!
-      await page.goto(runLink(support.trace))
+      await openRun(page, support.trace)
       const round = page.locator("section.round").first()
-      await round.waitFor()
       expect(await round.locator(".offer .tool").allTextContents()).not.toContain("credit.score")
       const leftOut = round.locator("ul.left-out li", { hasText: "credit.score" })
       expect(await leftOut.textContent()).toMatch(/\[policy:role\] \S/)
       await shoot(page, "timeline-support")
 
       const officer = runs.find((run) => run.tools.includes("transfer.send"))!
-      await page.goto(runLink(officer.trace))
-      await page.locator("section.round").first().waitFor()
+      await openRun(page, officer.trace)
       expect(await page.locator("section.round").first().locator(".offer .tool").allTextContents()).toContain(
         "credit.score"
       )
@@ -153,7 +158,7 @@ for (const chosen of browsers) {
       await shoot(page, "timeline-officer")
 
       const named = runs.find((run) => run.actor === "agent:alice" && run.refusals > 0)!
-      await page.goto(runLink(named.trace))
+      await openRun(page, named.trace)
       const refusal = page.locator("li.refused", { hasText: "credit.score" }).first()
       await refusal.waitFor()
       expect(await refusal.textContent()).toContain("REFUSED credit.score")
@@ -165,8 +170,7 @@ for (const chosen of browsers) {
       const page = await browser.newPage({ viewport: { width: 1200, height: 800 } })
       await page.goto(`${server.origin}/runs#token=${server.token}`)
       await page.locator("tr.run").first().waitFor()
-      await page.goto(runLink("hostile-run"))
-      await page.locator("section.round").first().waitFor()
+      await openRun(page, "hostile-run")
       expect(await page.locator("main").innerText()).toContain("<img src=x")
       expect(await page.locator("main img, main script").count()).toBe(0)
       expect(await page.evaluate(() => (globalThis as { __pwned?: string }).__pwned)).toBeUndefined()

@@ -23,6 +23,7 @@ ${cardStyles}
   form.filters label { margin: 0; } form.filters input, form.filters select { width: 180px; }
   table { border-collapse: collapse; width: 100%; background: #fff; }
   th, td { text-align: left; padding: 6px 8px; border-bottom: 1px solid #e4e4e7; font-size: 14px; vertical-align: top; overflow-wrap: anywhere; }
+  th, .state, td.num { white-space: nowrap; } td.num { text-align: right; }
   .state { font-size: 12px; font-weight: 700; padding: 1px 8px; border-radius: 10px; background: #e4e4e7; }
   .state.waiting { background: #fef3c7; } .state.answered, .state.finished { background: #dcfce7; } .state.cancelled, .state.round-limit { background: #fee2e2; }
   .offer { margin: 6px 0; } .tool { font: 13px ui-monospace, monospace; background: #f4f4f5; border: 1px solid #e4e4e7; border-radius: 4px; padding: 0 4px; margin-right: 4px; }
@@ -45,12 +46,17 @@ const fragment = () => new URLSearchParams(location.hash.slice(1))
 const link = (extra) => "#" + new URLSearchParams({ token, ...extra }).toString()
 const denied = () => main.replaceChildren(el("p", { class: "empty", text: "Not authorized: open the URL the server printed." }))
 const time = (at) => el("span", { class: "at", text: at.slice(11, 23) })
-const list = async () => {
+// Only the view asked for last is drawn: an answer that comes after the
+// person moved on (a slow list, then a run) is dropped.
+let asked = 0
+const list = async (mine) => {
   const chosen = fragment()
   const query = new URLSearchParams({ state: chosen.get("state") || "", actor: chosen.get("actor") || "", tool: chosen.get("tool") || "" })
   const response = await api("/api/runs?" + query)
+  if (mine !== asked) return
   if (!response.ok) return denied()
   const { states, runs } = await response.json()
+  if (mine !== asked) return
   const state = el("select", { id: "state", "aria-label": "state" }, el("option", { value: "", text: "any state" }), ...states.map((s) => el("option", { value: s, text: s })))
   state.value = query.get("state")
   const actor = el("input", { id: "actor", "aria-label": "actor", placeholder: "actor" }); actor.value = query.get("actor")
@@ -63,8 +69,8 @@ const list = async () => {
     el("td", {}, el("span", { class: "state " + run.state, text: run.state })),
     el("td", { text: run.actor || "" }),
     el("td", { text: run.tools.join(", ") }),
-    el("td", { text: String(run.refusals) }), el("td", { text: String(run.decisions) }), el("td", { text: String(run.inDoubt) }),
-    el("td", { text: run.last })))
+    el("td", { class: "num", text: String(run.refusals) }), el("td", { class: "num", text: String(run.decisions) }), el("td", { class: "num", text: String(run.inDoubt) }),
+    el("td", { text: run.last.replace("T", " ").slice(0, 19) })))
   const table = el("table", {}, el("thead", {}, el("tr", {}, ...["run", "state", "actor", "tools", "refusals", "decisions", "in doubt", "last"].map((h) => el("th", { text: h })))), el("tbody", {}, ...rows))
   main.replaceChildren(filters, runs.length === 0 ? el("p", { class: "empty", text: "No run matches." }) : table)
 }
@@ -86,17 +92,19 @@ const roundNode = (round) => {
   parts.push(el("ul", { class: "steps" }, ...round.steps.map(stepNode)))
   return el("section", { class: "card round" }, ...parts)
 }
-const detail = async (trace) => {
+const detail = async (trace, mine) => {
   const response = await api("/api/runs?" + new URLSearchParams({ trace }))
+  if (mine !== asked) return
   if (response.status === 401) return denied()
   const back = el("a", { class: "back", href: link({}), text: "← all runs" })
   if (!response.ok) return main.replaceChildren(back, el("p", { class: "empty", text: "No such run." }))
   const { run, rounds } = await response.json()
+  if (mine !== asked) return
   const head = el("div", { class: "card" }, el("h2", { text: "Run " + (run.trace || "(no trace id)") }),
     el("div", { class: "meta" }, el("span", { class: "state " + run.state, text: run.state }), el("span", { text: "  " + (run.actor || "") + " · " + run.started + " → " + run.last })))
   main.replaceChildren(back, head, ...rounds.map(roundNode))
 }
-const show = () => { const run = fragment().get("run"); return run === null ? list() : detail(run) }
+const show = () => { const mine = ++asked; const run = fragment().get("run"); return run === null ? list(mine) : detail(run, mine) }
 whoami()
 show()
 window.addEventListener("hashchange", show)
