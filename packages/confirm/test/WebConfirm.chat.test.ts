@@ -178,6 +178,8 @@ describe("WebConfirm chat: the answer, streamed", () => {
       yield* Effect.promise(() => reading.ended)
       const after = reading.events.slice(reading.events.findIndex((event) => event.type === "card") + 1)
       expect(after.filter((event) => event.type !== "text")).toEqual([
+        // The card the page drew is told decided, with who decided: decided here or on the confirm page alike.
+        { type: "card-decided", id: card.id, message: "Approved by alice." },
         { type: "decided", tool: "chat.sendMessage", status: "delivered", by: "alice" },
         { type: "call", id: "call_2", tool: "chat.sendMessage", ok: true },
         end
