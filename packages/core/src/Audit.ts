@@ -115,6 +115,8 @@ export const Entry = Event.mapMembers(Tuple.map(Schema.fieldsAssign({
   // The tool's compliance tags and declared side effects, on every entry of its calls.
   tags: Schema.optional(Schema.Array(Schema.String)),
   sideEffects: Schema.optional(Schema.Array(Schema.String)),
+  // Where a sub-agent wrote it: its path from the run's own tool down (`billing → research`).
+  agent: Schema.optional(Schema.String),
   // The entry's stable id, where a store that keeps it forwards it to
   // another sink (`SqlAudit.forwarding`): at least once, so a reader drops
   // repeats by it.

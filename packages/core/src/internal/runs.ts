@@ -134,7 +134,9 @@ const fromState = (codec: CallCodec, state: State): Agent.LoopState => ({
   round: state.round,
   untrusted: state.untrusted,
   refusedBefore: new Set(state.refusedBefore),
-  facts: { ...state.facts }
+  facts: { ...state.facts },
+  // Not stored: what stopped an agent is told in the segment it happened in.
+  limits: []
 })
 
 const optionsOf = (toolkit: AnyToolkit, state: State): Agent.RunOptions => ({
