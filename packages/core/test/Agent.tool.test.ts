@@ -257,6 +257,46 @@ describe("Agent.tool", () => {
       expect(desk.effects.submitted).toEqual([])
       expect(result.calls[0]).toMatchObject({ ok: false, tool: "agent.billing", error: { code: "refused" } })
     }))
+
+  // Parallel calls of one turn are decided one by one: a rejection never discards an approved sibling.
+  it.effect("in a supervised turn, one write rejected and one approved: the approved runs, the rejected is refused", () =>
+    Effect.gen(function*() {
+      const desk = makeDesk()
+      const ui = HumanConfirm.scripted([
+        (view) =>
+          view.payload !== null && typeof view.payload === "object" && "subject" in view.payload &&
+            view.payload.subject === "keep"
+            ? HumanConfirm.approve("agent:alice")
+            : HumanConfirm.reject("agent:alice", "not this one"),
+        (view) =>
+          view.payload !== null && typeof view.payload === "object" && "subject" in view.payload &&
+            view.payload.subject === "keep"
+            ? HumanConfirm.approve("agent:alice")
+            : HumanConfirm.reject("agent:alice", "not this one")
+      ])
+      const result = yield* Agent.supervised({
+        toolkit: Toolkit.make(researcherOf(desk), desk.SubmitTicket),
+        prompt: "File both."
+      }).pipe(
+        Effect.provide(Layer.merge(
+          ScriptedModel.layer([
+            calls(
+              call("ticket.submit", { subject: "drop" }, "w1"),
+              call("agent.researcher", { question: "a" }, "r1"),
+              call("ticket.submit", { subject: "keep" }, "w2")
+            ),
+            text("Inner answer."),
+            text("Done.")
+          ]),
+          HumanConfirm.layer(ui)
+        ))
+      )
+      expect(ui.seen.length).toBe(2)
+      expect(desk.effects.submitted).toEqual(["keep"])
+      expect(result.calls.map((call) => [call.id, call.ok])).toEqual([["w1", false], ["r1", true], ["w2", true]])
+      expect(result.calls[0]).toMatchObject({ error: { code: "rejected" } })
+      expect(result.calls[1]).toMatchObject({ output: "Inner answer." })
+    }))
 })
 
 const effects = (desk: ReturnType<typeof makeDesk>) => desk.effects.searches
