@@ -1,6 +1,17 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Schema } from "effect"
-import { Agent, Audit, HumanConfirm, type LanguageModel, ScriptedModel, Tool, Toolkit } from "@graded/core"
+import {
+  Agent,
+  Audit,
+  HumanConfirm,
+  type LanguageModel,
+  ProposalStore,
+  Runs,
+  RunStore,
+  ScriptedModel,
+  Tool,
+  Toolkit
+} from "@graded/core"
 import { makeDesk } from "./supportDesk.js"
 
 const { call, calls, text } = ScriptedModel
@@ -8,6 +19,15 @@ const { call, calls, text } = ScriptedModel
 // The compile-time check is cast away here on purpose: these tests show the
 // run-time gates hold on their own.
 const unchecked = <T>(toolkit: T) => toolkit as unknown as Toolkit.Toolkit<readonly []>
+
+const billingOf = (desk: ReturnType<typeof makeDesk>) =>
+  Agent.tool("agent.billing", {
+    title: "Billing specialist",
+    description: "Files billing tickets.",
+    toolkit: Toolkit.make(desk.KbSearch, desk.SubmitTicket),
+    instructions: "Look up the policy, then file a ticket.",
+    input: Schema.Struct({ issue: Schema.String })
+  })
 
 const researcherOf = (desk: ReturnType<typeof makeDesk>) =>
   Agent.tool("agent.researcher", {
@@ -236,27 +256,156 @@ describe("Agent.tool", () => {
       }))
     }))
 
-  it.effect("a sub-agent holding a write is refused as one proposal in a supervised run: nothing is asked or run", () =>
+  it.effect("a sub-agent holding a write is refused in a durable run of Runs: never one opaque proposal", () =>
     Effect.gen(function*() {
       const desk = makeDesk()
-      const Billing = Agent.tool("agent.billing", {
-        title: "Billing specialist",
-        description: "Files billing tickets.",
-        toolkit: Toolkit.make(desk.SubmitTicket),
-        instructions: "File a ticket.",
-        input: Schema.Struct({ issue: Schema.String })
-      })
-      let asked = 0
-      const result = yield* Agent.supervised({ toolkit: Toolkit.make(Billing), prompt: "Refund me." }).pipe(
-        Effect.provide(Layer.merge(
+      const Billing = billingOf(desk)
+      const outcome = yield* Runs.start({ toolkit: Toolkit.make(Billing), prompt: "Refund me." }).pipe(
+        Effect.provide(Layer.mergeAll(
           ScriptedModel.layer([calls(call("agent.billing", { issue: "refund" }, "o1")), text("Done.")]),
-          HumanConfirm.layer(HumanConfirm.scripted([() => (asked++, HumanConfirm.approve("agent:alice"))]))
+          RunStore.memory,
+          ProposalStore.memory
         ))
       )
-      expect(asked).toBe(0)
+      expect(outcome.status).toBe("finished")
       expect(desk.effects.submitted).toEqual([])
-      expect(result.calls[0]).toMatchObject({ ok: false, tool: "agent.billing", error: { code: "refused" } })
+      if (outcome.status === "finished") {
+        expect(outcome.result.calls[0]).toMatchObject({ ok: false, tool: "agent.billing", error: { code: "refused" } })
+      }
     }))
+
+  describe("in Agent.supervised", () => {
+    it.effect("an inner write waits for the same human, shown its exact payload and its path; the outer model gets the answer", () =>
+      Effect.gen(function*() {
+        const desk = makeDesk()
+        const shown: Array<LanguageModel.Request> = []
+        const ui = HumanConfirm.scripted([HumanConfirm.approve("agent:alice")])
+        const audit = recording()
+        const result = yield* Agent.supervised({ toolkit: Toolkit.make(billingOf(desk)), prompt: "Refund order 42." })
+          .pipe(
+            Effect.provide(Layer.mergeAll(
+              ScriptedModel.layer([
+                calls(call("agent.billing", { issue: "refund order 42" }, "o1")),
+                calls(call("kb.search", { query: "refund policy", limit: null }, "i1")),
+                calls(call("ticket.submit", { subject: "Refund order 42" }, "i2")),
+                (request) => (shown.push(request), text("Filed T-1.")),
+                (request) => (shown.push(request), text("Your refund is filed."))
+              ]),
+              HumanConfirm.layer(ui),
+              audit.layer
+            ))
+          )
+        // One human decision: the inner write, its own payload, with the path to it.
+        expect(ui.seen).toHaveLength(1)
+        expect(ui.seen[0]).toMatchObject({
+          tool: "ticket.submit",
+          payload: { subject: "Refund order 42" },
+          path: ["agent.billing"]
+        })
+        expect(desk.effects.submitted).toEqual(["Refund order 42"])
+        // The decision went back to the inner model; the outer one got its answer.
+        expect(shown[0]?.messages.at(-1)).toMatchObject({ role: "tool", callId: "i2" })
+        expect(result.calls).toEqual([{
+          ok: true,
+          id: "o1",
+          tool: "agent.billing",
+          input: { issue: "refund order 42" },
+          output: "Filed T-1."
+        }])
+        expect(result.answer).toBe("Your refund is filed.")
+        // The audit has the tree: the delivery under the sub-agent's path, the call outside.
+        expect(audit.entries).toContainEqual(
+          expect.objectContaining({ type: "delivered", tool: "ticket.submit", agent: "agent.billing" })
+        )
+        expect(audit.entries.find((entry) => entry.type === "called" && entry.tool === "agent.billing")?.agent)
+          .toBeUndefined()
+        expect(new Set(audit.entries.map((entry) => entry.traceId)).size).toBe(1)
+      }))
+
+    it.effect("rejected, the inner write never runs; the inner model is told and answers", () =>
+      Effect.gen(function*() {
+        const desk = makeDesk()
+        const ui = HumanConfirm.scripted([HumanConfirm.reject("agent:alice", "not without a receipt")])
+        const result = yield* Agent.supervised({ toolkit: Toolkit.make(billingOf(desk)), prompt: "Refund." }).pipe(
+          Effect.provide(Layer.merge(
+            ScriptedModel.layer([
+              calls(call("agent.billing", { issue: "refund" }, "o1")),
+              calls(call("ticket.submit", { subject: "Refund" }, "i1")),
+              (request) =>
+                text(
+                  request.messages.some((m) => m.role === "tool" && m.content.includes("not without a receipt"))
+                    ? "Rejected: a receipt is needed."
+                    : "unexpected"
+                ),
+              text("A receipt is needed.")
+            ]),
+            HumanConfirm.layer(ui)
+          ))
+        )
+        expect(desk.effects.submitted).toEqual([])
+        expect(result.calls[0]).toMatchObject({ ok: true, output: "Rejected: a receipt is needed." })
+      }))
+
+    it.effect("nested two levels: the path has both sub-agents, and the send's prepared payload is what is shown", () =>
+      Effect.gen(function*() {
+        const desk = makeDesk()
+        const Desk = Agent.tool("agent.desk", {
+          title: "Desk",
+          description: "Routes to billing.",
+          toolkit: Toolkit.make(billingOf(desk), desk.SendReply),
+          instructions: "Route.",
+          input: Schema.Struct({ issue: Schema.String })
+        })
+        const ui = HumanConfirm.scripted([HumanConfirm.approve("agent:alice"), HumanConfirm.approve("agent:alice")])
+        const result = yield* Agent.supervised({ toolkit: Toolkit.make(Desk), prompt: "Refund and tell me." }).pipe(
+          Effect.provide(Layer.merge(
+            ScriptedModel.layer([
+              calls(call("agent.desk", { issue: "refund" }, "o1")),
+              calls(call("agent.billing", { issue: "refund" }, "d1")),
+              calls(call("ticket.submit", { subject: "Refund" }, "b1")),
+              text("Filed."),
+              calls(call("chat.sendMessage", { text: "Filed your refund." }, "d2")),
+              text("Billing filed it; customer told."),
+              text("Done.")
+            ]),
+            HumanConfirm.layer(ui)
+          ))
+        )
+        expect(ui.seen.map((view) => [view.tool, view.path])).toEqual([
+          ["ticket.submit", ["agent.desk", "agent.billing"]],
+          ["chat.sendMessage", ["agent.desk"]]
+        ])
+        expect(ui.seen[1]?.payload).toEqual({ to: "customer:42", text: "Filed your refund." })
+        expect(desk.effects.submitted).toEqual(["Refund"])
+        expect(desk.effects.delivered).toEqual([{ to: "customer:42", text: "Filed your refund." }])
+        expect(result.calls[0]).toMatchObject({ ok: true, output: "Billing filed it; customer told." })
+      }))
+
+    it.effect("beside a write of the same turn: each decided on its own, a rejection discards nothing else", () =>
+      Effect.gen(function*() {
+        const desk = makeDesk()
+        // The run's own write is rejected; the one inside the sub-agent approved.
+        const decide = (view: HumanConfirm.View) =>
+          view.path === undefined ? HumanConfirm.reject("agent:alice", "no") : HumanConfirm.approve("agent:alice")
+        const ui = HumanConfirm.scripted([decide, decide])
+        const result = yield* Agent.supervised({
+          toolkit: Toolkit.make(billingOf(desk), desk.SubmitTicket),
+          prompt: "Both."
+        }).pipe(
+          Effect.provide(Layer.merge(
+            ScriptedModel.layer([
+              calls(call("ticket.submit", { subject: "outer" }, "w1"), call("agent.billing", { issue: "x" }, "o1")),
+              calls(call("ticket.submit", { subject: "inner" }, "i1")),
+              text("Filed."),
+              text("Done.")
+            ]),
+            HumanConfirm.layer(ui)
+          ))
+        )
+        expect(desk.effects.submitted).toEqual(["inner"])
+        expect(result.calls.map((call) => [call.id, call.ok])).toEqual([["w1", false], ["o1", true]])
+      }))
+  })
 
   // Parallel calls of one turn are decided one by one: a rejection never discards an approved sibling.
   it.effect("in a supervised turn, one write rejected and one approved: the approved runs, the rejected is refused", () =>

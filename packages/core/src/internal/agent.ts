@@ -31,7 +31,7 @@ export const defaultMaxCallsPerRound = 8
 export const offensesOf = (tools: ReadonlyArray<AnyTool>): ReadonlyArray<string> =>
   tools.flatMap((tool) => {
     const inner = innerOf(tool)
-    if (inner !== undefined) return offensesOf(inner.tools).map((offense) => `${tool.name} → ${offense}`)
+    if (inner !== undefined) return offensesOf(inner.toolkit.tools).map((offense) => `${tool.name} → ${offense}`)
     return isConfirmable(tool.grade) ? [needs(tool.name, tool.grade, capabilityName(tool.grade))] : []
   })
 
@@ -310,6 +310,12 @@ export interface Durable {
   readonly record: (event: Audit.Event) => Effect.Effect<void>
   /** Writes the entries held so far: before a tool's own code runs. */
   readonly flush: Effect.Effect<void>
+  /**
+   * Runs a sub-agent holding writes or sends as a child run whose writes and
+   * sends wait for the same human, each with its own payload; its answer is
+   * the call's outcome. Absent, such a sub-agent is refused.
+   */
+  readonly child?: ((tool: AnyTool, call: ToolCall, input: unknown) => Effect.Effect<Outcome, never, any>) | undefined
 }
 
 /**
@@ -575,21 +581,29 @@ export const loop = (
       const [tool, input] = checked.success
       // Approving "billing(input)" would not be approving the inner payloads:
       // a sub-agent holding writes or sends is not proposed as one call.
-      if (innerOf(tool) !== undefined) {
+      const child = innerOf(tool) === undefined ? undefined : durable.child
+      if (innerOf(tool) !== undefined && child === undefined) {
         return refuse(
           call.id,
           tool.name,
           "sub-agent",
           "refused",
-          `${tool.name} is a sub-agent holding writes or sends; it does not run as one proposal`
+          `${tool.name} is a sub-agent holding writes or sends; it runs only where its human decides each of them`
         )
       }
       // Drafted in the turn's context, facts included, as a read is run: a
       // send's prepare may read them (the channel a lookup recorded).
       const facts = Object.keys(state.facts).length === 0 ? undefined : judged().facts
-      const draft = facts === undefined ? durable.draft(tool, call, input, state.round)
+      // A sub-agent's child run starts in the turn's context, its marks included.
+      const made: Effect.Effect<Outcome | Draft, never, any> = child === undefined
+        ? durable.draft(tool, call, input, state.round)
+        : Effect.andThen(
+          durable.flush,
+          Invocation.within({ untrusted: state.untrusted })(inTree(child(tool, call, input)))
+        )
+      const draft = facts === undefined ? made
         : Effect.updateService(
-          durable.draft(tool, call, input, state.round),
+          made,
           currentRef,
           (outer) =>
             Invocation.merge(outer, { facts })
@@ -648,7 +662,11 @@ export const loop = (
     // runs its tool, a send's payload is prepared by its tool's code).
     const onlyProposals = (answered: Answered) =>
       durable !== undefined && answered.calls.length <= maxCallsPerRound &&
-      answered.calls.every((call, index) => !answered.malformed.has(index) && offered.get(call.name)?.grade === "write")
+      answered.calls.every((call, index) => {
+        const tool = offered.get(call.name)
+        // A sub-agent runs a model and its tools: its call is no proposal.
+        return !answered.malformed.has(index) && tool?.grade === "write" && innerOf(tool) === undefined
+      })
     for (;;) {
       const answered: Answered = stored ?? (yield* ask)
       stored = undefined

@@ -11,10 +11,10 @@ import type { Any as AnyTool } from "../Tool.js"
 import type { Any as AnyToolkit } from "../Toolkit.js"
 import { Refused } from "../ToolError.js"
 import * as Invocation from "../Invocation.js"
-import { run } from "./agent.js"
+import { finish, run, type RunOptions } from "./agent.js"
 import { issueOf } from "../ToolError.js"
 import { makeRead, makeSend, makeWrite } from "./tool.js"
-import { pathRef, registerInner, reportRef } from "./tree.js"
+import { pathRef, registerInner, reportRef, type Spec } from "./tree.js"
 
 export class SubAgentNoAnswer extends Schema.TaggedError<SubAgentNoAnswer>()("@graded/core/Agent/SubAgentNoAnswer", {
   agent: Schema.String,
@@ -52,32 +52,45 @@ export interface ToolOptions {
 export const topGrade = (tools: ReadonlyArray<AnyTool>): Grade =>
   tools.some((tool) => tool.grade === "send") ? "send" : tools.some((tool) => tool.grade === "write") ? "write" : "read"
 
-const answerOf = (name: string, options: ToolOptions, input: unknown) =>
+/** What a sub-agent's inner run gives back, as every loop finishes. */
+type Finished = ReturnType<typeof finish>
+
+/**
+ * One call of a sub-agent: its inner run, made by `runner` (the autonomous
+ * loop for a read sub-agent, a supervised child run for one holding writes
+ * or sends), on the prompt made from `input`; its answer read as `output`.
+ * Its untrusted marks and limits go to the calling run whatever the answer.
+ */
+export const ask = <R>(
+  name: string,
+  spec: Spec,
+  input: unknown,
+  runner: (options: RunOptions) => Effect.Effect<Finished, { readonly message: string }, R>
+) =>
   Effect.gen(function*() {
     const prompt = yield* Effect.try({
-      try: () => options.prompt === undefined ? JSON.stringify(input) : String(options.prompt(input)),
+      try: () => spec.prompt === undefined ? JSON.stringify(input) : String(spec.prompt(input)),
       catch: () => new SubAgentNoAnswer({ agent: name, reason: "its prompt could not be made from the input" })
     })
     const outer = yield* Invocation.current
     const path = [...(yield* pathRef), name]
-    const inner = run({
-      toolkit: options.toolkit,
+    const inner = runner({
+      toolkit: spec.toolkit as AnyToolkit,
       prompt,
-      system: options.instructions,
-      maxRounds: options.maxRounds,
-      maxCallsPerRound: options.maxCallsPerRound,
+      system: spec.instructions,
+      maxRounds: spec.maxRounds,
+      maxCallsPerRound: spec.maxCallsPerRound,
       // What the calling run's model read taints this one too: open-world
       // tools stay closed to it.
       context: { untrusted: outer.untrusted ?? [] }
     }).pipe(
       Effect.provideService(pathRef, Object.freeze(path)),
-      options.model === undefined ? (self) => self : Effect.provide(options.model)
+      spec.model === undefined ? (self) => self : Effect.provide(spec.model as Layer.Layer<LanguageModel>)
     )
     const result = yield* Effect.mapError(
       inner,
       (error) => new SubAgentNoAnswer({ agent: name, reason: error.message })
     )
-    // Its marks and limits reach the calling run whatever the answer is.
     const report = yield* reportRef
     report?.add(result.untrusted, result.limits)
     if (result.stopped !== "answer" || result.answer === undefined) {
@@ -86,17 +99,23 @@ const answerOf = (name: string, options: ToolOptions, input: unknown) =>
         reason: result.stopped === "answer" ? "its model answered with no text" : "it was stopped by a limit"
       })
     }
-    if (options.output === undefined) return result.answer
+    if (spec.output === undefined) return result.answer as unknown
     const text = result.answer
     const json = yield* Effect.try({
       try: () => JSON.parse(text) as unknown,
       catch: () => new SubAgentBadAnswer({ agent: name, issue: "the answer is not JSON" })
     })
-    const decoded = Schema.decodeUnknownResult(options.output as Schema.Codec<unknown, unknown>)(json)
+    const decoded = Schema.decodeUnknownResult(spec.output as Schema.Codec<unknown, unknown>)(json)
     return Result.isSuccess(decoded)
       ? decoded.success
       : yield* new SubAgentBadAnswer({ agent: name, issue: issueOf(decoded.failure) })
   })
+
+/** The fixed text the calling model is told for each failure of a sub-agent. */
+export const failureMessages = (name: string) => ({
+  "@graded/core/Agent/SubAgentNoAnswer": `${name} gave no answer.`,
+  "@graded/core/Agent/SubAgentBadAnswer": `${name} gave an answer that is not of the form it promises.`
+})
 
 const refusedHere = (name: string) =>
   Effect.fail(
@@ -131,11 +150,8 @@ export const makeSubAgent = (name: string, options: ToolOptions): AnyTool => {
   const tool: AnyTool = grade === "read"
     ? makeRead(name, {
       ...common,
-      run: (value: unknown) => answerOf(name, options, value),
-      failureMessages: {
-        "@graded/core/Agent/SubAgentNoAnswer": `${name} gave no answer.`,
-        "@graded/core/Agent/SubAgentBadAnswer": `${name} gave an answer that is not of the form it promises.`
-      }
+      run: (value: unknown) => ask(name, options, value, (inner) => run(inner)),
+      failureMessages: failureMessages(name)
     } as never, { subAgent })
     : grade === "write"
     ? makeWrite(name, { ...common, run: () => refusedHere(name) } as never, { subAgent })
@@ -145,6 +161,6 @@ export const makeSubAgent = (name: string, options: ToolOptions): AnyTool => {
       prepare: () => refusedHere(name),
       deliver: () => refusedHere(name)
     } as never, { subAgent })
-  registerInner(tool, toolkit)
+  registerInner(tool, options)
   return tool
 }

@@ -75,13 +75,24 @@ export const reportRef: Context.Reference<Report | undefined> = sealed(
 /** How a path reads in an audit entry and a message: `billing → refund.issue`. */
 export const pathText = (path: ReadonlyArray<string>): string => path.join(" → ")
 
-// The toolkit of each sub-agent graded made, by its tool: a field on a tool
-// says what it claims, this says what Agent.tool made.
-const inner = new WeakMap<object, { readonly tools: ReadonlyArray<Tool.Any> }>()
-
-export const registerInner = (tool: object, toolkit: { readonly tools: ReadonlyArray<Tool.Any> }): void => {
-  inner.set(tool, toolkit)
+/** What Agent.tool made a sub-agent with: everything its inner run needs. */
+export interface Spec {
+  readonly toolkit: { readonly tools: ReadonlyArray<Tool.Any> }
+  readonly instructions: string
+  readonly output?: unknown
+  readonly prompt?: ((input: any) => string) | undefined
+  readonly maxRounds?: number | undefined
+  readonly maxCallsPerRound?: number | undefined
+  readonly model?: unknown
 }
 
-/** The toolkit of a sub-agent made by Agent.tool; undefined for any other tool. */
-export const innerOf = (tool: object): { readonly tools: ReadonlyArray<Tool.Any> } | undefined => inner.get(tool)
+// The spec of each sub-agent graded made, by its tool: a field on a tool says
+// what it claims, this says what Agent.tool made.
+const specs = new WeakMap<object, Spec>()
+
+export const registerInner = (tool: object, spec: Spec): void => {
+  specs.set(tool, Object.freeze({ ...spec }))
+}
+
+/** The spec of a sub-agent made by Agent.tool; undefined for any other tool. */
+export const innerOf = (tool: object): Spec | undefined => specs.get(tool)
