@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Schema } from "effect"
+import { Effect, Layer, Schema, Stream } from "effect"
 import {
   Agent,
   Audit,
@@ -320,6 +320,32 @@ describe("Agent.tool", () => {
         expect(audit.entries.find((entry) => entry.type === "called" && entry.tool === "agent.billing")?.agent)
           .toBeUndefined()
         expect(new Set(audit.entries.map((entry) => entry.traceId)).size).toBe(1)
+      }))
+
+    it.effect("streamed, the sub-agent's card is told as the run's own are: pending, then decided", () =>
+      Effect.gen(function*() {
+        const desk = makeDesk()
+        const events = yield* Stream.runCollect(
+          Agent.supervisedStream({ toolkit: Toolkit.make(billingOf(desk)), prompt: "Refund." }).pipe(
+            Stream.provide(Layer.merge(
+              ScriptedModel.layer([
+                calls(call("agent.billing", { issue: "refund" }, "o1")),
+                calls(call("ticket.submit", { subject: "Refund" }, "i1")),
+                text("Filed."),
+                text("Done.")
+              ]),
+              HumanConfirm.layer(HumanConfirm.scripted([HumanConfirm.approve("agent:alice")]))
+            ))
+          )
+        )
+        const cards = events.flatMap((event) =>
+          event.type === "pending" || event.type === "decided" ? [[event.type, event.proposal.tool]] : []
+        )
+        expect(cards).toEqual([["pending", "ticket.submit"], ["decided", "ticket.submit"]])
+        // The sub-agent's own model turns are not the run's: only its outcome is.
+        expect(events.filter((event) => event.type === "call").map((event) => event.type === "call" && event.call.id))
+          .toEqual(["o1"])
+        expect(desk.effects.submitted).toEqual(["Refund"])
       }))
 
     it.effect("rejected, the inner write never runs; the inner model is told and answers", () =>

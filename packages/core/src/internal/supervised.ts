@@ -58,7 +58,10 @@ const decide = (toolkit: AnyToolkit, proposal: Proposal) =>
 // supervised by the same human, each of its writes and sends asked with its
 // exact payload (the card shows the path: HumanConfirm.View.path). Its
 // answer is the call's outcome; the calling model never sees its proposals.
-const child: NonNullable<Durable["child"]> = (tool, call, input) =>
+// Streamed, its cards are told to the caller as the run's own are (`pending`,
+// `decided`): a page that shows each card after its pending event shows these
+// too. Its other events are its own model's, not the calling run's.
+const childOf = (emit: Emit | undefined): NonNullable<Durable["child"]> => (tool, call, input) =>
   Effect.gen(function*() {
     const spec = innerOf(tool)!
     const decoded = Schema.decodeUnknownResult(tool.input, parseOptions)(input)
@@ -68,7 +71,10 @@ const child: NonNullable<Durable["child"]> = (tool, call, input) =>
       return denied(call.id, tool.name, "invalid-input", invalidInputMessage(tool.name, issue))
     }
     yield* Audit.record({ type: "called", tool: tool.name, input })
-    const answer = yield* Effect.result(ask(tool.name, spec, decoded.success, (inner) => supervised(inner)))
+    const cards: Emit | undefined = emit === undefined
+      ? undefined
+      : (event) => event.type === "pending" || event.type === "decided" ? emit(event) : Effect.void
+    const answer = yield* Effect.result(ask(tool.name, spec, decoded.success, (inner) => supervised(inner, cards)))
     // What the model is told of a failure: the tool's fixed text for it, as for any call.
     const failed = (error: unknown) =>
       Effect.gen(function*() {
@@ -93,6 +99,7 @@ export const supervised = (
   emit?: Emit
 ): Effect.Effect<ReturnType<typeof finish>, InvalidOptions | ModelError, any> =>
   Effect.gen(function*() {
+    const child = childOf(emit)
     let outcome = yield* Runs.start({ ...options, lease: humanTime, child }, emit)
     // The turn's writes and sends are asked together, as a UI shows them.
     while (outcome.status === "waiting") {
