@@ -414,7 +414,8 @@ export const maxShown = 1_000
  * is shown through `Printable`: on one line, with control, ANSI,
  * bidirectional and zero-width characters as visible escapes, so an entry
  * cannot erase or forge another line; payloads and free text are cut at
- * `maxShown` characters, saying how many more there were.
+ * `maxShown` characters, saying how many more there were. An entry written
+ * inside a sub-agent starts with its path: `[agent.billing] DELIVERED ...`.
  *
  * @example
  * import { Audit } from "@graded/core"
