@@ -5,6 +5,7 @@ import {
   Audit,
   HumanConfirm,
   type LanguageModel,
+  Proposal,
   ProposalStore,
   Runs,
   RunStore,
@@ -12,6 +13,7 @@ import {
   Tool,
   Toolkit
 } from "@graded/core"
+import { stores as kept } from "./runsFixture.js"
 import { makeDesk } from "./supportDesk.js"
 
 const { call, calls, text } = ScriptedModel
@@ -272,6 +274,28 @@ describe("Agent.tool", () => {
       if (outcome.status === "finished") {
         expect(outcome.result.calls[0]).toMatchObject({ ok: false, tool: "agent.billing", error: { code: "refused" } })
       }
+    }))
+
+  it.effect("a durable run keeps its limits while it waits: the result after a resume still says what stopped it", () =>
+    Effect.gen(function*() {
+      const desk = makeDesk()
+      const stores = yield* kept()
+      const started = yield* Runs.start({
+        toolkit: Toolkit.make(desk.KbSearch, desk.SubmitTicket),
+        prompt: "File it.",
+        maxCallsPerRound: 1
+      }).pipe(
+        Effect.provide(ScriptedModel.layer([
+          calls(call("ticket.submit", { subject: "x" }, "w1"), call("kb.search", { query: "x", limit: null }, "r1"))
+        ])),
+        Effect.provide(stores)
+      )
+      expect(started.status).toBe("waiting")
+      if (started.status !== "waiting") return
+      yield* Proposal.reject(started.pending[0]!.id, { by: "agent:alice", reason: "no" }).pipe(Effect.provide(stores))
+      const resumed = yield* Runs.resume(started.runId, { toolkit: Toolkit.make(desk.KbSearch, desk.SubmitTicket) })
+        .pipe(Effect.provide(ScriptedModel.layer([text("Not filed.")])), Effect.provide(stores))
+      expect(resumed.status === "finished" && resumed.result.limits).toEqual([{ agent: [], limit: "call-limit" }])
     }))
 
   describe("in Agent.supervised", () => {

@@ -118,6 +118,7 @@ const toState = (
   untrusted: [...state.untrusted],
   refusedBefore: [...state.refusedBefore],
   facts: Object.keys(state.facts).length === 0 ? undefined : { ...state.facts },
+  limits: state.limits.length === 0 ? undefined : [...state.limits],
   answered: undefined,
   turn
 })
@@ -137,8 +138,7 @@ const fromState = (codec: CallCodec, state: State): Agent.LoopState => ({
   untrusted: state.untrusted,
   refusedBefore: new Set(state.refusedBefore),
   facts: { ...state.facts },
-  // Not stored: what stopped an agent is told in the segment it happened in.
-  limits: []
+  limits: [...(state.limits ?? [])]
 })
 
 const optionsOf = (toolkit: AnyToolkit, state: State): Agent.RunOptions => ({
