@@ -179,6 +179,17 @@ describe("Agent.tool", () => {
       expect(result.answer).toBe("Done.")
     }))
 
+  it.effect("a budget that is not a positive whole number is an unusable option, named", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(
+        Agent.run({ toolkit: Toolkit.make(), prompt: "?", budget: { calls: 0 } }).pipe(
+          Effect.provide(ScriptedModel.layer([text("never")]))
+        )
+      )
+      expect(error).toMatchObject({ _tag: "@graded/core/Agent/InvalidOptions", option: "budget.calls" })
+      expect(error.message).toBe("Agent.run: budget.calls must be a positive whole number, got 0")
+    }))
+
   it.effect("a sub-agent stopped by its own round limit fails the call; the limit is told by its path", () =>
     Effect.gen(function*() {
       const desk = makeDesk()

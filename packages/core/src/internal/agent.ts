@@ -398,24 +398,21 @@ export const loop = (
     // The tree this loop is part of: its root's, or one it roots.
     const tree = (yield* treeRef) ?? makeTree(options.budget ?? {})
     const path = yield* pathRef
-    const stopped = (limit: Stop["limit"]) => {
-      if (!state.limits.some((stop) => stop.limit === limit && pathText(stop.agent) === pathText(path))) {
-        state.limits.push({ agent: path, limit })
-      }
+    // Each agent and limit once, whether it stopped this loop or one below it.
+    const addStop = (stop: Stop) => {
+      const known = state.limits.some((seen) =>
+        seen.limit === stop.limit && pathText(seen.agent) === pathText(stop.agent)
+      )
+      if (!known) state.limits.push(stop)
     }
+    const stopped = (limit: Stop["limit"]) => addStop({ agent: path, limit })
     // What a sub-agent called here brings back: its untrusted marks and the
     // limits that stopped agents below it. Add-only (tree.ts).
     const report = Object.freeze({
       add: (untrusted: ReadonlyArray<string>, stops: ReadonlyArray<Stop>) => {
         const added = untrusted.filter((name) => !state.untrusted.includes(name))
         if (added.length > 0) state.untrusted = [...state.untrusted, ...added]
-        for (const stop of stops) {
-          if (
-            !state.limits.some((known) => known.limit === stop.limit && pathText(known.agent) === pathText(stop.agent))
-          ) {
-            state.limits.push(stop)
-          }
-        }
+        stops.forEach(addStop)
       }
     })
     const inTree = <A, E, R>(self: Effect.Effect<A, E, R>) =>
