@@ -239,7 +239,7 @@ const render = (card, decided = () => {}) => {
     : "The " + cut.field + " is cut: showing " + count(cut.shown) + " of " + count(cut.total) + " characters." }))
   const node = el("section", { class: "card" + (card.kind ? " " + card.kind : ""), "data-id": card.id, "data-tool": card.tool },
     el("h2", {}, el("span", { class: "grade " + card.grade, text: card.grade }), el("span", {}, ...visible(card.title))),
-    el("div", { class: "meta" }, ...visible(card.tool + " · " + (card.actor || "unknown actor") + " · " + new Date(card.createdAt).toLocaleString())),
+    el("div", { class: "meta" }, ...visible((card.path ? card.path.join(" → ") + " → " : "") + card.tool + " · " + (card.actor || "unknown actor") + " · " + new Date(card.createdAt).toLocaleString())),
     about ? el("div", { class: "meta run" }, ...visible(about)) : null,
     doubt,
     card.deliveryKey ? el("div", { class: "key" }, ...visible("delivery key: " + card.deliveryKey)) : null,
