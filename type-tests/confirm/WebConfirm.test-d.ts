@@ -2,6 +2,9 @@ import { Effect, Layer, Stream } from "effect"
 import { expectError, expectType } from "tsd"
 import {
   Agent,
+  type ProposalStore,
+  type RunStore,
+  Runs,
   ScriptedModel,
   type NeedsHumanConfirm,
   type SendCapability,
@@ -64,3 +67,31 @@ expectError(WebConfirm.layer({
       )
   }
 }))
+
+// A durable chat: `reply` is asked to start or resume a run, on the stores
+// the server is given; written inline, its request is typed.
+WebConfirm.layer({
+  users: { "a-token": "alice" },
+  proposals: { toolkit: support },
+  chat: {
+    durable: {
+      reply: (request) =>
+        (request._tag === "Start"
+          ? Runs.startStream({
+            toolkit: support,
+            runId: request.runId,
+            messages: WebConfirm.toMessages(request.messages)
+          })
+          : Runs.resumeStream(request.runId, { toolkit: support })).pipe(
+            Stream.provide(Layer.merge(
+              ScriptedModel.layer([ScriptedModel.text("Hello")]),
+              Layer.succeed(KnowledgeBase, { search: () => Effect.succeed([]) })
+            ))
+          )
+    }
+  }
+})
+// The server then needs the run store as well as the proposal store.
+expectType<RunStore.RunStore | ProposalStore.ProposalStore>(
+  {} as WebConfirm.Needs<{ readonly chat: WebConfirm.DurableChat }>
+)

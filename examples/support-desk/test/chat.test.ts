@@ -6,7 +6,7 @@ import { draft } from "../src/chat.js"
 
 describe("pnpm demo:chat", () => {
   it(
-    "prints each person's chat; a question streams its answer, the drafted reply waits there as a card, is sent once approved (as who signed in), and the answer goes on; Ctrl-C stops it",
+    "prints each person's chat; a question streams its answer, the drafted reply waits there as a card, the page closed and reopened goes on with the same run, the reply is sent once approved (as who signed in), and the answer goes on; Ctrl-C stops it",
     async () => {
       // Its own process group; built (`pnpm demo:chat` is tsx src/chat.ts).
       const child = spawn(process.execPath, [built("examples/support-desk/src/chat.ts")], {
@@ -54,14 +54,34 @@ describe("pnpm demo:chat", () => {
         // Nothing goes out until someone decides.
         await new Promise((r) => setTimeout(r, 300))
         expect(out).not.toContain("DELIVERED")
-        const decided = await fetch(`${origin}/api/requests/${card.id}/decision`, {
+        // The page closes while the draft waits; reopened, the chat goes on with the same run.
+        const { runId } = answer.events.find((event) => event.type === "run")!
+        answer.close()
+        await answer.ended
+        const again = new AbortController()
+        const resumed = read(
+          await fetch(`${origin}/api/chat/resume`, {
+            method: "POST",
+            signal: again.signal,
+            headers: { ...headers, "x-graded-csrf": me.chatCsrf },
+            body: JSON.stringify({ runId })
+          }),
+          again
+        )
+        expect(resumed.status).toBe(200)
+        await resumed.until((event) => event.type === "card" && event.card.id === card.id, 20_000)
+        expect(resumed.events.find((event) => event.type === "history")?.messages[0]).toEqual({
+          role: "user",
+          content: "Mei's invoice has the old VAT number."
+        })
+        const decided = await fetch(`${origin}/api/proposals/${card.id}/decision`, {
           method: "POST",
           headers: { ...headers, "x-graded-csrf": card.csrf },
           // alice's token, claiming to be someone else: the audit believes the token.
           body: JSON.stringify({ by: "mallory", action: "approve" })
         })
         expect(decided.status).toBe(200)
-        const end = await answer.until((event) => event.type === "end", 20_000)
+        const end = await resumed.until((event) => event.type === "end", 20_000)
         expect(end.answer).toMatch(/^The reply is on its way to Mei\./)
         expect(out).toContain("DELIVERED chat.sendMessage, confirmed by alice")
         // Ctrl-C: the server closes, and the demo says what went out.

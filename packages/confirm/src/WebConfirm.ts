@@ -27,6 +27,10 @@
  * answers there, its text streamed over Server-Sent Events, and each write or
  * send it proposes is a card of this server, drawn in the conversation and
  * decided there as on the confirm page, under the same sign-in and CSRF rules.
+ * A card decided on the confirm page is told to the chat, with who decided.
+ * A durable chat (`{ durable: { reply } }`) runs on the app's stores: a
+ * page closed mid-answer leaves its run stored, and reopened it goes on with
+ * that run (`Runs.resumeStream`), only ever one of the person's own.
  *
  * @since 0.1.0
  */
@@ -40,6 +44,8 @@ import {
   Invocation,
   type LanguageModel,
   type ProposalStore,
+  type RunStore,
+  type Runs,
   type SendCapability,
   type Toolkit,
   type NeedsHumanConfirm,
@@ -106,11 +112,13 @@ export interface Common {
   readonly proposals?: Proposals<Toolkit.Any> | undefined
   /**
    * A chat page at `/chat`: the app's agent, its answers streamed, its writes
-   * and sends decided as cards inline in the conversation.
+   * and sends decided as cards inline in the conversation. `Chat` runs in
+   * memory (a page closed mid-answer loses its run); `DurableChat` (`{ durable: { reply } }`) runs on the
+   * app's stores, so a page closed mid-answer leaves a run to resume.
    *
    * @since 0.2.0
    */
-  readonly chat?: Chat | undefined
+  readonly chat?: Chat | DurableChat | undefined
   /**
    * A run timeline at `/runs`, behind the same sign-in: the runs the audit
    * holds (filtered by state, actor, tool) and each run's rounds, candidate
@@ -163,6 +171,8 @@ export interface ChatRequest {
  * @category models
  */
 export interface Chat {
+  /** In memory; a `DurableChat` gives its `reply` under `durable`. */
+  readonly durable?: undefined
   readonly reply: (
     request: ChatRequest
   ) => Stream.Stream<
@@ -170,6 +180,56 @@ export interface Chat {
     unknown,
     WriteCapability | SendCapability | NeedsHumanConfirm<string>
   >
+}
+
+/**
+ * What a durable chat's `reply` is asked to do: start the run `runId` (a
+ * fresh id the server made, `chat-` and 32 hex digits) for a new message of
+ * the conversation, or resume the stored run `runId`, one of this person's
+ * own (a page reopened, a connection that came back, or every decision of
+ * the waiting turn made).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type DurableChatRequest =
+  | {
+    readonly _tag: "Start"
+    readonly runId: string
+    readonly messages: ReadonlyArray<ChatMessage>
+    readonly by: string | undefined
+  }
+  | { readonly _tag: "Resume"; readonly runId: string; readonly by: string | undefined }
+
+/**
+ * The chat page's agent, on the app's durable stores (`chat: { durable: { reply } }`): `reply` answers a
+ * `Start` with `Runs.startStream` (with the `runId` it is given) and a
+ * `Resume` with `Runs.resumeStream`, with its model and its tools' services
+ * provided. The server provides the `RunStore` and the `ProposalStore` it was
+ * given (with `proposals`, which a durable chat needs): each write or send
+ * of the run is a proposal of that store, drawn in the conversation and on
+ * the confirm page alike, decided there by a signed-in person. The server
+ * runs `reply` as the person chatting (`Invocation.within({ actor })`), so
+ * the run's actor is them, and only they resume it; a `reply` that sets
+ * another actor makes runs nobody can resume from the page.
+ *
+ * While the run waits, the server watches its proposals in the store: each
+ * decision, made anywhere, is told to the page (who decided), and once the
+ * turn is decided it resumes the run in the same answer. Closing the page
+ * leaves the run stored as its last step saved it: reopened, the page shows
+ * the conversation so far and goes on with it.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface DurableChat {
+  readonly durable: {
+    readonly reply: (
+      request: DurableChatRequest
+    ) => Stream.Stream<Agent.Event<any> | Runs.End<any>, unknown, RunStore.RunStore | ProposalStore.ProposalStore>
+  }
+  // Absent, so that a `{ reply }` written inline is typed as a `Chat`'s.
+  readonly reply?: undefined
 }
 
 /**
@@ -327,12 +387,14 @@ export interface Proposals<T extends Toolkit.Any> {
 
 /**
  * What the server needs beyond itself: nothing, or, with proposals, what
- * serving them needs.
+ * serving them needs, and with a durable chat, the run store.
  *
  * @since 0.1.0
  * @category utility types
  */
-export type Needs<O> = O extends { readonly proposals: Proposals<infer T> } ? ProposalServices<T> : never
+export type Needs<O> =
+  | (O extends { readonly proposals: Proposals<infer T> } ? ProposalServices<T> : never)
+  | (O extends { readonly chat: DurableChat } ? RunStore.RunStore | ProposalStore.ProposalStore : never)
 
 /**
  * What serving proposals needs: the store, and the tools' own services.
@@ -402,16 +464,35 @@ const positive = (option: string, value: number | undefined, fallback: number) =
 // The app's chat as it is now, checked at run time too (a cast or plain
 // JavaScript): code that reaches the app's object and swaps its `reply`
 // later is not called instead of it. One CSRF value per server starts its
-// runs, told to a signed-in page by /api/me.
-const chatOf = (chat: Chat | undefined): Effect.Effect<Api.ChatOptions | undefined, Misconfigured> => {
+// runs, told to a signed-in page by /api/me. A durable chat's cards are
+// proposals, decided on the proposals' route: it needs `proposals`.
+const chatOf = (options: Options): Effect.Effect<Api.ChatOptions | undefined, Misconfigured> => {
+  const chat = options.chat
   if (chat === undefined) return Effect.succeed(undefined)
-  if (typeof chat !== "object" || chat === null || typeof chat.reply !== "function") {
+  const shape = new Misconfigured({
+    option: "chat",
+    reason:
+      "chat must be { reply } or { durable: { reply } }: a function from a chat request to the run's stream of events"
+  })
+  if (typeof chat !== "object" || chat === null) return shape
+  if (chat.durable === undefined) {
+    return typeof chat.reply === "function"
+      ? Effect.succeed({ _tag: "Memory", chat: Object.freeze({ reply: chat.reply.bind(chat) }), csrf: Guard.secret() })
+      : shape
+  }
+  const durable = chat.durable
+  if (typeof durable !== "object" || durable === null || typeof durable.reply !== "function") return shape
+  if (options.proposals === undefined) {
     return new Misconfigured({
       option: "chat",
-      reason: "chat must be { reply }: a function from a chat request to the run's stream of events"
+      reason: "a durable chat needs proposals ({ toolkit }): its writes and sends are proposals decided as cards"
     })
   }
-  return Effect.succeed({ chat: Object.freeze({ reply: chat.reply.bind(chat) }), csrf: Guard.secret() })
+  return Effect.succeed({
+    _tag: "Durable",
+    chat: Object.freeze({ durable: Object.freeze({ reply: durable.reply.bind(durable) }) }),
+    csrf: Guard.secret()
+  })
 }
 
 // Exactly one way to tell who decides, checked at run time too: the types
@@ -460,7 +541,7 @@ const who = (options: Options): Effect.Effect<Guard.Who, Misconfigured> => {
 /**
  * Starts the server and returns the UI for `HumanConfirm.layer`, and the
  * server. Fails with `Misconfigured` when the options do not say who decides,
- * or give a `chat` without its `reply`.
+ * give a `chat` without its `reply`, or a durable chat without `proposals`.
  *
  * @example
  * import { Effect } from "effect"
@@ -488,7 +569,7 @@ export const make = <const O extends Options>(
     const decider = yield* who(options)
     const maxBodyBytes = yield* positive("maxBodyBytes", options.maxBodyBytes, defaultMaxBodyBytes)
     const maxChars = yield* positive("maxChars", options.maxChars, defaultMaxChars)
-    const chat = yield* chatOf(options.chat)
+    const chat = yield* chatOf(options)
     const host = options.host ?? "127.0.0.1"
     const server = yield* NodeHttpServer.make(() => createServer(), { port: options.port ?? 0, host })
     const address = server.address

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Result, Terminal } from "effect"
-import { HumanConfirm, Printable } from "@graded/core"
+import { Effect, Layer, Result, Schema, Terminal } from "effect"
+import { Agent, HumanConfirm, Printable, ScriptedModel, Toolkit } from "@graded/core"
 import * as os from "node:os"
 import { TerminalConfirm } from "@graded/confirm"
 import { makeDesk } from "../../core/test/supportDesk.js"
@@ -46,6 +46,32 @@ describe("TerminalConfirm", () => {
       const screen = shown.join("")
       expect(screen).toContain("SEND: Send a chat message (chat.sendMessage)")
       expect(screen).toContain("\"text\": \"Hello\"")
+    }))
+
+  it.effect("a card asked inside a sub-agent shows the path to the tool", () =>
+    Effect.gen(function*() {
+      const desk = makeDesk()
+      const fake = terminal(["a"])
+      const Messenger = Agent.tool("agent.messenger", {
+        title: "Messenger",
+        description: "Tells the customer.",
+        toolkit: Toolkit.make(desk.SendReply),
+        instructions: "Tell them.",
+        input: Schema.Struct({ text: Schema.String })
+      })
+      yield* Agent.supervised({ toolkit: Toolkit.make(Messenger), prompt: "Tell them." }).pipe(
+        Effect.provide(Layer.merge(
+          ScriptedModel.layer([
+            ScriptedModel.calls(ScriptedModel.call("agent.messenger", { text: "Hi" })),
+            ScriptedModel.calls(ScriptedModel.call("chat.sendMessage", { text: "Hi" })),
+            ScriptedModel.text("Sent."),
+            ScriptedModel.text("Done.")
+          ]),
+          TerminalConfirm.layer({ by: "cli:alice" }).pipe(Layer.provide(fake.layer))
+        ))
+      )
+      expect(desk.effects.delivered).toEqual([{ to: "customer:42", text: "Hi" }])
+      expect(fake.shown.join("")).toContain("asked by: agent.messenger → chat.sendMessage")
     }))
 
   it.effect("edits: not JSON is asked again; the edit is validated by the tool's schema", () =>

@@ -7,8 +7,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Schema, Stream } from "effect"
 import { HttpServerRequest } from "effect/http"
-import { ScriptedModel, Tool } from "@graded/core"
+import { Agent, ScriptedModel, Tool, Toolkit } from "@graded/core"
 import { WebConfirm } from "@graded/confirm"
+import { makeDesk } from "../../core/test/supportDesk.js"
 import { chatting, story } from "./chatClient.js"
 
 const { call, calls, text } = ScriptedModel
@@ -178,6 +179,8 @@ describe("WebConfirm chat: the answer, streamed", () => {
       yield* Effect.promise(() => reading.ended)
       const after = reading.events.slice(reading.events.findIndex((event) => event.type === "card") + 1)
       expect(after.filter((event) => event.type !== "text")).toEqual([
+        // The card the page drew is told decided, with who decided: decided here or on the confirm page alike.
+        { type: "card-decided", id: card.id, message: "Approved by alice." },
         { type: "decided", tool: "chat.sendMessage", status: "delivered", by: "alice" },
         { type: "call", id: "call_2", tool: "chat.sendMessage", ok: true },
         end
@@ -207,6 +210,34 @@ describe("WebConfirm chat: the answer, streamed", () => {
       expect(reading.events.find((event) => event.type === "call" && event.tool === "chat.sendMessage"))
         .toMatchObject({ ok: false, code: "rejected" })
       expect(desk.effects.delivered).toEqual([])
+    }))
+
+  it.live("a sub-agent's send is a card in the chat too, with its path; approving it finishes the run", () =>
+    Effect.gen(function*() {
+      const inner = makeDesk()
+      const Messenger = Agent.tool("agent.messenger", {
+        title: "Messenger",
+        description: "Tells the customer.",
+        toolkit: Toolkit.make(inner.SendReply),
+        instructions: "Tell them.",
+        input: Schema.Struct({ text: Schema.String })
+      })
+      const { decide, say } = yield* chatting({
+        tools: [Messenger],
+        turns: [
+          calls(call("agent.messenger", { text: "Hi Mei" })),
+          calls(call("chat.sendMessage", { text: "Hi Mei" })),
+          text("Sent."),
+          text("Done.")
+        ]
+      })
+      const reading = yield* say("Greet Mei")
+      const { card } = yield* Effect.promise(() => reading.until((event) => event.type === "card"))
+      expect(card).toMatchObject({ tool: "chat.sendMessage", path: ["agent.messenger"] })
+      yield* decide(card, { by: "alice", action: "approve" })
+      const end = yield* Effect.promise(() => reading.until((event) => event.type === "end"))
+      expect(end.answer).toBe("Done.")
+      expect(inner.effects.delivered).toEqual([{ to: "customer:42", text: "Hi Mei" }])
     }))
 
   it.live("an edit delivers the edited payload", () =>

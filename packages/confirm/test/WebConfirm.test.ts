@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Exit, Fiber, Layer, Schema, Scope } from "effect"
 import {
+  Agent,
   Audit,
   HumanConfirm,
   Invocation,
@@ -8,6 +9,7 @@ import {
   Proposal,
   ProposalStore,
   Registry,
+  ScriptedModel,
   Tool,
   Toolkit
 } from "@graded/core"
@@ -65,6 +67,36 @@ const waiting = (
   })
 
 describe("WebConfirm", () => {
+  it.live("a card asked inside a sub-agent carries the path to its tool", () =>
+    Effect.gen(function*() {
+      const { cards, decide, desk, ui } = yield* waiting()
+      const Messenger = Agent.tool("agent.messenger", {
+        title: "Messenger",
+        description: "Tells the customer.",
+        toolkit: Toolkit.make(desk.SendReply),
+        instructions: "Tell them.",
+        input: Schema.Struct({ text: Schema.String })
+      })
+      const fiber = yield* Effect.forkChild(
+        Agent.supervised({ toolkit: Toolkit.make(Messenger), prompt: "Tell them." }).pipe(
+          Effect.provide(Layer.merge(
+            ScriptedModel.layer([
+              ScriptedModel.calls(ScriptedModel.call("agent.messenger", { text: "Hi" })),
+              ScriptedModel.calls(ScriptedModel.call("chat.sendMessage", { text: "Hi" })),
+              ScriptedModel.text("Sent."),
+              ScriptedModel.text("Done.")
+            ]),
+            HumanConfirm.layer(ui)
+          ))
+        )
+      )
+      const [card] = yield* cards
+      expect(card).toMatchObject({ tool: "chat.sendMessage", path: ["agent.messenger"] })
+      expect((yield* decide(card, { by: "alice", action: "approve" })).status).toBe(200)
+      expect((yield* Fiber.join(fiber)).answer).toBe("Done.")
+      expect(desk.effects.delivered).toEqual([{ to: "customer:42", text: "Hi" }])
+    }))
+
   it.live("binds to 127.0.0.1 and serves the page with a strict CSP", () =>
     Effect.gen(function*() {
       const { server } = yield* waiting()

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { Agent, type LanguageModel, ScriptedModel, Toolkit } from "@graded/core"
 import { WebConfirm } from "@graded/confirm"
 import { makeDesk } from "../../core/test/supportDesk.js"
-import { paced } from "./chatClient.js"
+import { durableChatting, paced } from "./chatClient.js"
 import type * as Chromium from "./chromium.js"
 import { launch } from "./launch.js"
 
@@ -74,6 +74,31 @@ const serve = async (turns: ReadonlyArray<ScriptedModel.Turn>, millis = 40) => {
     Scope.provide(WebConfirm.make({ users: { [alice]: "alice" }, chat }), scope)
   )
   return { desk, requests, server, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
+}
+
+/** A durable chat server for alice, its model paced `millis` a part. */
+const serveDurable = async (millis: number) => {
+  const scope = Effect.runSync(Scope.make())
+  const chat = await Effect.runPromise(
+    Scope.provide(durableChatting({ who: { users: { [alice]: "alice" } }, paceMillis: millis }), scope)
+  )
+  return { ...chat, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
+}
+
+/** Decides the one open card as the confirm page does, over its API (as alice). */
+const decideOnConfirmPage = async (origin: string, body: unknown) => {
+  const headers = { authorization: `Bearer ${alice}`, "content-type": "application/json" }
+  const { requests } = await (await fetch(`${origin}/api/requests`, { headers })).json() as {
+    requests: Array<{ id: string; csrf: string; kind?: string }>
+  }
+  const [card] = requests
+  const route = card!.kind === "proposal" ? "proposals" : "requests"
+  const answer = await fetch(`${origin}/api/${route}/${card!.id}/decision`, {
+    method: "POST",
+    headers: { ...headers, "x-graded-csrf": card!.csrf },
+    body: JSON.stringify(body)
+  })
+  expect(answer.status).toBe(200)
 }
 
 const ask = async (page: Page, message: string) => {
@@ -239,6 +264,85 @@ for (const chosen of browsers) {
           await page.screenshot({ path: path.join(artifacts, `${chosen.kind}-chat-xss-as-text.png`), fullPage: true })
         } finally {
           await page.close()
+          await chat.close()
+        }
+      },
+      60_000
+    )
+
+    it("a card decided on the confirm page shows decided in the chat, with who decided, without a click", async () => {
+      const chat = await serve(story("Hello Mei, your invoice is fixed."), 2)
+      const page = await browser.newPage()
+      try {
+        await page.goto(chat.server.chatLink!(alice))
+        await ask(page, question)
+        const card = page.locator(".inline-card section.card")
+        await card.waitFor()
+        await decideOnConfirmPage(chat.server.origin, { action: "reject", reason: "not yet" })
+        await page.locator("section.card.decided .status", { hasText: "Rejected by alice." }).waitFor()
+        expect(await page.locator(".inline-card button").count()).toBe(0)
+        await page.locator(".turn.assistant[data-state=done]").waitFor()
+        expect(chat.desk.effects.delivered).toEqual([])
+      } finally {
+        await page.close()
+        await chat.close()
+      }
+    }, 60_000)
+
+    it(
+      "a durable chat: the page closed mid-answer, reopened, shows the conversation so far and goes on with it",
+      async () => {
+        const chat = await serveDurable(30)
+        const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
+        try {
+          const before = await context.newPage()
+          await before.goto(chat.server.chatLink!(alice))
+          await before.locator("#who", { hasText: "Deciding as alice (signed in)" }).waitFor()
+          await ask(before, question)
+          // Mid-answer: the first words are on the page, the run still streams.
+          await before.locator(".turn.assistant .bubble.assistant").first().waitFor()
+          expect(await before.locator(".turn.assistant").getAttribute("data-state")).toBe("streaming")
+          await before.close()
+          const runId = chat.requests[0]!.runId
+          expect((await Effect.runPromise(chat.settled(runId, "waiting"))).state.ended).toBeUndefined()
+          expect(chat.desk.effects.delivered).toEqual([])
+
+          // Reopened: the question again, then the answer goes on to the card.
+          const after = await context.newPage()
+          await after.goto(chat.server.chatLink!(alice))
+          const card = after.locator(".inline-card section.card")
+          await card.waitFor()
+          expect(await after.locator(".bubble.user").allTextContents()).toEqual([question])
+          expect(chat.requests.map((request) => request._tag)).toEqual(["Start", "Resume"])
+          expect(await card.locator(".meta.run").textContent()).toContain(runId)
+          await card.getByRole("button", { name: "Approve" }).click()
+          await after.locator("section.card.decided .status", { hasText: "Approved by alice." }).waitFor()
+          await after.locator(".turn.assistant[data-state=done]").waitFor()
+          expect(await after.locator(".bubble.assistant").last().textContent()).toBe("Sent: Mei has the fix.")
+          expect(chat.desk.effects.delivered).toEqual([{
+            to: "customer:42",
+            text: "Hello Mei, your invoice is fixed."
+          }])
+          expect(chat.desk.effects.searches).toEqual(["invoice"])
+          await after.screenshot({
+            path: path.join(artifacts, `${chosen.kind}-chat-durable-resumed.png`),
+            fullPage: true
+          })
+
+          // The conversation goes on: the next message is a new run, with what was said so far.
+          await ask(after, "Thanks!")
+          for (let i = 0; i < 500 && chat.requests.length < 4; i++) await new Promise((r) => setTimeout(r, 10))
+          expect(chat.requests[3]).toMatchObject({
+            _tag: "Start",
+            messages: [
+              { role: "user", content: question },
+              { role: "assistant", content: "Sent: Mei has the fix." },
+              { role: "user", content: "Thanks!" }
+            ]
+          })
+          expect(chat.requests[3]!.runId).not.toBe(runId)
+        } finally {
+          await context.close()
           await chat.close()
         }
       },

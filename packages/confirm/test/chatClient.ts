@@ -3,8 +3,8 @@
 // reads the answer's Server-Sent Events as they arrive. Used by
 // WebConfirm.chat.test.ts, RedTeam.web.test.ts, browser.chat.test.ts and the
 // demo's test (examples/support-desk/test/chat.test.ts, which reads with `read`).
-import { Effect, type Exit, Layer, Stream } from "effect"
-import { Agent, LanguageModel, ScriptedModel, type Tool, Toolkit } from "@graded/core"
+import { Context, Effect, type Exit, Layer, Stream } from "effect"
+import { Agent, LanguageModel, ProposalStore, RunStore, Runs, ScriptedModel, type Tool, Toolkit } from "@graded/core"
 import { WebConfirm } from "@graded/confirm"
 import { makeDesk } from "../../core/test/supportDesk.js"
 
@@ -195,3 +195,109 @@ export const paced = (
         model.stream!(request).pipe(Stream.mapEffect((part) => Effect.as(Effect.sleep(millis), part)))
     }))
   ).pipe(Layer.provide(ScriptedModel.layer(turns, { chunk })))
+
+/**
+ * The desk's story for a durable run, read from the conversation rather than
+ * counted: a resumed run that asks again for a turn it never finished gets
+ * that same turn.
+ */
+export const durableStory = (request: LanguageModel.Request): LanguageModel.Response => {
+  const results = request.messages.filter((message) => message.role === "tool")
+  if (results.length === 0) return { ...calls(call("kb.search", { query: "invoice" })), text: "Let me look that up." }
+  if (results.length === 1) {
+    return {
+      ...calls(call("chat.sendMessage", { text: "Hello Mei, your invoice is fixed." })),
+      text: "Found it. I will send Mei this:"
+    }
+  }
+  const sent = results.at(-1)!.content.includes("\"delivered\":true")
+  return text(sent ? "Sent: Mei has the fix." : "Not sent: nothing went to Mei.")
+}
+
+export interface DurableOptions {
+  /** Who decides; single-user by default. */
+  readonly who?: Partial<WebConfirm.Options>
+  /** How long the model waits before each part of its stream. */
+  readonly paceMillis?: number
+}
+
+/** A server with a durable chat on in-memory stores (built once, read by the test), and a client for it. */
+export const durableChatting = (options: DurableOptions = {}) =>
+  Effect.gen(function*() {
+    const desk = makeDesk()
+    const toolkit = Toolkit.make(desk.KbSearch, desk.SubmitTicket, desk.SendReply)
+    const requests: Array<WebConfirm.DurableChatRequest> = []
+    const asked: Array<LanguageModel.Request> = []
+    const stores = yield* Layer.build(Layer.mergeAll(RunStore.memory, ProposalStore.memory))
+    const turns = Array.from({ length: 50 }, () => (request: LanguageModel.Request) => {
+      asked.push(request)
+      return durableStory(request)
+    })
+    // One model for every run: a scripted one counts its turns.
+    const model = Layer.succeedContext(yield* Layer.build(paced(turns, options.paceMillis ?? 0)))
+    const chat: WebConfirm.DurableChat = {
+      durable: {
+        reply: (request) => {
+          requests.push(request)
+          return (request._tag === "Start"
+            ? Runs.startStream({ toolkit, runId: request.runId, messages: WebConfirm.toMessages(request.messages) })
+            : Runs.resumeStream(request.runId, { toolkit })).pipe(Stream.provide(model))
+        }
+      }
+    }
+    const who = options.who ?? { singleUser: true }
+    const { server } = yield* WebConfirm.make({ ...who, proposals: { toolkit }, chat } as WebConfirm.Options).pipe(
+      Effect.provide(Layer.succeedContext(stores))
+    )
+    const client = (token: string) => {
+      const auth = { authorization: `Bearer ${token}` }
+      const api = (path: string, init: RequestInit = {}) =>
+        Effect.promise(async () => {
+          const response = await fetch(`${server.origin}${path}`, {
+            ...init,
+            headers: { ...auth, "content-type": "application/json", ...init.headers }
+          })
+          return { status: response.status, body: await response.json().catch(() => undefined) as any }
+        })
+      const csrf = Effect.map(api("/api/me"), (me) => me.body?.chatCsrf as string)
+      const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+        Effect.flatMap(csrf, (value) =>
+          Effect.promise(async () => {
+            const controller = new AbortController()
+            const response = await fetch(`${server.origin}${path}`, {
+              method: "POST",
+              signal: controller.signal,
+              headers: { ...auth, "content-type": "application/json", "x-graded-csrf": value, ...headers },
+              body: JSON.stringify(body)
+            })
+            return read(response, controller)
+          }))
+      return {
+        api,
+        say: (content: string) => post("/api/chat", { messages: [{ role: "user", content }] }),
+        resume: (runId: string, headers: Record<string, string> = {}) => post("/api/chat/resume", { runId }, headers),
+        cards: api("/api/requests").pipe(Effect.map((answer) => answer.body.requests as Array<any>)),
+        decide: (card: { readonly id: string; readonly csrf: string }, body: unknown) =>
+          api(`/api/proposals/${card.id}/decision`, {
+            method: "POST",
+            body: JSON.stringify(body),
+            headers: { "x-graded-csrf": card.csrf }
+          })
+      }
+    }
+    const token = "users" in who && who.users !== undefined ? Object.keys(who.users)[0]! : server.token ?? ""
+    const runs = Context.get(stores, RunStore.RunStore)
+    /** Waits until the stored run is `status` and held by no process. */
+    const settled = (runId: string, status: RunStore.Status) =>
+      Effect.gen(function*() {
+        for (let i = 0; i < 500; i++) {
+          const run = yield* Effect.option(runs.get(runId))
+          if (run._tag === "Some" && run.value.status === status && run.value.leaseUntil === undefined) {
+            return run.value
+          }
+          yield* Effect.sleep("10 millis")
+        }
+        return yield* Effect.die(`run ${runId} never became ${status}`)
+      })
+    return { server, desk, toolkit, requests, asked, stores, runs, settled, client, me: client(token) }
+  })

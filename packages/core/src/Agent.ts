@@ -6,7 +6,9 @@
  *
  * @since 0.1.0
  */
+import type { Schema } from "effect"
 import type { Effect } from "effect/Effect"
+import type { Layer } from "effect/Layer"
 import type { Stream } from "effect/Stream"
 import type { Builtin, NeedsHumanConfirmFor } from "./Capability.js"
 import type * as Grade from "./Grade.js"
@@ -14,11 +16,14 @@ import type * as Invocation from "./Invocation.js"
 import type * as Registry from "./Registry.js"
 import * as internal from "./internal/agent.js"
 import { eventStream } from "./internal/events.js"
+import { makeSubAgent, type SubAgentBadAnswer, type SubAgentNoAnswer } from "./internal/subAgent.js"
 import { supervised as supervisedRun } from "./internal/supervised.js"
+import type * as Tree from "./internal/tree.js"
 import type { LanguageModel, Message, ModelError, Usage } from "./LanguageModel.js"
 import type { Proposal } from "./Proposal.js"
 import type * as Tool from "./Tool.js"
 import type * as Toolkit from "./Toolkit.js"
+import type { ValidName } from "./Wire.js"
 
 // ---------------------------------------------------------------------------
 // The compile-time check
@@ -79,11 +84,24 @@ type Offense<T> = T extends {
 
 type FullOffense<T> = T extends Tool.Any ? [T["grade"]] extends [never] ? NoGrade<T["name"]>
   : string extends T["name"] ? Label<T["name"]>
-  : Single<T["grade"]> extends true ? ByGrade<T["name"], T["grade"], Own<T>>
+  : Single<T["grade"]> extends true ? Inside<T, ByGrade<T["name"], T["grade"], Own<T>>>
   : NoGrade<T["name"], GradeNames<T["grade"]>>
   : never
 
 type Join<A extends string, B extends string> = [A] extends [never] ? B : [B] extends [never] ? A : `${A}; ${B}`
+
+// A sub-agent (Agent.tool) is judged by the tools it holds, each offense
+// told with the path to it: `billing → refund.issue (write) needs
+// WriteCapability`. Nested sub-agents add one step each.
+type Inside<T, Own extends string> = T extends
+  { readonly name: infer N extends string; readonly subAgent: { readonly toolkit: { readonly tools: infer Inner } } }
+  ? Inner extends ReadonlyArray<Tool.Any> ? [Offenses<Inner>] extends [never] ? Own : Prefixed<N, Offenses<Inner>>
+  : Own
+  : Own
+
+type Prefixed<N extends string, Found extends string> = Found extends `${infer Head}; ${infer Rest}`
+  ? `${N} → ${Head}; ${Prefixed<N, Rest>}`
+  : `${N} → ${Found}`
 
 // The places of a tuple (not of an array), as keys. Each place is checked on
 // its own: a union drops `never`, and an intersection of toolkits may be
@@ -249,7 +267,37 @@ export interface Result<Tools extends ReadonlyArray<Tool.Any>> {
    * @since 0.3.0
    */
   readonly untrusted: ReadonlyArray<string>
+  /**
+   * Each limit that stopped an agent of the run: this one (path `[]`) or a
+   * sub-agent below it (its path of tool names), with which limit: its own
+   * rounds or calls per round, or the run's budget over all its agents.
+   *
+   * @since 0.4.0
+   */
+  readonly limits: ReadonlyArray<Stop>
 }
+
+/**
+ * One agent of a run stopped by one limit: `round-limit` and `call-limit`
+ * are its own `maxRounds` and `maxCallsPerRound`; `budget-rounds` and
+ * `budget-calls` the run's `budget`, counted over every agent of the tree.
+ * `agent` is its path from the run's own toolkit (`["billing"]`), empty for
+ * the run's own agent.
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export interface Stop extends Tree.Stop {}
+
+/**
+ * What a run and every sub-agent it calls may spend in all: model turns
+ * (`rounds`) and tool calls (`calls`), counted by graded over the whole tree
+ * beside each agent's own limits. Unset, only each agent's own limits hold.
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export interface Budget extends Tree.Budget {}
 
 /**
  * Where a run starts: a single `prompt`, or the `messages` of a conversation to
@@ -284,6 +332,14 @@ export type Options<T> = Input & {
   readonly system?: string | undefined
   /** The invocation context; `autonomous` is always true here. */
   readonly context?: Partial<Omit<Invocation.Context, "autonomous">> | undefined
+  /**
+   * Model turns and tool calls allowed over this agent and every sub-agent
+   * it calls (`Agent.tool`), in all; the call or turn past it is refused as
+   * `call-limit` or `round-limit`, and `Result.limits` says which agent it stopped.
+   *
+   * @since 0.4.0
+   */
+  readonly budget?: Budget | undefined
 }
 
 /**
@@ -514,3 +570,115 @@ export const supervisedStream = <T extends Toolkit.Any>(
     AgentError,
     LanguageModel | Toolkit.Requirements<T> | NeedsHumanConfirmFor<Toolkit.Tools<T>[number]>
   >
+
+// ---------------------------------------------------------------------------
+// Sub-agents
+// ---------------------------------------------------------------------------
+
+/**
+ * The grade of a sub-agent holding tools of grades `G`: the highest of them
+ * (`send` over `write` over `read`); `read` for none.
+ *
+ * @since 0.4.0
+ * @category utility types
+ */
+export type TopGrade<G> = "send" extends G ? "send" : "write" extends G ? "write" : "read"
+
+/**
+ * An agent another agent calls as a tool (`Agent.tool`). Its grade is the
+ * highest grade of the tools it holds and its requirements are theirs, their
+ * capabilities included: one holding only reads is a read tool an autonomous
+ * loop may call; one holding a write or send needs that capability, so
+ * `Agent.run` over it does not compile, and its message names the path to
+ * each tool that needs one.
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export interface SubAgent<Name extends string, Tools extends ReadonlyArray<Tool.Any>, I, O> extends
+  Tool.Tool<
+    Name,
+    TopGrade<Tools[number]["grade"]>,
+    I,
+    O,
+    SubAgentNoAnswer | SubAgentBadAnswer,
+    LanguageModel | Tool.Requirements<Tools[number]>
+  >
+{
+  /** What the sub-agent runs with: its tools and its instructions. */
+  readonly subAgent: { readonly toolkit: Toolkit.Toolkit<Tools>; readonly instructions: string }
+}
+
+/**
+ * What `Agent.tool` takes: the tool's options (a title and a description for
+ * the calling model), the sub-agent's toolkit and instructions (its system
+ * message), the input the calling model gives, and optionally the output it
+ * answers with (its answer is read as JSON and decoded; unset, the answer is
+ * its text), how the input becomes its prompt (unset, the input as JSON), its
+ * own limits and its own model (unset, the calling run's).
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export interface ToolOptions<T, I, IE, O, OE> extends Omit<Tool.Options, "failureMessages"> {
+  readonly toolkit: T
+  readonly instructions: string
+  readonly input: Schema.Codec<I, IE>
+  readonly output?: Schema.Codec<O, OE> | undefined
+  readonly prompt?: ((input: I) => string) | undefined
+  /** The sub-agent's model turns for one call (default 4). */
+  readonly maxRounds?: number | undefined
+  /** The sub-agent's tool calls from one turn (default 8). */
+  readonly maxCallsPerRound?: number | undefined
+  readonly model?: Layer<LanguageModel> | undefined
+}
+
+/**
+ * A sub-agent's failure told to the calling model (never a defect): it gave
+ * no answer (a limit stopped it, its model failed), or one that is not of the
+ * form its `output` says.
+ *
+ * @since 0.4.0
+ * @category errors
+ */
+export { SubAgentBadAnswer, SubAgentNoAnswer } from "./internal/subAgent.js"
+
+/**
+ * An agent usable as a tool by another agent. A call runs the sub-agent's own
+ * loop (the one loop of `Agent.run`, autonomous) on the input, with its
+ * toolkit and instructions; its answer is the call's output. What its model
+ * read that is marked untrusted marks the calling run too, every audit entry
+ * written inside it carries its path (`agent`) and the run's trace id, and
+ * the run's `budget` counts its turns and calls.
+ *
+ * @example
+ * import { Effect, Schema } from "effect"
+ * import { Agent, Tool, Toolkit } from "@graded/core"
+ *
+ * const KbSearch = Tool.read("kb.search", {
+ *   title: "Search the knowledge base",
+ *   description: "Find articles that answer a customer's question.",
+ *   input: Schema.Struct({ query: Schema.String }),
+ *   output: Schema.Array(Schema.String),
+ *   run: ({ query }) => Effect.succeed([`About ${query}`])
+ * })
+ *
+ * const Researcher = Agent.tool("agent.researcher", {
+ *   title: "Researcher",
+ *   description: "Finds what the knowledge base says about a question.",
+ *   toolkit: Toolkit.make(KbSearch),
+ *   instructions: "Search the knowledge base and answer in one sentence.",
+ *   input: Schema.Struct({ question: Schema.String }),
+ *   prompt: ({ question }) => question
+ * })
+ *
+ * const program = Agent.run({ toolkit: Toolkit.make(Researcher), prompt: "How do refunds work?" })
+ *
+ * @since 0.4.0
+ * @category constructors
+ */
+export const tool = <const Name extends string, T extends Toolkit.Any, I, IE, O = string, OE = string>(
+  name: ValidName<Name>,
+  options: ToolOptions<T, I, IE, O, OE>
+): SubAgent<Name, Toolkit.Tools<T>, I, O> =>
+  makeSubAgent(name as string, options as never) as unknown as SubAgent<Name, Toolkit.Tools<T>, I, O>

@@ -123,6 +123,8 @@ export const Entry = Event.mapMembers(Tuple.map(Schema.fieldsAssign({
   // The tool's compliance tags and declared side effects, on every entry of its calls.
   tags: Schema.optional(Schema.Array(Schema.String)),
   sideEffects: Schema.optional(Schema.Array(Schema.String)),
+  // Where a sub-agent wrote it: its path from the run's own tool down (`billing → research`).
+  agent: Schema.optional(Schema.String),
   // The entry's stable id, where a store that keeps it forwards it to
   // another sink (`SqlAudit.forwarding`): at least once, so a reader drops
   // repeats by it.
@@ -420,7 +422,8 @@ export const maxShown = 1_000
  * is shown through `Printable`: on one line, with control, ANSI,
  * bidirectional and zero-width characters as visible escapes, so an entry
  * cannot erase or forge another line; payloads and free text are cut at
- * `maxShown` characters, saying how many more there were.
+ * `maxShown` characters, saying how many more there were. An entry written
+ * inside a sub-agent starts with its path: `[agent.billing] DELIVERED ...`.
  *
  * @example
  * import { Audit } from "@graded/core"

@@ -87,6 +87,14 @@ export interface View {
   readonly payload: unknown
   readonly actor: string | undefined
   readonly traceId: string | undefined
+  /**
+   * Where the call was made inside a sub-agent (`Agent.tool`): the sub-agents'
+   * names from the run's own call down, the tool being this view's `tool`.
+   * Absent for a call the run's own model made.
+   *
+   * @since 0.4.0
+   */
+  readonly path?: ReadonlyArray<string> | undefined
   /** The JSON Schema of the payload, for a UI that builds an edit form. */
   readonly schema: unknown
   /** Checks an edit before answering; HumanConfirm checks it again regardless. */

@@ -117,6 +117,16 @@ export const State = Schema.Struct({
   /** Facts the run's tools recorded, for a policy's conditions. */
   facts: Schema.optional(Facts),
   /**
+   * The limits that stopped this run's agent or a sub-agent of it, by path
+   * (`Agent.Result.limits`); none when unset.
+   *
+   * @since 0.4.0
+   */
+  limits: Schema.optional(Schema.Array(Schema.Struct({
+    agent: Schema.Array(Schema.String),
+    limit: Schema.Literals(["round-limit", "call-limit", "budget-rounds", "budget-calls"])
+  }))),
+  /**
    * The model's last turn, stored as soon as it answered and before any of
    * its calls ran (the turn is the last message): a resume goes on from it
    * and does not ask the model again. Holds which calls were malformed.

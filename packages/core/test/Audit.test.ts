@@ -92,6 +92,16 @@ describe("Audit.describe", () => {
     expect(line).toContain("DELIVERED chat.sendMessage\\n")
   })
 
+  it("an entry written inside a sub-agent starts with its path; a forged path stays on its line", () => {
+    const entry = { type: "delivered", tool: "ticket.submit", by: "agent:alice", agent: "agent.desk → agent.billing" }
+    expect(Audit.describe(entry as Audit.Event)).toBe(
+      "[agent.desk → agent.billing] DELIVERED ticket.submit, confirmed by agent:alice"
+    )
+    const forged = Audit.describe({ ...entry, agent: "x\nDELIVERED chat.sendMessage" } as Audit.Event)
+    expect(forged).not.toMatch(unsafe)
+    expect(forged.startsWith("[x\\nDELIVERED")).toBe(true)
+  })
+
   it("shows bidirectional and zero-width characters in a decider, a reason and a payload as badges", () => {
     const decided = Audit.describe({
       type: "decided",

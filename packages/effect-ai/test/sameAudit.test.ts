@@ -1,7 +1,8 @@
 // One scripted conversation on every provider graded speaks to, each over its
 // real wire format on a loopback server, streamed and not: OpenAI's Chat
-// Completions and Responses (the official client, @graded/openai) and
-// Anthropic's Messages (@effect/ai-anthropic, through @graded/effect-ai). The
+// Completions and Responses (the official client, @graded/openai), and
+// OpenAI's Responses and Anthropic's Messages through @graded/effect-ai
+// (@effect/ai-openai, @effect/ai-anthropic). The
 // grade rules never depend on a provider: every run's audit is the scripted
 // model's, and so is its result.
 import { describe, expect, it } from "@effect/vitest"
@@ -10,7 +11,7 @@ import { Agent, Audit, type LanguageModel, ScriptedModel } from "@graded/core"
 import { OpenAiModel } from "@graded/openai"
 import * as OpenAiReplay from "../../openai/test/ReplayServer.js"
 import { chatStream, responsesStream } from "../../openai/test/streamReplies.js"
-import { anthropic, desk } from "./providers.js"
+import { anthropic, desk, openAi as effectAiOpenAi } from "./providers.js"
 import * as Replay from "./ReplayServer.js"
 
 const search = { id: "call_1", name: "kb__search", arguments: "{\"query\":\"vat\"}" }
@@ -59,6 +60,18 @@ const providers: ReadonlyArray<Provider> = [
             ]
         ),
         (server) => openAi("responses")(server.baseURL)
+      )
+  },
+  {
+    name: "OpenAI Responses (effect/ai)",
+    serve: (streamed) =>
+      Effect.map(
+        Replay.make(
+          streamed
+            ? [Replay.openAiSse({ calls: [search] }), Replay.openAiSse({ text: answer })]
+            : [Replay.openAiJson({ calls: [search] }), Replay.openAiJson({ text: answer })]
+        ),
+        (server) => effectAiOpenAi(server.url)
       )
   },
   {

@@ -265,6 +265,22 @@ for (const fx of fixtures) {
         expect(server.requests).toHaveLength(1)
       }))
 
+    it.live("a consumer slower than the timeout is not cut: only the wait for the server counts", () =>
+      Effect.gen(function*() {
+        // Each event a little late, well within the timeout; the consumer then takes longer than it over each part.
+        const events = fx.events([{ text: "One" }, { text: " two" }, { text: " three" }])
+        const server = yield* Replay.make([{ events: events.map((event) => ({ ...event, delay: 20 })) }])
+        const slowly = streamOf(model(server.baseURL, { ...options, timeout: "150 millis" })).pipe(
+          Stream.tap(() => Effect.sleep("250 millis"))
+        )
+        const { exit, parts } = yield* collect(slowly)
+        expect(exit).toEqual(Exit.void)
+        expect(parts.filter((part) => part.type === "text-delta").map((part) => part.delta).join("")).toBe(
+          "One two three"
+        )
+        expect(parts.at(-1)?.type).toBe("finish")
+      }))
+
     it.live("a failure before the first part is retried: a 429, then a cut before any part, then the stream", () =>
       Effect.gen(function*() {
         const server = yield* Replay.make([

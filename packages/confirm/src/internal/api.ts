@@ -4,7 +4,8 @@
 // identity; both decision routes (and the in-doubt route: mark done or retry)
 // go through the same decision guard (origin and the card's CSRF value)
 // before the body is read; so does starting a chat run (`POST /api/chat`,
-// with the chat's own CSRF value, which /api/me tells a signed-in page). A body is read up to the size limit, counting the
+// with the chat's own CSRF value, which /api/me tells a signed-in page) and
+// resuming a durable chat's (`POST /api/chat/resume`). A body is read up to the size limit, counting the
 // bytes as they arrive (a body with no Content-Length is refused the moment it
 // passes the limit), and only then decoded as UTF-8, JSON and Schema. Who
 // decides is who the guard says is calling; only in single-user mode does the
@@ -12,15 +13,16 @@
 // `{ error }` in one place (`answer`).
 // Imported by WebConfirm.ts only.
 import { NodeHttpServerRequest } from "@effect/platform-node"
-import { Context, Effect, Schema, SchemaIssue, type Scope } from "effect"
+import { Context, Effect, Schema, SchemaIssue, type Scope, type Stream } from "effect"
 import { type HttpServerError, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { HumanConfirm, Invocation, Printable, type ProposalStore } from "@graded/core"
+import { HumanConfirm, Invocation, Printable, type ProposalStore, type RunStore } from "@graded/core"
 import { randomBytes } from "node:crypto"
-import type { Chat } from "../WebConfirm.js"
+import type { Chat, DurableChat as DurableChatOptions } from "../WebConfirm.js"
 import type { Cards } from "./cards.js"
 import { type AlreadyDecided, listed, type PartlyShown, shownInFull, type UnknownCard } from "./cards.js"
 import { type Forbidden, type Guard, TooLarge, type Unauthorized } from "./guard.js"
 import * as ChatRun from "./chat.js"
+import * as DurableChat from "./durableChat.js"
 import { chatPage } from "./chatPage.js"
 import * as Timeline from "./timeline.js"
 import { timelinePage } from "./timelinePage.js"
@@ -218,13 +220,15 @@ const list = (cards: Cards, proposals: Proposals | undefined) =>
 
 /**
  * `GET /api/me`: who the page decides as; in single-user mode, the page asks.
- * With a chat, the value its runs are started with (`chatCsrf`).
+ * With a chat, the value its runs are started with (`chatCsrf`), and whether
+ * its runs are durable (`chatDurable`: the page resumes the one it had).
  */
-const me = (chatCsrf: string | undefined) =>
+const me = (chat: ChatOptions | undefined) =>
   Effect.map(Caller, (by) =>
     json(200, {
       ...(by === undefined ? { singleUser: true } : { by, singleUser: false }),
-      ...(chatCsrf === undefined ? {} : { chatCsrf })
+      ...(chat === undefined ? {} : { chatCsrf: chat.csrf }),
+      ...(chat?._tag === "Durable" ? { chatDurable: true } : {})
     }))
 
 /** A page, under a CSP whose nonce is made for this response. */
@@ -256,35 +260,86 @@ const chatter = (given: { readonly by?: unknown }) =>
     return Effect.succeed(Printable.name(claimed))
   })
 
+const streamed = (body: Stream.Stream<Uint8Array>) =>
+  HttpServerResponse.stream(body, {
+    contentType: "text/event-stream; charset=utf-8",
+    headers: {
+      "cache-control": "no-store",
+      "x-content-type-options": "nosniff",
+      // A proxy that buffers responses (nginx) would hold the tokens back.
+      "x-accel-buffering": "no",
+      // One run a connection: once the answer ends, so does the connection,
+      // rather than idling open past a server that is closing.
+      connection: "close"
+    }
+  })
+
 /**
  * `POST /api/chat`: starts a run for the conversation and answers with its
  * events as they come (`text/event-stream`). Checked like a decision (origin,
- * the chat's CSRF value) before the body is read.
+ * the chat's CSRF value) before the body is read. A durable chat's run gets a
+ * fresh id, told to the page first.
  */
-const chat = (cards: Cards, guard: Guard, options: ChatOptions, context: Context.Context<never>) =>
+const chat = (
+  cards: Cards,
+  proposals: Proposals | undefined,
+  guard: Guard,
+  options: ChatOptions,
+  context: Context.Context<never>
+) =>
   Effect.gen(function*() {
     yield* guard.decision(options.csrf)
     const given = yield* body(guard.maxBodyBytes, ChatRun.Body)
-    const request = { messages: given.messages, by: yield* chatter(given) }
-    return HttpServerResponse.stream(ChatRun.events(cards, options.chat, request, context), {
-      contentType: "text/event-stream; charset=utf-8",
-      headers: {
-        "cache-control": "no-store",
-        "x-content-type-options": "nosniff",
-        // A proxy that buffers responses (nginx) would hold the tokens back.
-        "x-accel-buffering": "no",
-        // One run a connection: once the answer ends, so does the connection,
-        // rather than idling open past a server that is closing.
-        connection: "close"
-      }
-    })
+    const by = yield* chatter(given)
+    if (options._tag === "Memory") {
+      return streamed(ChatRun.events(cards, options.chat, { messages: given.messages, by }, context))
+    }
+    return streamed(DurableChat.events({
+      chat: options.chat,
+      proposals: proposals!,
+      first: { _tag: "Start", runId: DurableChat.freshRunId(), messages: given.messages, by },
+      history: undefined,
+      actor: by,
+      context
+    }))
   })
 
-/** The chat, when the server has one: the app's `reply`, and the CSRF value its runs are started with. */
-export interface ChatOptions {
-  readonly chat: Chat
-  readonly csrf: string
-}
+/**
+ * `POST /api/chat/resume` (a durable chat's): goes on with one of the
+ * caller's own chat runs, told from the conversation so far. Checked as a
+ * start is; a run that is not theirs is 404, as one that does not exist.
+ */
+const resumeChat = (
+  proposals: Proposals,
+  guard: Guard,
+  options: ChatOptions & { readonly _tag: "Durable" },
+  context: Context.Context<never>
+) =>
+  Effect.gen(function*() {
+    yield* guard.decision(options.csrf)
+    const given = yield* body(guard.maxBodyBytes, DurableChat.ResumeBody)
+    const by = yield* chatter(given)
+    const run = yield* DurableChat.owned(given.runId, yield* Caller).pipe(
+      // The server's store: the request's context has none of its own.
+      Effect.provideContext(context as Context.Context<RunStore.RunStore>)
+    )
+    return streamed(DurableChat.events({
+      chat: options.chat,
+      proposals,
+      first: { _tag: "Resume", runId: run.id, by },
+      history: DurableChat.historyOf(run),
+      actor: by,
+      context
+    }))
+  })
+
+/**
+ * The chat, when the server has one: the app's `reply` (in memory, or on its
+ * durable stores), and the CSRF value its runs are started with.
+ */
+export type ChatOptions =
+  | { readonly _tag: "Memory"; readonly chat: Chat; readonly csrf: string }
+  | { readonly _tag: "Durable"; readonly chat: DurableChatOptions; readonly csrf: string }
 
 const error = (status: number) => (failure: { readonly message: string }) =>
   Effect.succeed(json(status, { error: Printable.escape(failure.message, { multiline: true }) }))
@@ -308,6 +363,7 @@ type Failure =
   | WrongKind
   | TooLarge
   | PartlyShown
+  | DurableChat.NotYours
 
 /** Every failure of an API call, as its status and `{ error }`: here for the API's, below for the request check's. */
 const answer = <R>(route: Effect.Effect<HttpServerResponse.HttpServerResponse, Failure, R>) =>
@@ -332,7 +388,8 @@ const answer = <R>(route: Effect.Effect<HttpServerResponse.HttpServerResponse, F
     "@graded/confirm/WebConfirm/Expired": error(409),
     "@graded/confirm/WebConfirm/WrongKind": error(409),
     "@graded/confirm/WebConfirm/TooLarge": error(413),
-    "@graded/confirm/WebConfirm/PartlyShown": error(422)
+    "@graded/confirm/WebConfirm/PartlyShown": error(422),
+    "@graded/confirm/WebConfirm/NotYours": error(404)
   })
 
 /**
@@ -355,7 +412,7 @@ export const make = (options: {
     const routes = [
       HttpRouter.route("GET", "/", index),
       HttpRouter.route("*", "/api/*", signedIn(Effect.succeed(json(404, { error: "no such endpoint" })))),
-      HttpRouter.route("GET", "/api/me", signedIn(me(chatOptions?.csrf))),
+      HttpRouter.route("GET", "/api/me", signedIn(me(chatOptions))),
       HttpRouter.route("GET", "/api/requests", signedIn(list(cards, proposals))),
       HttpRouter.route("POST", "/api/requests/:id/decision", signedIn(decideCard(cards, guard))),
       ...(proposals === undefined ? [] : [
@@ -365,7 +422,10 @@ export const make = (options: {
       // Only with a chat: without one, /chat is not found and /api/chat is an unknown endpoint.
       ...(chatOptions === undefined ? [] : [
         HttpRouter.route("GET", "/chat", chatIndex),
-        HttpRouter.route("POST", "/api/chat", signedIn(chat(cards, guard, chatOptions, context)))
+        HttpRouter.route("POST", "/api/chat", signedIn(chat(cards, proposals, guard, chatOptions, context)))
+      ]),
+      ...(chatOptions?._tag !== "Durable" || proposals === undefined ? [] : [
+        HttpRouter.route("POST", "/api/chat/resume", signedIn(resumeChat(proposals, guard, chatOptions, context)))
       ]),
       // Only with a timeline: the runs page and its one endpoint.
       ...(options.timeline === undefined ? [] : [

@@ -59,7 +59,8 @@ export const cardStyles =
  * The card script. It defines token, by, singleUser, el, count, hides,
  * visible, api, editor, previewed, route, key, render(card, decided) (a card's
  * node; decided(record) is called once the card is decided and replaced by
- * its record) and whoami() (asks /api/me, sets up the header, and returns
+ * its record; the node's settle(message) does that for a decision made
+ * elsewhere) and whoami() (asks /api/me, sets up the header, and returns
  * what it said).
  */
 export const cardScript = `const token = new URLSearchParams(location.hash.slice(1)).get("token") || ""
@@ -175,8 +176,11 @@ const render = (card, decided = () => {}) => {
     return button
   }
   // A decided card keeps its record only: its payload, form and handlers are let go.
+  // Told twice (the decision's own answer, and the stream saying it was decided), the record is drawn once; its own answer says it best.
+  let record = null
   const settled = (message) => {
-    const record = el("section", { class: "card decided", "data-id": card.id, "data-tool": card.tool },
+    if (record) { record.querySelector(".status").textContent = message; return }
+    record = el("section", { class: "card decided", "data-id": card.id, "data-tool": card.tool },
       el("h2", {}, el("span", { class: "grade " + card.grade, text: card.grade }), el("span", {}, ...visible(card.title))),
       el("div", { class: "status", text: message }))
     node.replaceWith(record)
@@ -235,7 +239,7 @@ const render = (card, decided = () => {}) => {
     : "The " + cut.field + " is cut: showing " + count(cut.shown) + " of " + count(cut.total) + " characters." }))
   const node = el("section", { class: "card" + (card.kind ? " " + card.kind : ""), "data-id": card.id, "data-tool": card.tool },
     el("h2", {}, el("span", { class: "grade " + card.grade, text: card.grade }), el("span", {}, ...visible(card.title))),
-    el("div", { class: "meta" }, ...visible(card.tool + " · " + (card.actor || "unknown actor") + " · " + new Date(card.createdAt).toLocaleString())),
+    el("div", { class: "meta" }, ...visible((card.path ? card.path.join(" → ") + " → " : "") + card.tool + " · " + (card.actor || "unknown actor") + " · " + new Date(card.createdAt).toLocaleString())),
     about ? el("div", { class: "meta run" }, ...visible(about)) : null,
     doubt,
     card.deliveryKey ? el("div", { class: "key" }, ...visible("delivery key: " + card.deliveryKey)) : null,
@@ -244,6 +248,8 @@ const render = (card, decided = () => {}) => {
     ...cuts,
     el("pre", { class: "payload" }, ...visible(card.shown)),
     actions, status)
+  // A decision made elsewhere (the confirm page, another tab), as the page is told it.
+  node.settle = (message) => { if (!record) settled(message) }
   return node
 }
 // Who decides: the signed-in person, or (single-user mode) the name typed in the header.

@@ -28,6 +28,8 @@ export interface Display {
   readonly title: string
   readonly description: string
   readonly actor: string | undefined
+  /** Asked inside a sub-agent: the sub-agents' names from the run's own call down (HumanConfirm.View.path). */
+  readonly path?: ReadonlyArray<string> | undefined
   /** The payload as the card shows it: JSON, two-space indent, capped. */
   readonly shown: string
   /** The payload itself, for the edit form; absent when it was cut or is not JSON. */
@@ -54,6 +56,7 @@ export const display = (
     readonly description: string
     readonly actor: string | undefined
     readonly payload: unknown
+    readonly path?: ReadonlyArray<string> | undefined
   },
   maxChars: number
 ): Display => {
@@ -68,7 +71,13 @@ export const display = (
     ...(fields.actor === undefined ? {} : { actor: fields.actor }),
     payload
   }, { field: maxChars })
-  const raw: Record<string, string | undefined> = { ...fields, payload }
+  const raw: Record<string, string | undefined> = {
+    tool: fields.tool,
+    title: fields.title,
+    description: fields.description,
+    actor: fields.actor,
+    payload
+  }
   const shown = new Map(model.fields.map((field) => [field.path[0], field]))
   const kept = (name: string) => {
     const field = shown.get(name)!
@@ -85,6 +94,8 @@ export const display = (
     title: kept("title"),
     description: kept("description"),
     actor: fields.actor === undefined ? undefined : kept("actor"),
+    // Graded's own names (each a tool's), escaped all the same.
+    ...(fields.path !== undefined && fields.path.length > 0 ? { path: fields.path.map(Printable.name) } : {}),
     shown: kept("payload"),
     payload: text === undefined || cut.length > 0 ? undefined : fields.payload,
     hidden: model.hidden,

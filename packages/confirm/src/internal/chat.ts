@@ -5,18 +5,19 @@
 // end, or an error). The run's writes and sends are asked through a
 // HumanConfirm over this server's own cards, made for this run: each card it
 // opens is told to its page (`card`) as the confirm page lists it, and is
-// decided on the confirm page's route with the card's own CSRF value. Ending
+// decided on the confirm page's route with the card's own CSRF value; once
+// decided, wherever, the page is told who decided (`card-decided`). Ending
 // the response (the page closed, the connection cut) interrupts the run, and
 // a card it left waiting is removed (cards.ask). The run runs in the
 // server's context, never the request's (whose headers hold the person's
 // token and the chat's CSRF value), so no tool's code can read them. A failed run is told as its
 // message, escaped; a defect as a fixed sentence (the cause is logged here,
 // never sent).
-// Imported by internal/api.ts only.
+// Imported by internal/api.ts and internal/durableChat.ts (what both tell, and how).
 import { Cause, type Context, Effect, Option, Queue, Schema, Stream } from "effect"
 import { type Agent, HumanConfirm, Printable } from "@graded/core"
-import type { Chat, ChatRequest } from "../WebConfirm.js"
-import { type Cards, listed, type Listed } from "./cards.js"
+import type { Chat, ChatMessage, ChatRequest } from "../WebConfirm.js"
+import { type Card, type Cards, listed, type Listed } from "./cards.js"
 
 /** The most messages a conversation sends, and the most characters of one. */
 export const maxMessages = 100
@@ -77,13 +78,16 @@ export type Told =
   | { readonly type: "card"; readonly card: Listed }
   | { readonly type: "pending"; readonly tool: string }
   | { readonly type: "decided"; readonly tool: string; readonly status: string; readonly by: string | undefined }
+  | { readonly type: "card-decided"; readonly id: string; readonly message: string }
+  | { readonly type: "run"; readonly runId: string }
+  | { readonly type: "history"; readonly messages: ReadonlyArray<ChatMessage> }
   | { readonly type: "end"; readonly answer: string | undefined; readonly stopped: string }
   | { readonly type: "error"; readonly message: string }
 
 // The app's events as the page needs them: no round, no call's argument
 // pieces (the card shows the payload), no proposal beyond its tool, status
 // and decider. An event of no known type (an app's own) is left out.
-const project = (event: Agent.Event<any> | Agent.End<any>): Told | undefined => {
+export const project = (event: Agent.Event<any> | Agent.End<any>): Told | undefined => {
   switch (event?.type) {
     case "text-delta":
       return { type: "text", delta: event.delta }
@@ -123,7 +127,7 @@ const project = (event: Agent.Event<any> | Agent.End<any>): Told | undefined => 
 const unexpected = "the run stopped with an unexpected error"
 
 // A failure's own message, escaped; anything else a fixed sentence.
-const failed = (cause: Cause.Cause<unknown>): string => {
+export const failed = (cause: Cause.Cause<unknown>): string => {
   const error = Cause.findErrorOption(cause)
   if (Option.isSome(error)) {
     const text = typeof error.value === "object" && error.value !== null && "message" in error.value
@@ -138,6 +142,43 @@ const failed = (cause: Cause.Cause<unknown>): string => {
 
 /** A comment line, every so often while a card waits: a proxy that cuts idle connections sees bytes. */
 const keepAlive = ": keep-alive\n\n"
+
+/**
+ * How a run's stop is told: an interruption (the page went away) is not told
+ * at all; a failure or a defect is an `error` event (a defect logged here).
+ */
+export const stopped = (tell: (event: Told) => Effect.Effect<void>) => (cause: Cause.Cause<unknown>) =>
+  Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause as Cause.Cause<never>) : Effect.andThen(
+    Cause.hasFails(cause) ? Effect.void : Effect.logError("WebConfirm chat: the run died", cause),
+    tell({ type: "error", message: failed(cause) })
+  )
+
+/** What is told, as the response's body: one `data:` line an event, and a keep-alive comment every 15 seconds. */
+export const sse = (told: Stream.Stream<Told>): Stream.Stream<Uint8Array> =>
+  told.pipe(
+    Stream.map((event) => `data: ${JSON.stringify(event)}\n\n`),
+    Stream.merge(Stream.map(Stream.tick("15 seconds"), () => keepAlive), { haltStrategy: "left" }),
+    Stream.encodeText
+  )
+
+/** A live card's decision as its page says it, with who decided (the decision routes' own words). */
+const decidedMessage = (card: Card): string => {
+  const record = card.decided
+  switch (record?.decision) {
+    case "approved":
+      return `Approved by ${record.by}.`
+    case "edited":
+      return `Approved with an edit by ${record.by}.`
+    case "rejected":
+      return `Rejected by ${record.by}.`
+    case "timed out":
+      return "Timed out: nobody decided it in time."
+    case "closed":
+      return "The confirm server closed."
+    default:
+      return "Decided."
+  }
+}
 
 /**
  * The run for `request`, told as SSE lines, run in `context` (the server's).
@@ -169,13 +210,23 @@ export const events = (
       }
       return Effect.forEach(ready, (card) => tell({ type: "card", card }), { discard: true })
     })
+    // Once a card is decided (here or on the confirm page), the page is told
+    // who decided, so the card it drew stops offering a decision.
     const ui: HumanConfirm.UI = {
-      confirm: (view) =>
-        cards.ask(view, (card) =>
+      confirm: (view) => {
+        let opened: Card | undefined
+        return cards.ask(view, (card) =>
           Effect.suspend(() => {
+            opened = card
             held.push(listed(card))
             return release
-          }))
+          })).pipe(
+            Effect.tap(() =>
+              opened === undefined ? Effect.void
+                : tell({ type: "card-decided", id: opened.id, message: decidedMessage(opened) })
+            )
+          )
+      }
     }
     return Stream.suspend(() => chat.reply(request)).pipe(
       Stream.provide(HumanConfirm.layer(ui)),
@@ -191,13 +242,7 @@ export const events = (
           })
         )
       }),
-      Effect.catchCause((cause) =>
-        // Interrupted (the page went away): nothing to tell, and a cause with no failure in it.
-        Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause as Cause.Cause<never>) : Effect.andThen(
-          Cause.hasFails(cause) ? Effect.void : Effect.logError("WebConfirm chat: the run died", cause),
-          tell({ type: "error", message: failed(cause) })
-        )
-      ),
+      Effect.catchCause(stopped(tell)),
       Effect.andThen(Queue.end(queue)),
       // The run's context is the server's, not the request's: a tool's code
       // can read any service in its context, and the request carries the
@@ -205,9 +250,5 @@ export const events = (
       Effect.updateContext(() => context)
     )
   }, { bufferSize: 64, strategy: "suspend" })
-  return told.pipe(
-    Stream.map((event) => `data: ${JSON.stringify(event)}\n\n`),
-    Stream.merge(Stream.map(Stream.tick("15 seconds"), () => keepAlive), { haltStrategy: "left" }),
-    Stream.encodeText
-  )
+  return sse(told)
 }

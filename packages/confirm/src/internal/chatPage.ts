@@ -10,6 +10,10 @@
 // sends (the model's text, tool names, reasons) is put on the page as text,
 // through `visible`, never as HTML. The answer each run ends with is added to
 // the conversation the next message sends; a message whose run failed is not.
+// A card decided elsewhere (the confirm page) is replaced by its record as
+// the server tells it (`card-decided`). With a durable chat the page keeps
+// its run's id (localStorage) and, reopened, resumes it (`POST
+// /api/chat/resume`): the server tells the conversation so far, then goes on.
 import { cardHeader, cardScript, cardStyles } from "./cardScript.js"
 import { maxContent, maxMessages } from "./chat.js"
 
@@ -91,43 +95,63 @@ async function* events(response) {
   }
 }
 
-const ask = async (text) => {
+// The run a durable chat answers with, kept so a reopened page goes on with it.
+const runKey = "graded.chat.run"
+let durable = false
+
+// A message of the conversation as the page draws it: the person's, or the agent's.
+const said = (role, content) => el("div", { class: "turn " + role }, el("div", { class: "bubble " + role }, ...visible(content)))
+
+// A card in the conversation decided elsewhere (the confirm page, another tab): its record, with who decided.
+const decidedElsewhere = (id, message) => {
+  for (const node of conversation.querySelectorAll("section.card:not(.decided)")) if (node.dataset.id === id && node.settle) node.settle(message)
+}
+
+// One answer: the person's new message (text), or, resuming (text null), the
+// run the page had, told from the conversation so far.
+const answer = async (text, request) => {
   conversation.querySelector(".empty")?.remove()
-  const mine = el("div", { class: "turn user" }, el("div", { class: "bubble user" }, ...visible(text)))
+  const mine = text === null ? null : said("user", text)
   const turn = el("div", { class: "turn assistant", "data-state": "streaming" })
-  conversation.append(mine, turn)
+  if (mine) conversation.append(mine)
+  conversation.append(turn)
   toBottom()
-  const messages = [...history, { role: "user", content: text }].slice(-maxMessages)
   // The text since the last call, card or line: one bubble, drawn again as it grows.
   let bubble = null
-  let said = ""
+  let saying = ""
   const calls = new Map()
   const apart = () => { bubble = null }
   const fail = (reason) => {
     turn.dataset.state = "failed"
-    mine.classList.add("unanswered")
+    mine?.classList.add("unanswered")
     note(turn, "error", reason)
   }
   try {
-    const response = await api("/api/chat", {
-      method: "POST",
-      headers: { "x-graded-csrf": chatCsrf },
-      body: JSON.stringify(singleUser && by.value.trim() ? { by: by.value, messages } : { messages })
-    })
+    const response = await request()
     if (!response.ok) {
-      const answer = await response.json().catch(() => ({}))
-      return fail(answer.error || "the server answered " + response.status)
+      const refused = await response.json().catch(() => ({}))
+      // A run the server does not know as this person's: the page forgets it.
+      if (text === null) { localStorage.removeItem(runKey); turn.remove(); return }
+      return fail(refused.error || "the server answered " + response.status)
     }
     for await (const event of events(response)) {
       switch (event.type) {
+        case "run":
+          localStorage.setItem(runKey, event.runId)
+          break
+        case "history":
+          // What was said so far, before this answer; the model is shown it with the next message.
+          for (const message of event.messages) turn.before(said(message.role, message.content))
+          history.splice(0, history.length, ...event.messages)
+          break
         case "text":
-          if (bubble === null) { bubble = el("div", { class: "bubble assistant" }); said = ""; turn.append(bubble) }
-          said += event.delta
-          bubble.replaceChildren(...visible(said))
+          if (bubble === null) { bubble = el("div", { class: "bubble assistant" }); saying = ""; turn.append(bubble) }
+          saying += event.delta
+          bubble.replaceChildren(...visible(saying))
           break
         case "call-start":
           apart()
-          calls.set(event.id, note(turn, "call", "calling " + event.tool + "\\u2026"))
+          calls.set(event.id, note(turn, "call", "calling " + event.tool + "\u2026"))
           break
         case "call": {
           apart()
@@ -153,17 +177,23 @@ const ask = async (text) => {
           apart()
           turn.append(el("div", { class: "inline-card" }, render(event.card)))
           break
+        case "card-decided":
+          decidedElsewhere(event.id, event.message)
+          break
         case "decided":
           apart()
           note(turn, "decided", event.tool + ": " + event.status + (event.by ? " (decided by " + event.by + ")" : ""))
           break
-        case "end":
+        case "end": {
           apart()
           turn.dataset.state = "done"
-          history.push({ role: "user", content: text })
-          if (typeof event.answer === "string" && event.answer !== "") history.push({ role: "assistant", content: event.answer.slice(0, maxContent) })
+          if (text !== null) history.push({ role: "user", content: text })
+          const last = history[history.length - 1]
+          const known = last && last.role === "assistant" && last.content === event.answer
+          if (typeof event.answer === "string" && event.answer !== "" && !known) history.push({ role: "assistant", content: event.answer.slice(0, maxContent) })
           if (event.stopped !== "answer") note(turn, "stopped", "the run stopped: " + event.stopped)
           break
+        }
         case "error":
           apart()
           fail(event.message)
@@ -177,14 +207,30 @@ const ask = async (text) => {
   }
 }
 
+const chatBody = (fields) => JSON.stringify(singleUser && by.value.trim() ? { by: by.value, ...fields } : fields)
+const ask = (text) => answer(text, () => api("/api/chat", {
+  method: "POST",
+  headers: { "x-graded-csrf": chatCsrf },
+  body: chatBody({ messages: [...history, { role: "user", content: text }].slice(-maxMessages) })
+}))
+const resume = (runId) => answer(null, () => api("/api/chat/resume", {
+  method: "POST",
+  headers: { "x-graded-csrf": chatCsrf },
+  body: chatBody({ runId })
+}))
+
+const busyWith = async (work) => {
+  busy = true
+  sendButton.disabled = true
+  try { await work() } finally { busy = false; sendButton.disabled = false; message.focus() }
+}
+
 composer.addEventListener("submit", async (event) => {
   event.preventDefault()
   const text = message.value
   if (busy || text.trim() === "") return
-  busy = true
-  sendButton.disabled = true
   message.value = ""
-  try { await ask(text) } finally { busy = false; sendButton.disabled = false; message.focus() }
+  await busyWith(() => ask(text))
 })
 // Enter sends; Shift+Enter is a new line.
 message.addEventListener("keydown", (event) => {
@@ -193,7 +239,10 @@ message.addEventListener("keydown", (event) => {
 whoami().then((me) => {
   if (me === undefined) { conversation.replaceChildren(el("p", { class: "empty", text: "Not authorized: open the URL the server printed." })); return }
   chatCsrf = me.chatCsrf || ""
-  sendButton.disabled = false
+  durable = me.chatDurable === true
+  const kept = durable ? localStorage.getItem(runKey) : null
+  if (kept) busyWith(() => resume(kept))
+  else sendButton.disabled = false
 })
 </script>
 </body>

@@ -90,6 +90,8 @@ type Failure = ProposalStore.NotFound | Taken | Expired | WrongKind | Undelivere
 
 export interface Proposals {
   readonly list: Effect.Effect<ReadonlyArray<Listed>, never, ProposalStore.ProposalStore>
+  /** One open proposal's card, as `list` lists it (a chat draws its run's own); a settled one has none. */
+  readonly card: (proposal: Proposal.Proposal) => Listed | undefined
   /**
    * A proposal the page was shown and that is still open; one it never listed
    * cannot be decided (404), one settled since is told how (409).
@@ -242,6 +244,10 @@ export const make = (toolkit: Toolkit.Any, maxChars: number): Proposals => {
   }
   const as = <A, E, R>(by: string, effect: Effect.Effect<A, E, R>) => Invocation.within({ actor: by })(effect)
   return {
+    card: (proposal) =>
+      proposal.status === "pending" || proposal.status === "in-doubt"
+        ? listing(proposal as Proposal.Proposal & { readonly status: Shown["status"] })
+        : undefined,
     list: Effect.gen(function*() {
       // Settled first, as an app does on start (`Proposal.recover`, audited as
       // there), so the page shows a delivery whose process died as in doubt

@@ -48,7 +48,11 @@ export const render = (view: HumanConfirm.View, limits: Limits, width: number): 
       width
     ),
     ...inside(view.description, width),
-    ...(view.actor !== undefined ? inside(`acting: ${Printable.name(view.actor)}`, width) : [])
+    ...(view.actor !== undefined ? inside(`acting: ${Printable.name(view.actor)}`, width) : []),
+    // Asked inside a sub-agent: the path from the run's own call to this tool.
+    ...(view.path !== undefined && view.path.length > 0
+      ? inside(`asked by: ${[...view.path, view.tool].map(Printable.name).join(" → ")}`, width)
+      : [])
   ]
   let body: { readonly lines: ReadonlyArray<string>; readonly flags: ReadonlyArray<string>; readonly cut: boolean }
   try {

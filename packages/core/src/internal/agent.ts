@@ -17,10 +17,23 @@ import { assemble, type Piece } from "./assemble.js"
 import type { Emit, LoopEvent } from "./events.js"
 import { jsonIssue, plainCopy } from "./jsonData.js"
 import { modelHere } from "./services.js"
+import { type Budget, innerOf, makeTree, pathRef, pathText, reportRef, type Stop, treeRef } from "./tree.js"
 
 export const defaultMaxRounds = 4
 
 export const defaultMaxCallsPerRound = 8
+
+/**
+ * What makes each tool unfit for an autonomous loop, as `Agent.Offenses`
+ * says it: a write or send by its grade, and a sub-agent by the path to each
+ * of its tools that is (`billing → refund.issue (write) needs WriteCapability`).
+ */
+export const offensesOf = (tools: ReadonlyArray<AnyTool>): ReadonlyArray<string> =>
+  tools.flatMap((tool) => {
+    const inner = innerOf(tool)
+    if (inner !== undefined) return offensesOf(inner.toolkit.tools).map((offense) => `${tool.name} → ${offense}`)
+    return isConfirmable(tool.grade) ? [needs(tool.name, tool.grade, capabilityName(tool.grade))] : []
+  })
 
 export const autonomousViolation = <const Offenses extends string>(offenses: Offenses) =>
   `Agent.run takes read tools only: ${offenses}. Pass Toolkit.readOnly(toolkit), or let a human confirm these tools through HumanConfirm` as const
@@ -43,6 +56,8 @@ export interface RunOptions {
   readonly maxArgumentChars?: number | undefined
   readonly system?: string | undefined
   readonly context?: Partial<Invocation.Context> | undefined
+  /** The budget over the whole tree of agents (a root run's; a sub-agent's run shares its root's). */
+  readonly budget?: Budget | undefined
 }
 
 export type DenialCode = Code | "round-limit" | "call-limit" | "expired" | "cancelled"
@@ -230,6 +245,8 @@ export interface LoopState {
   readonly refusedBefore: Set<string>
   /** Facts the tools' results recorded in this run, for a policy's conditions. */
   facts: Readonly<Record<string, Invocation.Fact>>
+  /** The limits that stopped this agent or one of its sub-agents, by path. */
+  readonly limits: Array<Stop>
 }
 
 export const initialState = (options: RunOptions): LoopState => {
@@ -245,7 +262,8 @@ export const initialState = (options: RunOptions): LoopState => {
     round: 0,
     untrusted: [],
     refusedBefore: new Set(),
-    facts: {}
+    facts: {},
+    limits: []
   }
 }
 
@@ -292,6 +310,12 @@ export interface Durable {
   readonly record: (event: Audit.Event) => Effect.Effect<void>
   /** Writes the entries held so far: before a tool's own code runs. */
   readonly flush: Effect.Effect<void>
+  /**
+   * Runs a sub-agent holding writes or sends as a child run whose writes and
+   * sends wait for the same human, each with its own payload; its answer is
+   * the call's outcome. Absent, such a sub-agent is refused.
+   */
+  readonly child?: ((tool: AnyTool, call: ToolCall, input: unknown) => Effect.Effect<Outcome, never, any>) | undefined
 }
 
 /**
@@ -376,6 +400,28 @@ export const loop = (
       ...(typeof model.model === "string" ? { model: model.model } : {})
     }
     const registry = Registry.make(options.toolkit, {})
+    // The tree this loop is part of: its root's, or one it roots.
+    const tree = (yield* treeRef) ?? makeTree(options.budget ?? {})
+    const path = yield* pathRef
+    // Each agent and limit once, whether it stopped this loop or one below it.
+    const addStop = (stop: Stop) => {
+      const known = state.limits.some((seen) =>
+        seen.limit === stop.limit && pathText(seen.agent) === pathText(stop.agent)
+      )
+      if (!known) state.limits.push(stop)
+    }
+    const stopped = (limit: Stop["limit"]) => addStop({ agent: path, limit })
+    // What a sub-agent called here brings back: its untrusted marks and the
+    // limits that stopped agents below it. Add-only (tree.ts).
+    const report = Object.freeze({
+      add: (untrusted: ReadonlyArray<string>, stops: ReadonlyArray<Stop>) => {
+        const added = untrusted.filter((name) => !state.untrusted.includes(name))
+        if (added.length > 0) state.untrusted = [...state.untrusted, ...added]
+        stops.forEach(addStop)
+      }
+    })
+    const inTree = <A, E, R>(self: Effect.Effect<A, E, R>) =>
+      Effect.provideService(Effect.provideService(self, treeRef, tree), reportRef, report)
     const context = yield* Invocation.current
     const guards = yield* guardsHere
     // The context a turn is judged in: the run's, with the facts its tools
@@ -483,12 +529,14 @@ export const loop = (
       // the call is dispatched: a write of the same turn that a human approves
       // meanwhile does not change how this one is judged.
       const facts = Object.keys(state.facts).length === 0 ? undefined : judged().facts
-      const viaRegistry = facts === undefined ? registry.dispatch(tool.name, input)
-        : Effect.updateService(
-          registry.dispatch(tool.name, input),
-          currentRef,
-          (outer) => Invocation.merge(outer, { facts })
-        )
+      const viaRegistry = inTree(
+        facts === undefined ? registry.dispatch(tool.name, input)
+          : Effect.updateService(
+            registry.dispatch(tool.name, input),
+            currentRef,
+            (outer) => Invocation.merge(outer, { facts })
+          )
+      )
       const dispatched = durable !== undefined
         ? Effect.andThen(
           durable.flush,
@@ -533,12 +581,31 @@ export const loop = (
       const checked = check(call)
       if (Result.isFailure(checked)) return checked.failure
       const [tool, input] = checked.success
+      // Approving "billing(input)" would not be approving the inner payloads:
+      // a sub-agent holding writes or sends is not proposed as one call.
+      const child = innerOf(tool) === undefined ? undefined : durable.child
+      if (innerOf(tool) !== undefined && child === undefined) {
+        return refuse(
+          call.id,
+          tool.name,
+          "sub-agent",
+          "refused",
+          `${tool.name} is a sub-agent holding writes or sends; it runs only where its human decides each of them`
+        )
+      }
       // Drafted in the turn's context, facts included, as a read is run: a
       // send's prepare may read them (the channel a lookup recorded).
       const facts = Object.keys(state.facts).length === 0 ? undefined : judged().facts
-      const draft = facts === undefined ? durable.draft(tool, call, input, state.round)
+      // A sub-agent's child run starts in the turn's context, its marks included.
+      const made: Effect.Effect<Outcome | Draft, never, any> = child === undefined
+        ? durable.draft(tool, call, input, state.round)
+        : Effect.andThen(
+          durable.flush,
+          Invocation.within({ untrusted: state.untrusted })(inTree(child(tool, call, input)))
+        )
+      const draft = facts === undefined ? made
         : Effect.updateService(
-          durable.draft(tool, call, input, state.round),
+          made,
           currentRef,
           (outer) =>
             Invocation.merge(outer, { facts })
@@ -585,16 +652,23 @@ export const loop = (
       }
       messages.push({ role: "assistant", content: answer.text, toolCalls: answer.calls })
       unsaved = true
+      lastTurn = tree.turn()
       return { calls: answer.calls, text: answer.text, malformed: answer.malformed }
     })
     // Whether the turn the model just gave is stored yet (below).
     let unsaved = false
+    // Whether the turn just taken is the last the tree's budget allows.
+    let lastTurn = false
     // Whether running the turn's calls runs no code but graded's: each a
     // well-formed write within the limits, which becomes a proposal (a read
     // runs its tool, a send's payload is prepared by its tool's code).
     const onlyProposals = (answered: Answered) =>
       durable !== undefined && answered.calls.length <= maxCallsPerRound &&
-      answered.calls.every((call, index) => !answered.malformed.has(index) && offered.get(call.name)?.grade === "write")
+      answered.calls.every((call, index) => {
+        const tool = offered.get(call.name)
+        // A sub-agent runs a model and its tools: its call is no proposal.
+        return !answered.malformed.has(index) && tool?.grade === "write" && innerOf(tool) === undefined
+      })
     for (;;) {
       const answered: Answered = stored ?? (yield* ask)
       stored = undefined
@@ -618,8 +692,10 @@ export const loop = (
         yield* note({ type: "answered", rounds: round })
         return { _tag: "Done", stopped: "answer", answer: response.text } satisfies LoopEnd as LoopEnd
       }
-      if (round >= maxRounds) {
+      if (round >= maxRounds || lastTurn) {
         // The budget is spent: nothing more runs, and the caller sees what was asked.
+        const own = round >= maxRounds
+        stopped(own ? "round-limit" : "budget-rounds")
         for (const call of response.toolCalls) {
           settle(
             state,
@@ -628,7 +704,9 @@ export const loop = (
               call.id,
               Printable.name(fromWire(call.name)),
               "round-limit",
-              `the limit of ${maxRounds} rounds is reached`
+              own
+                ? `the limit of ${maxRounds} rounds is reached`
+                : `the run's budget of ${tree.budget.rounds} model turns, over all its agents, is spent`
             ))
           )
         }
@@ -645,6 +723,22 @@ export const loop = (
       const proposing: Array<readonly [number, ToolCall]> = []
       for (const [index, call] of response.toolCalls.entries()) {
         const issue = answered.malformed.get(index)
+        if (issue === undefined && index >= maxCallsPerRound) stopped("call-limit")
+        // Every well-formed call within this agent's own limit counts against the tree's.
+        const overBudget = issue === undefined && index < maxCallsPerRound && !tree.call()
+        if (overBudget) {
+          stopped("budget-calls")
+          outcomes[index] = yield* told(
+            yield* refuse(
+              call.id,
+              Printable.name(fromWire(call.name)),
+              "call-limit",
+              "call-limit",
+              `the run's budget of ${tree.budget.calls} tool calls, over all its agents, is spent`
+            )
+          )
+          continue
+        }
         if (durable !== undefined && issue === undefined && index < maxCallsPerRound) {
           const tool = offered.get(call.name)
           if (tool !== undefined && isConfirmable(tool.grade)) {
@@ -709,7 +803,8 @@ export const finish = (
   messages: state.messages,
   usage: state.usage as Usage,
   turns: state.turns,
-  untrusted: state.untrusted
+  untrusted: state.untrusted,
+  limits: state.limits
 })
 
 export const checkOptions = (options: RunOptions) =>
@@ -728,6 +823,15 @@ export const checkOptions = (options: RunOptions) =>
         issue: `must be a positive whole number, got ${maxCallsPerRound}`
       })
     }
+    for (const key of ["rounds", "calls"] as const) {
+      const limit = options.budget?.[key]
+      if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) {
+        return yield* new InvalidOptions({
+          option: `budget.${key}`,
+          issue: `must be a positive whole number, got ${limit}`
+        })
+      }
+    }
     if (options.prompt === undefined && (options.messages === undefined || options.messages.length === 0)) {
       return yield* new InvalidOptions({ option: "prompt", issue: "is missing: give a prompt or messages" })
     }
@@ -743,9 +847,7 @@ export const run = (options: RunOptions, emit?: Emit) =>
     const state = { ...initialState(options), untrusted: [...(options.context?.untrusted ?? [])] }
     // Only a cast gets a write or send tool here. The loop goes on without
     // them (the registry hides them); the audit says what the compiler would.
-    const offenses = options.toolkit.tools.flatMap((tool) =>
-      isConfirmable(tool.grade) ? [needs(tool.name, tool.grade, capabilityName(tool.grade))] : []
-    )
+    const offenses = offensesOf(options.toolkit.tools)
     const cast = offenses.length === 0
       ? Effect.void
       : Audit.record({

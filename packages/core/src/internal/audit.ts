@@ -3,6 +3,7 @@ import type { Entry, Event } from "../Audit.js"
 import type { Context as InvocationContext } from "../Invocation.js"
 import { currentRef, looksAutonomous } from "./authority.js"
 import { type Labels, labelsRef } from "./labels.js"
+import { pathRef, pathText } from "./tree.js"
 import { asServiceCode } from "./authority.js"
 import { ownEffect } from "./serviceCode.js"
 import { syncThunk } from "./syncThunk.js"
@@ -81,6 +82,8 @@ export interface Stamp {
   readonly autonomous: boolean
   readonly clock: Clock.Clock
   readonly labels: Labels | undefined
+  /** The sub-agent's path where the entry is written inside one. */
+  readonly agent: ReadonlyArray<string>
 }
 
 export const stampOf = (
@@ -94,7 +97,8 @@ export const stampOf = (
     actor: context.actor,
     autonomous,
     clock: fiber.getRef(Clock.Clock),
-    labels
+    labels,
+    agent: fiber.getRef(pathRef)
   }
 }
 
@@ -115,6 +119,7 @@ export const stamped = (stamp: Stamp, event: Event): Entry => {
   entry.traceId = stamp.traceId
   entry.actor = stamp.actor
   entry.autonomous = stamp.autonomous
+  if (stamp.agent.length > 0) entry.agent = pathText(stamp.agent)
   return "tool" in event ? label(entry, event.tool, stamp.labels) : entry
 }
 

@@ -16,6 +16,7 @@ import { firstDifference, jsonError, jsonIssue } from "./jsonData.js"
 import { refuse } from "./refuse.js"
 import { cannotCopy, copyOf, frozenData } from "./seal.js"
 import { inSchema } from "./tool.js"
+import { pathRef } from "./tree.js"
 import type { SchemaCode } from "./toolState.js"
 
 // The payload's JSON Schema, for UIs that build an edit form; made once: the
@@ -156,6 +157,8 @@ export const confirmWith =
       }
       // When the human was asked: each decision says how long they took.
       const asked = yield* Clock.currentTimeMillis
+      // Inside a sub-agent, the card says whose call this is.
+      const path = yield* pathRef
       const decision = yield* ui.confirm({
         tool,
         grade: request.grade,
@@ -164,6 +167,7 @@ export const confirmWith =
         payload: shown,
         actor: context.actor,
         traceId: context.traceId,
+        ...(path.length > 0 ? { path } : {}),
         schema: jsonSchemaOf(request.schema),
         check: (edited) =>
           Effect.mapError(Effect.asVoid(revalidate(edited)), issueOf)

@@ -66,6 +66,13 @@ const showOf = (maxShown: number) => (value: unknown): string => {
 const names = (values: ReadonlyArray<string>) => values.map(name).join(", ")
 
 export const describe = (entry: Event, maxShown: number): string => {
+  // An entry written inside a sub-agent says whose it is (Audit.Entry's `agent`).
+  const agent: unknown = (entry as { readonly agent?: unknown }).agent
+  const line = eventLine(entry, maxShown)
+  return typeof agent === "string" ? `[${textOf(maxShown)(agent)}] ${line}` : line
+}
+
+const eventLine = (entry: Event, maxShown: number): string => {
   const text = textOf(maxShown)
   const show = showOf(maxShown)
   const because = (reason: string | undefined) => reason !== undefined ? `: ${text(reason)}` : ""

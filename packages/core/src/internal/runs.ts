@@ -29,6 +29,8 @@ export interface StartOptions extends Agent.RunOptions {
   readonly runId?: string | undefined
   readonly decisionTimeout?: Duration.Input | undefined
   readonly lease?: Duration.Input | undefined
+  /** How a sub-agent holding writes or sends runs here (Agent.supervised's); absent, it is refused. */
+  readonly child?: Agent.Durable["child"]
 }
 
 export type Outcome =
@@ -116,6 +118,7 @@ const toState = (
   untrusted: [...state.untrusted],
   refusedBefore: [...state.refusedBefore],
   facts: Object.keys(state.facts).length === 0 ? undefined : { ...state.facts },
+  limits: state.limits.length === 0 ? undefined : [...state.limits],
   answered: undefined,
   turn
 })
@@ -134,7 +137,8 @@ const fromState = (codec: CallCodec, state: State): Agent.LoopState => ({
   round: state.round,
   untrusted: state.untrusted,
   refusedBefore: new Set(state.refusedBefore),
-  facts: { ...state.facts }
+  facts: { ...state.facts },
+  limits: [...(state.limits ?? [])]
 })
 
 const optionsOf = (toolkit: AnyToolkit, state: State): Agent.RunOptions => ({
@@ -269,12 +273,13 @@ const go = (
   toolkit: AnyToolkit,
   held: Run,
   leaseMillis: number,
-  { created = false, emit, settled = new Map() }: {
+  { child, created = false, emit, settled = new Map() }: {
     readonly settled?: ReadonlyMap<string, Proposal>
     /** Made by this call (Runs.start): no proposal of it can be stored yet. */
     readonly created?: boolean
     /** Streamed: what the loop and the decisions folded in tell the caller. */
     readonly emit?: Emit | undefined
+    readonly child?: Agent.Durable["child"]
   } = {}
 ) =>
   Effect.gen(function*() {
@@ -385,7 +390,8 @@ const go = (
         checkpoint,
         answered,
         record: box.record,
-        flush: box.flush
+        flush: box.flush,
+        child
       } satisfies Agent.Durable
     }
     const context: Partial<Invocation.Context> = {
@@ -523,12 +529,16 @@ export const start = (options: StartOptions, emit?: Emit) =>
       leaseUntil: iso(millis + leaseMillis),
       state: toState(callCodec(options.toolkit), { ...initial, untrusted: base.untrusted }, base)
     })
-    return yield* go(options.toolkit, created, leaseMillis, { created: true, emit })
+    return yield* go(options.toolkit, created, leaseMillis, { created: true, emit, child: options.child })
   }).pipe(tellPending(emit))
 
 export const resume = (
   id: string,
-  options: { readonly toolkit: AnyToolkit; readonly lease?: Duration.Input | undefined },
+  options: {
+    readonly toolkit: AnyToolkit
+    readonly lease?: Duration.Input | undefined
+    readonly child?: Agent.Durable["child"]
+  },
   emit?: Emit
 ) =>
   Effect.gen(function*() {
@@ -567,7 +577,7 @@ export const resume = (
     const leaseMillis = leaseOf(options.lease)
     const millis = yield* Clock.currentTimeMillis
     const held = yield* runs.claim(id, iso(millis + leaseMillis), iso(millis))
-    return yield* go(options.toolkit, held, leaseMillis, { settled, emit })
+    return yield* go(options.toolkit, held, leaseMillis, { settled, emit, child: options.child })
   }).pipe(tellPending(emit))
 
 export const cancel = (id: string, options: { readonly reason: string }) =>

@@ -125,11 +125,14 @@ export const inSchema = (tool: Any): SchemaCode =>
 
 export const makeRead = <Name extends string, I, IE, O, OE, E, R>(
   name: Name,
-  definition: ReadDefinition<Name, I, IE, O, OE, E, R>
+  definition: ReadDefinition<Name, I, IE, O, OE, E, R>,
+  // Fields of a kind of read tool built on this one (a sub-agent's `subAgent`).
+  extra: object = {}
 ): Tool<Name, "read", I, O, E, R> => {
   const run = definition.run as (input: I) => Effect.Effect<O, E, R>
   const guard = within(checked(name), "read", "run", "read")
   const tool = make<Tool<Name, "read", I, O, E, R>>({
+    ...extra,
     ...options(definition),
     name,
     grade: "read",
@@ -142,7 +145,8 @@ export const makeRead = <Name extends string, I, IE, O, OE, E, R>(
 
 export const makeWrite = <Name extends string, I, IE, O, OE, E, R>(
   name: Name,
-  definition: WriteDefinition<Name, I, IE, O, OE, E, R>
+  definition: WriteDefinition<Name, I, IE, O, OE, E, R>,
+  extra: object = {}
 ): Tool<Name, "write", I, O, E, R> => {
   const run = definition.run as (input: I, delivery: Delivery) => Effect.Effect<O, E, R>
   const input = erase(definition.input)
@@ -169,6 +173,7 @@ export const makeWrite = <Name extends string, I, IE, O, OE, E, R>(
       return { output, by: confirmed.by, edited: confirmed.edited }
     }))
   const tool: Tool<Name, "write", I, O, E, R> = make<Tool<Name, "write", I, O, E, R>>({
+    ...extra,
     ...options(definition),
     name,
     grade: "write",
@@ -185,7 +190,8 @@ export const makeWrite = <Name extends string, I, IE, O, OE, E, R>(
 
 export const makeSend = <Name extends string, I, IE, P, PE, O, OE, E1, R1, E2, R2>(
   name: Name,
-  definition: SendDefinition<Name, I, IE, P, PE, O, OE, E1, R1, E2, R2>
+  definition: SendDefinition<Name, I, IE, P, PE, O, OE, E1, R1, E2, R2>,
+  extra: object = {}
 ): SendTool<Name, I, P, O, E1 | E2, R1 | R2> => {
   const prepare = definition.prepare as (input: I) => Effect.Effect<P, E1, R1>
   const payloadSchema = erase(definition.payload)
@@ -224,6 +230,7 @@ export const makeSend = <Name extends string, I, IE, P, PE, O, OE, E1, R1, E2, R
       return { output, by: confirmed.by, edited: confirmed.edited }
     }))
   const tool: SendTool<Name, I, P, O, E1 | E2, R1 | R2> = make<SendTool<Name, I, P, O, E1 | E2, R1 | R2>>({
+    ...extra,
     ...options(definition),
     name,
     grade: "send",

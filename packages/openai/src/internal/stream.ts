@@ -38,6 +38,44 @@ const read = (decoder: Decoder, event: unknown): ReadonlyArray<Part> | LanguageM
   }
 }
 
+/**
+ * The events, watched for a server that stops sending: one timer for the
+ * whole stream, re-armed as each event is asked for (a timer raced against
+ * every event costs a fiber and a timer an event, about 100 µs). It counts
+ * only while the source is waited on, never while the consumer is busy; when
+ * a wait reaches `idleMillis`, `stall` aborts the request and `stalled()`
+ * says so.
+ */
+const idle = (events: AsyncIterable<unknown>, idleMillis: number, stall: () => void) => {
+  let waiting = false
+  let cut = false
+  const timer = setTimeout(function check() {
+    // Fired while the consumer held the stream: the server is not late; wait again.
+    if (!waiting) return void timer.refresh()
+    cut = true
+    stall()
+  }, idleMillis)
+  return {
+    events: {
+      [Symbol.asyncIterator]: () => {
+        const iterator = events[Symbol.asyncIterator]()
+        return {
+          next: () => {
+            waiting = true
+            timer.refresh()
+            return iterator.next().finally(() => {
+              waiting = false
+            })
+          },
+          return: (value?: unknown) => iterator.return?.(value) ?? Promise.resolve({ done: true as const, value })
+        }
+      }
+    } satisfies AsyncIterable<unknown>,
+    stalled: () => cut,
+    stop: () => clearTimeout(timer)
+  }
+}
+
 const attempt = (
   open: (signal: AbortSignal) => Promise<AsyncIterable<unknown>>,
   decoder: () => Decoder,
@@ -57,17 +95,25 @@ const attempt = (
       reason: "timeout",
       detail: `the stream stalled: no event for ${idleMillis} ms`
     })
-    const parts = Stream.fromAsyncIterable(events, toStreamError).pipe(
-      Stream.timeoutOrElse({ duration: idleMillis, orElse: () => Stream.fail(stalled) }),
-      Stream.mapEffect((event) => {
-        seen++
-        const result = read(decoding, event)
-        return result instanceof LanguageModel.ModelError ? Effect.fail(result) : Effect.succeed(result)
-      }),
-      Stream.flattenIterable
+    const watch = yield* Effect.acquireRelease(
+      Effect.sync(() => idle(events, idleMillis, () => controller.abort())),
+      (watch) => Effect.sync(watch.stop)
     )
+    const parts = Stream.fromAsyncIterable(watch.events, (error) => watch.stalled() ? stalled : toStreamError(error))
+      .pipe(
+        Stream.mapEffect((event) => {
+          seen++
+          const result = read(decoding, event)
+          return result instanceof LanguageModel.ModelError ? Effect.fail(result) : Effect.succeed(result)
+        }),
+        Stream.flattenIterable
+      )
     // A 200 whose body holds no event at all is no stream (a proxy's page): malformed, as `generate` has it.
-    const ended = () => seen === 0 ? malformed("the reply holds no Server-Sent Events") : decoding.end(undefined)
+    // The client ends a stream whose request was aborted as if it had ended: a stall is told here.
+    const ended = () =>
+      watch.stalled() ? decoding.end(stalled)
+        : seen === 0 ? malformed("the reply holds no Server-Sent Events")
+        : decoding.end(undefined)
     return Stream.concat(parts, Stream.suspend(() => emit(ended()))).pipe(
       Stream.catch((cut) => emit(decoding.end(cut)))
     )
