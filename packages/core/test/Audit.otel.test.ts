@@ -283,6 +283,50 @@ describe("Audit.otel", () => {
       expect(ended.map((span) => span.attributes["graded.trace_id"])).toEqual(["run-a"])
     }))
 
+  it.effect("a sub-agent's run is a span under the call that ran it: the tree, not one run interleaved", () =>
+    Effect.gen(function*() {
+      const desk = makeDesk()
+      const { tracer, ended } = memoryTracer()
+      const Researcher = Agent.tool("agent.researcher", {
+        title: "Researcher",
+        description: "Finds what the knowledge base says.",
+        toolkit: Toolkit.make(desk.KbSearch),
+        instructions: "Search, then answer.",
+        input: Schema.Struct({ question: Schema.String })
+      })
+      yield* Agent.run({
+        toolkit: Toolkit.make(Researcher, desk.KbSearch),
+        prompt: "How long do refunds take?",
+        context: { traceId: "trace-tree" }
+      }).pipe(Effect.provide(Layer.mergeAll(
+        ScriptedModel.layer([
+          used(calls(call("agent.researcher", { question: "refunds?" })), 10),
+          used(calls(call("kb.search", { query: "refunds", limit: null })), 20),
+          used(text("Five days."), 30),
+          used(calls(call("kb.search", { query: "outer", limit: null })), 40),
+          used(text("They take five days."), 50)
+        ]),
+        Audit.otel().pipe(Layer.provide(Layer.succeed(Tracer.Tracer, tracer)))
+      )))
+      const [root] = byName(ended, "invoke_agent graded")
+      const [inner] = byName(ended, "invoke_agent agent.researcher")
+      const [outerCall] = byName(ended, "execute_tool agent.researcher")
+      expect(root!.parentSpanId).toBeUndefined()
+      expect(inner!.parentSpanId).toBe(outerCall!.spanId)
+      expect(inner!.attributes).toMatchObject({ "graded.agent": "agent.researcher", "graded.run.stopped": "answer" })
+      const parentOf = (span: Seen) => ended.find((candidate) => candidate.spanId === span.parentSpanId)
+      // Each turn under its own agent: the inner turns under the sub-agent's run, the outer under the root.
+      const turnsUnder = (run: Seen) =>
+        byName(ended, "chat").filter((turn) => turn.parentSpanId === run.spanId).map((turn) =>
+          turn.attributes["gen_ai.usage.input_tokens"]
+        )
+      expect(turnsUnder(root!)).toEqual([10, 40, 50])
+      expect(turnsUnder(inner!)).toEqual([20, 30])
+      // The inner search hangs under the sub-agent's turn; the outer one under the root's.
+      const searches = byName(ended, "execute_tool kb.search").map((span) => parentOf(parentOf(span)!)!.name)
+      expect(searches.sort()).toEqual(["invoke_agent agent.researcher", "invoke_agent graded"])
+    }))
+
   it.live("over OTLP/HTTP to a receiver on loopback: the same spans, and the secret is not in the bytes", () =>
     Effect.gen(function*() {
       const server = yield* receiver

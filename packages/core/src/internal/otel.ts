@@ -90,6 +90,15 @@ const nanosOf = (at: string): bigint => {
   return lastNanos
 }
 
+// How audit.ts writes a sub-agent's path (tree.ts's pathText).
+const pathSeparator = " → "
+
+// A run is one agent of one trace: a sub-agent's entries share the root's
+// trace id and carry their path, so each agent of the tree is a run span.
+const runKey = (traceId: string | undefined, path: ReadonlyArray<string>) =>
+  `${traceId ?? ""}\u0000${path.join(pathSeparator)}`
+const keyOf = (entry: Entry) => `${entry.traceId ?? ""}\u0000${entry.agent ?? ""}`
+
 export const spans = (tracer: Tracer.Tracer, options: Options = {}): (entry: Entry) => void => {
   const reveal = options.payloads
   const maxOpenRuns = Math.max(1, options.maxOpenRuns ?? 10_000)
@@ -122,7 +131,7 @@ export const spans = (tracer: Tracer.Tracer, options: Options = {}): (entry: Ent
   }
 
   const runOf = (entry: Entry, at: bigint): Run => {
-    const key = entry.traceId ?? ""
+    const key = keyOf(entry)
     const known = runs.get(key)
     if (known !== undefined) return known
     // A process that loses track of its runs (killed mid-run, a run that
@@ -132,9 +141,15 @@ export const spans = (tracer: Tracer.Tracer, options: Options = {}): (entry: Ent
       runs.delete(oldestKey)
       close(oldest, oldest.last)
     }
-    const span = open("invoke_agent graded", undefined, at, "internal")
+    // A sub-agent's run is a child of the call that runs it, in the run above.
+    const path = entry.agent === undefined ? [] : entry.agent.split(pathSeparator)
+    const name = path.length === 0 ? "graded" : path[path.length - 1]!
+    const above = path.length === 0 ? undefined : runs.get(runKey(entry.traceId, path.slice(0, -1)))
+    const parent = above === undefined ? undefined : callOf(above, name) ?? above.turn ?? above.span
+    const span = open(`invoke_agent ${name}`, parent, at, "internal")
     span.attribute("gen_ai.operation.name", "invoke_agent")
-    span.attribute("gen_ai.agent.name", "graded")
+    span.attribute("gen_ai.agent.name", name)
+    if (entry.agent !== undefined) span.attribute("graded.agent", entry.agent)
     if (entry.traceId !== undefined) span.attribute("graded.trace_id", entry.traceId)
     if (entry.actor !== undefined) span.attribute("graded.actor", entry.actor)
     span.attribute("graded.autonomous", entry.autonomous)
@@ -148,7 +163,7 @@ export const spans = (tracer: Tracer.Tracer, options: Options = {}): (entry: Ent
   const end = (entry: Entry, run: Run, at: bigint, stopped: string, exit?: Exit.Exit<unknown, unknown>) => {
     run.span.attribute("graded.run.stopped", stopped)
     close(run, at, exit)
-    const key = entry.traceId ?? ""
+    const key = keyOf(entry)
     runs.delete(key)
     recentlyEnded.delete(key)
     recentlyEnded.add(key)
@@ -240,7 +255,7 @@ export const spans = (tracer: Tracer.Tracer, options: Options = {}): (entry: Ent
 
   function follow(entry: Entry): void {
     const at = nanosOf(entry.at)
-    const key = entry.traceId ?? ""
+    const key = keyOf(entry)
     if (!runs.has(key)) {
       // A durable run's last entry after its answer: the run's span has ended already.
       if (entry.type === "run" && entry.status !== "resumed" && recentlyEnded.has(key)) return
