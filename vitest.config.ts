@@ -27,6 +27,7 @@ export const system = [
   "packages/sql/test/**/*.test.ts",
   "packages/confirm/test/browser.test.ts",
   "packages/confirm/test/browser.chat.test.ts",
+  "packages/confirm/test/browser.timeline.test.ts",
   "packages/confirm/test/hiddenCharacters.test.ts",
   "packages/mcp/test/connect.test.ts",
   "packages/mcp/test/elicit.test.ts",

@@ -5,7 +5,8 @@ import { readFileSync, writeFileSync } from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { auditSection, measureAudit } from "./audit.js"
+import { auditChart, auditSection, measureAudit } from "./audit.js"
+import { writeChart } from "./charts.js"
 import { measurePolicy, policySection } from "./policy.js"
 import { measureRuntime, rowNames } from "./runtime.js"
 import { measure, measurePairs, typecheckSection } from "./typecheck.js"
@@ -59,7 +60,27 @@ const pairsText = (p: ReturnType<typeof pairedRatios>) =>
 // The targets (#34): the per-call target is measured with the ring sink; the
 // memory sink keeps every entry, a test sink, and is reported, not targeted.
 const ringFiber = micros(rowNames.gradedRing)
+// Tracing's cost per call (#40): a traced ring row less the ring row, as
+// the median of the differences of samples taken in the same repetition.
+const pairedDifferences = (what: string, against: string) => {
+  const ours = samplesOf(what)
+  const theirs = samplesOf(against)
+  const diffs = ours.map((x, i) => x - theirs[i]!).sort((a, b) => a - b)
+  return { median: diffs[Math.floor(diffs.length / 2)]!, min: diffs[0]!, max: diffs.at(-1)!, n: diffs.length }
+}
+const tracedDiffs = pairedDifferences(rowNames.gradedTraced, rowNames.gradedRing)
+const spansOnlyDiffs = pairedDifferences(rowNames.gradedSpansOnly, rowNames.gradedRing)
 const runtimeTargets = [
+  `| tracing per tool call (\`Audit.otel\` with Effect's OtlpTracer exporting protobuf, batched, to a receiver in another process, less the same calls untraced), in one fiber: at most 2 µs | ${
+    µs(tracedDiffs.median)
+  } (${µs(tracedDiffs.min)} – ${µs(tracedDiffs.max)} over ${tracedDiffs.n} pairs); medians ${
+    µs(micros(rowNames.gradedTraced))
+  } / ${µs(ringFiber)}; ${(runtime.exportedBytes / 1e6).toFixed(1)} MB of spans exported | ${
+    runtimeVerdict(tracedDiffs.median <= 2)
+  } |`,
+  `| reported, not a target: of which graded's sink (the same calls with a tracer that exports nothing, less untraced) | ${
+    µs(spansOnlyDiffs.median)
+  } (${µs(spansOnlyDiffs.min)} – ${µs(spansOnlyDiffs.max)} over ${spansOnlyDiffs.n} pairs) | reported |`,
   `| in one fiber with the ring sink, against ai's lookup + safeValidateTypes + execute: at most 1.0 | ${
     pairsText(versusAiPairs)
   }; medians ${µs(ringFiber)} / ${µs(micros(rowNames.aiValidated))} | ${runtimeVerdict(versusAi <= 1)} |`,
@@ -83,6 +104,34 @@ const runtimeTargets = [
   } |`
 ]
 
+// The Runtime section's pictures: the paths' medians, and what tracing adds to a call.
+const images = path.join(here, "../docs/images")
+const shortNames: ReadonlyArray<readonly [string, string, boolean]> = [
+  [rowNames.gradedRing, "graded, ring sink", true],
+  [rowNames.gradedFiber, "graded, memory sink", true],
+  [rowNames.gradedUnaudited, "graded, no audit sink", true],
+  [rowNames.gradedSpansOnly, "graded, ring sink + Audit.otel (no exporter)", true],
+  [rowNames.gradedTraced, "graded, ring sink + Audit.otel + OtlpTracer", true],
+  [rowNames.bareFiber, "bare Schema decode + run", false],
+  [rowNames.effectAiFiber, "effect/ai toolkit handle", false],
+  [rowNames.aiValidated, "ai: lookup + validate + execute", false],
+  [rowNames.agents, "@openai/agents tool.invoke", false]
+]
+writeChart(path.join(images, "bench-runtime.svg"), {
+  title: "One tool call in one fiber: µs per call (median; shorter is faster)",
+  unit: "µs",
+  bars: shortNames.map(([what, label, ours]) => ({ label, value: micros(what), ours }))
+})
+writeChart(path.join(images, "bench-tracing.svg"), {
+  title: "What tracing adds to one tool call: µs per call over the ring sink alone (median of paired samples)",
+  unit: "µs",
+  bars: [
+    { label: "Audit.otel, a tracer that exports nothing (graded's share)", value: spansOnlyDiffs.median, ours: true },
+    { label: "Audit.otel + Effect's OtlpTracer (protobuf, batched)", value: tracedDiffs.median },
+    { label: "the target", value: 2 }
+  ]
+})
+
 const commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: here, encoding: "utf8" }).trim()
 const runtimeSection = `## Runtime
 
@@ -101,6 +150,10 @@ after 10 warm-up runs, with no audit sink. Load average (1 minute) when the call
 ${runtime.load.map((l) => l.toFixed(2)).join(" and ")} (${os.cpus().length} cores${
   runtime.load[0] > os.cpus().length ? "; shared, busy: other work ran meanwhile, every time is stretched" : ""
 }).
+
+![One tool call in one fiber, µs per call, graded's paths and the peers'](images/bench-runtime.svg)
+
+![What tracing adds to one tool call](images/bench-tracing.svg)
 
 | path | µs per call (median) | fastest – slowest sample |
 |---|---|---|
@@ -211,6 +264,7 @@ if (process.env.BENCH_ONLY === "runtime") {
 const auditMillis = Number(process.env.BENCH_AUDIT_MILLIS ?? 1200)
 console.log(`Audit sinks, ${Math.min(repetitions, 3)} repetitions of ${auditMillis} ms each:`)
 const audit = await measureAudit({ repetitions: Math.min(repetitions, 3), millis: auditMillis, log: console.log })
+auditChart(audit, images)
 console.log(`Policy, ${repetitions} repetitions (medians):`)
 const policy = await measurePolicy({ repetitions, log: console.log })
 // BENCH_TYPES=keep keeps the Type-check section \`bench:types\` wrote in a run of its own (the type-check

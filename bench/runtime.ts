@@ -11,7 +11,10 @@ import { executeTool, safeParseJSON, safeValidateTypes } from "@ai-sdk/provider-
 import type * as Graded from "@graded/core"
 import { RunContext, tool as agentsTool } from "@openai/agents"
 import { asSchema, tool as vercelTool } from "ai"
-import { Effect, ManagedRuntime, Option, Schema, Stream } from "effect"
+import { Effect, Exit, Layer, ManagedRuntime, Option, Schema, Scope, Stream, Tracer } from "effect"
+import { FetchHttpClient } from "effect/http"
+import { OtlpSerialization, OtlpTracer } from "effect/observability"
+import { spawn } from "node:child_process"
 import { Tool as AiTool, Toolkit as AiToolkit } from "effect/ai"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -23,6 +26,19 @@ export const gradedBuild = path.join(here, "../packages/core/dist/index.js")
 
 const Fields = { a: Schema.String, b: Schema.Number, c: Schema.Boolean }
 const input = { a: "x", b: 1, c: true }
+
+// An OTLP/HTTP receiver: prints its port, reads and drops every body, and
+// prints the bytes it read once its stdin closes.
+const receiverProgram = `
+let bytes = 0
+const server = require("node:http").createServer((request, response) => {
+  request.on("data", (chunk) => (bytes += chunk.length))
+  request.on("end", () => response.writeHead(200, { "content-type": "application/json" }).end("{}"))
+})
+server.listen(0, "127.0.0.1", () => console.log(server.address().port))
+process.stdin.resume()
+process.stdin.on("end", () => { console.log(bytes); server.close(); process.exit(0) })
+`
 
 const median = (values: ReadonlyArray<number>) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!
 
@@ -78,6 +94,8 @@ export interface Runtime {
   readonly functionSchemasWarm: number
   readonly roundMicros: number
   readonly auditBytesPerEvent: number
+  /** What the traced row's exporter sent to the loopback receiver, in bytes. */
+  readonly exportedBytes: number
 }
 
 export const rowNames = {
@@ -88,6 +106,10 @@ export const rowNames = {
   gradedFiber: "graded registry.invoke, in one fiber (as the agent loop calls it)",
   gradedRing: "graded registry.invoke, in one fiber, counting into Audit.ring(1024) instead",
   gradedUnaudited: "graded registry.invoke, in one fiber, no audit sink in scope (no entries made)",
+  gradedSpansOnly:
+    "graded registry.invoke, in one fiber, Audit.ring(1024) under Audit.otel, native spans kept by no exporter (the sink's own share)",
+  gradedTraced:
+    "graded registry.invoke, in one fiber, Audit.ring(1024) under Audit.otel, spans batched by Effect's OtlpTracer (protobuf) to a loopback receiver",
   effectAiPromise: "effect/ai toolkit handle, its result stream run, Effect.runPromise per call",
   effectAiFiber: "effect/ai toolkit handle, its result stream run, in one fiber",
   aiValidated: "ai: lookup + safeValidateTypes + execute",
@@ -177,6 +199,64 @@ export const measureRuntime = async (repetitions: number, log: (line: string) =>
         Effect.forEach(Array.from({ length: n }), () => invoke, { discard: true }).pipe(Effect.provide(ring.layer))
       )
       if (ring.recorded - before !== 2 * n) throw new Error("graded: entries were not counted")
+    }
+  })
+
+  // The ring sink's calls again, each entry also made a span (Audit.otel) and
+  // exported over OTLP/HTTP by Effect's OtlpTracer, batched, to a receiver
+  // on loopback that reads and drops every body: the exporter's work (JSON
+  // and the POST) runs in this process, between the calls, and is measured
+  // with them. Built once, as an app builds its layers.
+  // The receiver is a process of its own, as a collector is: what it does
+  // with the bodies is not graded's cost. It says how many bytes it read.
+  const receiver = spawn(process.execPath, ["-e", receiverProgram], { stdio: ["pipe", "pipe", "inherit"] })
+  const port = await new Promise<number>((resolve) =>
+    receiver.stdout.once("data", (line: Buffer) => resolve(Number(String(line).trim())))
+  )
+  const tracedRing = Audit.ring(1024)
+  const tracedScope = Scope.makeUnsafe()
+  const traced = await Effect.runPromise(Layer.buildWithScope(
+    Audit.otel().pipe(
+      Layer.provide(tracedRing.layer),
+      Layer.provide(OtlpTracer.layer({
+        url: `http://127.0.0.1:${port}/v1/traces`,
+        exportInterval: "200 millis",
+        resource: { serviceName: "graded-bench" }
+      })),
+      // Protobuf, OTLP's default encoding: cheaper to make than its JSON (about 6 µs a span against 10 here).
+      Layer.provide([OtlpSerialization.layerProtobuf, FetchHttpClient.layer])
+    ),
+    tracedScope
+  ))
+  cases.push({
+    what: rowNames.gradedTraced,
+    run: async (n) => {
+      const before = tracedRing.recorded
+      await Effect.runPromise(
+        Effect.forEach(Array.from({ length: n }), () => invoke, { discard: true }).pipe(Effect.provide(traced))
+      )
+      if (tracedRing.recorded - before !== 2 * n) throw new Error("graded traced: entries were not counted")
+    }
+  })
+
+  // The same, with a tracer that makes Effect's native spans and keeps none:
+  // the sink's own share (following runs, making spans), without an exporter.
+  const keptNone = Audit.ring(1024)
+  const untraced = await Effect.runPromise(Layer.buildWithScope(
+    Audit.otel().pipe(
+      Layer.provide(keptNone.layer),
+      Layer.provide(Layer.succeed(Tracer.Tracer, Tracer.make({ span: (options) => new Tracer.NativeSpan(options) })))
+    ),
+    tracedScope
+  ))
+  cases.push({
+    what: rowNames.gradedSpansOnly,
+    run: async (n) => {
+      const before = keptNone.recorded
+      await Effect.runPromise(
+        Effect.forEach(Array.from({ length: n }), () => invoke, { discard: true }).pipe(Effect.provide(untraced))
+      )
+      if (keptNone.recorded - before !== 2 * n) throw new Error("graded spans: entries were not counted")
     }
   })
 
@@ -340,6 +420,15 @@ export const measureRuntime = async (repetitions: number, log: (line: string) =>
     roundSamples.push(((performance.now() - start) * 1000) / rounds)
   }
   const roundMicros = median(roundSamples)
+
+  // The traced sink's spans reached the receiver: the row measured an exporter at work.
+  await Effect.runPromise(Scope.close(tracedScope, Exit.void))
+  receiver.stdin.end()
+  const exportedBytes = await new Promise<number>((resolve) =>
+    receiver.stdout.once("data", (line: Buffer) => resolve(Number(String(line).trim())))
+  )
+  if (exportedBytes === 0) throw new Error("graded traced: no span reached the OTLP receiver")
+  log(`  spans exported over OTLP/HTTP to the loopback receiver`.padEnd(68) + ` ${(exportedBytes / 1e6).toFixed(1)} MB`)
   log(`  agent loop, per round (model turn + one call)`.padEnd(68) + ` ${roundMicros.toFixed(1)} µs`)
 
   // Memory of 10,000 audit events in the memory sink.
@@ -362,5 +451,5 @@ export const measureRuntime = async (repetitions: number, log: (line: string) =>
     `  memory of 10,000 audit events (memory sink)`.padEnd(68) +
       ` ${Math.round(auditBytesPerEvent)} bytes each${gc ? "" : " (no --expose-gc: rough)"}`
   )
-  return { rows, load, functionSchemas, functionSchemasWarm, roundMicros, auditBytesPerEvent }
+  return { rows, load, functionSchemas, functionSchemasWarm, roundMicros, auditBytesPerEvent, exportedBytes }
 }

@@ -39,6 +39,7 @@ import { Context, type Duration, Effect, Layer, Schema, type Scope, type Stream 
 import type { HttpServerError, HttpServerRequest } from "effect/http"
 import {
   type Agent,
+  type Audit,
   HumanConfirm,
   Invocation,
   type LanguageModel,
@@ -118,6 +119,16 @@ export interface Common {
    * @since 0.2.0
    */
   readonly chat?: Chat | DurableChat | undefined
+  /**
+   * A run timeline at `/runs`, behind the same sign-in: the runs the audit
+   * holds (filtered by state, actor, tool) and each run's rounds, candidate
+   * sets with what was left out and why, calls, refusals, decisions and
+   * deliveries. `entries` reads the app's audit: `Effect.sync(() =>
+   * memory.entries)`, `Audit.readJsonl(path)`, or a SQL sink's reader.
+   *
+   * @since 0.4.0
+   */
+  readonly timeline?: { readonly entries: Effect.Effect<ReadonlyArray<Audit.Entry>, unknown> } | undefined
 }
 
 /**
@@ -576,7 +587,8 @@ export const make = <const O extends Options>(
         }),
         proposals: options.proposals === undefined ? undefined
           : ProposalCards.make(options.proposals.toolkit, maxChars),
-        chat
+        chat,
+        timeline: options.timeline
       })
     )
     // Added after the server, so it runs first as the scope closes: every

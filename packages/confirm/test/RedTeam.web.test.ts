@@ -7,7 +7,7 @@
 // (POST /api/chat) the same way. The suite ends with a report of the surface.
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Layer, Scope } from "effect"
-import { HumanConfirm, Proposal, ProposalStore } from "@graded/core"
+import { type Audit, HumanConfirm, Printable, Proposal, ProposalStore } from "@graded/core"
 import { WebConfirm } from "@graded/confirm"
 import { redTeam } from "../../../test/redTeam.js"
 import { makeDesk } from "../../core/test/supportDesk.js"
@@ -350,6 +350,120 @@ describe("red team: the chat on the web confirm surface", () => {
         expect(chat.desk.effects).toMatchObject({ prepared: 0, delivered: [], submitted: [] })
         yield* Scope.close(scope, Exit.void)
         held(`${answer.status} ${answer.body?.error ?? ""}; no run started; nothing sent`)
+      }), 30_000)
+  }
+})
+
+// The run timeline (`/runs`, `GET /api/runs`), over an audit whose tool
+// names, reasons, deciders and payloads a hostile model and client chose.
+// Each row names the answer; every answer is JSON (never HTML a browser would
+// draw) and the hostile text in it is escaped as the audit's lines show it.
+interface TimelineTarget {
+  readonly host: string
+  readonly token: string
+}
+
+interface TimelineCase {
+  readonly name: string
+  readonly attack: (target: TimelineTarget) => Raw.Request
+  readonly status: number
+  readonly says: RegExp
+  readonly options?: Partial<WebConfirm.Options>
+}
+
+const xss = `<img src=x onerror="alert(1)">\u202E\n<script>alert(2)</script>`
+const timelineAt = "2026-01-01T00:00:00.000Z"
+const hostileAudit: ReadonlyArray<Audit.Entry> = [
+  {
+    type: "offered",
+    tools: [xss],
+    suppressed: [{ tool: xss, reason: xss, gate: xss }],
+    at: timelineAt,
+    traceId: xss,
+    actor: xss,
+    autonomous: true
+  },
+  { type: "refused", tool: xss, gate: xss, reason: xss, at: timelineAt, traceId: xss, actor: xss, autonomous: true },
+  {
+    type: "confirm-requested",
+    tool: xss,
+    grade: "send",
+    payload: { text: xss },
+    at: timelineAt,
+    traceId: xss,
+    actor: xss,
+    autonomous: false
+  },
+  {
+    type: "decided",
+    tool: xss,
+    by: xss,
+    decision: "approved",
+    edited: true,
+    at: timelineAt,
+    traceId: xss,
+    actor: xss,
+    autonomous: false
+  },
+  { type: "delivered", tool: xss, by: xss, key: xss, at: timelineAt, traceId: xss, actor: xss, autonomous: false }
+]
+const runsGet = (t: TimelineTarget, path = "/api/runs", extra: Record<string, string | Buffer> = {}): Raw.Request => ({
+  method: "GET",
+  path,
+  headers: { host: t.host, authorization: `Bearer ${t.token}`, ...extra }
+})
+const escapedTrace = encodeURIComponent(Printable.escape(xss))
+
+// dprint-ignore: one attack a row, a table to read down
+const timelineCases: ReadonlyArray<TimelineCase> = [
+  { name: "timeline: no token", attack: (t) => runsGet(t, "/api/runs", { authorization: "" }), status: 401, says: /a valid token is required/ },
+  { name: "timeline: a wrong token", attack: (t) => runsGet(t, `/api/runs?trace=${escapedTrace}`, { authorization: "Bearer wrong" }), status: 401, says: /a valid token is required/ },
+  { name: "timeline: a sign-in hook that throws", options: { authenticate: () => Effect.die(new Error("session store down")) }, attack: (t) => runsGet(t), status: 401, says: /could not tell who you are/ },
+  { name: "timeline: a rebound DNS name (Host)", attack: (t) => runsGet(t, "/api/runs", { host: "evil.example" }), status: 421, says: /does not answer for evil\.example/ },
+  { name: "timeline: the page under a rebound DNS name", attack: () => ({ method: "GET", path: "/runs", headers: { host: "evil.example" } }), status: 421, says: /does not answer for evil\.example/ },
+  { name: "timeline: a run id that is script", attack: (t) => runsGet(t, `/api/runs?trace=${encodeURIComponent("<script>alert(1)</script>")}`), status: 404, says: /^no such run$/ },
+  { name: "timeline: a malformed %-escape in the query, read as the text it is", attack: (t) => runsGet(t, "/api/runs?trace=%E0%A4%A"), status: 404, says: /^no such run$/ },
+  { name: "timeline: a filter that is script, listing nothing", attack: (t) => runsGet(t, `/api/runs?tool=${encodeURIComponent(xss)}`), status: 200, says: /^$/ },
+  { name: "timeline: hostile names and payloads in the list", attack: (t) => runsGet(t), status: 200, says: /^$/ },
+  { name: "timeline: hostile names and payloads in one run", attack: (t) => runsGet(t, `/api/runs?trace=${escapedTrace}`), status: 200, says: /^$/ },
+  { name: "timeline: writing to it", attack: (t) => ({ ...runsGet(t), method: "POST", body: "{}" }), status: 404, says: /no such endpoint/ }
+]
+
+describe("red team: the run timeline on the web confirm surface", () => {
+  for (const c of timelineCases) {
+    it.live(c.name, () =>
+      Effect.gen(function*() {
+        const held = report.attack(c.name)
+        const scope = yield* Scope.make()
+        const given = c.options ?? {}
+        const who: Partial<WebConfirm.Options> = "authenticate" in given ? {} : { singleUser: true }
+        const { server } = yield* Scope.provide(
+          WebConfirm.make(
+            { ...who, ...given, timeline: { entries: Effect.succeed(hostileAudit) } } as WebConfirm.Options
+          ),
+          scope
+        )
+        const host = new URL(server.origin).host
+        const answer = yield* Effect.promise(() =>
+          Raw.send(server.origin, c.attack({ host, token: server.token ?? "none" }))
+        )
+        expect(answer.status).toBe(c.status)
+        expect(answer.body?.error ?? "").toMatch(c.says)
+        // JSON, never a page a browser would draw; the hostile text in it escaped.
+        expect(answer.headers["content-type"]).toMatch(/^application\/json/)
+        const text = JSON.stringify(answer.body)
+        expect(text).not.toContain("\u202E")
+        if (c.status === 200 && text.includes("img")) expect(text).toContain("\\\\u202E")
+        const page = yield* Effect.promise(() =>
+          Raw.send(server.origin, { method: "GET", path: "/runs", headers: { host } })
+        )
+        expect(page.status).toBe(200)
+        yield* Scope.close(scope, Exit.void)
+        held(
+          `${answer.status} ${
+            answer.body?.error ?? `${answer.body?.runs?.length ?? answer.body?.rounds?.length} listed, escaped`
+          }; JSON only`
+        )
       }), 30_000)
   }
 })

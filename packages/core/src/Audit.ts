@@ -5,11 +5,12 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, FileSystem, Layer, Result, Schema, Semaphore, Tuple } from "effect"
+import { Context, Effect, FileSystem, Layer, Result, Schema, Semaphore, Tracer, Tuple } from "effect"
 import type { PlatformError } from "effect/PlatformError"
 import * as Grade from "./Grade.js"
 import { discard, stamped, stampOf, writeNow } from "./internal/audit.js"
 import * as lines from "./internal/describe.js"
+import * as otelSpans from "./internal/otel.js"
 import { keptService } from "./internal/kept.js"
 import { sealed } from "./internal/seal.js"
 import { freshService } from "./internal/freshLayer.js"
@@ -39,6 +40,8 @@ export const Event = Schema.Union([
   Schema.Struct({
     type: Schema.Literal("called"),
     tool,
+    // The tool's grade, where the registry knows it (entries written before 0.4 have none).
+    grade: Schema.optional(Grade.schema),
     input: unknownKey,
     openWorld: Schema.optional(Schema.Literal(true))
   }),
@@ -51,7 +54,9 @@ export const Event = Schema.Union([
     by: Schema.String,
     decision: Schema.Literals(["approved", "rejected", "invalid-edit"]),
     edited: Schema.Boolean,
-    reason: optionalReason
+    reason: optionalReason,
+    // How long the human took, from the request (or the proposal) to the decision, where it is known.
+    waitedMillis: Schema.optional(Schema.Number)
   }),
   Schema.Struct({ type: Schema.Literal("delivered"), tool, by: Schema.String, key: Schema.optional(Schema.String) }),
   Schema.Struct({ type: Schema.Literal("failed"), tool, error: Schema.String, cause: Schema.optional(Schema.String) }),
@@ -72,7 +77,10 @@ export const Event = Schema.Union([
     round: Schema.Number,
     inputTokens: Schema.Number,
     outputTokens: Schema.Number,
-    cost: Schema.optional(Schema.Number)
+    cost: Schema.optional(Schema.Number),
+    // Who served the turn, as the model adapter names itself (LanguageModel.Service's provider and model).
+    provider: Schema.optional(Schema.String),
+    model: Schema.optional(Schema.String)
   }),
   Schema.Struct({ type: Schema.Literal("round-limit"), rounds: Schema.Number, pending: Schema.Array(Schema.String) }),
   // A delivery that stopped without settling: surfaced to a human, who marks it done or retries it.
@@ -426,3 +434,88 @@ export const maxShown = 1_000
  * @category combinators
  */
 export const describe = (entry: Event): string => lines.describe(entry, maxShown)
+
+/**
+ * A payload or free text that an exported span leaves out unless the app's
+ * `payloads` hook returns it: a call's `input`, a confirmation's `payload`, a
+ * `reason` (a human's, a tool's, or a refusal that may quote an input) and a
+ * tool's `error`.
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export type PayloadField = "input" | "payload" | "reason" | "error"
+
+/**
+ * How `otel` exports.
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export interface OtelOptions {
+  /**
+   * Opts one payload in: given the field, its value and the entry, returns
+   * the text the span carries (the value, masked or cut as the app likes) or
+   * undefined to leave it out. Without the hook no payload leaves: they may
+   * hold personal data.
+   */
+  readonly payloads?: ((field: PayloadField, value: unknown, entry: Entry) => string | undefined) | undefined
+  /** How many runs are followed at once (default 10,000): past it the oldest run's span is ended where it stood. */
+  readonly maxOpenRuns?: number | undefined
+}
+
+/**
+ * Exports audit entries as OpenTelemetry spans, alongside the sink in scope
+ * where the layer is built (which still gets every entry first). A span per
+ * run (`invoke_agent`), per model turn (`chat`, with `gen_ai.provider.name`,
+ * `gen_ai.request.model` and the tokens) and per tool call (`execute_tool`,
+ * with `gen_ai.tool.name`), after the GenAI semantic conventions; graded's
+ * own attributes under `graded.*`: the grade, a refusal's gate and reason,
+ * the tools offered and those left out with their gates and reasons, the
+ * policy's guidelines, the decider, the wait for the human, whether the
+ * payload was edited, a delivery's idempotency key. Spans are made with the
+ * `Tracer` in scope where the layer is built: provide Effect's
+ * `OtlpTracer.layer` (effect/observability) to send them over OTLP/HTTP, or
+ * the tracer of @effect/opentelemetry. No payload leaves without `payloads`.
+ *
+ * @example
+ * import { Layer } from "effect"
+ * import { FetchHttpClient } from "effect/http"
+ * import { OtlpSerialization, OtlpTracer } from "effect/observability"
+ * import { Audit } from "@graded/core"
+ * const store = Audit.memory()
+ * const traced = Audit.otel().pipe(
+ *   Layer.provide(store.layer),
+ *   Layer.provide(OtlpTracer.layer({ url: "http://localhost:4318/v1/traces", resource: { serviceName: "desk" } })),
+ *   Layer.provide([OtlpSerialization.layerProtobuf, FetchHttpClient.layer])
+ * )
+ *
+ * @since 0.4.0
+ * @category layers
+ */
+export const otel = (options?: OtelOptions): Layer.Layer<Audit> =>
+  sealed(freshService(
+    Audit,
+    () =>
+      Effect.gen(function*() {
+        const inner = yield* Audit
+        const span = otelSpans.spans(yield* Tracer.Tracer, options)
+        const keep = inner === discard ? undefined : inner
+        const innerUnsafe = keep?.unsafeWrite
+        const innerBatch = keep?.writeBatch
+        // With no sink beneath, or one that stores at once, both happen in one
+        // synchronous step: graded then records a call's entries without an effect.
+        const now = keep === undefined ? span : innerUnsafe === undefined ? undefined : (entry: Entry) => {
+          innerUnsafe(entry)
+          span(entry)
+        }
+        return Object.freeze<Audit.Service>({
+          write: now !== undefined
+            ? (entry) => Effect.sync(() => now(entry))
+            : (entry) => Effect.andThen(keep!.write(entry), Effect.sync(() => span(entry))),
+          unsafeWrite: now,
+          writeBatch: innerBatch === undefined ? undefined : (entries) =>
+            Effect.andThen(innerBatch(entries), Effect.sync(() => entries.forEach(span)))
+        })
+      })
+  ))

@@ -249,6 +249,20 @@ export declare namespace LanguageModel {
   export interface Service {
     readonly generate: (request: Request) => Effect<Response, ModelError>
     readonly stream?: ((request: Request) => Stream<StreamPart, ModelError>) | undefined
+    /**
+     * Who serves the turns, in the words of OpenTelemetry's GenAI conventions
+     * (`gen_ai.provider.name`: "openai", "anthropic", ...): recorded with each
+     * turn's usage, so a trace says which provider answered.
+     *
+     * @since 0.4.0
+     */
+    readonly provider?: string | undefined
+    /**
+     * The model asked for (`gen_ai.request.model`), recorded with each turn's usage.
+     *
+     * @since 0.4.0
+     */
+    readonly model?: string | undefined
   }
 }
 

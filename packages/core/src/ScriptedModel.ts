@@ -231,6 +231,7 @@ const scripted = (turns: ReadonlyArray<Turn>, chunk: number): LanguageModel.Serv
       return Effect.succeed(isStreamed(played) ? played : numbered(played))
     })
   return {
+    provider: "graded.scripted",
     generate: (request) =>
       Effect.flatMap(play(request), (turn) =>
         isStreamed(turn)

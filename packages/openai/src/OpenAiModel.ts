@@ -112,6 +112,8 @@ export const make = (options: Options): LanguageModel.LanguageModel.Service => {
       )
 
   return {
+    provider: "openai",
+    model: options.model,
     generate: (request) =>
       made instanceof LanguageModel.ModelError ? Effect.fail(made) : Effect.retry(once(made, request), policy),
     stream: (request) =>

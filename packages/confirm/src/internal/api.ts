@@ -24,6 +24,8 @@ import { type Forbidden, type Guard, TooLarge, type Unauthorized } from "./guard
 import * as ChatRun from "./chat.js"
 import * as DurableChat from "./durableChat.js"
 import { chatPage } from "./chatPage.js"
+import * as Timeline from "./timeline.js"
+import { timelinePage } from "./timelinePage.js"
 import { page } from "./page.js"
 import type { Decision, Expired, Proposals, Resolution, Taken, Undelivered, WrongKind } from "./proposals.js"
 import { isReserved, reservedReason } from "./reservedNames.js"
@@ -246,6 +248,7 @@ const served = (html: (nonce: string) => string) =>
 
 const index = served(page)
 const chatIndex = served(chatPage)
+const timelineIndex = served(timelinePage)
 
 /** Who is chatting: the caller the guard named, or in single-user mode the body's `by` if it gives one. */
 const chatter = (given: { readonly by?: unknown }) =>
@@ -398,6 +401,7 @@ export const make = (options: {
   readonly guard: Guard
   readonly proposals: Proposals | undefined
   readonly chat: ChatOptions | undefined
+  readonly timeline?: Timeline.TimelineOptions | undefined
 }) =>
   Effect.gen(function*() {
     const { cards, chat: chatOptions, guard, proposals } = options
@@ -422,6 +426,20 @@ export const make = (options: {
       ]),
       ...(chatOptions?._tag !== "Durable" || proposals === undefined ? [] : [
         HttpRouter.route("POST", "/api/chat/resume", signedIn(resumeChat(proposals, guard, chatOptions, context)))
+      ]),
+      // Only with a timeline: the runs page and its one endpoint.
+      ...(options.timeline === undefined ? [] : [
+        HttpRouter.route("GET", "/runs", timelineIndex),
+        HttpRouter.route(
+          "GET",
+          "/api/runs",
+          signedIn(
+            Effect.flatMap(
+              HttpServerRequest.HttpServerRequest,
+              (request) => Timeline.handler(options.timeline!, request)
+            )
+          )
+        )
       ])
     ]
     // A router of its own, not `HttpRouter.toHttpEffect`'s: that builds
@@ -455,3 +473,4 @@ Invocation.seal(Caller)
 Invocation.seal(me)
 Invocation.seal(index)
 Invocation.seal(chatIndex)
+Invocation.seal(timelineIndex)

@@ -394,6 +394,11 @@ export const loop = (
     // A durable run's own entries go in with the step's commit (outbox.ts).
     const note = durable?.record ?? Audit.record
     const model = yield* modelHere
+    // Who serves the turns, as the adapter names itself: on each turn's usage entry.
+    const served = {
+      ...(typeof model.provider === "string" ? { provider: model.provider } : {}),
+      ...(typeof model.model === "string" ? { model: model.model } : {})
+    }
     const registry = Registry.make(options.toolkit, {})
     // The tree this loop is part of: its root's, or one it roots.
     const tree = (yield* treeRef) ?? makeTree(options.budget ?? {})
@@ -643,7 +648,7 @@ export const loop = (
         usage.outputTokens += answer.usage.outputTokens
         if (answer.usage.cost !== undefined) usage.cost = (usage.cost ?? 0) + answer.usage.cost
         state.turns.push({ round, usage: answer.usage })
-        yield* note({ type: "usage", round, ...answer.usage })
+        yield* note({ type: "usage", round, ...answer.usage, ...served })
       }
       messages.push({ role: "assistant", content: answer.text, toolCalls: answer.calls })
       unsaved = true

@@ -3,7 +3,7 @@
 // tool and the payload, a copy no one else holds), the layer's rules, and the
 // UI's decision, decoded again when it is an edit.
 // Who may import this: HumanConfirm.ts.
-import { Effect, Schema, SchemaIssue } from "effect"
+import { Clock, Effect, Schema, SchemaIssue } from "effect"
 import * as Audit from "../Audit.js"
 import type { Confirmed } from "../Capability.js"
 import type { UI } from "../HumanConfirm.js"
@@ -155,6 +155,8 @@ export const confirmWith =
           idempotencyKey: request.idempotencyKey
         })
       }
+      // When the human was asked: each decision says how long they took.
+      const asked = yield* Clock.currentTimeMillis
       // Inside a sub-agent, the card says whose call this is.
       const path = yield* pathRef
       const decision = yield* ui.confirm({
@@ -170,6 +172,7 @@ export const confirmWith =
         check: (edited) =>
           Effect.mapError(Effect.asVoid(revalidate(edited)), issueOf)
       })
+      const waitedMillis = (yield* Clock.currentTimeMillis) - asked
       if (decision._tag === "Reject") {
         yield* Audit.record({
           type: "decided",
@@ -177,12 +180,20 @@ export const confirmWith =
           by: decision.by,
           decision: "rejected",
           edited: false,
-          reason: decision.reason
+          reason: decision.reason,
+          waitedMillis
         })
         return yield* new Rejected({ tool, by: decision.by, reason: decision.reason })
       }
       if (!("payload" in decision)) {
-        yield* Audit.record({ type: "decided", tool, by: decision.by, decision: "approved", edited: false })
+        yield* Audit.record({
+          type: "decided",
+          tool,
+          by: decision.by,
+          decision: "approved",
+          edited: false,
+          waitedMillis
+        })
         return mintConfirmed(request.tool, {
           payload,
           by: decision.by,
@@ -198,12 +209,13 @@ export const confirmWith =
             by: decision.by,
             decision: "invalid-edit",
             edited: true,
-            reason: issueOf(error)
+            reason: issueOf(error),
+            waitedMillis
           })
         ),
         Effect.mapError((error) => InvalidEdit.fromParseError(tool, decision.by, error))
       )
-      yield* Audit.record({ type: "decided", tool, by: decision.by, decision: "approved", edited: true })
+      yield* Audit.record({ type: "decided", tool, by: decision.by, decision: "approved", edited: true, waitedMillis })
       return mintConfirmed(request.tool, {
         payload: edited,
         by: decision.by,

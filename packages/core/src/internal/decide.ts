@@ -32,6 +32,9 @@ export const payloadToConfirm = (proposal: Proposal): unknown =>
 const iso = (millis: number) => new Date(millis).toISOString()
 const now = sealed(Effect.map(Clock.currentTimeMillis, iso))
 
+// How long a proposal waited for its decision: both times are graded's ISO stamps.
+const waitedSince = (proposedAt: string, at: string): number => Math.max(0, Date.parse(at) - Date.parse(proposedAt))
+
 export const defaultLease: Duration.Duration = Duration.minutes(15)
 
 export const interruptedWhileDelivering =
@@ -374,7 +377,8 @@ export const reject = (
             by: decision.by,
             decision: "rejected",
             edited: false,
-            reason: decision.reason
+            reason: decision.reason,
+            waitedMillis: waitedSince(stored.proposedAt, at)
           })
       ))
     )

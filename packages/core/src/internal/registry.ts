@@ -258,8 +258,8 @@ export const make = (toolkit: AnyToolkit, options: Options) => {
       ? invoked
       : Effect.andThen(
         record(
-          tool.openWorld === true ? { type: "called", tool: tool.name, input, openWorld: true }
-            : { type: "called", tool: tool.name, input }
+          tool.openWorld === true ? { type: "called", tool: tool.name, grade: tool.grade, input, openWorld: true }
+            : { type: "called", tool: tool.name, grade: tool.grade, input }
         ),
         invoked
       )
