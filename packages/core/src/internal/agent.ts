@@ -329,11 +329,14 @@ export interface Durable {
    * Runs a sub-agent holding writes or sends as a child run whose writes and
    * sends wait for the same human, each with its own payload; its answer is
    * the call's outcome, or the run waits on it (`{ child }`: a durable
-   * child run). Absent, such a sub-agent is refused.
+   * child run, runs.ts).
    */
-  readonly child?:
-    | ((tool: AnyTool, call: ToolCall, input: unknown, turn: number) => Effect.Effect<Outcome | Draft, any, any>)
-    | undefined
+  readonly child: (
+    tool: AnyTool,
+    call: ToolCall,
+    input: unknown,
+    turn: number
+  ) => Effect.Effect<Outcome | Draft, any, any>
 }
 
 /**
@@ -599,17 +602,9 @@ export const loop = (
       if (Result.isFailure(checked)) return checked.failure
       const [tool, input] = checked.success
       // Approving "billing(input)" would not be approving the inner payloads:
-      // a sub-agent holding writes or sends is not proposed as one call.
+      // a sub-agent holding writes or sends is not proposed as one call, it
+      // runs as a child run whose own writes and sends are proposed.
       const child = innerOf(tool) === undefined ? undefined : durable.child
-      if (innerOf(tool) !== undefined && child === undefined) {
-        return refuse(
-          call.id,
-          tool.name,
-          "sub-agent",
-          "refused",
-          `${tool.name} is a sub-agent holding writes or sends; it runs only where its human decides each of them`
-        )
-      }
       // Drafted in the turn's context, facts included, as a read is run: a
       // send's prepare may read them (the channel a lookup recorded).
       const facts = Object.keys(state.facts).length === 0 ? undefined : judged().facts

@@ -32,8 +32,6 @@ export interface StartOptions extends Agent.RunOptions {
   readonly runId?: string | undefined
   readonly decisionTimeout?: Duration.Input | undefined
   readonly lease?: Duration.Input | undefined
-  /** How a sub-agent holding writes or sends runs here (Agent.supervised's); absent, it is refused. */
-  readonly child?: Agent.Durable["child"]
 }
 
 export type Outcome =
@@ -323,13 +321,12 @@ const go = (
   toolkit: AnyToolkit,
   held: Run,
   leaseMillis: number,
-  { child, created = false, emit, settled = new Map() }: {
+  { created = false, emit, settled = new Map() }: {
     readonly settled?: ReadonlyMap<string, Proposal>
     /** Made by this call (Runs.start): no proposal of it can be stored yet. */
     readonly created?: boolean
     /** Streamed: what the loop and the decisions folded in tell the caller. */
     readonly emit?: Emit | undefined
-    readonly child?: Agent.Durable["child"]
   } = {}
 ) =>
   Effect.gen(function*() {
@@ -549,7 +546,7 @@ const go = (
         answered,
         record: box.record,
         flush: box.flush,
-        child: child ?? nestedChild
+        child: nestedChild
       } satisfies Agent.Durable
     }
     return yield* Invocation.within(context)(Effect.gen(function*() {
@@ -694,13 +691,12 @@ const startRun = (options: StartOptions, emit?: Emit, parent?: Parent): Effect.E
       leaseUntil: iso(millis + leaseMillis),
       state: toState(callCodec(options.toolkit), { ...initial, untrusted: base.untrusted }, base)
     })
-    return yield* go(options.toolkit, created, leaseMillis, { created: true, emit, child: options.child })
+    return yield* go(options.toolkit, created, leaseMillis, { created: true, emit })
   }).pipe(tellPending(emit))
 
 interface ResumeOptions {
   readonly toolkit: AnyToolkit
   readonly lease?: Duration.Input | undefined
-  readonly child?: Agent.Durable["child"]
 }
 
 export const resume = (id: string, options: ResumeOptions, emit?: Emit) => resumeRun(id, options, emit, false)
@@ -751,7 +747,7 @@ const resumeRun = (
     const leaseMillis = leaseOf(options.lease)
     const millis = yield* Clock.currentTimeMillis
     const held = yield* runs.claim(id, iso(millis + leaseMillis), iso(millis))
-    return yield* go(options.toolkit, held, leaseMillis, { settled, emit, child: options.child })
+    return yield* go(options.toolkit, held, leaseMillis, { settled, emit })
   }).pipe(asChild ? (self) => self : tellPending(emit))
 
 // What a waiting run waits on, read without taking it: its own proposals and
