@@ -367,7 +367,8 @@ const go = (
       ({ status: "waiting", runId: held.id, pending: open }) satisfies Outcome as Outcome
 
     // A sub-agent holding writes or sends runs as a durable run of its own
-    // (nested.ts has the why): found or started, and resumed, by its id.
+    // (docs/durability.md, Sub-agents as nested runs): found or started, and
+    // resumed, by its id.
     // What its runs wait on is what this run waits on.
     const childPending: Array<Proposal> = []
     // A child that failed (its model, a busy store) fails this step: the run
@@ -393,7 +394,7 @@ const go = (
           Agent.denied(call.id, tool.name, "failed", `its run ${outcome.runId} was cancelled: ${outcome.reason}`)
         )
       }
-      return childOutcome(tool, call, input, answerOf(tool.name, spec, outcome.result, report))
+      return childOutcome(tool, call, input, answerOf(tool.name, spec, outcome.result, report), box.record)
     }
     const resumeChild = (
       tool: AnyTool,
@@ -412,7 +413,7 @@ const go = (
     const nestedChild: NonNullable<Agent.Durable["child"]> = (tool, call, input, turn) =>
       Effect.gen(function*() {
         const spec = innerOf(tool)!
-        const decoded = yield* childInput(tool, call, input)
+        const decoded = yield* childInput(tool, call, input, box.record)
         if (Result.isFailure(decoded)) return decoded.failure
         const id = childIdOf(held.id, turn, call.id)
         const report = yield* reportRef
@@ -424,9 +425,13 @@ const go = (
           if (notOurs !== undefined) return Agent.denied(call.id, tool.name, "failed", notOurs)
           return yield* resumeChild(tool, spec, call, decoded.success, found, report)
         }
+        // Written now, before the child's run is created: a process that stops
+        // in between audits the call again on restart (never loses it).
         yield* Audit.record({ type: "called", tool: tool.name, input })
         const made = yield* Effect.result(innerStart(tool.name, spec, decoded.success))
-        if (Result.isFailure(made)) return yield* childOutcome(tool, call, decoded.success, Effect.fail(made.failure))
+        if (Result.isFailure(made)) {
+          return yield* childOutcome(tool, call, decoded.success, Effect.fail(made.failure), box.record)
+        }
         const { options, path } = made.success
         const parent = { run: held.id, turn, call: call.id, tool: tool.name, path: [...path] }
         const outcome = yield* asSubAgent(spec, path)(
