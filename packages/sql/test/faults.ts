@@ -331,6 +331,9 @@ export const check = (
   if (scenario.levels > 1) {
     const called = audit.filter((entry) => entry.type === "called" && entry.tool === "agent.desk").length
     if (called < 1) problems.push(`audit: the desk was never called`)
+    // Its answer is audited with the outer run's step that takes it in: once.
+    const completed = audit.filter((entry) => entry.type === "completed" && entry.tool === "agent.desk").length
+    if (completed !== 1) problems.push(`audit: ${completed} completed entries for the desk`)
   }
   // A stored turn is never asked again: one fault loses at most the one
   // answer that died with its process before it was stored.
