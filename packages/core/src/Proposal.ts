@@ -126,6 +126,14 @@ export interface Proposal {
    * @since 0.3.0
    */
   readonly turn?: number | undefined
+  /**
+   * The sub-agents from the run's root down to the agent that made it (a
+   * durable run's write/send sub-agent, Agent.tool); absent for the root's
+   * own calls. `Proposal.approve` finds its tool by it, and the card shows it.
+   *
+   * @since 0.4.0
+   */
+  readonly path?: ReadonlyArray<string> | undefined
   /** Until when (ISO) a human may decide it; then it is `expired`. */
   readonly expiresAt?: string | undefined
   /**

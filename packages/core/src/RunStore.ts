@@ -69,7 +69,9 @@ export const StoredMessage = Schema.Union([
  */
 export const TurnOutcome = Schema.Union([
   Schema.Struct({ call: StoredCall, content: Schema.String }),
-  Schema.Struct({ proposal: Schema.String })
+  Schema.Struct({ proposal: Schema.String }),
+  /** A write/send sub-agent's call: its own durable run, by id, whose answer the call waits on (since 0.4.0). */
+  Schema.Struct({ child: Schema.String })
 ])
 
 /**
@@ -135,6 +137,20 @@ export const State = Schema.Struct({
    */
   answered: Schema.optional(Schema.Struct({
     malformed: Schema.Array(Schema.Struct({ index: Schema.Number, issue: Schema.String }))
+  })),
+  /**
+   * A sub-agent's run (Agent.tool, holding writes or sends) started by a
+   * run's call: the run, turn and call it answers, the sub-agent's tool and
+   * the path from the root to it. Only its parent resumes it.
+   *
+   * @since 0.4.0
+   */
+  parent: Schema.optional(Schema.Struct({
+    run: Schema.String,
+    turn: Schema.Number,
+    call: Schema.String,
+    tool: Schema.String,
+    path: Schema.Array(Schema.String)
   })),
   /** The turn whose writes and sends wait for a human, in the order the model asked. */
   turn: Schema.optional(Schema.Struct({ calls: Schema.Array(ToolCall), outcomes: Schema.Array(TurnOutcome) })),

@@ -14,7 +14,7 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { built } from "../../../test/built.js"
 import { tempDir } from "./databases.js"
-import { makeOutsideDesk, sent } from "./outsideDesk.js"
+import { makeOutsideDesk, nestedDesk, sent } from "./outsideDesk.js"
 
 const root = fileURLToPath(new URL("../../..", import.meta.url))
 const { call, calls, text } = ScriptedModel
@@ -227,6 +227,71 @@ describe("crashes on one SQLite file, with processes killed by SIGKILL", () => {
           "chat.sendMessage",
           true
         ]])
+        expect(sent(outside)).toHaveLength(1)
+      }),
+    timeout
+  )
+
+  it.live(
+    "killed while a sub-agent's nested run waits on its model: the restart goes on with the same child run, its send waits with its path and is delivered once",
+    () =>
+      Effect.gen(function*() {
+        const { app, filename, marker, outside } = yield* setup
+        const child = yield* spawnChild("start-nested-and-think", filename, outside, marker)
+        yield* waitFor(child, "the desk's model asked a second time", () =>
+          readMarker(marker)?.asked === 2 ? true : undefined)
+        yield* kill(child)
+        const stored = yield* Effect.flatMap(RunStore.RunStore, (runs) =>
+          runs.list()).pipe(app)
+        expect(stored.map((run) => [run.id, run.status]).sort()).toEqual([
+          ["run-nested", "running"],
+          ["run-nested:1:call_desk", "running"]
+        ])
+        // This process: its own tools, the same file.
+        const toolkit = nestedDesk(makeOutsideDesk(outside))
+        const asked: Array<LanguageModel.Request> = []
+        const answer = (request: LanguageModel.Request) => {
+          asked.push(request)
+          const inner = request.messages[0]?.role === "system"
+          const told = request.messages.filter((message) =>
+            message.role === "tool"
+          ).length
+          return inner
+            ? told === 1 ? calls(call("chat.sendMessage", { text: "On its way." })) : text("Told them.")
+            : text("The desk told them.")
+        }
+        const resume = Runs.resume("run-nested", { toolkit }).pipe(
+          Effect.provide(ScriptedModel.layer([answer, answer, answer])),
+          app
+        )
+        const deadline = Date.now() + patience
+        let resumed: Result.Result<Runs.Outcome<any>, unknown>
+        for (;;) {
+          resumed = yield* Effect.result(resume)
+          if (Result.isSuccess(resumed)) break
+          expect(resumed.failure).toMatchObject({ _tag: "@graded/core/RunStore/RunBusy" })
+          expect(Date.now()).toBeLessThan(deadline)
+          yield* Effect.sleep("100 millis")
+        }
+        // The desk's model was asked once, with the read it had made; the outer model not at all.
+        expect(asked).toHaveLength(1)
+        expect(resumed.success).toMatchObject({
+          status: "waiting",
+          pending: [{ tool: "chat.sendMessage", path: ["agent.desk"], runId: "run-nested:1:call_desk" }]
+        })
+        if (resumed.success.status !== "waiting") return
+        const after = yield* Effect.flatMap(RunStore.RunStore, (runs) => runs.list()).pipe(app)
+        expect(after).toHaveLength(2)
+        yield* Proposal.approve(toolkit, resumed.success.pending[0]!.id).pipe(
+          human("agent:bob", HumanConfirm.approve("agent:bob")),
+          Effect.provide(ScriptedModel.layer([])),
+          app
+        )
+        const finished = yield* resume
+        expect(finished).toMatchObject({
+          status: "finished",
+          result: { answer: "The desk told them.", calls: [{ tool: "agent.desk", ok: true, output: "Told them." }] }
+        })
         expect(sent(outside)).toHaveLength(1)
       }),
     timeout

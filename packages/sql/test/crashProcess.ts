@@ -19,7 +19,7 @@ import { Audit, HumanConfirm, Invocation, LanguageModel, Proposal, Runs, Scripte
 import { Sql } from "@graded/sql"
 import { Context, Effect, Layer } from "effect"
 import * as fs from "node:fs"
-import { makeOutsideDesk, untilKilled } from "./outsideDesk.js"
+import { makeOutsideDesk, nestedDesk, untilKilled } from "./outsideDesk.js"
 
 const [mode, filename, outside, marker, proposal, point] = process.argv.slice(2) as Array<string>
 const { call, calls } = ScriptedModel
@@ -73,6 +73,29 @@ const startAndThink = Effect.gen(function*() {
   }).pipe(Effect.provide(model))
 })
 
+// Nested: the run's one tool is agent.desk, a sub-agent holding the desk's
+// tools; its call runs as a nested durable run ("run-nested:1:call_desk").
+// The outer model calls the desk; the desk's model reads, then never answers.
+const startNestedAndThink = Effect.gen(function*() {
+  const desk = makeOutsideDesk(outside!)
+  let inner = 0
+  const model = Layer.succeed(LanguageModel.LanguageModel, {
+    generate: (request) =>
+      request.messages[0]?.role !== "system"
+        ? Effect.succeed(calls(call("agent.desk", { issue: "refund" }, "call_desk")))
+        : inner++ === 0
+        ? Effect.succeed(calls(call("kb.search", { query: "refund" }, "call_read")))
+        : Effect.andThen(mark({ asked: inner }), untilKilled)
+  })
+  return yield* Runs.start({
+    toolkit: nestedDesk(desk),
+    prompt: "Tell the customer the refund is on its way.",
+    runId: "run-nested",
+    lease: "1 second",
+    context: { actor: "agent:alice", traceId: "t-nested" }
+  }).pipe(Effect.provide(model))
+})
+
 const approve = Effect.gen(function*() {
   const desk = makeOutsideDesk(outside!, { hang: point === "deliver" ? "after-effect" : undefined })
   const context = yield* Layer.build(Sql.sqlite({ filename: filename! }))
@@ -101,6 +124,7 @@ const approve = Effect.gen(function*() {
 const programs: Record<string, Effect.Effect<unknown, unknown, never>> = {
   "start-and-wait": Effect.provide(startAndWait, Sql.sqlite({ filename: filename! })),
   "start-and-think": Effect.provide(startAndThink, Sql.sqlite({ filename: filename! })),
+  "start-nested-and-think": Effect.provide(startNestedAndThink, Sql.sqlite({ filename: filename! })),
   approve: Effect.scoped(approve)
 }
 

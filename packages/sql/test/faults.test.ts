@@ -33,7 +33,7 @@ const sqlTrail = (layer: Layer.Layer<ProposalStore.ProposalStore | RunStore.RunS
     Effect.gen(function*() {
       const runs = yield* RunStore.RunStore
       const run = yield* runs.get(runId)
-      return { audit: yield* SqlAudit.trace(run.traceId), proposals: yield* Proposal.list({ runId }) }
+      return { audit: yield* SqlAudit.trace(run.traceId), proposals: yield* Proposal.list() }
     }).pipe(Effect.provide(layer))
   )
 
@@ -45,7 +45,7 @@ const memory: Effect.Effect<Database> = Effect.gen(function*() {
   return {
     open,
     trail: Effect.map(
-      Proposal.list({ runId }).pipe(Effect.provide(open())),
+      Proposal.list().pipe(Effect.provide(open())),
       (proposals) => ({ audit: audit.entries, proposals })
     )
   }
@@ -65,16 +65,18 @@ const postgres = (url: () => Promise<{ readonly url: string; readonly drop: () =
     }
   )
 
-const trial = (database: Effect.Effect<Database, never, Scope.Scope>, faults: Plan) =>
+const trial = (database: Effect.Effect<Database, never, Scope.Scope>, faults: Plan, nested: boolean) =>
   Effect.scoped(Effect.gen(function*() {
     const { open, trail } = yield* database
-    const scenario = makeScenario()
+    const scenario = makeScenario(nested)
     const processes = yield* drive(scenario, open, faults)
     const { audit, proposals } = yield* trail
+    // Each run's turns once; a fault loses at most the one answer that died.
+    const turns = nested ? 5 : 3
     return {
       processes,
       writes: faults.writes,
-      problems: check(faults.mode === "none" ? 3 : 4, scenario, proposals, audit)
+      problems: check(faults.mode === "none" ? turns : turns + 1, scenario, proposals, audit)
     }
   }))
 
@@ -84,23 +86,27 @@ const everyWrite = (
   database: Effect.Effect<Database, never, Scope.Scope>,
   modes: ReadonlyArray<"kill" | "fail">
 ) =>
-  it.live(
-    `${name}: a fault at every write leaves 0 lost, 0 twice, 0 unapproved, 0 audit gaps`,
-    () =>
-      Effect.gen(function*() {
-        const clean = yield* trial(database, plan("none"))
-        expect(clean).toMatchObject({ processes: 1, problems: [] })
-        expect(clean.writes).toBeGreaterThan(10)
-        const found: Array<string> = []
-        for (const mode of modes) {
-          for (let at = 1; at <= clean.writes; at++) {
-            const { problems } = yield* trial(database, plan(mode, at))
-            for (const problem of problems) found.push(`${mode} at write ${at}: ${problem}`)
+  [false, true].forEach((nested) =>
+    it.live(
+      `${name}${
+        nested ? ", the tools held by a sub-agent (a nested run)" : ""
+      }: a fault at every write leaves 0 lost, 0 twice, 0 unapproved, 0 audit gaps`,
+      () =>
+        Effect.gen(function*() {
+          const clean = yield* trial(database, plan("none"), nested)
+          expect(clean).toMatchObject({ processes: 1, problems: [] })
+          expect(clean.writes).toBeGreaterThan(10)
+          const found: Array<string> = []
+          for (const mode of modes) {
+            for (let at = 1; at <= clean.writes; at++) {
+              const { problems } = yield* trial(database, plan(mode, at), nested)
+              for (const problem of problems) found.push(`${mode} at write ${at}: ${problem}`)
+            }
           }
-        }
-        expect(found).toEqual([])
-      }),
-    600_000
+          expect(found).toEqual([])
+        }),
+      600_000
+    )
   )
 
 describe("faults at every write of a durable run", () => {

@@ -12,6 +12,7 @@
 // of the four zeros.
 import { Context, Effect, Layer, Schema } from "effect"
 import {
+  Agent,
   Audit,
   HumanConfirm,
   LanguageModel,
@@ -131,7 +132,14 @@ export const originalSubject = "Printer on fire"
 export const editedSubject = "Printer on fire (edited by alice)"
 export const message = "We are sending a technician."
 
-export const makeScenario = () => {
+const deskInstructions = "You are the support desk: look it up, file the ticket, tell the customer."
+
+/**
+ * The scenario, flat (the outer run holds the tools) or nested (`nested`:
+ * the outer run holds one sub-agent, agent.desk, that holds them; its run is
+ * a nested durable run, its proposals approved through the outer toolkit).
+ */
+export const makeScenario = (nested = false) => {
   const ledger: Array<Delivered> = []
   // Each model turn asked, by the number of answers the conversation holds.
   const asked: Array<number> = []
@@ -166,14 +174,28 @@ export const makeScenario = () => {
         return { delivered: true }
       })
   })
-  const toolkit = Toolkit.make(Search, Submit, Send)
+  const desk = Toolkit.make(Search, Submit, Send)
+  const toolkit = nested
+    ? Toolkit.make(Agent.tool("agent.desk", {
+      title: "Support desk",
+      description: "Files tickets and tells customers.",
+      toolkit: desk,
+      instructions: deskInstructions,
+      input: Schema.Struct({ issue: Schema.String })
+    }))
+    : desk
   const { call, calls, text } = ScriptedModel
-  // The model answers by where the conversation is, whichever process asks.
+  // The model answers by where the conversation is, whichever process asks
+  // (nested: the outer run calls the desk, then answers with what it said).
   const model = Layer.succeed(LanguageModel.LanguageModel, {
     generate: (request) =>
       Effect.sync(() => {
         const answers = request.messages.filter((m) => m.role === "assistant").length
-        asked.push(answers)
+        const inner = request.messages[0]?.role === "system" && request.messages[0].content === deskInstructions
+        asked.push(nested && !inner ? 10 + answers : answers)
+        if (nested && !inner) {
+          return answers === 0 ? calls(call("agent.desk", { issue: "printer on fire" }, "c-desk")) : text("Done.")
+        }
         return answers === 0 ? calls(call("kb.search", { query: "printer" }, "c-read"))
           : answers === 1
           ? calls(
@@ -193,7 +215,8 @@ export const makeScenario = () => {
           : HumanConfirm.approve("alice")
       )
   })
-  return { ledger, asked, toolkit, model, alice }
+  // The runs whose turns are audited: the outer one, and the desk's.
+  return { ledger, asked, toolkit, model, alice, levels: nested ? 2 : 1 }
 }
 
 export type Scenario = ReturnType<typeof makeScenario>
@@ -216,7 +239,8 @@ export const process = (scenario: Scenario) =>
       ? yield* Runs.start({ toolkit: scenario.toolkit, prompt: "The printer is on fire.", runId, lease })
       : yield* Runs.resume(runId, { toolkit: scenario.toolkit, lease })
     for (let round = 0; outcome.status === "waiting" && round < 10; round++) {
-      for (const proposal of yield* Proposal.list({ runId })) {
+      // Every proposal of the run's tree (the desk's too): one run a trial.
+      for (const proposal of yield* Proposal.list()) {
         if (proposal.status === "pending") {
           yield* Effect.ignore(Proposal.approve(scenario.toolkit, proposal.id, { lease }))
         }
@@ -300,9 +324,17 @@ export const check = (
   // run's end, are audited once, however often the model was asked for that
   // turn (an entry of a step that died before its commit is not kept).
   const answered = audit.filter((entry) => entry.type === "answered").length
-  if (answered !== 1) problems.push(`audit: ${answered} answered entries`)
+  if (answered !== scenario.levels) problems.push(`audit: ${answered} answered entries`)
   const finished = audit.filter((entry) => entry.type === "run" && entry.status === "finished").length
-  if (finished !== 1) problems.push(`audit: ${finished} run finished entries`)
+  if (finished !== scenario.levels) problems.push(`audit: ${finished} run finished entries`)
+  // Nested: one desk run, started once, whatever died when.
+  if (scenario.levels > 1) {
+    const called = audit.filter((entry) => entry.type === "called" && entry.tool === "agent.desk").length
+    if (called < 1) problems.push(`audit: the desk was never called`)
+    // Its answer is audited with the outer run's step that takes it in: once.
+    const completed = audit.filter((entry) => entry.type === "completed" && entry.tool === "agent.desk").length
+    if (completed !== 1) problems.push(`audit: ${completed} completed entries for the desk`)
+  }
   // A stored turn is never asked again: one fault loses at most the one
   // answer that died with its process before it was stored.
   if (scenario.asked.length > maxAsks) {

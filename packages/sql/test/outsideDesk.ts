@@ -5,7 +5,7 @@
 // effect happened, the process has not settled it), as a process that dies
 // there would.
 import { Effect, Schema } from "effect"
-import { Tool, Toolkit } from "@graded/core"
+import { Agent, Tool, Toolkit } from "@graded/core"
 import * as fs from "node:fs"
 
 /**
@@ -57,3 +57,13 @@ export const sent = (outside: string): ReadonlyArray<Sent> =>
   fs.existsSync(outside)
     ? fs.readFileSync(outside, "utf8").split("\n").filter((line) => line !== "").map((line) => JSON.parse(line))
     : []
+
+/** The desk's tools held by one sub-agent, agent.desk: a run's write/send sub-agent. */
+export const nestedDesk = (desk: ReturnType<typeof makeOutsideDesk>) =>
+  Toolkit.make(Agent.tool("agent.desk", {
+    title: "Support desk",
+    description: "Looks it up and tells the customer.",
+    toolkit: desk.support,
+    instructions: "Look it up, then tell the customer.",
+    input: Schema.Struct({ issue: Schema.String })
+  }))

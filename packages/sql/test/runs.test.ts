@@ -3,11 +3,12 @@
 // another layer, and the run goes on from its stored state.
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Option, Schema } from "effect"
-import { HumanConfirm, Invocation, Proposal, Runs, ScriptedModel, Tool, Toolkit } from "@graded/core"
+import { Agent, HumanConfirm, Invocation, Proposal, Runs, ScriptedModel, Tool, Toolkit } from "@graded/core"
 import { Sql } from "@graded/sql"
 import * as path from "node:path"
 import { makeDesk } from "../../core/test/supportDesk.js"
 import { tempDir } from "./databases.js"
+import { currentStoreClient } from "./storeClient.js"
 
 const { call, calls, raw, text } = ScriptedModel
 
@@ -115,5 +116,95 @@ describe("Runs on Sql.sqlite", () => {
         Effect.exit
       )
       expect(summary(again)).toEqual(refused)
+    }))
+})
+
+describe("a write sub-agent's nested run on Sql.sqlite", () => {
+  const billingOf = (desk: ReturnType<typeof makeDesk>) =>
+    Agent.tool("agent.billing", {
+      title: "Billing specialist",
+      description: "Files billing tickets.",
+      toolkit: Toolkit.make(desk.KbSearch, desk.SubmitTicket),
+      instructions: "Look up the policy, then file a ticket.",
+      input: Schema.Struct({ issue: Schema.String })
+    })
+
+  it.effect("each step a new process on the file: the card keeps its path, the approval runs the inner tool once, the parent finishes with the answer", () =>
+    Effect.gen(function*() {
+      const desk = makeDesk()
+      const filename = path.join(yield* tempDir, "app.db")
+      // Each step its own layer on the file and its own tools: nothing kept in memory.
+      const step = <A, E, R>(self: (toolkit: Toolkit.Any) => Effect.Effect<A, E, R>) =>
+        self(Toolkit.make(billingOf(desk))).pipe(Effect.provide(Sql.sqlite({ filename })), Effect.scoped)
+      const started = yield* step((toolkit) =>
+        Runs.start({ toolkit, prompt: "Refund order 42.", runId: "run-n" }).pipe(
+          Effect.provide(ScriptedModel.layer([
+            calls(call("agent.billing", { issue: "refund order 42" }, "o1")),
+            calls(call("kb.search", { query: "refund policy", limit: null }, "i1")),
+            calls(call("ticket.submit", { subject: "Refund order 42" }, "i2"))
+          ]))
+        )
+      )
+      expect(started).toMatchObject({
+        status: "waiting",
+        pending: [{ tool: "ticket.submit", path: ["agent.billing"], runId: "run-n:1:o1" }]
+      })
+      if (started.status !== "waiting") return
+      const id = started.pending[0]!.id
+      // Read back by a new process: the path is the row's.
+      const read = yield* step(() => Proposal.get(id))
+      expect(read.path).toEqual(["agent.billing"])
+      const ui = HumanConfirm.scripted([HumanConfirm.approve("agent:alice")])
+      yield* step((toolkit) =>
+        Invocation.within({ actor: "agent:alice" })(Proposal.approve(toolkit, id)).pipe(
+          Effect.provide(HumanConfirm.layer(ui)),
+          Effect.provide(ScriptedModel.layer([]))
+        )
+      )
+      expect(ui.seen[0]).toMatchObject({ tool: "ticket.submit", path: ["agent.billing"] })
+      expect(desk.effects.submitted).toEqual(["Refund order 42"])
+      const resumed = yield* step((toolkit) =>
+        Runs.resume("run-n", { toolkit }).pipe(
+          Effect.provide(ScriptedModel.layer([text("Filed T-1."), text("Your refund is filed.")]))
+        )
+      )
+      expect(resumed).toMatchObject({
+        status: "finished",
+        result: { answer: "Your refund is filed.", calls: [{ ok: true, tool: "agent.billing", output: "Filed T-1." }] }
+      })
+      expect(desk.effects.submitted).toEqual(["Refund order 42"])
+    }))
+
+  it.effect("a path column that is not a list of names leads to no tool: the proposal is refused, not the root's same-named tool run", () =>
+    Effect.gen(function*() {
+      const desk = makeDesk()
+      const filename = path.join(yield* tempDir, "app.db")
+      const layer = () => Sql.sqlite({ filename })
+      const started = yield* Runs.start({ toolkit: Toolkit.make(billingOf(desk)), prompt: "Refund.", runId: "run-p" })
+        .pipe(
+          Effect.provide(ScriptedModel.layer([
+            calls(call("agent.billing", { issue: "refund" }, "o1")),
+            calls(call("ticket.submit", { subject: "Refund" }, "i1"))
+          ])),
+          Effect.provide(layer()),
+          Effect.scoped
+        )
+      if (started.status !== "waiting") return expect(started.status).toBe("waiting")
+      yield* Effect.gen(function*() {
+        const sql = yield* currentStoreClient
+        yield* sql`UPDATE graded_proposals SET path = ${"not json"}`
+      }).pipe(Effect.provide(layer()), Effect.scoped)
+      // The root's toolkit holds a ticket.submit of its own: a lost path must not reach it.
+      const refused = yield* Invocation.within({ actor: "agent:alice" })(
+        Proposal.approve(Toolkit.make(desk.SubmitTicket, billingOf(desk)), started.pending[0]!.id)
+      ).pipe(
+        Effect.provide(HumanConfirm.layer(HumanConfirm.scripted([HumanConfirm.approve("agent:alice")]))),
+        Effect.provide(ScriptedModel.layer([])),
+        Effect.provide(layer()),
+        Effect.scoped,
+        Effect.flip
+      )
+      expect(refused).toMatchObject({ _tag: "@graded/core/ToolError/Refused", gate: "unknown" })
+      expect(desk.effects.submitted).toEqual([])
     }))
 })

@@ -63,7 +63,8 @@ describe("Sql.sqlite", () => {
         { migration_id: 4, name: "audit_decisions" },
         { migration_id: 5, name: "policy" },
         { migration_id: 6, name: "proposal_identity" },
-        { migration_id: 7, name: "audit_outbox" }
+        { migration_id: 7, name: "audit_outbox" },
+        { migration_id: 8, name: "proposal_path" }
       ])
       expect(yield* SqlMigrations.run.pipe(Effect.provideService(SqlClient, sql))).toEqual([])
       expect(yield* sql`PRAGMA journal_mode`).toEqual([{ journal_mode: "wal" }])
@@ -278,7 +279,8 @@ describe("Sql.sqlite", () => {
         [4, "audit_decisions"],
         [5, "policy"],
         [6, "proposal_identity"],
-        [7, "audit_outbox"]
+        [7, "audit_outbox"],
+        [8, "proposal_path"]
       ])
       const confirmed = yield* SqlAudit.confirmedBy("agent:alice").pipe(
         Effect.provide(SqlAudit.open({ sqlite: filename }))

@@ -483,20 +483,22 @@ export const decide = (
     if (Exit.isFailure(exit)) return yield* fail(messageOf(exit.cause))
   }).pipe(Effect.catch((error) => fail(error.message)))
 
-// The proposals of a run's waiting turn that still wait on a human.
-const openOf = (run: RunStore.Run) =>
-  Effect.map(
-    Effect.forEach(
-      run.state.turn?.outcomes.flatMap((outcome) => "proposal" in outcome ? [outcome.proposal] : []) ?? [],
-      (id) => Effect.option(Proposal.get(id))
-    ),
-    (found) =>
-      found.flatMap((proposal) =>
-        Option.isSome(proposal) && Proposal.isOpen(proposal.value.status)
-          ? [proposal.value]
-          : []
-      )
-  )
+// The proposals of a run's waiting turn that still wait on a human, and
+// those of the sub-agents' runs it waits on (each with its path).
+const openOf = (run: RunStore.Run): Effect.Effect<Array<Proposal.Proposal>, never, any> =>
+  Effect.gen(function*() {
+    const open: Array<Proposal.Proposal> = []
+    for (const outcome of run.state.turn?.outcomes ?? []) {
+      if ("proposal" in outcome) {
+        const proposal = yield* Effect.option(Proposal.get(outcome.proposal))
+        if (Option.isSome(proposal) && Proposal.isOpen(proposal.value.status)) open.push(proposal.value)
+      } else if ("child" in outcome) {
+        const child = yield* Effect.option(Effect.flatMap(RunStore.RunStore, (store) => store.get(outcome.child)))
+        if (Option.isSome(child) && child.value.state.ended === undefined) open.push(...(yield* openOf(child.value)))
+      }
+    }
+    return open
+  })
 
 export const runs = (options: { module: string; json: boolean; status: Option.Option<RunStore.Status> }) =>
   Effect.gen(function*() {
@@ -528,7 +530,13 @@ export const runs = (options: { module: string; json: boolean; status: Option.Op
                 createdAt: run.createdAt,
                 updatedAt: run.updatedAt,
                 leaseUntil: run.leaseUntil,
-                open: waitingOn.map((p) => ({ id: p.id, tool: p.tool, grade: p.grade, status: p.status })),
+                open: waitingOn.map((p) => ({
+                  id: p.id,
+                  tool: p.tool,
+                  grade: p.grade,
+                  status: p.status,
+                  ...(p.path === undefined ? {} : { path: p.path })
+                })),
                 ended: run.state.ended
               }, { id: run.id, status: run.status })))
               continue
@@ -540,9 +548,9 @@ export const runs = (options: { module: string; json: boolean; status: Option.Op
                   Printable.name(run.traceId)
                 }, round ${run.state.round}, updated ${Printable.name(run.updatedAt)}`,
                 ...waitingOn.map((p) =>
-                  `  waits on ${Printable.name(p.id)}  ${Printable.name(p.tool)} (${Printable.name(p.grade)})  ${
-                    Printable.name(p.status)
-                  }`
+                  `  waits on ${Printable.name(p.id)}  ${
+                    [...(p.path ?? []), p.tool].map((step) => Printable.name(step)).join(" → ")
+                  } (${Printable.name(p.grade)})  ${Printable.name(p.status)}`
                 ),
                 ...(run.status === "running" && run.leaseUntil !== undefined
                   ? [`  held by a process until ${Printable.name(run.leaseUntil)}`]

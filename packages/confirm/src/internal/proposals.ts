@@ -221,6 +221,8 @@ export const make = (toolkit: Toolkit.Any, maxChars: number): Proposals => {
             `(it goes out with the same key).`
           : toolkit.get(proposal.tool)?.description ?? "",
         actor: proposal.actor,
+        // Made inside a sub-agent (a durable run's nested run): the path to it.
+        ...(proposal.path === undefined ? {} : { path: proposal.path }),
         payload
       }, maxChars)
     }

@@ -17,7 +17,17 @@ import { assemble, type Piece } from "./assemble.js"
 import type { Emit, LoopEvent } from "./events.js"
 import { jsonIssue, plainCopy } from "./jsonData.js"
 import { modelHere } from "./services.js"
-import { type Budget, innerOf, makeTree, pathRef, pathText, reportRef, type Stop, treeRef } from "./tree.js"
+import {
+  type Budget,
+  innerOf,
+  makeTree,
+  pathRef,
+  pathText,
+  type Report,
+  reportRef,
+  type Stop,
+  treeRef
+} from "./tree.js"
 
 export const defaultMaxRounds = 4
 
@@ -286,9 +296,14 @@ export type LoopEnd =
  * the proposal to record (`record`, made by `mintProposal`), or the proposal
  * recorded for this very call before (a turn taken up again after a restart).
  */
+/** What a stored turn's call waits on: a human's decision, or a sub-agent's own durable run. */
+export type Waits = { readonly proposal: string } | { readonly child: string }
+
 export type Draft =
   | { readonly draft: unknown; readonly tool: string }
   | { readonly proposal: string }
+  /** A write/send sub-agent's own durable run, by id, not finished yet: the call waits on it. */
+  | { readonly child: string }
 
 /**
  * How a durable run keeps its turns: each model turn stored as soon as it is
@@ -313,9 +328,15 @@ export interface Durable {
   /**
    * Runs a sub-agent holding writes or sends as a child run whose writes and
    * sends wait for the same human, each with its own payload; its answer is
-   * the call's outcome. Absent, such a sub-agent is refused.
+   * the call's outcome, or the run waits on it (`{ child }`: a durable
+   * child run, runs.ts).
    */
-  readonly child?: ((tool: AnyTool, call: ToolCall, input: unknown) => Effect.Effect<Outcome, never, any>) | undefined
+  readonly child: (
+    tool: AnyTool,
+    call: ToolCall,
+    input: unknown,
+    turn: number
+  ) => Effect.Effect<Outcome | Draft, any, any>
 }
 
 /**
@@ -330,6 +351,25 @@ export const absorb = (state: LoopState, tool: AnyTool, output: unknown): void =
   }
   if (tool.facts !== undefined) state.facts = recordFacts(state.facts, tool.facts, output)
 }
+
+// Each agent and limit once, whether it stopped this loop or one below it.
+const addStop = (state: LoopState, stop: Stop) => {
+  const known = state.limits.some((seen) => seen.limit === stop.limit && pathText(seen.agent) === pathText(stop.agent))
+  if (!known) state.limits.push(stop)
+}
+
+/**
+ * What a sub-agent called in this run brings back: its untrusted marks and
+ * the limits that stopped agents below it. Add-only (tree.ts).
+ */
+export const reportInto = (state: LoopState): Report =>
+  Object.freeze({
+    add: (untrusted: ReadonlyArray<string>, stops: ReadonlyArray<Stop>) => {
+      const added = untrusted.filter((name) => !state.untrusted.includes(name))
+      if (added.length > 0) state.untrusted = [...state.untrusted, ...added]
+      stops.forEach((stop) => addStop(state, stop))
+    }
+  })
 
 const noIssues: ReadonlyMap<number, string> = new Map()
 
@@ -403,23 +443,8 @@ export const loop = (
     // The tree this loop is part of: its root's, or one it roots.
     const tree = (yield* treeRef) ?? makeTree(options.budget ?? {})
     const path = yield* pathRef
-    // Each agent and limit once, whether it stopped this loop or one below it.
-    const addStop = (stop: Stop) => {
-      const known = state.limits.some((seen) =>
-        seen.limit === stop.limit && pathText(seen.agent) === pathText(stop.agent)
-      )
-      if (!known) state.limits.push(stop)
-    }
-    const stopped = (limit: Stop["limit"]) => addStop({ agent: path, limit })
-    // What a sub-agent called here brings back: its untrusted marks and the
-    // limits that stopped agents below it. Add-only (tree.ts).
-    const report = Object.freeze({
-      add: (untrusted: ReadonlyArray<string>, stops: ReadonlyArray<Stop>) => {
-        const added = untrusted.filter((name) => !state.untrusted.includes(name))
-        if (added.length > 0) state.untrusted = [...state.untrusted, ...added]
-        stops.forEach(addStop)
-      }
-    })
+    const stopped = (limit: Stop["limit"]) => addStop(state, { agent: path, limit })
+    const report = reportInto(state)
     const inTree = <A, E, R>(self: Effect.Effect<A, E, R>) =>
       Effect.provideService(Effect.provideService(self, treeRef, tree), reportRef, report)
     const context = yield* Invocation.current
@@ -577,31 +602,23 @@ export const loop = (
     }
 
     // Durable, a write or send is drafted for a human, after the same checks.
-    const propose = (call: ToolCall, durable: Durable): Effect.Effect<Outcome | Draft, never, any> => {
+    const propose = (call: ToolCall, durable: Durable): Effect.Effect<Outcome | Draft, any, any> => {
       const checked = check(call)
       if (Result.isFailure(checked)) return checked.failure
       const [tool, input] = checked.success
       // Approving "billing(input)" would not be approving the inner payloads:
-      // a sub-agent holding writes or sends is not proposed as one call.
+      // a sub-agent holding writes or sends is not proposed as one call, it
+      // runs as a child run whose own writes and sends are proposed.
       const child = innerOf(tool) === undefined ? undefined : durable.child
-      if (innerOf(tool) !== undefined && child === undefined) {
-        return refuse(
-          call.id,
-          tool.name,
-          "sub-agent",
-          "refused",
-          `${tool.name} is a sub-agent holding writes or sends; it runs only where its human decides each of them`
-        )
-      }
       // Drafted in the turn's context, facts included, as a read is run: a
       // send's prepare may read them (the channel a lookup recorded).
       const facts = Object.keys(state.facts).length === 0 ? undefined : judged().facts
       // A sub-agent's child run starts in the turn's context, its marks included.
-      const made: Effect.Effect<Outcome | Draft, never, any> = child === undefined
+      const made: Effect.Effect<Outcome | Draft, any, any> = child === undefined
         ? durable.draft(tool, call, input, state.round)
         : Effect.andThen(
           durable.flush,
-          Invocation.within({ untrusted: state.untrusted })(inTree(child(tool, call, input)))
+          Invocation.within({ untrusted: state.untrusted })(inTree(child(tool, call, input, state.round)))
         )
       const draft = facts === undefined ? made
         : Effect.updateService(
@@ -783,7 +800,7 @@ export const loop = (
         )
         proposing.forEach(([index], i) => outcomes[index] = drafted[i]!)
       }
-      if (outcomes.some((outcome) => "draft" in outcome || "proposal" in outcome)) {
+      if (outcomes.some((outcome) => "draft" in outcome || "proposal" in outcome || "child" in outcome)) {
         return { _tag: "Waiting", turn: { calls: response.toolCalls, outcomes } } satisfies LoopEnd as LoopEnd
       }
       for (const [index, call] of response.toolCalls.entries()) settle(state, call, outcomes[index] as Outcome)

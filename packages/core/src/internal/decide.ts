@@ -20,6 +20,7 @@ import { causeLine, proposalStoreHere, runStoreIfAny, soleFailure, transaction }
 import { confirmerOf, inSchema, isSend } from "./tool.js"
 import { drift } from "./confirm.js"
 import { millisOf } from "./deadlines.js"
+import { pathRef, pathText, toolAt } from "./tree.js"
 
 /** Proposal.payloadToConfirm. */
 export const payloadToConfirm = (proposal: Proposal): unknown =>
@@ -66,8 +67,15 @@ export const decide = (
 ) =>
   Effect.flatMap(
     Effect.flatMap(proposalStoreHere, (store) => store.get(id)),
-    (stored) => underItsTrace(stored)(decideStored(toolkit, stored, mode, options))
+    (stored) => underItsTrace(stored)(atItsPath(stored)(decideStored(toolkit, stored, mode, options)))
   )
+
+// A sub-agent's proposal is decided where it was made: the card shows the
+// path (HumanConfirm.View.path) and the audit entries carry it.
+const atItsPath = (proposal: Proposal) =>
+  proposal.path === undefined || proposal.path.length === 0 ? <A, E, R>(self: Effect.Effect<A, E, R>) => self
+    : <A, E, R>(self: Effect.Effect<A, E, R>) =>
+      Effect.provideService(self, pathRef, Object.freeze([...proposal.path!]))
 
 // A decision is audited under the trace of the run (or call) that proposed
 // it, so that the run's trail holds who decided what; the decider is `by`.
@@ -84,14 +92,17 @@ const decideStored = (
   Effect.gen(function*() {
     const store = yield* proposalStoreHere
     const id = stored.id
-    const tool = toolkit.get(stored.tool)
+    // A sub-agent's proposal is its inner tool's, found by the path to it.
+    const tool = toolAt(toolkit, stored.path, stored.tool)
     const confirm = tool === undefined || tool.grade !== stored.grade ? undefined : confirmerOf(tool)
     if (tool === undefined || confirm === undefined) {
       return yield* refuse(
         new Refused({
           tool: stored.tool,
           gate: "unknown",
-          reason: `this toolkit has no ${stored.grade} tool ${stored.tool} to deliver it`
+          reason: `this toolkit has no ${stored.grade} tool ${
+            stored.path === undefined || stored.path.length === 0 ? "" : `${pathText(stored.path)} → `
+          }${stored.tool} to deliver it`
         })
       )
     }

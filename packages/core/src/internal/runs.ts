@@ -21,6 +21,9 @@ import { jsonIssue } from "./jsonData.js"
 import { isOpen } from "./proposalStatus.js"
 import { proposalStoreHere, runStoreHere, transaction } from "./services.js"
 import { sealed } from "./seal.js"
+import { childInput, childOutcome } from "./childCall.js"
+import { answerOf, asSubAgent, innerStart } from "./subAgent.js"
+import { innerOf, pathRef, pathText, type Report, reportRef, type Spec } from "./tree.js"
 import { millisOf } from "./deadlines.js"
 import { type Outbox, outbox } from "./outbox.js"
 import type { Emit } from "./events.js"
@@ -29,8 +32,6 @@ export interface StartOptions extends Agent.RunOptions {
   readonly runId?: string | undefined
   readonly decisionTimeout?: Duration.Input | undefined
   readonly lease?: Duration.Input | undefined
-  /** How a sub-agent holding writes or sends runs here (Agent.supervised's); absent, it is refused. */
-  readonly child?: Agent.Durable["child"]
 }
 
 export type Outcome =
@@ -124,8 +125,8 @@ const toState = (
 })
 
 // A turn's outcome as stored: known (encoded), or the proposal it waits on.
-const storedOutcome = (codec: CallCodec, outcome: Agent.Outcome | { readonly proposal: string }) =>
-  "proposal" in outcome ? outcome : { call: codec.encode(outcome.call), content: outcome.content }
+const storedOutcome = (codec: CallCodec, outcome: Agent.Outcome | Agent.Waits) =>
+  "proposal" in outcome || "child" in outcome ? outcome : { call: codec.encode(outcome.call), content: outcome.content }
 
 const fromState = (codec: CallCodec, state: State): Agent.LoopState => ({
   messages: state.messages.map((message) =>
@@ -245,6 +246,8 @@ const drafting = (
         return Agent.denied(call.id, tool.name, "refused", reason)
       }
       const millis = yield* Clock.currentTimeMillis
+      // Made inside a sub-agent: the path to it, for the card and for approve.
+      const path = yield* pathRef
       const draft = mintProposal({
         tool: tool.name,
         grade: tool.grade as Confirmable,
@@ -257,10 +260,55 @@ const drafting = (
         runId,
         callId: call.id,
         turn,
+        ...(path.length > 0 ? { path: [...path] } : {}),
         ...(decisionTimeout !== undefined ? { expiresAt: iso(millis + decisionTimeout) } : {})
       })
       return { draft, tool: tool.name }
     })
+}
+
+// A sub-agent's run is named by the call it answers: the same call finds the
+// same run after any restart, so no second one is started. Kept to the run id
+// form (runIdPattern); a long or unusual id is shortened with a hash of all
+// of it (a run found is checked against its recorded parent all the same).
+const childIdOf = (parent: string, turn: number, callId: string): string => {
+  const plain = `${parent}:${turn}:${callId}`
+  if (runIdPattern.test(plain)) return plain
+  let a = 0x811c9dc5
+  let b = 0x01000193
+  for (const char of plain) {
+    const code = char.codePointAt(0)!
+    a = Math.imul(a ^ code, 0x01000193) >>> 0
+    b = Math.imul(b ^ code, 0x5bd1e995) >>> 0
+  }
+  const hash = `${a.toString(16).padStart(8, "0")}${b.toString(16).padStart(8, "0")}`
+  return `${parent.slice(0, 160)}:${turn}:h${hash}`
+}
+
+// What a run's call finds under its child's id when it is not the run that
+// call started (a run started by hand under that id): told, never adopted.
+const strangerChild = (found: Run, parent: string, call: string, tool: string, turn: number) => {
+  const recorded = found.state.parent
+  return recorded !== undefined && recorded.run === parent && recorded.call === call &&
+      recorded.tool === tool && recorded.turn === turn
+    ? undefined
+    : `the run ${found.id} is not this call's sub-agent run; nothing of it is taken`
+}
+
+const findRun = (id: string) =>
+  Effect.flatMap(runStoreHere, (runs) =>
+    runs.get(id).pipe(
+      Effect.map((run): Run | undefined => run),
+      Effect.catchTag("@graded/core/RunStore/RunNotFound", () => Effect.succeed(undefined))
+    ))
+
+// The stored call's input, as the loop decoded it when it was made.
+const inputOf = (tool: AnyTool, call: ToolCall): unknown => {
+  try {
+    return through(tool.input, JSON.parse(call.arguments === "" ? "{}" : call.arguments), "decode")
+  } catch {
+    return undefined
+  }
 }
 
 // Goes on with a run this process holds: the waiting turn first, if every
@@ -273,13 +321,12 @@ const go = (
   toolkit: AnyToolkit,
   held: Run,
   leaseMillis: number,
-  { child, created = false, emit, settled = new Map() }: {
+  { created = false, emit, settled = new Map() }: {
     readonly settled?: ReadonlyMap<string, Proposal>
     /** Made by this call (Runs.start): no proposal of it can be stored yet. */
     readonly created?: boolean
     /** Streamed: what the loop and the decisions folded in tell the caller. */
     readonly emit?: Emit | undefined
-    readonly child?: Agent.Durable["child"]
   } = {}
 ) =>
   Effect.gen(function*() {
@@ -319,13 +366,125 @@ const go = (
     const waiting = (open: ReadonlyArray<Proposal>) =>
       ({ status: "waiting", runId: held.id, pending: open }) satisfies Outcome as Outcome
 
+    // A sub-agent holding writes or sends runs as a durable run of its own
+    // (docs/durability.md, Sub-agents as nested runs): found or started, and
+    // resumed, by its id.
+    // What its runs wait on is what this run waits on.
+    const childPending: Array<Proposal> = []
+    // A child that failed (its model, a busy store) fails this step: the run
+    // is let go as last saved (its model's turn stored), not saved from here.
+    let childFailed = false
+    const cards: Emit | undefined = emit === undefined
+      ? undefined
+      : (event) => event.type === "decided" ? emit(event) : Effect.void
+    const goOn = (
+      tool: AnyTool,
+      spec: Spec,
+      call: ToolCall,
+      input: unknown,
+      outcome: Outcome,
+      report: Report | undefined
+    ): Effect.Effect<Agent.Outcome | { readonly child: string }> => {
+      if (outcome.status === "waiting") {
+        childPending.push(...outcome.pending)
+        return Effect.succeed({ child: outcome.runId })
+      }
+      if (outcome.status === "cancelled") {
+        return Effect.succeed(
+          Agent.denied(call.id, tool.name, "failed", `its run ${outcome.runId} was cancelled: ${outcome.reason}`)
+        )
+      }
+      return childOutcome(tool, call, input, answerOf(tool.name, spec, outcome.result, report), box.record)
+    }
+    const resumeChild = (
+      tool: AnyTool,
+      spec: Spec,
+      call: ToolCall,
+      input: unknown,
+      child: Run,
+      report: Report | undefined
+    ) =>
+      Effect.flatMap(
+        asSubAgent(spec, child.state.parent!.path)(
+          resumeRun(child.id, { toolkit: spec.toolkit as AnyToolkit, lease: leaseMillis }, cards, true)
+        ),
+        (outcome) => goOn(tool, spec, call, input, outcome, report)
+      )
+    const nestedChild: NonNullable<Agent.Durable["child"]> = (tool, call, input, turn) =>
+      Effect.gen(function*() {
+        const spec = innerOf(tool)!
+        const decoded = yield* childInput(tool, call, input, box.record)
+        if (Result.isFailure(decoded)) return decoded.failure
+        const id = childIdOf(held.id, turn, call.id)
+        const report = yield* reportRef
+        const found = yield* findRun(id)
+        // Started before a restart (or before a kill that lost this run's
+        // record of it): the same run goes on, never a second one.
+        if (found !== undefined) {
+          const notOurs = strangerChild(found, held.id, call.id, tool.name, turn)
+          if (notOurs !== undefined) return Agent.denied(call.id, tool.name, "failed", notOurs)
+          return yield* resumeChild(tool, spec, call, decoded.success, found, report)
+        }
+        // Written now, before the child's run is created: a process that stops
+        // in between audits the call again on restart (never loses it).
+        yield* Audit.record({ type: "called", tool: tool.name, input })
+        const made = yield* Effect.result(innerStart(tool.name, spec, decoded.success))
+        if (Result.isFailure(made)) {
+          return yield* childOutcome(tool, call, decoded.success, Effect.fail(made.failure), box.record)
+        }
+        const { options, path } = made.success
+        const parent = { run: held.id, turn, call: call.id, tool: tool.name, path: [...path] }
+        const outcome = yield* asSubAgent(spec, path)(
+          startRun({ ...options, runId: id, lease: leaseMillis }, cards, parent)
+        )
+        return yield* goOn(tool, spec, call, decoded.success, outcome, report)
+      }).pipe(Effect.tapError(() => Effect.sync(() => childFailed = true)))
+
+    const context: Partial<Invocation.Context> = {
+      ...base.context,
+      actor: held.actor,
+      traceId: held.traceId
+    }
+    // A stored turn's call that waits on a sub-agent's run: that run resumed
+    // (its own waits first, depth-first), its answer the call's outcome.
+    const foldChild = (id: string, call: ToolCall) =>
+      Effect.gen(function*() {
+        const found = yield* findRun(id)
+        const parent = found?.state.parent
+        const tool = parent === undefined ? undefined : toolkit.get(parent.tool)
+        const spec = tool === undefined ? undefined : innerOf(tool)
+        if (found === undefined || parent === undefined || tool === undefined || spec === undefined) {
+          const name = parent?.tool ?? call.name
+          const reason = found === undefined
+            ? `its run ${id} is not in the store`
+            : `this toolkit has no sub-agent ${name} to go on with its run ${id}`
+          return Agent.denied(call.id, name, "failed", reason)
+        }
+        const notOurs = strangerChild(found, held.id, call.id, tool.name, parent.turn)
+        if (notOurs !== undefined) return Agent.denied(call.id, tool.name, "failed", notOurs)
+        return yield* resumeChild(tool, spec, call, inputOf(tool, call), found, Agent.reportInto(state))
+      })
+
     let resumeFrom: Agent.Answered | undefined
     if (base.turn !== undefined) {
       const turn = base.turn
       const open: Array<Proposal> = []
       const outcomes: Array<Agent.Outcome> = []
       const delivered: Array<readonly [AnyTool, Proposal]> = []
+      let childOpen = false
       for (const [index, outcome] of turn.outcomes.entries()) {
+        if ("child" in outcome) {
+          const call = turn.calls[index]!
+          const known = yield* Invocation.within(context)(foldChild(outcome.child, call)).pipe(
+            Effect.tapError(() => Effect.exit(letGo))
+          )
+          if ("child" in known) childOpen = true
+          else {
+            outcomes[index] = known
+            if (emit !== undefined) yield* emit({ type: "call", round: state.round, call: known.call })
+          }
+          continue
+        }
         if (!("proposal" in outcome)) {
           outcomes[index] = { call: mapCall(toolkit, outcome.call as Agent.Call, "decode"), content: outcome.content }
           continue
@@ -350,9 +509,10 @@ const go = (
           delivered.push([tool, proposal])
         }
       }
-      if (open.length > 0) {
-        yield* Invocation.within({ traceId: held.traceId })(atomically(wait(turn, open.map((proposal) => proposal.id))))
-        return waiting(open)
+      if (open.length > 0 || childOpen) {
+        const all = [...open, ...childPending]
+        yield* Invocation.within({ traceId: held.traceId })(atomically(wait(turn, all.map((proposal) => proposal.id))))
+        return waiting(all)
       }
       for (const [index, call] of turn.calls.entries()) Agent.settle(state, call, outcomes[index]!)
       // What a delivered write or send brings in, as when a human decides at once.
@@ -391,13 +551,8 @@ const go = (
         answered,
         record: box.record,
         flush: box.flush,
-        child
+        child: nestedChild
       } satisfies Agent.Durable
-    }
-    const context: Partial<Invocation.Context> = {
-      ...base.context,
-      actor: held.actor,
-      traceId: held.traceId
     }
     return yield* Invocation.within(context)(Effect.gen(function*() {
       const end = yield* Agent.loop(
@@ -410,15 +565,18 @@ const go = (
         emit
       )
         .pipe(
-          // A model that failed leaves the run where its last turn left it, to resume.
-          Effect.tapError(() => Effect.ignore(step("waiting", toState(codec, state, base2))))
+          // A model that failed leaves the run where its last turn left it, to
+          // resume; a sub-agent's run that failed, as last saved.
+          Effect.tapError(() =>
+            childFailed ? Effect.exit(letGo) : Effect.ignore(step("waiting", toState(codec, state, base2)))
+          )
         )
       if (end._tag === "Waiting") {
         // The turn's proposals, the run waiting on them and the audit of
         // both: one transaction, so no proposal stands without its run.
         const added = yield* atomically(Effect.gen(function*() {
           const made: Array<Proposal> = []
-          const outcomes: Array<Agent.Outcome | { readonly proposal: string }> = []
+          const outcomes: Array<Agent.Outcome | Agent.Waits> = []
           for (const outcome of end.turn.outcomes) {
             if (!("draft" in outcome)) {
               outcomes.push(outcome)
@@ -430,7 +588,10 @@ const go = (
             made.push(proposal)
             outcomes.push({ proposal: proposal.id })
           }
-          const open = outcomes.flatMap((outcome) => "proposal" in outcome ? [outcome.proposal] : [])
+          const open = [
+            ...outcomes.flatMap((outcome) => "proposal" in outcome ? [outcome.proposal] : []),
+            ...childPending.map((proposal) => proposal.id)
+          ]
           const turn = {
             calls: end.turn.calls,
             outcomes: outcomes.map((outcome) => storedOutcome(codec, outcome))
@@ -439,7 +600,7 @@ const go = (
           return made
         }))
         // As added: nothing decides a proposal before its transaction commits.
-        return waiting(added)
+        return waiting([...added, ...childPending])
       }
       const ended = { status: "finished" as const, stopped: end.stopped, answer: end.answer }
       yield* atomically(Effect.andThen(
@@ -470,7 +631,12 @@ const tellPending = (emit: Emit | undefined) => <E, R>(outcome: Effect.Effect<Ou
       ? Effect.forEach(outcome.pending, (proposal) => emit({ type: "pending", proposal }), { discard: true })
       : Effect.void)
 
-export const start = (options: StartOptions, emit?: Emit) =>
+type Parent = NonNullable<State["parent"]>
+
+export const start = (options: StartOptions, emit?: Emit) => startRun(options, emit)
+
+// A run started, by the caller or (with `parent`) by a call of another run.
+const startRun = (options: StartOptions, emit?: Emit, parent?: Parent): Effect.Effect<Outcome, any, any> =>
   Effect.gen(function*() {
     const { maxCallsPerRound, maxRounds } = yield* Agent.checkOptions(options)
     if (options.runId !== undefined && !runIdPattern.test(options.runId)) {
@@ -516,7 +682,8 @@ export const start = (options: StartOptions, emit?: Emit) =>
       calls: [],
       usage: { inputTokens: 0, outputTokens: 0 },
       untrusted: [...(context.untrusted ?? [])],
-      refusedBefore: []
+      refusedBefore: [],
+      ...(parent === undefined ? {} : { parent })
     }
     const created = yield* runs.create({
       id,
@@ -529,27 +696,41 @@ export const start = (options: StartOptions, emit?: Emit) =>
       leaseUntil: iso(millis + leaseMillis),
       state: toState(callCodec(options.toolkit), { ...initial, untrusted: base.untrusted }, base)
     })
-    return yield* go(options.toolkit, created, leaseMillis, { created: true, emit, child: options.child })
+    return yield* go(options.toolkit, created, leaseMillis, { created: true, emit })
   }).pipe(tellPending(emit))
 
-export const resume = (
+interface ResumeOptions {
+  readonly toolkit: AnyToolkit
+  readonly lease?: Duration.Input | undefined
+}
+
+export const resume = (id: string, options: ResumeOptions, emit?: Emit) => resumeRun(id, options, emit, false)
+
+// A sub-agent's run goes on only as its parent's call (`asChild`): resumed
+// on its own it would answer no one, with a toolkit that may not be its own.
+const resumeRun = (
   id: string,
-  options: {
-    readonly toolkit: AnyToolkit
-    readonly lease?: Duration.Input | undefined
-    readonly child?: Agent.Durable["child"]
-  },
-  emit?: Emit
-) =>
+  options: ResumeOptions,
+  emit: Emit | undefined,
+  asChild: boolean
+): Effect.Effect<Outcome, any, any> =>
   Effect.gen(function*() {
     const runs = yield* runStoreHere
-    const proposals = yield* proposalStoreHere
     // Lapsed approvals, deliveries and decisions are settled (and audited)
     // first, so that an expiry reaches the model. Not where no human decides
     // (a run started inside a tool's own code): moving the human's queue is
     // refused there, and the run goes on without it.
     if ((yield* mayDecide("Proposal.recover")) === undefined) yield* recover
     const run = yield* runs.get(id)
+    const parent = run.state.parent
+    if (parent !== undefined && !asChild) {
+      return yield* new Agent.InvalidOptions({
+        option: "runId",
+        issue: `run ${id} is the sub-agent ${
+          pathText(parent.path)
+        }'s run inside run ${parent.run}; resume ${parent.run}, which goes on with it`
+      })
+    }
     const ended = run.state.ended
     if (ended?.status === "finished") {
       return {
@@ -563,22 +744,49 @@ export const resume = (
     }
     // Still waiting on a human: answered without taking the run.
     const settled = new Map<string, Proposal>()
-    if (run.status === "waiting" && run.state.turn !== undefined) {
-      const open = yield* Effect.forEach(
-        run.state.turn.outcomes.flatMap((outcome) => "proposal" in outcome ? [outcome.proposal] : []),
-        (proposal) => Effect.orDie(proposals.get(proposal))
-      )
-      const undecided = open.filter((proposal) => isOpen(proposal.status))
-      if (undecided.length > 0) {
-        return { status: "waiting", runId: id, pending: undecided } satisfies Outcome as Outcome
-      }
-      for (const proposal of open) settled.set(proposal.id, proposal)
+    const { own, undecided } = yield* openIn(run)
+    if (undecided.length > 0) {
+      return { status: "waiting", runId: id, pending: undecided } satisfies Outcome as Outcome
     }
+    for (const proposal of own) settled.set(proposal.id, proposal)
     const leaseMillis = leaseOf(options.lease)
     const millis = yield* Clock.currentTimeMillis
     const held = yield* runs.claim(id, iso(millis + leaseMillis), iso(millis))
-    return yield* go(options.toolkit, held, leaseMillis, { settled, emit, child: options.child })
-  }).pipe(tellPending(emit))
+    return yield* go(options.toolkit, held, leaseMillis, { settled, emit })
+  }).pipe(asChild ? (self) => self : tellPending(emit))
+
+// What a waiting run waits on, read without taking it: its own proposals and
+// the undecided ones of its sub-agents' runs, depth-first.
+const openIn = (run: Run): Effect.Effect<{ own: Array<Proposal>; undecided: Array<Proposal> }, never, any> =>
+  Effect.gen(function*() {
+    const proposals = yield* proposalStoreHere
+    const own: Array<Proposal> = []
+    const undecided: Array<Proposal> = []
+    if (run.status !== "waiting" || run.state.turn === undefined) return { own, undecided }
+    for (const outcome of run.state.turn.outcomes) {
+      if ("proposal" in outcome) {
+        const proposal = yield* Effect.orDie(proposals.get(outcome.proposal))
+        own.push(proposal)
+        if (isOpen(proposal.status)) undecided.push(proposal)
+      } else if ("child" in outcome) {
+        const child = yield* Effect.orDie(findRun(outcome.child))
+        if (child !== undefined && child.state.ended === undefined) undecided.push(...(yield* openIn(child)).undecided)
+      }
+    }
+    return { own, undecided }
+  })
+
+// A run and the sub-agents' runs it waits on, depth-first: what a cancel ends.
+const treeOf = (run: Run): Effect.Effect<Array<Run>, never, any> =>
+  Effect.gen(function*() {
+    const all = [run]
+    for (const outcome of run.state.turn?.outcomes ?? []) {
+      if (!("child" in outcome)) continue
+      const child = yield* Effect.orDie(findRun(outcome.child))
+      if (child !== undefined && child.state.ended === undefined) all.push(...(yield* treeOf(child)))
+    }
+    return all
+  })
 
 export const cancel = (id: string, options: { readonly reason: string }) =>
   Effect.gen(function*() {
@@ -592,30 +800,42 @@ export const cancel = (id: string, options: { readonly reason: string }) =>
     const ended = run.state.ended
     if (ended !== undefined) return yield* new RunEnded({ id, status: ended.status })
     const at = yield* now
-    if (run.status === "running" && (run.leaseUntil === undefined || run.leaseUntil >= at)) {
-      return yield* new RunBusy({ id, status: run.status, leaseUntil: run.leaseUntil })
+    // With the sub-agents' runs it waits on: a cancelled run's children
+    // deliver nothing either.
+    const tree = yield* treeOf(run)
+    for (const each of tree) {
+      if (each.status === "running" && (each.leaseUntil === undefined || each.leaseUntil >= at)) {
+        return yield* new RunBusy({ id: each.id, status: each.status, leaseUntil: each.leaseUntil })
+      }
     }
-    // Its open decisions are rejected (nothing of the run is delivered after),
-    // with the run and the audit entry, in one transaction.
-    const open = run.state.turn?.outcomes.flatMap((outcome) => "proposal" in outcome ? [outcome.proposal] : []) ?? []
+    // Their open decisions are rejected (nothing of them is delivered after),
+    // with the runs and the audit entries, in one transaction.
     return yield* Invocation.within({ traceId: run.traceId })(
       transaction(runs)(Effect.gen(function*() {
-        const saved = yield* runs.save({
-          ...run,
-          status: "cancelled",
-          leaseUntil: undefined,
-          state: { ...run.state, ended: { status: "cancelled", by, reason: options.reason, at } }
-        })
-        for (const proposal of open) {
-          yield* Effect.ignore(proposals.reject(proposal, {
-            by,
-            at,
-            edited: false,
-            reason: `the run was cancelled: ${options.reason}`
-          }))
+        let root: Run | undefined
+        for (const each of tree) {
+          const open = each.state.turn?.outcomes.flatMap((outcome) =>
+            "proposal" in outcome ? [outcome.proposal] : []
+          ) ??
+            []
+          const saved = yield* runs.save({
+            ...each,
+            status: "cancelled",
+            leaseUntil: undefined,
+            state: { ...each.state, ended: { status: "cancelled", by, reason: options.reason, at } }
+          })
+          root ??= saved
+          for (const proposal of open) {
+            yield* Effect.ignore(proposals.reject(proposal, {
+              by,
+              at,
+              edited: false,
+              reason: `the run was cancelled: ${options.reason}`
+            }))
+          }
+          yield* Audit.record({ type: "run", run: each.id, status: "cancelled", proposals: open })
         }
-        yield* Audit.record({ type: "run", run: id, status: "cancelled", proposals: open })
-        return saved
+        return root!
       }))
     )
   })

@@ -14,7 +14,7 @@ import * as Invocation from "../Invocation.js"
 import { finish, run, type RunOptions } from "./agent.js"
 import { issueOf } from "../ToolError.js"
 import { makeRead, makeSend, makeWrite } from "./tool.js"
-import { pathRef, registerInner, reportRef, type Spec } from "./tree.js"
+import { pathRef, registerInner, type Report, reportRef, type Spec } from "./tree.js"
 
 export class SubAgentNoAnswer extends Schema.TaggedError<SubAgentNoAnswer>()("@graded/core/Agent/SubAgentNoAnswer", {
   agent: Schema.String,
@@ -56,42 +56,48 @@ export const topGrade = (tools: ReadonlyArray<AnyTool>): Grade =>
 type Finished = ReturnType<typeof finish>
 
 /**
- * One call of a sub-agent: its inner run, made by `runner` (the autonomous
- * loop for a read sub-agent, a supervised child run for one holding writes
- * or sends), on the prompt made from `input`; its answer read as `output`.
- * Its untrusted marks and limits go to the calling run whatever the answer.
+ * What a sub-agent's inner run is started with, for one call: the options
+ * (its prompt made from `input`) and its path. What the calling run's model
+ * read taints the inner run too: open-world tools stay closed to it.
  */
-export const ask = <R>(
-  name: string,
-  spec: Spec,
-  input: unknown,
-  runner: (options: RunOptions) => Effect.Effect<Finished, { readonly message: string }, R>
-) =>
+export const innerStart = (name: string, spec: Spec, input: unknown) =>
   Effect.gen(function*() {
     const prompt = yield* Effect.try({
       try: () => spec.prompt === undefined ? JSON.stringify(input) : String(spec.prompt(input)),
       catch: () => new SubAgentNoAnswer({ agent: name, reason: "its prompt could not be made from the input" })
     })
     const outer = yield* Invocation.current
-    const path = [...(yield* pathRef), name]
-    const inner = runner({
+    const path: ReadonlyArray<string> = Object.freeze([...(yield* pathRef), name])
+    const options: RunOptions = {
       toolkit: spec.toolkit as AnyToolkit,
       prompt,
       system: spec.instructions,
       maxRounds: spec.maxRounds,
       maxCallsPerRound: spec.maxCallsPerRound,
-      // What the calling run's model read taints this one too: open-world
-      // tools stay closed to it.
       context: { untrusted: outer.untrusted ?? [] }
-    }).pipe(
-      Effect.provideService(pathRef, Object.freeze(path)),
-      spec.model === undefined ? (self) => self : Effect.provide(spec.model as Layer.Layer<LanguageModel>)
-    )
-    const result = yield* Effect.mapError(
-      inner,
-      (error) => new SubAgentNoAnswer({ agent: name, reason: error.message })
-    )
-    const report = yield* reportRef
+    }
+    return { options, path }
+  })
+
+/** Runs `self` as the sub-agent at `path`: its path stamped, on its own model if it has one. */
+export const asSubAgent = (spec: Spec, path: ReadonlyArray<string>) => <A, E, R>(self: Effect.Effect<A, E, R>) =>
+  self.pipe(
+    Effect.provideService(pathRef, Object.freeze([...path])),
+    spec.model === undefined ? (self) => self : Effect.provide(spec.model as Layer.Layer<LanguageModel>)
+  )
+
+/**
+ * A sub-agent's answer, from its inner run's result: its untrusted marks and
+ * limits go to the calling run (through `report`) whatever the answer, and
+ * the answer is read as `output`.
+ */
+export const answerOf = (
+  name: string,
+  spec: Spec,
+  result: Finished,
+  report: Report | undefined
+) =>
+  Effect.gen(function*() {
     report?.add(result.untrusted, result.limits)
     if (result.stopped !== "answer" || result.answer === undefined) {
       return yield* new SubAgentNoAnswer({
@@ -109,6 +115,26 @@ export const ask = <R>(
     return Result.isSuccess(decoded)
       ? decoded.success
       : yield* new SubAgentBadAnswer({ agent: name, issue: issueOf(decoded.failure) })
+  })
+
+/**
+ * One call of a sub-agent: its inner run, made by `runner` (the autonomous
+ * loop for a read sub-agent, a supervised child run for one holding writes
+ * or sends), on the prompt made from `input`; its answer read as `output`.
+ */
+export const ask = <R>(
+  name: string,
+  spec: Spec,
+  input: unknown,
+  runner: (options: RunOptions) => Effect.Effect<Finished, { readonly message: string }, R>
+) =>
+  Effect.gen(function*() {
+    const { options, path } = yield* innerStart(name, spec, input)
+    const result = yield* Effect.mapError(
+      asSubAgent(spec, path)(runner(options)),
+      (error) => new SubAgentNoAnswer({ agent: name, reason: error.message })
+    )
+    return yield* answerOf(name, spec, result, yield* reportRef)
   })
 
 /** The fixed text the calling model is told for each failure of a sub-agent. */

@@ -96,3 +96,23 @@ export const registerInner = (tool: object, spec: Spec): void => {
 
 /** The spec of a sub-agent made by Agent.tool; undefined for any other tool. */
 export const innerOf = (tool: object): Spec | undefined => specs.get(tool)
+
+/**
+ * The tool a proposal made at `path` names: each step a sub-agent graded made
+ * (innerOf, not a field a tool claims), its toolkit the next level. Names may
+ * repeat between levels: only the path says which tool is meant.
+ */
+export const toolAt = (
+  toolkit: { readonly tools: ReadonlyArray<Tool.Any> },
+  path: ReadonlyArray<string> | undefined,
+  name: string
+): Tool.Any | undefined => {
+  let level = toolkit
+  for (const step of path ?? []) {
+    const holder = level.tools.find((tool) => tool.name === step)
+    const spec = holder === undefined ? undefined : innerOf(holder)
+    if (spec === undefined) return undefined
+    level = spec.toolkit
+  }
+  return level.tools.find((tool) => tool.name === name)
+}

@@ -215,6 +215,13 @@ const auditOutbox = Effect.gen(function*() {
   )`
 })
 
+// The path to the sub-agent that made a proposal (a JSON list of names; NULL
+// for the root's own, as every row before it is).
+const proposalPath = Effect.gen(function*() {
+  const { sql } = yield* dialect
+  yield* sql`ALTER TABLE graded_proposals ADD COLUMN path TEXT`
+})
+
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "1_proposals": proposals,
   "2_audit": audit,
@@ -222,7 +229,8 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "4_audit_decisions": auditDecisions,
   "5_policy": policy,
   "6_proposal_identity": proposalIdentity,
-  "7_audit_outbox": auditOutbox
+  "7_audit_outbox": auditOutbox,
+  "8_proposal_path": proposalPath
 }
 
 // Sealed where they are made (Invocation.seal): each is shared by every
@@ -235,3 +243,4 @@ Invocation.seal(auditDecisions)
 Invocation.seal(policy)
 Invocation.seal(proposalIdentity)
 Invocation.seal(auditOutbox)
+Invocation.seal(proposalPath)

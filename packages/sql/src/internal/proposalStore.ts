@@ -35,7 +35,8 @@ const Row = Schema.Struct({
   expires_at: Schema.NullOr(Schema.String),
   delivery_key: Schema.NullOr(Schema.String),
   turn: Schema.NullOr(Schema.Number).pipe(Schema.withDecodingDefaultType(Effect.succeed(null))),
-  approved: Schema.NullOr(Schema.String).pipe(Schema.withDecodingDefaultType(Effect.succeed(null)))
+  approved: Schema.NullOr(Schema.String).pipe(Schema.withDecodingDefaultType(Effect.succeed(null))),
+  path: Schema.NullOr(Schema.String).pipe(Schema.withDecodingDefaultType(Effect.succeed(null)))
 })
 type Row = typeof Row.Type
 
@@ -48,6 +49,19 @@ const idOf = (seq: number) => `p-${seq}`
 const seqOf = (id: string): number | undefined => {
   const digits = /^p-([1-9][0-9]{0,14})$/.exec(id)?.[1]
   return digits === undefined ? undefined : Number(digits)
+}
+
+// A sub-agent's path as kept: a JSON list of names. One that is not reads as
+// a path no toolkit has (no tool is named ""), never as no path at all: its
+// proposal must not be approved as the root's tool of the same name.
+const pathOf = (text: string): ReadonlyArray<string> => {
+  let path: unknown
+  try {
+    path = fromJson(text)
+  } catch {
+    return [""]
+  }
+  return Array.isArray(path) && path.every((step) => typeof step === "string") ? path : [""]
 }
 
 const toProposal = (row: Row): Proposal.Proposal => ({
@@ -65,6 +79,7 @@ const toProposal = (row: Row): Proposal.Proposal => ({
   ...(row.call_id !== null ? { callId: row.call_id } : {}),
   ...(row.turn !== null ? { turn: row.turn } : {}),
   ...(row.approved !== null ? { approved: fromJson(row.approved) } : {}),
+  ...(row.path !== null ? { path: pathOf(row.path) } : {}),
   ...(row.expires_at !== null ? { expiresAt: row.expires_at } : {}),
   ...(row.delivery_key !== null ? { deliveryKey: row.delivery_key } : {}),
   ...(row.decided_by !== null && row.decided_at !== null
@@ -174,12 +189,13 @@ export const make: Effect.Effect<ProposalStore.ProposalStore.Service, never, Sql
         const [actor, traceId] = [record.actor ?? null, record.traceId ?? null]
         const [runId, callId, expiresAt] = [record.runId ?? null, record.callId ?? null, record.expiresAt ?? null]
         const turn = record.turn ?? null
+        const path = record.path === undefined || record.path.length === 0 ? null : JSON.stringify(record.path)
         return Effect.flatMap(
           first(sql`INSERT INTO graded_proposals
             (tool, grade, title, input, payload, status, proposed_at, actor, trace_id, run_id, call_id, expires_at,
-              turn)
+              turn, path)
             VALUES (${tool}, ${grade}, ${title}, ${input}, ${payload}, 'pending', ${proposedAt}, ${actor}, ${traceId},
-              ${runId}, ${callId}, ${expiresAt}, ${turn})
+              ${runId}, ${callId}, ${expiresAt}, ${turn}, ${path})
             RETURNING *`),
           (added) =>
             added === undefined ? Effect.die(new Error("INSERT ... RETURNING gave no row")) : Effect.succeed(added)

@@ -1,0 +1,62 @@
+// The confirm page's cards of a durable run's sub-agent (a nested run on a
+// SQLite file): listed from the store with the path to the sub-agent, and
+// approved through the outer run's toolkit, which runs the inner tool once.
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Exit, Layer, Schema, Scope } from "effect"
+import { Agent, Runs, ScriptedModel, Toolkit } from "@graded/core"
+import { WebConfirm } from "@graded/confirm"
+import { Sql } from "@graded/sql"
+import * as path from "node:path"
+import { tempDir } from "../../sql/test/databases.js"
+import { makeDesk } from "../../core/test/supportDesk.js"
+import { client } from "./proposalPage.js"
+
+const people = { "token-of-alice-0123456789abcdef": "alice" }
+const [alice] = Object.keys(people) as [string]
+const { call, calls, text } = ScriptedModel
+
+describe("WebConfirm and a nested run", () => {
+  it.live("the sub-agent's card shows its path; approved on the page, the inner write runs once and the run finishes", () =>
+    Effect.gen(function*() {
+      const filename = path.join(yield* tempDir, "app.db")
+      const database = Sql.sqlite({ filename })
+      const desk = makeDesk()
+      const toolkit = Toolkit.make(Agent.tool("agent.billing", {
+        title: "Billing specialist",
+        description: "Files billing tickets.",
+        toolkit: Toolkit.make(desk.KbSearch, desk.SubmitTicket),
+        instructions: "Look up the policy, then file a ticket.",
+        input: Schema.Struct({ issue: Schema.String })
+      }))
+      const started = yield* Runs.start({ toolkit, prompt: "Refund order 42.", runId: "run-web" }).pipe(
+        Effect.provide(ScriptedModel.layer([
+          calls(call("agent.billing", { issue: "refund order 42" }, "o1")),
+          calls(call("ticket.submit", { subject: "Refund order 42" }, "i1"))
+        ])),
+        Effect.provide(database),
+        Effect.scoped
+      )
+      expect(started.status).toBe("waiting")
+      const scope = yield* Scope.make()
+      const store = yield* Scope.provide(Layer.build(database), scope)
+      const { server } = yield* Scope.provide(WebConfirm.make({ users: people, proposals: { toolkit } }), scope).pipe(
+        Effect.provide(store),
+        Effect.provide(ScriptedModel.layer([]))
+      )
+      const page = client(server.origin, alice)
+      const cards = yield* page.cards
+      expect(cards).toHaveLength(1)
+      expect(cards[0]).toMatchObject({ tool: "ticket.submit", path: ["agent.billing"] })
+      expect(yield* page.decide(cards[0], { action: "approve" }))
+        .toEqual({ status: 200, body: { message: "Approved by alice." } })
+      expect(desk.effects.submitted).toEqual(["Refund order 42"])
+      yield* Scope.close(scope, Exit.void)
+      const done = yield* Runs.resume("run-web", { toolkit }).pipe(
+        Effect.provide(ScriptedModel.layer([text("Filed T-1."), text("Filed.")])),
+        Effect.provide(database),
+        Effect.scoped
+      )
+      expect(done).toMatchObject({ status: "finished", result: { calls: [{ tool: "agent.billing", ok: true }] } })
+      expect(desk.effects.submitted).toEqual(["Refund order 42"])
+    }))
+})
