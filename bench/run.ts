@@ -69,15 +69,22 @@ const pairedDifferences = (what: string, against: string) => {
   return { median: diffs[Math.floor(diffs.length / 2)]!, min: diffs[0]!, max: diffs.at(-1)!, n: diffs.length }
 }
 const tracedDiffs = pairedDifferences(rowNames.gradedTraced, rowNames.gradedRing)
+const effectTracedDiffs = pairedDifferences(rowNames.gradedTracedEffect, rowNames.gradedRing)
 const spansOnlyDiffs = pairedDifferences(rowNames.gradedSpansOnly, rowNames.gradedRing)
+const megabytes = (what: string) => `${((runtime.exportedBytes[what] ?? 0) / 1e6).toFixed(1)} MB`
 const runtimeTargets = [
-  `| tracing per tool call (\`Audit.otel\` with Effect's OtlpTracer exporting protobuf, batched, to a receiver in another process, less the same calls untraced), in one fiber: at most 2 µs | ${
+  `| tracing per tool call (\`Audit.otel\` with \`Audit.otlpTracer\` exporting protobuf in batches of up to 4,096 through undici to a receiver in another process, less the same calls untraced), in one fiber: at most 2 µs | ${
     µs(tracedDiffs.median)
   } (${µs(tracedDiffs.min)} – ${µs(tracedDiffs.max)} over ${tracedDiffs.n} pairs); medians ${
     µs(micros(rowNames.gradedTraced))
-  } / ${µs(ringFiber)}; ${(runtime.exportedBytes / 1e6).toFixed(1)} MB of spans exported | ${
+  } / ${µs(ringFiber)}; ${megabytes(rowNames.gradedTraced)} of spans exported | ${
     runtimeVerdict(tracedDiffs.median <= 2)
   } |`,
+  `| reported, not a target: the same with Effect's OtlpTracer (protobuf) as the exporter | ${
+    µs(effectTracedDiffs.median)
+  } (${µs(effectTracedDiffs.min)} – ${µs(effectTracedDiffs.max)} over ${effectTracedDiffs.n} pairs); medians ${
+    µs(micros(rowNames.gradedTracedEffect))
+  } / ${µs(ringFiber)}; ${megabytes(rowNames.gradedTracedEffect)} of spans exported | reported |`,
   `| reported, not a target: of which graded's sink (the same calls with a tracer that exports nothing, less untraced) | ${
     µs(spansOnlyDiffs.median)
   } (${µs(spansOnlyDiffs.min)} – ${µs(spansOnlyDiffs.max)} over ${spansOnlyDiffs.n} pairs) | reported |`,
@@ -111,7 +118,8 @@ const shortNames: ReadonlyArray<readonly [string, string, boolean]> = [
   [rowNames.gradedFiber, "graded, memory sink", true],
   [rowNames.gradedUnaudited, "graded, no audit sink", true],
   [rowNames.gradedSpansOnly, "graded, ring sink + Audit.otel (no exporter)", true],
-  [rowNames.gradedTraced, "graded, ring sink + Audit.otel + OtlpTracer", true],
+  [rowNames.gradedTraced, "graded, ring sink + Audit.otel + Audit.otlpTracer", true],
+  [rowNames.gradedTracedEffect, "graded, ring sink + Audit.otel + Effect's OtlpTracer", true],
   [rowNames.bareFiber, "bare Schema decode + run", false],
   [rowNames.effectAiFiber, "effect/ai toolkit handle", false],
   [rowNames.aiValidated, "ai: lookup + validate + execute", false],
@@ -127,7 +135,8 @@ writeChart(path.join(images, "bench-tracing.svg"), {
   unit: "µs",
   bars: [
     { label: "Audit.otel, a tracer that exports nothing (graded's share)", value: spansOnlyDiffs.median, ours: true },
-    { label: "Audit.otel + Effect's OtlpTracer (protobuf, batched)", value: tracedDiffs.median },
+    { label: "Audit.otel + Audit.otlpTracer (protobuf, batched)", value: tracedDiffs.median, ours: true },
+    { label: "Audit.otel + Effect's OtlpTracer (protobuf, batched)", value: effectTracedDiffs.median },
     { label: "the target", value: 2 }
   ]
 })

@@ -12,8 +12,8 @@ import type * as Graded from "@graded/core"
 import { RunContext, tool as agentsTool } from "@openai/agents"
 import { asSchema, tool as vercelTool } from "ai"
 import { Effect, Exit, Layer, ManagedRuntime, Option, Schema, Scope, Stream, Tracer } from "effect"
-import { FetchHttpClient } from "effect/http"
 import { OtlpSerialization, OtlpTracer } from "effect/observability"
+import { NodeHttpClient } from "@effect/platform-node"
 import { spawn } from "node:child_process"
 import { Tool as AiTool, Toolkit as AiToolkit } from "effect/ai"
 import * as os from "node:os"
@@ -94,8 +94,8 @@ export interface Runtime {
   readonly functionSchemasWarm: number
   readonly roundMicros: number
   readonly auditBytesPerEvent: number
-  /** What the traced row's exporter sent to the loopback receiver, in bytes. */
-  readonly exportedBytes: number
+  /** What each traced row's exporter sent to its loopback receiver, in bytes, by row. */
+  readonly exportedBytes: Readonly<Record<string, number>>
 }
 
 export const rowNames = {
@@ -109,7 +109,9 @@ export const rowNames = {
   gradedSpansOnly:
     "graded registry.invoke, in one fiber, Audit.ring(1024) under Audit.otel, native spans kept by no exporter (the sink's own share)",
   gradedTraced:
-    "graded registry.invoke, in one fiber, Audit.ring(1024) under Audit.otel, spans batched by Effect's OtlpTracer (protobuf) to a loopback receiver",
+    "graded registry.invoke, in one fiber, Audit.ring(1024) under Audit.otel, spans batched by Audit.otlpTracer (protobuf, undici) to a loopback receiver",
+  gradedTracedEffect:
+    "graded registry.invoke, in one fiber, Audit.ring(1024) under Audit.otel, spans batched by Effect's OtlpTracer (protobuf, undici) to a loopback receiver",
   effectAiPromise: "effect/ai toolkit handle, its result stream run, Effect.runPromise per call",
   effectAiFiber: "effect/ai toolkit handle, its result stream run, in one fiber",
   aiValidated: "ai: lookup + safeValidateTypes + execute",
@@ -203,41 +205,56 @@ export const measureRuntime = async (repetitions: number, log: (line: string) =>
   })
 
   // The ring sink's calls again, each entry also made a span (Audit.otel) and
-  // exported over OTLP/HTTP by Effect's OtlpTracer, batched, to a receiver
-  // on loopback that reads and drops every body: the exporter's work (JSON
-  // and the POST) runs in this process, between the calls, and is measured
-  // with them. Built once, as an app builds its layers.
-  // The receiver is a process of its own, as a collector is: what it does
-  // with the bodies is not graded's cost. It says how many bytes it read.
-  const receiver = spawn(process.execPath, ["-e", receiverProgram], { stdio: ["pipe", "pipe", "inherit"] })
-  const port = await new Promise<number>((resolve) =>
-    receiver.stdout.once("data", (line: Buffer) => resolve(Number(String(line).trim())))
-  )
-  const tracedRing = Audit.ring(1024)
+  // exported over OTLP/HTTP, batched, to a receiver on loopback that reads
+  // and drops every body: the exporter's work (protobuf and the POST) runs in
+  // this process, between the calls, and is measured with them. Built once,
+  // as an app builds its layers. Each exporter has a receiver, a process of
+  // its own, as a collector is: what it does with the bodies is not graded's
+  // cost. It says how many bytes it read.
+  const receivers: Array<{ readonly what: string; readonly process: ReturnType<typeof spawn> }> = []
   const tracedScope = Scope.makeUnsafe()
-  const traced = await Effect.runPromise(Layer.buildWithScope(
-    Audit.otel().pipe(
-      Layer.provide(tracedRing.layer),
-      Layer.provide(OtlpTracer.layer({
-        url: `http://127.0.0.1:${port}/v1/traces`,
-        exportInterval: "200 millis",
-        resource: { serviceName: "graded-bench" }
-      })),
-      // Protobuf, OTLP's default encoding: cheaper to make than its JSON (about 6 µs a span against 10 here).
-      Layer.provide([OtlpSerialization.layerProtobuf, FetchHttpClient.layer])
-    ),
-    tracedScope
-  ))
-  cases.push({
-    what: rowNames.gradedTraced,
-    run: async (n) => {
-      const before = tracedRing.recorded
-      await Effect.runPromise(
-        Effect.forEach(Array.from({ length: n }), () => invoke, { discard: true }).pipe(Effect.provide(traced))
-      )
-      if (tracedRing.recorded - before !== 2 * n) throw new Error("graded traced: entries were not counted")
-    }
+  const tracedRow = async (what: string, exporter: (url: string) => Layer.Layer<any>) => {
+    const receiver = spawn(process.execPath, ["-e", receiverProgram], { stdio: ["pipe", "pipe", "inherit"] })
+    const port = await new Promise<number>((resolve) =>
+      receiver.stdout!.once("data", (line: Buffer) => resolve(Number(String(line).trim())))
+    )
+    receivers.push({ what, process: receiver })
+    const tracer = exporter(`http://127.0.0.1:${port}/v1/traces`)
+    const ring = Audit.ring(1024)
+    const traced = await Effect.runPromise(Layer.buildWithScope(
+      Audit.otel().pipe(Layer.provide(ring.layer), Layer.provide(tracer)),
+      tracedScope
+    ))
+    cases.push({
+      what,
+      run: async (n) => {
+        const before = ring.recorded
+        await Effect.runPromise(
+          Effect.forEach(Array.from({ length: n }), () => invoke, { discard: true }).pipe(Effect.provide(traced))
+        )
+        if (ring.recorded - before !== 2 * n) throw new Error(`${what}: entries were not counted`)
+      }
+    })
+  }
+  // Both exporters alike: batches of up to 4,096 spans, at least every 200 ms, posted by undici
+  // (@effect/platform-node's client; a POST through fetch cost about 3 times its CPU here, whatever its size).
+  const exportTo = (url: string) => ({
+    url,
+    exportInterval: "200 millis" as const,
+    maxBatchSize: 4096,
+    resource: { serviceName: "graded-bench" }
   })
+  // graded's exporter: Effect's OtlpExporter batching, each span written to protobuf as it ends.
+  await tracedRow(
+    rowNames.gradedTraced,
+    (url) => Audit.otlpTracer(exportTo(url)).pipe(Layer.provide(NodeHttpClient.layerUndici))
+  )
+  // Effect's OtlpTracer, in protobuf, OTLP's default encoding (cheaper to make than its JSON: about 6 µs a span against 10 here).
+  await tracedRow(
+    rowNames.gradedTracedEffect,
+    (url) =>
+      OtlpTracer.layer(exportTo(url)).pipe(Layer.provide([OtlpSerialization.layerProtobuf, NodeHttpClient.layerUndici]))
+  )
 
   // The same, with a tracer that makes Effect's native spans and keeps none:
   // the sink's own share (following runs, making spans), without an exporter.
@@ -421,14 +438,21 @@ export const measureRuntime = async (repetitions: number, log: (line: string) =>
   }
   const roundMicros = median(roundSamples)
 
-  // The traced sink's spans reached the receiver: the row measured an exporter at work.
+  // Each traced row's spans reached its receiver: the row measured an exporter at work.
   await Effect.runPromise(Scope.close(tracedScope, Exit.void))
-  receiver.stdin.end()
-  const exportedBytes = await new Promise<number>((resolve) =>
-    receiver.stdout.once("data", (line: Buffer) => resolve(Number(String(line).trim())))
-  )
-  if (exportedBytes === 0) throw new Error("graded traced: no span reached the OTLP receiver")
-  log(`  spans exported over OTLP/HTTP to the loopback receiver`.padEnd(68) + ` ${(exportedBytes / 1e6).toFixed(1)} MB`)
+  const exportedBytes: Record<string, number> = {}
+  for (const { what, process: receiver } of receivers) {
+    receiver.stdin!.end()
+    const bytes = await new Promise<number>((resolve) =>
+      receiver.stdout!.once("data", (line: Buffer) => resolve(Number(String(line).trim())))
+    )
+    if (bytes === 0) throw new Error(`${what}: no span reached the OTLP receiver`)
+    exportedBytes[what] = bytes
+    log(
+      `  spans exported over OTLP/HTTP, ${what.slice(what.lastIndexOf("by "))}`.padEnd(68) +
+        ` ${(bytes / 1e6).toFixed(1)} MB`
+    )
+  }
   log(`  agent loop, per round (model turn + one call)`.padEnd(68) + ` ${roundMicros.toFixed(1)} µs`)
 
   // Memory of 10,000 audit events in the memory sink.

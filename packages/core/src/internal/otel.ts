@@ -23,6 +23,7 @@
 // Who may import this: Audit.ts.
 import { Context, Exit, Option, Tracer } from "effect"
 import type { Entry, PayloadField } from "../Audit.js"
+import { auditSpan } from "./otlp.js"
 
 export type Reveal = (field: PayloadField, value: unknown, entry: Entry) => string | undefined
 
@@ -90,6 +91,23 @@ const nanosOf = (at: string): bigint => {
   return lastNanos
 }
 
+// A span's name, the same string each time for the same tool or model: an
+// exporter that keeps names it has written (Audit.otlpTracer) finds the one
+// string at once, where a new one would be read again whole. Bounded: a model
+// making up tool names starts it over.
+const spanNames = new Map<string, Map<string, string>>()
+const spanName = (operation: string, subject: string): string => {
+  let names = spanNames.get(operation)
+  if (names === undefined) spanNames.set(operation, names = new Map())
+  let name = names.get(subject)
+  if (name === undefined) {
+    if (names.size >= 4096) names.clear()
+    name = operation + subject
+    names.set(subject, name)
+  }
+  return name
+}
+
 // How audit.ts writes a sub-agent's path (tree.ts's pathText).
 const pathSeparator = " → "
 
@@ -104,8 +122,10 @@ export const spans = (tracer: Tracer.Tracer, options: Options = {}): (entry: Ent
   const maxOpenRuns = Math.max(1, options.maxOpenRuns ?? 10_000)
   const runs = new Map<string, Run>()
 
+  // Under graded's own scope when the tracer is Audit.otlpTracer's.
+  const span = auditSpan(tracer)
   const open = (name: string, parent: Tracer.Span | undefined, at: bigint, kind: Tracer.SpanKind) =>
-    tracer.span({
+    span({
       name,
       parent: parent === undefined ? Option.none() : Option.some(parent),
       annotations: Context.empty(),
@@ -180,7 +200,7 @@ export const spans = (tracer: Tracer.Tracer, options: Options = {}): (entry: Ent
   }
 
   const toolSpan = (parent: Tracer.Span | undefined, entry: Entry, tool: string, at: bigint): Tracer.Span => {
-    const span = open(`execute_tool ${tool}`, parent, at, "internal")
+    const span = open(spanName("execute_tool ", tool), parent, at, "internal")
     span.attribute("gen_ai.operation.name", "execute_tool")
     span.attribute("gen_ai.tool.name", tool)
     if (entry.tags !== undefined) span.attribute("graded.tags", entry.tags)
@@ -289,7 +309,7 @@ export const spans = (tracer: Tracer.Tracer, options: Options = {}): (entry: Ent
       }
       case "usage": {
         run.turn?.end(before, ended)
-        const name = entry.model !== undefined ? `chat ${entry.model}` : "chat"
+        const name = entry.model !== undefined ? spanName("chat ", entry.model) : "chat"
         const turn = open(name, run.span, before, "client")
         turn.attribute("gen_ai.operation.name", "chat")
         if (entry.provider !== undefined) turn.attribute("gen_ai.provider.name", entry.provider)
