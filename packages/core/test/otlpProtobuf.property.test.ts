@@ -52,11 +52,17 @@ const op = (next: () => number, depth: number): Op => {
   const pick = next()
   if (pick < 0.25) {
     const long = next() < 0.05
-    return { kind: "string", value: long ? longText(next, Math.floor(next() * 200_000)) : text(next, Math.floor(next() * 300)) }
+    return {
+      kind: "string",
+      value: long ? longText(next, Math.floor(next() * 200_000)) : text(next, Math.floor(next() * 300))
+    }
   }
   if (pick < 0.35) {
     const edges = [0, 1, 127, 128, 2 ** 31, 2 ** 53 - 1, -1, -(2 ** 31), 2n ** 63n - 1n, -(2n ** 63n)]
-    return { kind: "int64", value: next() < 0.5 ? edges[Math.floor(next() * edges.length)]! : Math.floor(next() * 2 ** 40) }
+    return {
+      kind: "int64",
+      value: next() < 0.5 ? edges[Math.floor(next() * edges.length)]! : Math.floor(next() * 2 ** 40)
+    }
   }
   if (pick < 0.45) return { kind: "uint32", value: Math.floor(next() * 2 ** 32) }
   if (pick < 0.5) return { kind: "int32", value: Math.floor(next() * 2 ** 32) - 2 ** 31 }
@@ -136,37 +142,45 @@ describe("otlpTracer's protobuf", () => {
   })
 
   it("a span's name survives the string cache starting over: 10,000 names, each read back as its own", () => {
-    const root = new Span({
-      name: "invoke_agent graded",
-      parent: Option.none(),
-      annotations: Context.empty(),
-      links: [],
-      startTime: 1n,
-      kind: "internal",
-      root: true,
-      sampled: true
-    }, true, () => {})
-    const names: Array<string> = []
-    for (let i = 0; i < 10_000; i++) {
-      const span = new Span({
-        name: `execute_tool made.up.${i}`,
-        parent: Option.some(root),
+    const root = new Span(
+      {
+        name: "invoke_agent graded",
+        parent: Option.none(),
         annotations: Context.empty(),
         links: [],
-        startTime: 2n,
+        startTime: 1n,
         kind: "internal",
-        root: false,
+        root: true,
         sampled: true
-      }, true, (ended) => {
-        const bytes = encodeSpan(ended)!
-        // Past the audit mark, the Span message: name is field 5.
-        const reader = ProtobufReader.make(bytes.subarray(1))
-        while (!reader.isDone()) {
-          const tag = reader.tag()
-          if (ProtobufReader.fieldNumber(tag) === 5) names.push(reader.string())
-          else reader.skip(tag)
+      },
+      true,
+      () => {}
+    )
+    const names: Array<string> = []
+    for (let i = 0; i < 10_000; i++) {
+      const span = new Span(
+        {
+          name: `execute_tool made.up.${i}`,
+          parent: Option.some(root),
+          annotations: Context.empty(),
+          links: [],
+          startTime: 2n,
+          kind: "internal",
+          root: false,
+          sampled: true
+        },
+        true,
+        (ended) => {
+          const bytes = encodeSpan(ended)!
+          // Past the audit mark, the Span message: name is field 5.
+          const reader = ProtobufReader.make(bytes.subarray(1))
+          while (!reader.isDone()) {
+            const tag = reader.tag()
+            if (ProtobufReader.fieldNumber(tag) === 5) names.push(reader.string())
+            else reader.skip(tag)
+          }
         }
-      })
+      )
       span.attribute("gen_ai.tool.name", `made.up.${i}`)
       span.attribute("graded.refused", i % 2 === 0)
       span.end(3n, Exit.void)
