@@ -15,24 +15,10 @@
 import { Context, Duration, Effect, type Layer, type Option, Scope, Tracer } from "effect"
 import type * as Exit from "effect/Exit"
 import { HttpBody, type HttpClient } from "effect/http"
-import type * as Headers from "effect/http/Headers"
 import { OtlpExporter, OtlpResource } from "effect/observability"
+import type { OtlpTracerOptions } from "../Audit.js"
 import { freshLayer } from "./freshLayer.js"
 import { encodeBatch, encodeResource, encodeSpan, fromHex } from "./otlpProtobuf.js"
-
-export interface Options {
-  readonly url: string
-  readonly resource?: {
-    readonly serviceName?: string | undefined
-    readonly serviceVersion?: string | undefined
-    readonly attributes?: Record<string, unknown> | undefined
-  } | undefined
-  readonly headers?: Headers.Input | undefined
-  readonly compression?: "gzip" | "none" | undefined
-  readonly exportInterval?: Duration.Input | undefined
-  readonly maxBatchSize?: number | undefined
-  readonly shutdownTimeout?: Duration.Input | undefined
-}
 
 type SpanOptions = Parameters<Tracer.Tracer["span"]>[0]
 
@@ -177,7 +163,7 @@ const makeFlusher = (): OtlpExporter.Flusher["Service"] => {
   }
 }
 
-export const layer = (options: Options): Layer.Layer<OtlpExporter.Flusher, never, HttpClient.HttpClient> =>
+export const layer = (options: OtlpTracerOptions): Layer.Layer<OtlpExporter.Flusher, never, HttpClient.HttpClient> =>
   freshLayer(() =>
     Effect.gen(function*() {
       const flusher = makeFlusher()
