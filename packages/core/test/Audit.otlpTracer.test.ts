@@ -3,7 +3,7 @@
 // Effect's own OtlpTracer sends for the same run; the audit's spans are under
 // graded's instrumentation scope, where a tool's own span cannot go.
 import { describe, expect, it } from "@effect/vitest"
-import { type Duration, Effect, Layer, Schema, Tracer } from "effect"
+import { Context, type Duration, Effect, Layer, Schema, Tracer } from "effect"
 import { FetchHttpClient } from "effect/http"
 import { OtlpSerialization, OtlpTracer } from "effect/observability"
 import { ProtobufReader } from "effect/protobuf"
@@ -274,6 +274,41 @@ describe("Audit.otlpTracer", () => {
       const [failing] = byName(spans, "app.failing") as Array<Decoded>
       expect(failing!.error).toBe(true)
       expect(failing!.statusMessage).toBe("boom")
+    }).pipe(Effect.scoped))
+
+  it.live("two tracers at once: each collector gets its own spans as they were, none written over by the other's batches", () =>
+    Effect.gen(function*() {
+      // The first sends a batch every 7 spans, and its buffer is written over
+      // after each; the second keeps all of its spans until the scope closes.
+      const tracerTo = (url: string, maxBatchSize: number) =>
+        Effect.map(
+          Layer.build(
+            Audit.otlpTracer({ url, exportInterval: "1 hour", maxBatchSize, resource: { serviceName: "graded-test" } })
+              .pipe(Layer.provide(FetchHttpClient.layer))
+          ),
+          (services) => Context.get(services, Tracer.Tracer)
+        )
+      const first = yield* receiver
+      const second = yield* receiver
+      yield* Effect.scoped(Effect.gen(function*() {
+        const a = yield* tracerTo(first.url, 7)
+        const b = yield* tracerTo(second.url, 1000)
+        for (let i = 0; i < 200; i++) {
+          yield* Effect.void.pipe(Effect.withSpan(`a.${i}`, { attributes: { n: i, side: "a" } }), Effect.withTracer(a))
+          yield* Effect.void.pipe(Effect.withSpan(`b.${i}`, { attributes: { n: i, side: "b" } }), Effect.withTracer(b))
+          // The first tracer's export runs now and then, between the spans.
+          if (i % 10 === 9) yield* Effect.yieldNow
+        }
+      }))
+      expect(first.bodies.length).toBeGreaterThan(10)
+      expect(second.bodies.length).toBe(1)
+      for (const [server, side] of [[first, "a"], [second, "b"]] as const) {
+        // Batches posted at once may arrive in any order.
+        const spans = received(server.bodies).sort((x, y) => Number(x.attributes.n) - Number(y.attributes.n))
+        expect(spans.map((span) => [span.name, span.attributes])).toEqual(
+          Array.from({ length: 200 }, (_, i) => [`${side}.${i}`, { n: i, side }])
+        )
+      }
     }).pipe(Effect.scoped))
 
   it.live("a collector that is down loses the spans, never the run or an entry of the sink beneath; no service name is unknown_service", () =>

@@ -3,14 +3,19 @@
 // up to 200 KiB, numbers at the edges, nested messages past one-byte
 // lengths), many after one another so that messages cross into new chunks;
 // a message handed out stays as written whatever is written after it; the
-// cache of repeated strings gives each span its own name, past its bound.
+// cache of repeated strings gives each span its own name, past its bound; a
+// batch is laid out as ProtobufWriter's nested messages lay it out; a span's
+// attributes read and are written as a Map's entries.
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Exit, Option } from "effect"
+import { Exit, Version } from "effect"
 import { ProtobufReader, ProtobufWriter } from "effect/protobuf"
 import { propertyRuns } from "../../../test/propertyRuns.js"
 import { ChunkWriter } from "../src/internal/chunkWriter.js"
 import { Span } from "../src/internal/otlp.js"
-import { encodeSpan } from "../src/internal/otlpProtobuf.js"
+import { encodeBatch, encodeSpan } from "../src/internal/otlpProtobuf.js"
+
+// The writer the spans below are written with, as a tracer has its own.
+const spans = new ChunkWriter()
 
 // A small seeded generator (mulberry32): a failing seed is printed and replays.
 const random = (seed: number) => () => {
@@ -142,49 +147,116 @@ describe("otlpTracer's protobuf", () => {
   })
 
   it("a span's name survives the string cache starting over: 10,000 names, each read back as its own", () => {
-    const root = new Span(
-      {
-        name: "invoke_agent graded",
-        parent: Option.none(),
-        annotations: Context.empty(),
-        links: [],
-        startTime: 1n,
-        kind: "internal",
-        root: true,
-        sampled: true
-      },
-      true,
-      () => {}
-    )
+    const root = Span.audit("invoke_agent graded", undefined, 1n, "internal", () => {})
     const names: Array<string> = []
     for (let i = 0; i < 10_000; i++) {
-      const span = new Span(
-        {
-          name: `execute_tool made.up.${i}`,
-          parent: Option.some(root),
-          annotations: Context.empty(),
-          links: [],
-          startTime: 2n,
-          kind: "internal",
-          root: false,
-          sampled: true
-        },
-        true,
-        (ended) => {
-          const bytes = encodeSpan(ended)!
-          // Past the audit mark, the Span message: name is field 5.
-          const reader = ProtobufReader.make(bytes.subarray(1))
-          while (!reader.isDone()) {
-            const tag = reader.tag()
-            if (ProtobufReader.fieldNumber(tag) === 5) names.push(reader.string())
-            else reader.skip(tag)
-          }
+      const span = Span.audit(`execute_tool made.up.${i}`, root, 2n, "internal", (ended) => {
+        const bytes = encodeSpan(spans, ended)!
+        // Past the audit mark, the Span message: name is field 5.
+        const reader = ProtobufReader.make(bytes.subarray(1))
+        while (!reader.isDone()) {
+          const tag = reader.tag()
+          if (ProtobufReader.fieldNumber(tag) === 5) names.push(reader.string())
+          else reader.skip(tag)
         }
-      )
+      })
       span.attribute("gen_ai.tool.name", `made.up.${i}`)
       span.attribute("graded.refused", i % 2 === 0)
       span.end(3n, Exit.void)
     }
     expect(names).toEqual(Array.from({ length: 10_000 }, (_, i) => `execute_tool made.up.${i}`))
+  })
+
+  it("a batch is the ExportTraceServiceRequest ProtobufWriter writes: each scope's spans, in order, at any length", () => {
+    const LEN = ProtobufWriter.WireType.Len
+    // The layout written with Effect's own writer, message in message.
+    const reference = (resource: Uint8Array, spans: ReadonlyArray<Uint8Array>) => {
+      const w = ProtobufWriter.make()
+      w.tag(1, LEN).fork()
+      w.tag(1, LEN).bytes(resource)
+      for (
+        const [mark, name, version] of [[1, "@graded/core", "1"], [0, "effect", Version.getCurrentVersion()]] as const
+      ) {
+        const own = spans.filter((span) => span[0] === mark && span.length > 1)
+        if (own.length === 0) continue
+        w.tag(2, LEN).fork()
+        w.tag(1, LEN).fork().tag(1, LEN).string(name).tag(2, LEN).string(version).join()
+        for (const span of own) w.tag(2, LEN).bytes(span.subarray(1))
+        w.join()
+      }
+      w.join()
+      return w.finish()
+    }
+    const runs = propertyRuns(200)
+    for (let seed = 1; seed <= runs; seed++) {
+      const next = random(seed)
+      // Lengths across each varint width of a length (1, 2 and 3 bytes), spans of either scope, none, or an empty one.
+      const size = () => [0, 1, 126, 127, 128, 16_383, 16_384, 70_000][Math.floor(next() * 8)]!
+      const bytes = (n: number) => {
+        const out = new Uint8Array(n)
+        for (let i = 0, word = Math.floor(next() * 2 ** 32); i < n; i++) {
+          out[i] = (word = (word * 1103515245 + 12345) >>> 0) >>> 24
+        }
+        return out
+      }
+      const spans = Array.from({ length: Math.floor(next() * 40) }, () => {
+        const body = bytes(size())
+        const span = new Uint8Array(body.length + 1)
+        span[0] = next() < 0.5 ? 1 : 0
+        span.set(body, 1)
+        return span
+      })
+      const resource = bytes(size())
+      if (Buffer.compare(encodeBatch(resource, spans), reference(resource, spans)) !== 0) {
+        expect.fail(`seed ${seed}: the batch differs from ProtobufWriter's`)
+      }
+    }
+  })
+
+  it("a span's attributes are a Map's: a key set again keeps its place and takes the last value, read and written", () => {
+    const runs = propertyRuns(300)
+    for (let seed = 1; seed <= runs; seed++) {
+      const next = random(seed)
+      const keys = ["a", "b", "graded.grade", "gen_ai.tool.name", "n"]
+      const expected = new Map<string, unknown>()
+      let written: Array<[string, unknown]> = []
+      const span = Span.audit("execute_tool t", undefined, 1n, "internal", (ended) => {
+        const reader = ProtobufReader.make(encodeSpan(spans, ended)!.subarray(1))
+        while (!reader.isDone()) {
+          const tag = reader.tag()
+          if (ProtobufReader.fieldNumber(tag) !== 9) {
+            reader.skip(tag)
+            continue
+          }
+          const pair = ProtobufReader.make(reader.bytesView())
+          let key = ""
+          let value: unknown
+          while (!pair.isDone()) {
+            const field = ProtobufReader.fieldNumber(pair.tag())
+            if (field === 1) key = pair.string()
+            else {
+              const any = ProtobufReader.make(pair.bytesView())
+              const kind = ProtobufReader.fieldNumber(any.tag())
+              value = kind === 1 ? any.string() : kind === 2 ? any.bool() : Number(any.int64())
+            }
+          }
+          written.push([key, value])
+        }
+      })
+      for (let i = Math.floor(next() * 12); i > 0; i--) {
+        const key = keys[Math.floor(next() * keys.length)]!
+        const pick = next()
+        const value = pick < 0.4 ? `v${Math.floor(next() * 3)}` : pick < 0.7 ? next() < 0.5 : Math.floor(next() * 1000)
+        span.attribute(key, value)
+        expected.set(key, value)
+      }
+      expect([...span.attributes]).toEqual([...expected])
+      span.end(2n, Exit.void)
+      // Set after the end: not kept, as Effect's spans do not.
+      span.attribute("late", true)
+      expect(written).toEqual([...expected])
+      expect([...span.attributes]).toEqual([...expected])
+      written = []
+    }
   })
 })

@@ -21,7 +21,8 @@ export class ChunkWriter {
 
   /** Starts a message, in the current chunk or, with too little room left, a new one. */
   begin(): void {
-    this.forks.length = 0
+    // Setting a length is a call into the engine: only after an abandoned message.
+    if (this.forks.length !== 0) this.forks.length = 0
     if (this.buf.length - this.pos < room) this.next(chunkSize, this.pos)
     this.start = this.pos
   }
@@ -29,7 +30,22 @@ export class ChunkWriter {
   /** The message written since `begin`, a view of its chunk. */
   end(): Uint8Array {
     if (this.forks.length > 0) throw new Error("ChunkWriter.end with a fork that is not joined")
-    return this.buf.subarray(this.start, this.pos)
+    const message = this.buf.subarray(this.start, this.pos)
+    this.start = this.pos
+    return message
+  }
+
+  /**
+   * Every message handed out so far has been copied and let go of (a batch
+   * was written from them): the next ones are written over them, from the
+   * start of the chunk, so a tracer at work keeps one chunk rather than
+   * making a new one every few thousand spans for the collector to sweep.
+   */
+  reuse(): void {
+    if (this.start !== this.pos) return // a message is being written
+    if (this.buf.length > chunkSize) this.next(chunkSize, this.pos) // one long message grew it: back to the usual size
+    this.pos = 0
+    this.start = 0
   }
 
   /** Drops the message being written (one that could not be written whole). */
@@ -94,7 +110,8 @@ export class ChunkWriter {
 
   fixed64(n: bigint): this {
     this.ensure(8)
-    this.view.setBigUint64(this.pos, BigInt.asUintN(64, n), true)
+    // setBigUint64 takes n modulo 2^64 itself, as BigInt.asUintN(64, n) would.
+    this.view.setBigUint64(this.pos, n, true)
     this.pos += 8
     return this
   }

@@ -21,7 +21,7 @@
 // confirmation payload, a reason, an error) leave only through the app's
 // `payloads` hook; by default none does.
 // Who may import this: Audit.ts.
-import { Context, Exit, Option, Tracer } from "effect"
+import { Exit, type Tracer } from "effect"
 import type { Entry, PayloadField } from "../Audit.js"
 import { auditSpan } from "./otlp.js"
 
@@ -113,9 +113,11 @@ const pathSeparator = " → "
 
 // A run is one agent of one trace: a sub-agent's entries share the root's
 // trace id and carry their path, so each agent of the tree is a run span.
+// A root agent's key is its trace id as it is: no string made for each entry.
+const keyOf = (traceId: string | undefined, agent: string | undefined) =>
+  agent === undefined ? traceId ?? "" : `${traceId ?? ""}\u0000${agent}`
 const runKey = (traceId: string | undefined, path: ReadonlyArray<string>) =>
-  `${traceId ?? ""}\u0000${path.join(pathSeparator)}`
-const keyOf = (entry: Entry) => `${entry.traceId ?? ""}\u0000${entry.agent ?? ""}`
+  keyOf(traceId, path.length === 0 ? undefined : path.join(pathSeparator))
 
 export const spans = (tracer: Tracer.Tracer, options: Options = {}): (entry: Entry) => void => {
   const reveal = options.payloads
@@ -123,18 +125,7 @@ export const spans = (tracer: Tracer.Tracer, options: Options = {}): (entry: Ent
   const runs = new Map<string, Run>()
 
   // Under graded's own scope when the tracer is Audit.otlpTracer's.
-  const span = auditSpan(tracer)
-  const open = (name: string, parent: Tracer.Span | undefined, at: bigint, kind: Tracer.SpanKind) =>
-    span({
-      name,
-      parent: parent === undefined ? Option.none() : Option.some(parent),
-      annotations: Context.empty(),
-      links: [],
-      startTime: at,
-      kind,
-      root: parent === undefined,
-      sampled: true
-    })
+  const open = auditSpan(tracer)
 
   const payload = (span: Tracer.Span, key: string, field: PayloadField, value: unknown, entry: Entry) => {
     if (reveal === undefined || value === undefined) return
@@ -150,8 +141,7 @@ export const spans = (tracer: Tracer.Tracer, options: Options = {}): (entry: Ent
     run.span.end(at, exit)
   }
 
-  const runOf = (entry: Entry, at: bigint): Run => {
-    const key = keyOf(entry)
+  const runOf = (entry: Entry, key: string, at: bigint): Run => {
     const known = runs.get(key)
     if (known !== undefined) return known
     // A process that loses track of its runs (killed mid-run, a run that
@@ -180,10 +170,9 @@ export const spans = (tracer: Tracer.Tracer, options: Options = {}): (entry: Ent
 
   // Traces whose run ended lately, oldest first: a durable run's `run finished` follows its answer.
   const recentlyEnded = new Set<string>()
-  const end = (entry: Entry, run: Run, at: bigint, stopped: string, exit?: Exit.Exit<unknown, unknown>) => {
+  const end = (key: string, run: Run, at: bigint, stopped: string, exit?: Exit.Exit<unknown, unknown>) => {
     run.span.attribute("graded.run.stopped", stopped)
     close(run, at, exit)
-    const key = keyOf(entry)
     runs.delete(key)
     recentlyEnded.delete(key)
     recentlyEnded.add(key)
@@ -275,7 +264,7 @@ export const spans = (tracer: Tracer.Tracer, options: Options = {}): (entry: Ent
 
   function follow(entry: Entry): void {
     const at = nanosOf(entry.at)
-    const key = keyOf(entry)
+    const key = keyOf(entry.traceId, entry.agent)
     if (!runs.has(key)) {
       // A durable run's last entry after its answer: the run's span has ended already.
       if (entry.type === "run" && entry.status !== "resumed" && recentlyEnded.has(key)) return
@@ -289,7 +278,7 @@ export const spans = (tracer: Tracer.Tracer, options: Options = {}): (entry: Ent
         return
       }
     }
-    const run = runOf(entry, at)
+    const run = runOf(entry, key, at)
     const before = run.last
     run.last = at
     switch (entry.type) {
@@ -375,12 +364,12 @@ export const spans = (tracer: Tracer.Tracer, options: Options = {}): (entry: Ent
       }
       case "answered": {
         run.span.attribute("graded.rounds", entry.rounds)
-        return end(entry, run, at, "answer")
+        return end(key, run, at, "answer")
       }
       case "round-limit": {
         run.span.attribute("graded.rounds", entry.rounds)
         run.span.attribute("graded.round_limit.pending", entry.pending)
-        return end(entry, run, at, "round-limit")
+        return end(key, run, at, "round-limit")
       }
       case "run": {
         run.span.attribute("graded.run", entry.run)
@@ -395,7 +384,7 @@ export const spans = (tracer: Tracer.Tracer, options: Options = {}): (entry: Ent
           run.span.attribute("graded.run.resumed", true)
           return
         }
-        return end(entry, run, at, entry.status)
+        return end(key, run, at, entry.status)
       }
     }
   }

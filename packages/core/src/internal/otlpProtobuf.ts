@@ -10,7 +10,7 @@ import { ProtobufWriter } from "effect/protobuf"
 import { Cause } from "effect"
 import type * as Exit from "effect/Exit"
 import { ChunkWriter } from "./chunkWriter.js"
-import type { Event, Span } from "./otlp.js"
+import type { Span } from "./otlp.js"
 
 type Writer = ChunkWriter
 
@@ -68,12 +68,21 @@ const keep = (write: (w: ChunkWriter) => void): Uint8Array => {
   return cacheWriter.end()
 }
 const strings = new Map<string, Uint8Array>()
-const pairs = new Map<string, Map<unknown, Uint8Array>>()
-const startOver = () => {
-  if (cached < cacheLimit) return
+// A key's pairs, and the one it was written with last: a key takes the same
+// value span after span ("execute_tool", a tool's grade), found with no second lookup.
+interface Pairs {
+  last: unknown
+  lastBytes: Uint8Array
+  readonly byValue: Map<unknown, Uint8Array>
+}
+const pairs = new Map<string, Pairs>()
+/** Empties the cache when it is full; says whether it did. */
+const startOver = (): boolean => {
+  if (cached < cacheLimit) return false
   strings.clear()
   pairs.clear()
   cached = 0
+  return true
 }
 
 /** A string field (its length, then UTF-8), from the cache when it is there. */
@@ -108,10 +117,14 @@ const writeAttribute = (w: Writer, field: number, key: string, value: unknown): 
   w.tag(field, LEN)
   // A key with a string or a boolean: the whole pair, length first, from the cache.
   if ((typeof value === "string" && value.length <= cacheable) || typeof value === "boolean") {
-    let byValue = pairs.get(key)
-    let bytes = byValue?.get(value)
+    let known = pairs.get(key)
+    if (known !== undefined && known.last === value) {
+      w.raw(known.lastBytes)
+      return
+    }
+    let bytes = known?.byValue.get(value)
     if (bytes === undefined) {
-      startOver()
+      if (startOver()) known = undefined
       bytes = keep((c) => {
         c.fork()
         c.tag(1, LEN).string(key)
@@ -119,9 +132,11 @@ const writeAttribute = (w: Writer, field: number, key: string, value: unknown): 
         writeValue(c, value)
         c.join().join()
       })
-      if (byValue === undefined || !pairs.has(key)) pairs.set(key, byValue = new Map())
-      byValue.set(value, bytes)
+      if (known === undefined) pairs.set(key, known = { last: value, lastBytes: bytes, byValue: new Map() })
+      known.byValue.set(value, bytes)
     }
+    known!.last = value
+    known!.lastBytes = bytes
     w.raw(bytes)
     return
   }
@@ -154,50 +169,49 @@ const writeId = (w: Writer, field: number, span: { readonly spanId: string }): v
   else w.tag(field, LEN).bytes(fromHex(span.spanId, 8))
 }
 
-// The writer every span is written with, one span at a time.
-const spanWriter = new ChunkWriter()
-
 /**
- * An ended span as a batch holds it: a first byte, 1 for the audit's span and
- * 0 for any other, then the Span message: trace_id 1, span_id 2,
- * parent_span_id 4, name 5, kind 6, start 7 and end 8 (fixed64), attributes
- * 9, events 11, links 13 (Link: trace_id 1, span_id 2, attributes 4), status
- * 15 (Status: message 2, code 3).
+ * An ended span as a batch holds it, written with the tracer's own writer: a
+ * first byte, 1 for the audit's span and 0 for any other, then the Span
+ * message: trace_id 1, span_id 2, parent_span_id 4, name 5, kind 6, start 7
+ * and end 8 (fixed64), attributes 9, events 11, links 13 (Link: trace_id 1,
+ * span_id 2, attributes 4), status 15 (Status: message 2, code 3).
  */
-export const encodeSpan = (span: Span): Uint8Array | undefined => {
+export const encodeSpan = (w: ChunkWriter, span: Span): Uint8Array | undefined => {
   try {
-    spanWriter.begin()
-    return writeSpan(spanWriter, span)
+    w.begin()
+    return writeSpan(w, span)
   } catch {
     // A value that cannot be written (a getter that throws, say) loses its span, never the fiber that ended it.
-    spanWriter.abandon()
+    w.abandon()
     return undefined
   }
 }
 
+// Status { code: 0 } (unset), the status of every span that did not fail.
+const unsetStatus = new Uint8Array([(15 << 3) | LEN, 2, (3 << 3) | VARINT, 0])
+
 const writeSpan = (w: Writer, span: Span): Uint8Array => {
-  const status = span.status
-  if (status._tag !== "Ended") return new Uint8Array([span.audit ? 1 : 0])
+  const { endTime, exit } = span
+  if (endTime === undefined || exit === undefined) return new Uint8Array([span.audit ? 1 : 0])
   w.bool(span.audit)
   w.tag(1, LEN).bytes(span.traceIdBytes)
   writeOwnId(w, 2, span)
-  const parent = span.parent._tag === "Some" ? span.parent.value : undefined
-  if (parent !== undefined) writeId(w, 4, parent)
+  if (span.parentSpan !== undefined) writeId(w, 4, span.parentSpan)
   w.tag(5, LEN)
   writeString(w, span.name)
   w.tag(6, VARINT).int32(kinds[span.kind] ?? 0)
-  w.tag(7, I64).fixed64(status.startTime)
-  w.tag(8, I64).fixed64(status.endTime)
-  const attributes = span.attributesSet
-  if (attributes !== undefined) { for (const [key, value] of attributes) writeAttribute(w, 9, key, value) }
-  const failure = failureOf(status.exit)
+  w.tag(7, I64).fixed64(span.startTime)
+  w.tag(8, I64).fixed64(endTime)
+  const attributes = span.attributeList
+  for (let i = 0; i < attributes.length; i += 2) writeAttribute(w, 9, attributes[i] as string, attributes[i + 1])
+  const failure = failureOf(exit)
   if (failure?.interrupted === true) writeAttribute(w, 9, "effect.fiber.interrupted", true)
   if (span.eventList !== undefined) {
-    for (const [name, at, fields] of span.eventList as Array<Event>) writeEvent(w, name, at, fields)
+    for (const [name, at, fields] of span.eventList) writeEvent(w, name, at, fields)
   }
   if (failure !== undefined) {
     for (const error of failure.errors) {
-      writeEvent(w, "exception", status.endTime, {
+      writeEvent(w, "exception", endTime, {
         "exception.type": error.name,
         "exception.message": error.message,
         "exception.stacktrace": error.stack ?? "No stack trace available"
@@ -211,10 +225,11 @@ const writeSpan = (w: Writer, span: Span): Uint8Array => {
     writeAttributes(w, 4, link.attributes)
     w.join()
   }
-  w.tag(15, LEN).fork()
   const message = failure?.errors[0]?.message
-  if (message !== undefined) w.tag(2, LEN).string(message)
-  w.tag(3, VARINT).int32(message !== undefined ? 2 : 0)
+  if (message === undefined) return w.raw(unsetStatus).end()
+  w.tag(15, LEN).fork()
+  w.tag(2, LEN).string(message)
+  w.tag(3, VARINT).int32(2)
   w.join()
   return w.end()
 }
@@ -243,24 +258,6 @@ const failureOf = (exit: Exit.Exit<unknown, unknown>) => {
   if (exit._tag === "Success") return undefined
   if (Cause.hasInterruptsOnly(exit.cause)) return { interrupted: true, errors: [] } as const
   return { interrupted: false, errors: Cause.prettyErrors(exit.cause, { includeCauseInStack: true }) } as const
-}
-
-// ScopeSpans: scope 1 (InstrumentationScope: name 1, version 2), spans 2.
-const writeScope = (
-  w: ProtobufWriter.ProtobufWriter,
-  name: string,
-  version: string,
-  spans: ReadonlyArray<Uint8Array>,
-  mark: number
-): void => {
-  if (!spans.some((span) => span[0] === mark && span.length > 1)) return
-  w.tag(2, LEN).fork()
-  w.tag(1, LEN).fork()
-  w.tag(1, LEN).string(name)
-  w.tag(2, LEN).string(version)
-  w.join()
-  for (const span of spans) if (span[0] === mark && span.length > 1) w.tag(2, LEN).bytes(span.subarray(1))
-  w.join()
 }
 
 // The AnyValue of a resource's attribute, as OtlpResource made it.
@@ -293,16 +290,72 @@ export const encodeResource = (resource: OtlpResource.Resource): Uint8Array => {
   return w.finish()
 }
 
-/** ExportTraceServiceRequest: resource_spans 1 (ResourceSpans: resource 1, scope_spans 2), from encodeSpan's bytes. */
-export const encodeBatch = (resource: Uint8Array, spans: ReadonlyArray<Uint8Array>): Uint8Array => {
+// InstrumentationScope (name 1, version 2) as ScopeSpans' scope 1, written once.
+const scopeField = (name: string, version: string): Uint8Array => {
   const w = ProtobufWriter.make()
   w.tag(1, LEN).fork()
-  w.tag(1, LEN).bytes(resource)
-  writeScope(w, "@graded/core", auditScopeVersion, spans, 1)
-  writeScope(w, "effect", Version.getCurrentVersion(), spans, 0)
+  w.tag(1, LEN).string(name)
+  w.tag(2, LEN).string(version)
   w.join()
   return w.finish()
 }
 
+const varintSize = (n: number): number => n < 0x80 ? 1 : n < 0x4000 ? 2 : n < 0x200000 ? 3 : n < 0x10000000 ? 4 : 5
+
+// The length of a length-delimited field of `size` bytes with a one-byte tag.
+const fieldSize = (size: number): number => 1 + varintSize(size) + size
+
+// The bytes the spans of one mark take as ScopeSpans' spans 2.
+const spansSize = (spans: ReadonlyArray<Uint8Array>, mark: number): number => {
+  let size = 0
+  for (const span of spans) if (span[0] === mark && span.length > 1) size += fieldSize(span.length - 1)
+  return size
+}
+
+/**
+ * ExportTraceServiceRequest: resource_spans 1 (ResourceSpans: resource 1,
+ * scope_spans 2; ScopeSpans: scope 1, spans 2), from encodeSpan's bytes: the
+ * sizes first, then one buffer, each span copied into it once. (Through
+ * ProtobufWriter's forks each span was copied at every level of nesting.)
+ */
+export const encodeBatch = (resource: Uint8Array, spans: ReadonlyArray<Uint8Array>): Uint8Array => {
+  const scopes = [
+    { scope: auditScope, size: spansSize(spans, 1), mark: 1 },
+    { scope: effectScope, size: spansSize(spans, 0), mark: 0 }
+  ].filter((scope) => scope.size > 0)
+  let resourceSpans = fieldSize(resource.length)
+  for (const { scope, size } of scopes) resourceSpans += fieldSize(scope.length + size)
+  const out = new Uint8Array(fieldSize(resourceSpans))
+  let at = 0
+  const varint = (n: number) => {
+    while (n > 0x7F) {
+      out[at++] = (n & 0x7F) | 0x80
+      n >>>= 7
+    }
+    out[at++] = n
+  }
+  const field = (field: number, size: number) => {
+    out[at++] = (field << 3) | LEN
+    varint(size)
+  }
+  field(1, resourceSpans)
+  field(1, resource.length)
+  out.set(resource, at)
+  at += resource.length
+  for (const { mark, scope, size } of scopes) {
+    field(2, scope.length + size)
+    out.set(scope, at)
+    at += scope.length
+    for (const span of spans) {
+      if (span[0] !== mark || span.length <= 1) continue
+      field(2, span.length - 1)
+      out.set(span.subarray(1), at)
+      at += span.length - 1
+    }
+  }
+  return out
+}
+
 // graded's audit spans are versioned by the span layout this file writes.
-const auditScopeVersion = "1"
+const auditScope = scopeField("@graded/core", "1")
+const effectScope = scopeField("effect", Version.getCurrentVersion())
