@@ -4,36 +4,15 @@
 // its policy gate and reason; the officer's transfer with its decider.
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Layer, Tracer } from "effect"
+import { memoryTracer } from "../../../test/memoryTracer.js"
 import { Audit } from "@graded/core"
 import { run } from "../src/story.js"
-
-interface Seen {
-  readonly name: string
-  readonly attributes: Record<string, unknown>
-}
 
 describe("the credit desk's traces", () => {
   it.effect("carry each role's candidate set, the guidelines, what was left out and why, refusals and the decider", () =>
     Effect.gen(function*() {
       const story = yield* run({ log: () => {} })
-      const ended: Array<Seen> = []
-      const tracer = Tracer.make({
-        span(options) {
-          const span = new Tracer.NativeSpan(options)
-          const end = span.end.bind(span)
-          span.end = (endTime, exit) => {
-            end(endTime, exit)
-            ended.push({
-              name: span.name,
-              attributes: {
-                ...Object.fromEntries(span.attributes),
-                "graded.offers": span.events.filter(([name]) => name === "graded.offered").length
-              }
-            })
-          }
-          return span
-        }
-      })
+      const { ended, tracer } = memoryTracer()
       // The story's entries, written through the sink as they were recorded.
       const sink = Context.get(
         yield* Layer.build(Audit.otel().pipe(Layer.provide(Layer.succeed(Tracer.Tracer, tracer)))),
@@ -58,7 +37,7 @@ describe("the credit desk's traces", () => {
       expect(officer["graded.policy.guidelines"]).toContain("credit-scores")
       // Every offer of the officer's transfer run is an event of its span, each turn's set kept.
       const officerOffers = runs.filter((span) => span.attributes["graded.actor"] === "officer:ravi")
-        .map((span) => span.attributes["graded.offers"] as number)
+        .map((span) => span.events.filter((name) => name === "graded.offered").length)
       expect(Math.max(...officerOffers)).toBeGreaterThan(1)
       // The support agent naming the score anyway: refused at the policy's gate, the reason exported (it is the policy's own).
       const refusal = ended.find((span) =>

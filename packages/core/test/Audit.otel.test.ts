@@ -6,34 +6,13 @@ import { Effect, Layer, Schema, Tracer } from "effect"
 import { FetchHttpClient } from "effect/http"
 import { OtlpSerialization, OtlpTracer } from "effect/observability"
 import { Agent, Audit, Invocation, ScriptedModel, Toolkit } from "@graded/core"
+import { memoryTracer } from "../../../test/memoryTracer.js"
 import { byName, expectTheRun, receiver, type Seen, SECRET, supervisedRun, used } from "./otelRun.js"
 import { makeDesk } from "./supportDesk.js"
 
 const { call, calls, text } = ScriptedModel
 
 // An in-memory exporter: Effect's native spans, kept once ended.
-const memoryTracer = () => {
-  const ended: Array<Seen> = []
-  const tracer = Tracer.make({
-    span(options) {
-      const span = new Tracer.NativeSpan(options)
-      const end = span.end.bind(span)
-      span.end = (endTime, exit) => {
-        end(endTime, exit)
-        ended.push({
-          name: span.name,
-          spanId: span.spanId,
-          parentSpanId: span.parent._tag === "Some" ? span.parent.value.spanId : undefined,
-          attributes: Object.fromEntries(span.attributes),
-          error: exit._tag === "Failure"
-        })
-      }
-      return span
-    }
-  })
-  return { tracer, ended }
-}
-
 interface OtlpValue {
   readonly stringValue?: string
   readonly intValue?: number | string
