@@ -1,9 +1,10 @@
 // The confirm page's cards of a durable run's sub-agent (a nested run on a
 // SQLite file): listed from the store with the path to the sub-agent, and
-// approved through the outer run's toolkit, which runs the inner tool once.
+// approved through the outer run's toolkit, which runs the inner tool once;
+// described and edited as the inner tool, even beside an outer one of its name.
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Layer, Schema, Scope } from "effect"
-import { Agent, Runs, ScriptedModel, Toolkit } from "@graded/core"
+import { Agent, Runs, ScriptedModel, Tool, Toolkit } from "@graded/core"
 import { WebConfirm } from "@graded/confirm"
 import { Sql } from "@graded/sql"
 import * as path from "node:path"
@@ -58,5 +59,58 @@ describe("WebConfirm and a nested run", () => {
       )
       expect(done).toMatchObject({ status: "finished", result: { calls: [{ tool: "agent.billing", ok: true }] } })
       expect(desk.effects.submitted).toEqual(["Refund order 42"])
+    }))
+
+  it.live("the card is the inner tool's, described and edited as it, beside an outer tool of the same name", () =>
+    Effect.gen(function*() {
+      const filename = path.join(yield* tempDir, "app.db")
+      const database = Sql.sqlite({ filename })
+      const desk = makeDesk()
+      const escalated: Array<string> = []
+      // The outer toolkit's own ticket.submit: another tool, another payload.
+      const Escalate = Tool.write("ticket.submit", {
+        title: "Escalate",
+        description: "Escalates the case to the legal team.",
+        input: Schema.Struct({ queue: Schema.String }),
+        output: Schema.String,
+        run: ({ queue }) => Effect.sync(() => escalated.push(queue)).pipe(Effect.as("escalated"))
+      })
+      const toolkit = Toolkit.make(
+        Agent.tool("agent.billing", {
+          title: "Billing specialist",
+          description: "Files billing tickets.",
+          toolkit: Toolkit.make(desk.KbSearch, desk.SubmitTicket),
+          instructions: "Look up the policy, then file a ticket.",
+          input: Schema.Struct({ issue: Schema.String })
+        }),
+        Escalate
+      )
+      yield* Runs.start({ toolkit, prompt: "Refund order 42.", runId: "run-twin" }).pipe(
+        Effect.provide(ScriptedModel.layer([
+          calls(call("agent.billing", { issue: "refund order 42" }, "o1")),
+          calls(call("ticket.submit", { subject: "Refund order 42" }, "i1"))
+        ])),
+        Effect.provide(database),
+        Effect.scoped
+      )
+      const scope = yield* Scope.make()
+      const store = yield* Scope.provide(Layer.build(database), scope)
+      const { server } = yield* Scope.provide(WebConfirm.make({ users: people, proposals: { toolkit } }), scope).pipe(
+        Effect.provide(store),
+        Effect.provide(ScriptedModel.layer([]))
+      )
+      const page = client(server.origin, alice)
+      const [card] = yield* page.cards
+      expect(card).toMatchObject({
+        tool: "ticket.submit",
+        path: ["agent.billing"],
+        description: "File a support ticket."
+      })
+      expect(Object.keys(card.schema.properties)).toEqual(["subject"])
+      expect(yield* page.decide(card, { action: "edit", payload: { subject: "Refund order 42, checked" } }))
+        .toEqual({ status: 200, body: { message: "Approved with an edit by alice." } })
+      expect(desk.effects.submitted).toEqual(["Refund order 42, checked"])
+      expect(escalated).toEqual([])
+      yield* Scope.close(scope, Exit.void)
     }))
 })

@@ -15,6 +15,7 @@ import * as decisions from "./internal/decide.js"
 import * as internal from "./internal/proposal.js"
 import * as states from "./internal/proposalStatus.js"
 import { proposalStoreHere } from "./internal/services.js"
+import { toolAt } from "./internal/tree.js"
 import type { AlreadyDecided, NotFound, ProposalStore } from "./ProposalStore.js"
 import type * as Tool from "./Tool.js"
 import type * as Toolkit from "./Toolkit.js"
@@ -319,6 +320,27 @@ export const tool: ToolConstructor = internal.make as unknown as ToolConstructor
  * @category getters
  */
 export const payloadToConfirm: (proposal: Proposal) => unknown = decisions.payloadToConfirm
+
+/**
+ * The tool a stored proposal names, found through the run's toolkit: one made
+ * inside a sub-agent names a tool of that sub-agent's toolkit, reached by its
+ * `path`, and an outer tool of the same name is not it. What a page shows of
+ * a proposal (its description, its edit form) comes from this tool, the one
+ * an approval runs. `undefined` when the toolkit holds no such tool.
+ *
+ * @example
+ * import { Proposal, type Toolkit } from "@graded/core"
+ * declare const toolkit: Toolkit.Any
+ * declare const proposal: Proposal.Proposal
+ * const description = Proposal.toolOf(toolkit, proposal)?.description ?? ""
+ *
+ * @since 0.4.0
+ * @category getters
+ */
+export const toolOf = (
+  toolkit: Toolkit.Any,
+  proposal: Pick<Proposal, "tool" | "path">
+): Tool.Any | undefined => toolAt(toolkit, proposal.path, proposal.tool)
 
 /**
  * Lists proposals in the order they were made, optionally by status, by

@@ -17,7 +17,7 @@
 // store and the audit name them.
 // Imported by internal/api.ts only.
 import { Clock, Effect, Schema } from "effect"
-import { HumanConfirm, Invocation, Printable, Proposal, ProposalStore, type Toolkit } from "@graded/core"
+import { HumanConfirm, Invocation, Printable, Proposal, ProposalStore, Tool, type Toolkit } from "@graded/core"
 import { type Display, display, type Listed, type PartlyShown, shownInFull } from "./cards.js"
 import { secret } from "./guard.js"
 
@@ -180,21 +180,23 @@ const jsonSchema = (schema: Schema.Top): unknown => {
 const kindOf = (status: Shown["status"]) => status === "pending" ? "proposal" : "in-doubt"
 
 export const make = (toolkit: Toolkit.Any, maxChars: number): Proposals => {
-  // The payload's JSON Schema, as a live card has it, so the edit form is one field per property.
+  // The payload's JSON Schema, as a live card has it, so the edit form is one field per property;
+  // by the tool the proposal names, at its path (a sub-agent's tool may share an outer tool's name).
   const schemas = new Map<string, unknown>()
-  const schemaOf = (name: string): unknown => {
-    if (!schemas.has(name)) {
-      // Only a write or a send has a payload schema, and only those are proposed.
-      const tool = toolkit.get(name) as { readonly payload?: Schema.Top } | undefined
+  const schemaOf = (proposal: Proposal.Proposal): unknown => {
+    const key = JSON.stringify([proposal.path ?? [], proposal.tool])
+    if (!schemas.has(key)) {
+      // What the human edits, as the approval decodes it: a send's payload, a write's input.
+      const tool = Proposal.toolOf(toolkit, proposal)
       let made: unknown
       try {
-        made = tool?.payload === undefined ? undefined : jsonSchema(tool.payload)
+        made = tool === undefined ? undefined : jsonSchema(Tool.isSend(tool) ? tool.payload : tool.input)
       } catch {
         made = undefined
       }
-      schemas.set(name, made)
+      schemas.set(key, made)
     }
-    return schemas.get(name)
+    return schemas.get(key)
   }
   // The first listing of a proposal in a status is what the page renders (it
   // never redraws a card), so that is what an approval or a retry must match.
@@ -219,7 +221,7 @@ export const make = (toolkit: Toolkit.Any, maxChars: number): Proposals => {
             proposal.decision?.by ?? "someone"
           }). Check the outside system for its delivery key: if it went out, mark it done; if not, retry it ` +
             `(it goes out with the same key).`
-          : toolkit.get(proposal.tool)?.description ?? "",
+          : Proposal.toolOf(toolkit, proposal)?.description ?? "",
         actor: proposal.actor,
         // Made inside a sub-agent (a durable run's nested run): the path to it.
         ...(proposal.path === undefined ? {} : { path: proposal.path }),
@@ -237,7 +239,7 @@ export const make = (toolkit: Toolkit.Any, maxChars: number): Proposals => {
       csrf: card.csrf,
       createdAt: proposal.proposedAt,
       grade: proposal.grade,
-      schema: schemaOf(proposal.tool),
+      schema: schemaOf(proposal),
       runId: label(proposal.runId),
       expiresAt: proposal.expiresAt,
       deliveryKey: label(proposal.deliveryKey),
