@@ -4,12 +4,12 @@
 // described and edited as the inner tool, even beside an outer one of its name.
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Layer, Schema, Scope } from "effect"
-import { Agent, Runs, ScriptedModel, Tool, Toolkit } from "@graded/core"
+import { Runs, ScriptedModel, Tool, Toolkit } from "@graded/core"
 import { WebConfirm } from "@graded/confirm"
 import { Sql } from "@graded/sql"
 import * as path from "node:path"
 import { tempDir } from "../../sql/test/databases.js"
-import { makeDesk } from "../../core/test/supportDesk.js"
+import { billingOf, makeDesk } from "../../core/test/supportDesk.js"
 import { client } from "./proposalPage.js"
 
 const people = { "token-of-alice-0123456789abcdef": "alice" }
@@ -22,13 +22,7 @@ describe("WebConfirm and a nested run", () => {
       const filename = path.join(yield* tempDir, "app.db")
       const database = Sql.sqlite({ filename })
       const desk = makeDesk()
-      const toolkit = Toolkit.make(Agent.tool("agent.billing", {
-        title: "Billing specialist",
-        description: "Files billing tickets.",
-        toolkit: Toolkit.make(desk.KbSearch, desk.SubmitTicket),
-        instructions: "Look up the policy, then file a ticket.",
-        input: Schema.Struct({ issue: Schema.String })
-      }))
+      const toolkit = Toolkit.make(billingOf(desk))
       const started = yield* Runs.start({ toolkit, prompt: "Refund order 42.", runId: "run-web" }).pipe(
         Effect.provide(ScriptedModel.layer([
           calls(call("agent.billing", { issue: "refund order 42" }, "o1")),
@@ -75,16 +69,7 @@ describe("WebConfirm and a nested run", () => {
         output: Schema.String,
         run: ({ queue }) => Effect.sync(() => escalated.push(queue)).pipe(Effect.as("escalated"))
       })
-      const toolkit = Toolkit.make(
-        Agent.tool("agent.billing", {
-          title: "Billing specialist",
-          description: "Files billing tickets.",
-          toolkit: Toolkit.make(desk.KbSearch, desk.SubmitTicket),
-          instructions: "Look up the policy, then file a ticket.",
-          input: Schema.Struct({ issue: Schema.String })
-        }),
-        Escalate
-      )
+      const toolkit = Toolkit.make(billingOf(desk), Escalate)
       yield* Runs.start({ toolkit, prompt: "Refund order 42.", runId: "run-twin" }).pipe(
         Effect.provide(ScriptedModel.layer([
           calls(call("agent.billing", { issue: "refund order 42" }, "o1")),

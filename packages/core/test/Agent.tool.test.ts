@@ -12,22 +12,13 @@ import {
   Toolkit
 } from "@graded/core"
 import { stores as kept } from "./runsFixture.js"
-import { makeDesk } from "./supportDesk.js"
+import { billingOf, makeDesk } from "./supportDesk.js"
 
 const { call, calls, text } = ScriptedModel
 
 // The compile-time check is cast away here on purpose: these tests show the
 // run-time gates hold on their own.
 const unchecked = <T>(toolkit: T) => toolkit as unknown as Toolkit.Toolkit<readonly []>
-
-const billingOf = (desk: ReturnType<typeof makeDesk>) =>
-  Agent.tool("agent.billing", {
-    title: "Billing specialist",
-    description: "Files billing tickets.",
-    toolkit: Toolkit.make(desk.KbSearch, desk.SubmitTicket),
-    instructions: "Look up the policy, then file a ticket.",
-    input: Schema.Struct({ issue: Schema.String })
-  })
 
 const researcherOf = (desk: ReturnType<typeof makeDesk>) =>
   Agent.tool("agent.researcher", {

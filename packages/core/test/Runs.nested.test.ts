@@ -17,18 +17,9 @@ import {
   Toolkit
 } from "@graded/core"
 import { human, stores as kept } from "./runsFixture.js"
-import { makeDesk } from "./supportDesk.js"
+import { billingOf, makeDesk } from "./supportDesk.js"
 
 const { call, calls, text } = ScriptedModel
-
-const billingOf = (desk: ReturnType<typeof makeDesk>) =>
-  Agent.tool("agent.billing", {
-    title: "Billing specialist",
-    description: "Files billing tickets.",
-    toolkit: Toolkit.make(desk.KbSearch, desk.SubmitTicket),
-    instructions: "Look up the policy, then file a ticket.",
-    input: Schema.Struct({ issue: Schema.String })
-  })
 
 // The model's turns, parent and child in the order they are asked.
 const outerCall = calls(call("agent.billing", { issue: "refund order 42" }, "o1"))

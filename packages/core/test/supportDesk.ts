@@ -4,7 +4,7 @@
 // Other packages' tests import this file by its path; it imports only public
 // modules, so it never reaches into core's internal/ (test/imports.test.ts).
 import { Effect, Schema } from "effect"
-import { Tool, Toolkit } from "@graded/core"
+import { Agent, Tool, Toolkit } from "@graded/core"
 
 export const Article = Schema.Struct({ id: Schema.String, title: Schema.String })
 
@@ -73,3 +73,13 @@ export const makeDesk = () => {
   const support = Toolkit.make(KbSearch, SubmitTicket, SendReply)
   return { effects, KbSearch, CustomerLookup, SubmitTicket, SendReply, support }
 }
+
+/** The desk's billing specialist: a sub-agent holding the desk's knowledge-base read and its ticket write. */
+export const billingOf = (desk: ReturnType<typeof makeDesk>) =>
+  Agent.tool("agent.billing", {
+    title: "Billing specialist",
+    description: "Files billing tickets.",
+    toolkit: Toolkit.make(desk.KbSearch, desk.SubmitTicket),
+    instructions: "Look up the policy, then file a ticket.",
+    input: Schema.Struct({ issue: Schema.String })
+  })

@@ -3,10 +3,10 @@
 // another layer, and the run goes on from its stored state.
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Option, Schema } from "effect"
-import { Agent, HumanConfirm, Invocation, Proposal, Runs, ScriptedModel, Tool, Toolkit } from "@graded/core"
+import { HumanConfirm, Invocation, Proposal, Runs, ScriptedModel, Tool, Toolkit } from "@graded/core"
 import { Sql } from "@graded/sql"
 import * as path from "node:path"
-import { makeDesk } from "../../core/test/supportDesk.js"
+import { billingOf, makeDesk } from "../../core/test/supportDesk.js"
 import { tempDir } from "./databases.js"
 import { currentStoreClient } from "./storeClient.js"
 
@@ -120,15 +120,6 @@ describe("Runs on Sql.sqlite", () => {
 })
 
 describe("a write sub-agent's nested run on Sql.sqlite", () => {
-  const billingOf = (desk: ReturnType<typeof makeDesk>) =>
-    Agent.tool("agent.billing", {
-      title: "Billing specialist",
-      description: "Files billing tickets.",
-      toolkit: Toolkit.make(desk.KbSearch, desk.SubmitTicket),
-      instructions: "Look up the policy, then file a ticket.",
-      input: Schema.Struct({ issue: Schema.String })
-    })
-
   it.effect("each step a new process on the file: the card keeps its path, the approval runs the inner tool once, the parent finishes with the answer", () =>
     Effect.gen(function*() {
       const desk = makeDesk()
