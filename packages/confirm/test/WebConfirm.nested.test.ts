@@ -16,6 +16,17 @@ const people = { "token-of-alice-0123456789abcdef": "alice" }
 const [alice] = Object.keys(people) as [string]
 const { call, calls, text } = ScriptedModel
 
+// The confirm page over the run's file, in `scope`, as alice sees it.
+const pageOn = (database: ReturnType<typeof Sql.sqlite>, toolkit: Toolkit.Any, scope: Scope.Scope) =>
+  Effect.gen(function*() {
+    const store = yield* Scope.provide(Layer.build(database), scope)
+    const { server } = yield* Scope.provide(WebConfirm.make({ users: people, proposals: { toolkit } }), scope).pipe(
+      Effect.provide(store),
+      Effect.provide(ScriptedModel.layer([]))
+    )
+    return client(server.origin, alice)
+  })
+
 describe("WebConfirm and a nested run", () => {
   it.live("the sub-agent's card shows its path; approved on the page, the inner write runs once and the run finishes", () =>
     Effect.gen(function*() {
@@ -33,12 +44,7 @@ describe("WebConfirm and a nested run", () => {
       )
       expect(started.status).toBe("waiting")
       const scope = yield* Scope.make()
-      const store = yield* Scope.provide(Layer.build(database), scope)
-      const { server } = yield* Scope.provide(WebConfirm.make({ users: people, proposals: { toolkit } }), scope).pipe(
-        Effect.provide(store),
-        Effect.provide(ScriptedModel.layer([]))
-      )
-      const page = client(server.origin, alice)
+      const page = yield* pageOn(database, toolkit, scope)
       const cards = yield* page.cards
       expect(cards).toHaveLength(1)
       expect(cards[0]).toMatchObject({ tool: "ticket.submit", path: ["agent.billing"] })
@@ -79,12 +85,7 @@ describe("WebConfirm and a nested run", () => {
         Effect.scoped
       )
       const scope = yield* Scope.make()
-      const store = yield* Scope.provide(Layer.build(database), scope)
-      const { server } = yield* Scope.provide(WebConfirm.make({ users: people, proposals: { toolkit } }), scope).pipe(
-        Effect.provide(store),
-        Effect.provide(ScriptedModel.layer([]))
-      )
-      const page = client(server.origin, alice)
+      const page = yield* pageOn(database, toolkit, scope)
       const [card] = yield* page.cards
       expect(card).toMatchObject({
         tool: "ticket.submit",
