@@ -1,10 +1,11 @@
 // A protobuf writer for many small messages that wait together: each is
-// written into a shared chunk (1 MiB) and handed out as a view of it, so a
-// span's bytes cost no buffer of their own. A new buffer for each message, as
+// written into the writer's chunk (1 MiB) and handed out as a view of it, so a
+// span's bytes cost no buffer of their own; once every view has been copied
+// out (`reuse`), the chunk is written over. A new buffer for each message, as
 // Effect's ProtobufWriter.finish makes, cost more than writing the span did
 // (measured in bench/runtime.ts's traced row). The methods are the subset of
 // ProtobufWriter's that otlpProtobuf.ts writes spans with, alike in behaviour.
-// Who may import this: otlpProtobuf.ts.
+// Who may import this: otlpProtobuf.ts, otlp.ts (a writer per tracer).
 
 const chunkSize = 1 << 20
 // A message starts in a fresh chunk when less than this is left of the current one.
